@@ -1,0 +1,61 @@
+# Every target does its own set-up: a fresh clone needs nothing but Python 3.10+.
+SHELL := /bin/bash
+VENV  ?= .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+LOCAL_STAMP := $(VENV)/.installed-local
+export DEONTICBENCH_DATA ?= $(abspath ../shared/deonticbench-data)
+
+MODEL   ?= reference
+SPLIT   ?= hard
+DOMAINS ?= all
+MODES   ?= direct,zero-shot,few-shot
+K       ?=
+OUT     ?=
+EVAL_ARGS ?=
+
+.PHONY: install system-deps test lint typecheck validate eval bench local-model clean
+
+install: $(STAMP) system-deps
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# SWI-Prolog runs every program; bubblewrap sandboxes it.  Installed with apt-get when
+# missing and we may (root, or passwordless sudo); otherwise one sentence says what to do.
+system-deps:
+	@bash scripts/system-deps.sh
+
+# The 'local' extra (llama-cpp-python compiles from source: about 7 minutes on 2 cores).
+local-model: $(LOCAL_STAMP)
+$(LOCAL_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[local]'
+	touch $@
+
+lint: install
+	$(VENV)/bin/ruff check deonticbench tests benchmarks
+	$(VENV)/bin/ruff format --check deonticbench tests benchmarks
+
+typecheck: install
+	$(VENV)/bin/mypy
+
+test: install lint typecheck
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests
+
+validate: install
+	$(VENV)/bin/deonticbench validate --split $(SPLIT)
+
+eval: install $(if $(filter local:%,$(MODEL)),local-model)
+	$(VENV)/bin/deonticbench eval --model '$(MODEL)' --split $(SPLIT) --domains $(DOMAINS) \
+	  --modes $(MODES) $(if $(K),-k $(K)) $(if $(OUT),--out $(OUT)) $(EVAL_ARGS)
+
+bench: install
+	$(PY) benchmarks/executor.py
+	$(PY) benchmarks/runner.py
+	$(PY) benchmarks/scoring.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

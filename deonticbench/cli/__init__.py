@@ -1,0 +1,60 @@
+"""The ``deonticbench`` command.  Thin: parse flags, call the library, print.
+
+Subcommands live one per module and are imported only when invoked, so that
+``deonticbench exec`` does not pay for the imports of ``eval`` or ``score``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from ..errors import DeonticBenchError
+
+# command name -> module under deonticbench.cli defining ``command``
+_COMMANDS = {
+    "exec": "exec_cmd",
+    "validate": "validate_cmd",
+    "eval": "eval_cmd",
+    "score": "score_cmd",
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = _COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        loaded = importlib.import_module(f"{__name__}.{module}")
+        command: click.Command = loaded.command
+        return command
+
+
+@click.group(cls=_LazyGroup)
+@click.version_option(package_name="deonticbench")
+def cli() -> None:
+    """DeonticBench: deontic reasoning over statutes, scored with SWI-Prolog."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point: user errors end in one sentence and exit code 2, never a traceback."""
+    try:
+        return cli.main(args=argv, standalone_mode=False)
+    except DeonticBenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted; finished work is kept", err=True)
+        sys.exit(130)

@@ -1,0 +1,206 @@
+"""The five DeonticBench domains, each as one declarative spec.
+
+This is the only module that knows domain facts: where a domain's data and statutes
+live, what its labels look like, which line a program must print, and how a program is
+entered.  Everything downstream (loading, prompting, reading answers, judging, scoring)
+reads these specs instead of branching on domain names.
+
+Label conventions follow paper 3.2 / B.3: numeric domains are scored by accuracy with a
+$1 tolerance; binary domains by macro-F1 with a named positive class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+LabelKind = Literal["numeric", "binary"]
+StatuteSource = Literal["shared", "case"]
+
+
+@dataclass(frozen=True)
+class Entrypoint:
+    """How a program of this domain must be entered (paper B.4).
+
+    ``answer_predicate`` is the one-argument predicate a program defines for its answer;
+    ``print_format`` is the SWI-Prolog ``format/2`` string that ``main/0`` prints it with.
+    When a program lacks ``main/0`` or the initialization directive, the harness adds
+    them once (see ``programs.ensure_entrypoint``).
+    """
+
+    answer_predicate: str
+    print_format: str
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    """Our name for the domain, used on the command line and in run folders."""
+    display_name: str
+    """Column heading in the paper's Table 2."""
+    hub_config: str
+    """Configuration name of the Hugging Face dataset ``gydou/DeonticBench``."""
+    mirror_dir: str
+    """Folder under ``data/`` in the upstream repository layout."""
+    label_kind: LabelKind
+    classes: tuple[str, str] = ()  # type: ignore[assignment]
+    """Binary domains: (positive, negative) canonical class names; empty for numeric."""
+    label_aliases: dict[str, str] = field(default_factory=dict)
+    """Binary domains: raw label (lower-cased string form) -> canonical class."""
+    statute_source: StatuteSource = "case"
+    statute_dir: str = ""
+    """Shared statutes: folder under ``statutes/`` whose files are concatenated."""
+    answer_patterns: tuple[str, ...] = ()
+    """Regular expressions that find the answer line in program stdout.  Group 1 is the
+    value; for binary domains it is mapped through ``label_aliases``."""
+    answer_line: str = ""
+    """Human-readable form of the answer line, used in prompts and error messages."""
+    entrypoint: Entrypoint | None = None
+    direct_words: tuple[str, ...] = ()
+    """Binary domains: words that count as an answer anywhere in direct-mode text (the
+    last one wins).  Empty means only marked answers count (``\\boxed{}``, ``Answer:``,
+    or a final line holding nothing else), for domains whose class words are everyday
+    words such as housing's yes/no."""
+    default_k: int = 4
+    """Samples per case (paper 3.2)."""
+    few_shot_count: int = 2
+    """Default number of few-shot exemplars."""
+    required_fields: tuple[str, ...] = ("id", "question", "label", "reference_prolog")
+
+    @property
+    def metric(self) -> Literal["accuracy", "macro_f1"]:
+        return "accuracy" if self.label_kind == "numeric" else "macro_f1"
+
+    @property
+    def positive(self) -> str:
+        return self.classes[0]
+
+    @property
+    def negative(self) -> str:
+        return self.classes[1]
+
+    def canonical_label(self, raw: object) -> str | None:
+        """Map a raw label (gold or read from output) to a canonical class, or None."""
+        key = str(raw).strip().lower()
+        return self.label_aliases.get(key)
+
+
+# The answer regexes accept an optional sign, thousands separators and decimals:
+# generated programs print ``Tax result: 1,166.00`` or ``Total cost: -12.5`` alike.
+_NUMBER = r"([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+
+SARA_NUMERIC = Domain(
+    name="sara_numeric",
+    display_name="SARA Num.",
+    hub_config="sara_numeric",
+    mirror_dir="sara_numeric",
+    label_kind="numeric",
+    statute_source="shared",
+    statute_dir="sara",
+    answer_patterns=(r"^\s*Tax result:\s*" + _NUMBER + r"\s*$",),
+    answer_line="Tax result: <amount>",
+    default_k=4,
+    few_shot_count=2,
+    required_fields=("id", "text", "question", "label", "reference_prolog"),
+)
+
+SARA_BINARY = Domain(
+    name="sara_binary",
+    display_name="SARA Bin.",
+    hub_config="sara_binary",
+    mirror_dir="sara_binary",
+    label_kind="binary",
+    classes=("Entailment", "Contradiction"),
+    label_aliases={
+        "1": "Entailment",
+        "entailment": "Entailment",
+        "0": "Contradiction",
+        "contradiction": "Contradiction",
+    },
+    statute_source="shared",
+    statute_dir="sara",
+    answer_patterns=(r"^\s*Result:\s*(Entailment|Contradiction)\s*\.?\s*$",),
+    answer_line="Result: Entailment | Result: Contradiction",
+    direct_words=("entailment", "contradiction"),
+    default_k=4,
+    few_shot_count=2,
+    required_fields=("id", "text", "question", "label", "reference_prolog"),
+)
+
+AIRLINE = Domain(
+    name="airline",
+    display_name="Airline",
+    hub_config="airline",
+    mirror_dir="airline",
+    label_kind="numeric",
+    statute_source="shared",
+    statute_dir="airline",
+    answer_patterns=(r"^\s*Total cost:\s*\$?\s*" + _NUMBER + r"\s*$",),
+    answer_line="Total cost: <amount>",
+    default_k=3,
+    few_shot_count=2,
+    required_fields=("id", "text", "question", "label", "reference_prolog"),
+)
+
+HOUSING = Domain(
+    name="housing",
+    display_name="Housing",
+    hub_config="housing",
+    mirror_dir="housing",
+    label_kind="binary",
+    classes=("yes", "no"),
+    label_aliases={"yes": "yes", "no": "no"},
+    statute_source="case",
+    answer_patterns=(r"^\s*housing_answer\(\s*(yes|no)\s*\)\s*\.?\s*$",),
+    answer_line="housing_answer(yes) | housing_answer(no)",
+    entrypoint=Entrypoint(answer_predicate="housing_answer", print_format="housing_answer(~w).~n"),
+    default_k=3,
+    few_shot_count=1,
+    required_fields=("id", "state", "question", "statutes", "label", "reference_prolog"),
+)
+
+USCIS = Domain(
+    name="uscis",
+    display_name="USCIS-AAO",
+    hub_config="uscis-aao",
+    mirror_dir="uscis-aao",
+    label_kind="binary",
+    classes=("Accepted", "Dismissed"),
+    label_aliases={"accepted": "Accepted", "dismissed": "Dismissed"},
+    statute_source="case",
+    answer_patterns=(r"^\s*(Accepted|Dismissed)\s*\.?\s*$",),
+    answer_line="Accepted | Dismissed",
+    direct_words=("accepted", "dismissed"),
+    entrypoint=Entrypoint(answer_predicate="decision", print_format="~w~n"),
+    default_k=4,
+    few_shot_count=1,
+    required_fields=("id", "text", "statutes", "question", "label", "reference_prolog"),
+)
+
+DOMAINS: dict[str, Domain] = {
+    d.name: d for d in (SARA_NUMERIC, SARA_BINARY, AIRLINE, HOUSING, USCIS)
+}
+"""All domains in the paper's column order."""
+
+# Names users may type for a domain: ours, the hub config and the mirror folder.
+_ALIASES = {alias: d for d in DOMAINS.values() for alias in (d.name, d.hub_config, d.mirror_dir)}
+
+
+class UnknownDomainError(ValueError):
+    pass
+
+
+def get_domain(name: str) -> Domain:
+    """Return the domain called ``name`` (ours, the hub config or the folder name)."""
+    try:
+        return _ALIASES[name.strip().lower()]
+    except KeyError:
+        known = ", ".join(DOMAINS)
+        raise UnknownDomainError(f"unknown domain {name!r}; choose from {known}") from None
+
+
+def parse_domains(spec: str | None) -> list[Domain]:
+    """Parse a comma-separated list of domain names; None or 'all' means every domain."""
+    if spec is None or spec.strip().lower() in ("", "all"):
+        return list(DOMAINS.values())
+    return [get_domain(part) for part in spec.split(",") if part.strip()]

@@ -1,0 +1,76 @@
+"""What running one program produced: ``Execution``, its closed set of statuses, and the
+``Limits`` it ran under."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+Status = Literal[
+    "ok",  # ran to the end, exit code 0, printed something, no error messages
+    "syntax_error",  # the program did not load cleanly
+    "runtime_error",  # an error or a failed directive while running, or a non-zero exit
+    "timeout",  # killed at the wall-clock limit
+    "resource_limit",  # killed at the CPU, memory, file-size, output or process limit
+    "no_output",  # ran cleanly but printed nothing on stdout
+    "crashed",  # died of a signal we did not send, or the sandbox itself failed
+]
+STATUSES: tuple[Status, ...] = (
+    "ok",
+    "syntax_error",
+    "runtime_error",
+    "timeout",
+    "resource_limit",
+    "no_output",
+    "crashed",
+)
+# Statuses after which the program was stopped by force: its stdout is not an answer.
+KILLED: frozenset[Status] = frozenset({"timeout", "resource_limit", "crashed"})
+
+SandboxKind = Literal["bwrap", "rlimits"]
+"""``bwrap``: namespaces (no network, read-only system, private /tmp and PIDs) plus the
+process limits; ``rlimits``: the process limits, private working directory and scrubbed
+environment only (bubblewrap missing or not working here)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float = 20.0
+    """Wall clock (paper B.1 uses 20 s).  The whole process tree is killed at the limit."""
+    cpu_s: int = 30
+    memory_mb: int = 2048
+    """Address-space limit of each process."""
+    stack_mb: int = 512
+    """SWI-Prolog's combined stack limit (a program raising it still meets ``memory_mb``)."""
+    file_size_mb: int = 16
+    output_bytes: int = 256 * 1024
+    """stdout and stderr are each cut at this many bytes; a flood is a resource_limit."""
+    processes: int = 32
+    """Processes the program may have at once (RLIMIT_NPROC of its own uid)."""
+
+
+@dataclass(frozen=True)
+class Execution:
+    status: Status
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    """None when the process was killed by a signal."""
+    wall_s: float
+    warnings: int
+    """Lines of SWI-Prolog warnings on stderr."""
+    sandbox: SandboxKind
+    limit: str | None = None
+    """Which limit stopped the program (timeout, cpu, memory, file_size, output, ...)."""
+    signal: int | None = None
+
+    @property
+    def killed(self) -> bool:
+        return self.status in KILLED
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, obj: dict[str, Any]) -> Execution:
+        return cls(**obj)

@@ -1,0 +1,187 @@
+"""Programs out of text: extraction from a model response, and preparation for running.
+
+Extraction rule (``extract_program``), applied to the response with any
+``<think>...</think>`` reasoning removed:
+
+1. Fenced blocks are collected (```` ``` ```` or ``~~~``; an unterminated last fence runs
+   to the end of the text, as happens when a response is cut off).  Blocks labelled
+   ``prolog``, ``pl``, ``swipl`` or ``swi-prolog`` are used when there are any; otherwise
+   unlabelled blocks that look like Prolog; otherwise blocks with another label that
+   look like Prolog.
+2. Several blocks form one program, concatenated in order, because the protocol asks for
+   rules, then facts, then the query, and models often put each in its own block.  But a
+   block that is a *complete* program (it has a directive that runs something:
+   ``:- initialization(...)``, ``:- halt``, or a directive that prints) ends a draft: when
+   a later block is complete too, everything up to and including the earlier complete
+   block is a superseded draft and is dropped.
+3. Without fences, the whole text is taken when it reads as bare Prolog (most non-blank
+   lines are clauses, directives or comments); otherwise there is no program.
+
+Preparation (``prepare_program``) removes upstream's injected ``:- format(... "Label: ...")``
+directives, so the gold label never reaches a program the harness runs, and adds the
+domain's entrypoint when it is missing (paper B.4; see ``ensure_entrypoint``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .domains import Domain
+
+_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
+_FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
+_PROLOG_LABELS = {"prolog", "pl", "swipl", "swi-prolog", "swiprolog", "pro"}
+_RUNNING_DIRECTIVE = re.compile(
+    r"^\s*:-\s*(initialization\s*\(|halt\b|.*\b(format|write|writeln|print|print_message)\s*\()",
+    re.MULTILINE,
+)
+_COMMENT_OR_DIRECTIVE = re.compile(r"^\s*(%|/\*|\*|:-)")
+_ATOM_FACT = re.compile(r"^\s*[a-z][A-Za-z0-9_]*\s*\.\s*$")
+
+
+@dataclass(frozen=True)
+class _Block:
+    label: str
+    body: str
+
+
+def extract_program(text: str | None) -> str | None:
+    """Return the Prolog program in a model response, or None when there is none."""
+    if not text:
+        return None
+    text = _THINK.sub("", text)
+    blocks = _fenced_blocks(text)
+    if blocks:
+        chosen = _choose_blocks(blocks)
+        if not chosen:
+            return None
+        program = "\n\n".join(b.body.strip("\n") for b in _drop_drafts(chosen)).strip()
+        return program + "\n" if program else None
+    if _looks_like_prolog(text):
+        return text.strip() + "\n"
+    return None
+
+
+def _fenced_blocks(text: str) -> list[_Block]:
+    blocks: list[_Block] = []
+    pos = 0
+    while True:
+        opening = _FENCE_OPEN.search(text, pos)
+        if opening is None:
+            return blocks
+        fence, label = opening.group(1), opening.group(2).lower()
+        start = opening.end() + 1
+        closing = re.compile(
+            r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.MULTILINE
+        ).search(text, start)
+        end = closing.start() if closing else len(text)
+        blocks.append(_Block(label=label, body=text[start:end] if start <= end else ""))
+        if closing is None:
+            return blocks
+        pos = closing.end()
+
+
+def _choose_blocks(blocks: list[_Block]) -> list[_Block]:
+    labelled = [b for b in blocks if b.label in _PROLOG_LABELS]
+    if labelled:
+        return labelled
+    unlabelled = [b for b in blocks if not b.label and _looks_like_prolog(b.body)]
+    if unlabelled:
+        return unlabelled
+    return [b for b in blocks if _looks_like_prolog(b.body)]
+
+
+def _drop_drafts(blocks: list[_Block]) -> list[_Block]:
+    complete = [i for i, b in enumerate(blocks) if _RUNNING_DIRECTIVE.search(b.body)]
+    if len(complete) < 2:
+        return blocks
+    return blocks[complete[-2] + 1 :]
+
+
+def _looks_like_prolog(text: str) -> bool:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return False
+    clause_like = sum(1 for ln in lines if _prolog_line(ln))
+    has_clause_end = any(ln.rstrip().endswith(".") for ln in lines)
+    return has_clause_end and clause_like / len(lines) >= 0.8
+
+
+def _prolog_line(line: str) -> bool:
+    """A line that reads as Prolog rather than prose: a comment or directive, a line with
+    a term or an operator, or a clause continuation."""
+    stripped = line.strip()
+    return bool(
+        _COMMENT_OR_DIRECTIVE.match(line)
+        or _ATOM_FACT.match(line)
+        or "(" in stripped
+        or ":-" in stripped
+        or stripped.endswith((",", ";", "->", "[", "|"))
+        or stripped in (")", ").", "]", "].", ")),", "))")
+    )
+
+
+# --- preparation -------------------------------------------------------------------
+
+# Upstream injected the gold label into some reference programs as a first directive,
+# e.g. ``:- format("~w~n", ["Label: 1166"]).`` or ``:- format("Label: ~w~n", ["yes"]).``
+_LABEL_DIRECTIVE = re.compile(
+    r"^[ \t]*:-[ \t]*format\(.*Label:.*\)[ \t]*\.[ \t]*(%.*)?\r?\n?", re.MULTILINE
+)
+
+
+def strip_label_directives(program: str) -> str:
+    """Remove upstream's ``:- format(... "Label: ...")`` directives from a program."""
+    return _LABEL_DIRECTIVE.sub("", program)
+
+
+@dataclass(frozen=True)
+class PreparedProgram:
+    text: str
+    repaired: bool
+    notes: tuple[str, ...] = ()
+
+
+_MAIN_DEFINED = re.compile(r"^main\s*(:-|-->|\.)", re.MULTILINE)
+_INIT_MAIN = re.compile(
+    r"^\s*:-\s*initialization\s*\(\s*main\s*(,\s*main\s*)?\)\s*\.", re.MULTILINE
+)
+
+
+def ensure_entrypoint(domain: Domain, program: str) -> PreparedProgram:
+    """Give housing and uscis programs their ``main/0`` and initialization directive.
+
+    The one repair (paper B.4 requires both): when ``main/0`` is missing, add
+    ``main :- <answer_predicate>(R), format(<print_format>, [R]).``; when no
+    ``:- initialization(main...)`` directive is present, append
+    ``:- initialization(main, main).``.  Domains without an entrypoint rule are untouched.
+    """
+    entry = domain.entrypoint
+    if entry is None:
+        return PreparedProgram(text=program, repaired=False)
+    notes: list[str] = []
+    text = program.rstrip("\n") + "\n"
+    if not _MAIN_DEFINED.search(text):
+        text += (
+            f"\n% added by deonticbench: the domain's entrypoint (paper B.4)\n"
+            f"main :- {entry.answer_predicate}(Result), format('{entry.print_format}', [Result]).\n"
+        )
+        notes.append(f"added main/0 calling {entry.answer_predicate}/1")
+    if not _INIT_MAIN.search(text):
+        text += "\n:- initialization(main, main).\n"
+        notes.append("added :- initialization(main, main).")
+    return PreparedProgram(text=text, repaired=bool(notes), notes=tuple(notes))
+
+
+def prepare_program(domain: Domain, program: str) -> PreparedProgram:
+    """Strip label directives, then ensure the entrypoint: the program the harness runs."""
+    stripped = strip_label_directives(program)
+    prepared = ensure_entrypoint(domain, stripped)
+    if stripped != program:
+        return PreparedProgram(
+            text=prepared.text,
+            repaired=prepared.repaired,
+            notes=("removed upstream Label directive", *prepared.notes),
+        )
+    return prepared

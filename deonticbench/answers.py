@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from .domains import Domain
+from .solver.execution import Execution
 
 AnswerValue = float | str
 
@@ -161,3 +162,11 @@ def _first_class_word(domain: Domain, candidate: str) -> str | None:
         if label is not None:
             return label
     return None
+
+
+def answer_from_execution(domain: Domain, execution: Execution) -> Answer:
+    """The answer a program run gives: none when it was stopped by force, else its stdout's."""
+    if execution.killed:
+        limit = f" ({execution.limit})" if execution.limit else ""
+        return Answer.abstain(f"program stopped: {execution.status}{limit}")
+    return read_program_answer(domain, execution.stdout)

@@ -1,0 +1,85 @@
+"""``deonticbench exec``: run one program in the sandbox, for someone debugging it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..answers import Answer, answer_from_execution
+from ..domains import DOMAINS, Domain, get_domain
+from ..errors import ConfigError
+from ..programs import prepare_program
+from ..solver import Execution, Limits, run_program
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--domain",
+    default=None,
+    help="Read the answer as this domain's (and apply its entrypoint repair).",
+)
+@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def command(file: str, domain: str | None, timeout: float, as_json: bool) -> None:
+    """Run the Prolog program in FILE in the sandbox and show what it did."""
+    path = Path(file)
+    try:
+        program = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {file}: {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{file} is not UTF-8 text.") from None
+    dom = get_domain(domain) if domain else None
+    notes: tuple[str, ...] = ()
+    if dom is not None:
+        prepared = prepare_program(dom, program)
+        program, notes = prepared.text, prepared.notes
+    execution = run_program(program, Limits(timeout_s=timeout))
+    found_domain, answer = _answer(dom, execution)
+    if as_json:
+        payload = execution.to_dict()
+        payload["answer"] = answer.value if answer else None
+        payload["answer_domain"] = found_domain.name if found_domain else None
+        payload["abstain_reason"] = answer.reason if answer else None
+        payload["repairs"] = list(notes)
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        click.echo(
+            f"status:   {execution.status}" + (f" ({execution.limit})" if execution.limit else "")
+        )
+        click.echo(
+            f"exit:     {execution.exit_code}   wall: {execution.wall_s:.3f} s   "
+            f"warnings: {execution.warnings}   sandbox: {execution.sandbox}"
+        )
+        for note in notes:
+            click.echo(f"repair:   {note}")
+        if answer is None:
+            click.echo("answer:   none (no domain's answer line found; pass --domain to see why)")
+        elif answer.value is None:
+            click.echo(f"answer:   none ({answer.reason})")
+        else:
+            click.echo(
+                f"answer:   {answer.value}" + (f"  [{found_domain.name}]" if found_domain else "")
+            )
+        if execution.stdout:
+            click.echo("--- stdout ---")
+            click.echo(execution.stdout.rstrip("\n"))
+        if execution.stderr:
+            click.echo("--- stderr ---")
+            click.echo(execution.stderr.rstrip("\n"))
+    if execution.status != "ok":
+        raise SystemExit(1)
+
+
+def _answer(dom: Domain | None, execution: Execution) -> tuple[Domain | None, Answer | None]:
+    """With a domain, that domain's reading; without, the one domain whose answer line
+    appears (or none when zero or several do)."""
+    if dom is not None:
+        return dom, answer_from_execution(dom, execution)
+    hits = [
+        (d, a) for d in DOMAINS.values() if not (a := answer_from_execution(d, execution)).abstained
+    ]
+    return hits[0] if len(hits) == 1 else (None, None)

@@ -1,0 +1,92 @@
+"""``deonticbench validate``: run the reference programs and compare with the gold labels."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from ..data import SPLITS, resolve_source
+from ..domains import parse_domains
+from ..solver import Limits
+from ..validate import DomainReport, validate
+
+
+@click.command()
+@click.option("--split", type=click.Choice(SPLITS), default="hard", show_default=True)
+@click.option(
+    "--domains",
+    "domains_spec",
+    default="all",
+    show_default=True,
+    help="Comma-separated domain names, or 'all'.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Local data folder in the upstream layout (default: $DEONTICBENCH_DATA, else the hub).",
+)
+@click.option("--hub", is_flag=True, help="Load the cases from the Hugging Face hub.")
+@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per program.")
+@click.option("--workers", type=int, default=None, help="Programs run at once (default: cores).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def command(
+    split: str,
+    domains_spec: str,
+    data_dir: str | None,
+    hub: bool,
+    timeout: float,
+    workers: int | None,
+    as_json: bool,
+) -> None:
+    """Run every case's reference program and compare its answer with the gold label."""
+    from ..solver import Solver
+
+    domains = parse_domains(domains_spec)
+    source = resolve_source(data_dir, hub=hub)
+    started = time.perf_counter()
+    with Solver(workers=workers, limits=Limits(timeout_s=timeout)) as solver:
+        reports = validate(domains, split, source, solver=solver)
+    total = time.perf_counter() - started
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "split": split,
+                    "sandbox": solver.sandbox,
+                    "seconds": round(total, 3),
+                    "domains": {r.domain: r.to_json() for r in reports},
+                },
+                indent=2,
+            )
+        )
+        return
+    _print_table(reports, split, total, solver.sandbox)
+
+
+def _print_table(reports: list[DomainReport], split: str, total: float, sandbox: str) -> None:
+    header = f"{'domain':<14}{'cases':>7}{'agree':>7}{'disagree':>10}{'abstain':>9}{'seconds':>9}"
+    click.echo(f"validate: reference programs on the {split} split ({sandbox} sandbox)")
+    click.echo(header)
+    click.echo("-" * len(header))
+    for r in reports:
+        click.echo(
+            f"{r.domain:<14}{r.cases:>7}{r.agree:>7}{r.disagree:>10}{r.abstain:>9}{r.seconds:>9.2f}"
+        )
+    click.echo(f"total wall time {total:.2f} s")
+    for r in reports:
+        for c in r.checks:
+            if c.outcome == "wrong":
+                click.echo(
+                    f"  disagree {r.domain} {c.case_id}: program {_show(c.answer)}, gold {c.gold}"
+                )
+            elif c.outcome == "abstain":
+                click.echo(f"  abstain  {r.domain} {c.case_id}: {c.reason} [{c.status}]")
+
+
+def _show(value: float | str | None) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .domains import Domain, get_domain
+from .domains import Domain, UnknownDomainError, get_domain
 from .errors import DataError
 
 SPLITS = ("smoke", "hard", "whole")
@@ -46,17 +46,39 @@ class Case:
 
 @dataclass(frozen=True)
 class DataSource:
-    """Where cases come from; ``describe()`` is what a run folder records."""
+    """Where cases come from; ``describe()`` is what a run folder records.
+
+    ``pins`` is filled while loading: ``commit`` is the hub commit sha that
+    ``revision`` resolved to (every split of one source is read at that commit), and
+    ``statutes`` says where the shared statute text came from.  Call ``describe()``
+    after loading to record them.
+    """
 
     kind: Literal["local", "hub"]
     path: Path | None = None
     repo: str = "gydou/DeonticBench"
     revision: str = "main"
+    pins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def commit(self) -> str | None:
+        """The hub commit sha actually read, once a hub split has been loaded."""
+        return self.pins.get("commit")
 
     def describe(self) -> dict[str, Any]:
+        out: dict[str, Any]
         if self.kind == "local":
-            return {"kind": "local", "path": str(self.path)}
-        return {"kind": "hub", "repo": self.repo, "revision": self.revision}
+            out = {"kind": "local", "path": str(self.path)}
+        else:
+            out = {"kind": "hub", "repo": self.repo, "revision": self.revision}
+            if self.commit:
+                out["commit"] = self.commit
+            endpoint = os.environ.get("HF_ENDPOINT")
+            if endpoint:
+                out["endpoint"] = endpoint
+        if "statutes" in self.pins:
+            out["statutes"] = self.pins["statutes"]
+        return out
 
 
 def resolve_source(
@@ -84,7 +106,10 @@ def load_cases(
     domain: str | Domain, split: str = "hard", source: DataSource | None = None
 ) -> list[Case]:
     """Load one domain's split as normalised cases, in the published order."""
-    dom = domain if isinstance(domain, Domain) else get_domain(domain)
+    try:
+        dom = domain if isinstance(domain, Domain) else get_domain(domain)
+    except UnknownDomainError as exc:
+        raise DataError(f"{exc}.") from None
     if split not in SPLITS:
         raise DataError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}.")
     src = source or resolve_source()
@@ -113,13 +138,15 @@ def cases_from_rows(
         case_id = str(row.get("id", f"#{index}"))
         missing = [f for f in dom.required_fields if row.get(f) in (None, "")]
         if missing:
-            raise DataError(f"{origin}: case {case_id} lacks required field(s) {', '.join(missing)}.")
+            raise DataError(
+                f"{origin}: case {case_id} lacks required field(s) {', '.join(missing)}."
+            )
         if case_id in seen:
             raise DataError(f"{origin}: case id {case_id} appears twice.")
         seen.add(case_id)
         gold = normalise_gold(dom, row["label"], where=f"{origin}: case {case_id}")
         statutes = shared_statutes if shared_statutes is not None else str(row["statutes"])
-        extra = {k: row[k] for k in ("state", "case_number") if k in row}
+        extra = {k: row[k] for k in ("state", "case_number") if row.get(k) is not None}
         cases.append(
             Case(
                 domain=dom.name,

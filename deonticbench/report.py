@@ -1,0 +1,430 @@
+"""Tables from scores: the paper's Table 2 layout, a long table, per-case rows,
+comparisons and the published numbers side by side.
+
+A table is built once as plain strings (``Table``) and then rendered as terminal text,
+Markdown, LaTeX or CSV, so every format shows the same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .domains import DOMAINS
+from .metrics import Estimate
+from .paper import PaperCell, match_model, paper_cells
+from .scoring import Comparison, GroupScore, RunScores
+
+MODE_TITLES = {"few-shot": "Few-Shot", "zero-shot": "Zero-Shot", "direct": "Direct"}
+TABLE_MODE_ORDER = ("few-shot", "zero-shot", "direct")
+"""Row order of the paper's tables."""
+MISSING = "—"
+
+# Table 2's columns: accuracy domains, then macro-F1 domains, in the paper's order.  A
+# domain added later (not in the paper) follows in DOMAINS order.
+_PAPER_COLUMNS = ("sara_numeric", "airline", "sara_binary", "uscis", "housing")
+TABLE_DOMAINS: tuple[str, ...] = tuple(d for d in _PAPER_COLUMNS if d in DOMAINS) + tuple(
+    d for d in DOMAINS if d not in _PAPER_COLUMNS
+)
+
+LONG_COLUMNS = (
+    "domain",
+    "mode",
+    "stage",
+    "metric",
+    "n_cases",
+    "k",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "accuracy",
+    "abstain_rate",
+    "wrong_rate",
+)
+LONG_EXTRA = ("point", "upper", "lower", "n_samples", "bootstrap", "seed", "model", "run")
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+    title: str = ""
+
+
+# -- numbers as text -------------------------------------------------------------------
+
+
+def pct(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{100 * x:.1f}"
+
+
+def estimate_text(e: Estimate) -> str:
+    """The paper's ``mean +upper -lower`` in percent, one decimal."""
+    return f"{pct(e.mean)} +{pct(e.upper)} -{pct(e.lower)}"
+
+
+def _signed(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
+
+
+# -- Table 2 ---------------------------------------------------------------------------
+
+
+def _row_labels(scores: Sequence[RunScores]) -> list[str]:
+    """A model label per run; runs of the same model are told apart by folder name."""
+    models = [s.run.model for s in scores]
+    return [
+        m if models.count(m) == 1 else f"{m} ({s.run.name})"
+        for m, s in zip(models, scores, strict=True)
+    ]
+
+
+def table2(scores: Sequence[RunScores]) -> Table:
+    """One row per model x mode (x stage when any run retried), Table 2's columns."""
+    with_stage = any(len(s.stages) > 1 for s in scores)
+    headers = ["Model", "Setting"] + (["Stage"] if with_stage else [])
+    headers += [DOMAINS[d].display_name for d in TABLE_DOMAINS]
+    rows: list[list[str]] = []
+    for label, s in zip(_row_labels(scores), scores, strict=True):
+        for mode in TABLE_MODE_ORDER:
+            if mode not in s.modes:
+                continue
+            for stage in s.stages:
+                row = [label, MODE_TITLES[mode]] + ([stage] if with_stage else [])
+                for domain in TABLE_DOMAINS:
+                    g = s.group(domain, mode, stage)
+                    row.append(estimate_text(g.estimate) if g else MISSING)
+                rows.append(row)
+    return Table(headers, rows, title="Accuracy (SARA Num., Airline) and macro-F1 (others), %")
+
+
+# -- rendering -------------------------------------------------------------------------
+
+
+def render_text(table: Table) -> str:
+    widths = [len(h) for h in table.headers]
+    for row in table.rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    out = [table.title] if table.title else []
+    out += [line(table.headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in table.rows]
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(table: Table) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    out = [f"**{table.title}**", ""] if table.title else []
+    out += [line(table.headers), line(["---"] * len(table.headers))]
+    out += [line(r) for r in table.rows]
+    return "\n".join(out) + "\n"
+
+
+_LATEX_SPECIALS = {c: "\\" + c for c in "&%$#_{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+def _latex_cell(cell: str) -> str:
+    # "23.7 +13.9 -12.1" becomes the paper's 23.7^{+13.9}_{-12.1}.
+    parts = cell.split()
+    if len(parts) == 3 and parts[1].startswith("+") and parts[2].startswith("-"):
+        return f"{parts[0]}$^{{{parts[1]}}}_{{{parts[2]}}}$"
+    return "--" if cell == MISSING else _latex_escape(cell)
+
+
+def render_latex(table: Table) -> str:
+    cols = "l" * (len(table.headers) - len(TABLE_DOMAINS)) + "c" * len(TABLE_DOMAINS)
+    out = [f"\\begin{{tabular}}{{{cols}}}", "\\toprule"]
+    out.append(" & ".join(_latex_escape(h) for h in table.headers) + " \\\\")
+    out.append("\\midrule")
+    for row in table.rows:
+        out.append(" & ".join(_latex_cell(c) for c in row) + " \\\\")
+    out += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(out) + "\n"
+
+
+def render_csv(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+def render(table: Table, fmt: str) -> str:
+    if fmt == "markdown":
+        return render_markdown(table)
+    if fmt == "latex":
+        return render_latex(table)
+    if fmt == "csv":
+        return render_csv(
+            table.headers, [dict(zip(table.headers, r, strict=True)) for r in table.rows]
+        )
+    return render_text(table)
+
+
+# -- the long table --------------------------------------------------------------------
+
+
+def _long_row(g: GroupScore, s: RunScores) -> dict[str, Any]:
+    e = g.estimate
+    return {
+        "domain": g.domain,
+        "mode": g.mode,
+        "stage": g.stage,
+        "metric": g.metric,
+        "n_cases": g.n_cases,
+        "k": g.k,
+        "mean": e.mean,
+        "ci_low": e.low,
+        "ci_high": e.high,
+        "accuracy": g.rates.accuracy,
+        "abstain_rate": g.rates.abstain,
+        "wrong_rate": g.rates.wrong,
+        "point": e.point,
+        "upper": e.upper,
+        "lower": e.lower,
+        "n_samples": g.n_samples,
+        "bootstrap": s.bootstrap,
+        "seed": s.seed,
+        "model": g.model,
+        "run": g.run,
+    }
+
+
+def long_rows(scores: Sequence[RunScores]) -> list[dict[str, Any]]:
+    """One row per run x domain x mode x stage; fractions in [0, 1], not percent."""
+    return [_long_row(g, s) for s in scores for g in s.groups]
+
+
+def long_csv(scores: Sequence[RunScores]) -> str:
+    return render_csv(LONG_COLUMNS + LONG_EXTRA, long_rows(scores))
+
+
+# -- per-case rows ---------------------------------------------------------------------
+
+
+def case_columns(scores: Sequence[RunScores]) -> list[str]:
+    k = max((g.k for s in scores for g in s.groups), default=0)
+    samples = max(
+        (
+            d.sample + 1
+            for s in scores
+            for g in s.groups
+            for ds in g.encoded.samples.values()
+            for d in ds
+        ),
+        default=k,
+    )
+    columns = ["run", "model", "domain", "mode", "stage", "case_id", "gold"]
+    for j in range(max(k, samples)):
+        columns += [f"answer_{j}", f"outcome_{j}", f"reason_{j}"]
+    return columns
+
+
+def case_rows(scores: Sequence[RunScores]) -> list[dict[str, Any]]:
+    """One row per case: gold and each sample's answer, outcome and abstention reason.
+
+    Sample ``j`` goes in columns ``*_j`` by its sample number; a missing sample is blank.
+    """
+    rows: list[dict[str, Any]] = []
+    for s in scores:
+        for g in s.groups:
+            for case_id in g.encoded.outcomes.case_ids:
+                row: dict[str, Any] = {
+                    "run": g.run,
+                    "model": g.model,
+                    "domain": g.domain,
+                    "mode": g.mode,
+                    "stage": g.stage,
+                    "case_id": case_id,
+                    "gold": g.encoded.gold[case_id],
+                }
+                for d in g.encoded.samples[case_id]:
+                    row[f"answer_{d.sample}"] = "" if d.answer is None else d.answer
+                    row[f"outcome_{d.sample}"] = d.outcome
+                    row[f"reason_{d.sample}"] = d.reason or ""
+                rows.append(row)
+    return rows
+
+
+def cases_csv(scores: Sequence[RunScores]) -> str:
+    return render_csv(case_columns(scores), case_rows(scores))
+
+
+# -- comparisons -----------------------------------------------------------------------
+
+COMPARISON_COLUMNS = (
+    "run_a",
+    "run_b",
+    "domain",
+    "mode",
+    "stage",
+    "metric",
+    "n_common",
+    "only_a",
+    "only_b",
+    "point_a",
+    "point_b",
+    "diff_mean",
+    "diff_low",
+    "diff_high",
+    "diff_point",
+)
+
+
+def comparison_rows(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_a": c.run_a,
+            "run_b": c.run_b,
+            "domain": c.domain,
+            "mode": c.mode,
+            "stage": c.stage,
+            "metric": c.metric,
+            "n_common": c.n_common,
+            "only_a": c.only_a,
+            "only_b": c.only_b,
+            "point_a": c.point_a,
+            "point_b": c.point_b,
+            "diff_mean": c.difference.mean,
+            "diff_low": c.difference.low,
+            "diff_high": c.difference.high,
+            "diff_point": c.difference.point,
+        }
+        for c in comparisons
+    ]
+
+
+def comparison_table(comparisons: Sequence[Comparison]) -> Table:
+    headers = ["B - A", "Domain", "Setting", "Stage", "A", "B", "B - A [95% CI]", "Cases"]
+    rows = []
+    for c in comparisons:
+        dropped = c.only_a + c.only_b
+        cases = f"{c.n_common}" + (
+            f" ({dropped} dropped: {c.only_a} A-only, {c.only_b} B-only)" if dropped else ""
+        )
+        diff = c.difference
+        rows.append(
+            [
+                f"{c.run_b} - {c.run_a}",
+                DOMAINS[c.domain].display_name,
+                MODE_TITLES.get(c.mode, c.mode),
+                c.stage,
+                pct(c.point_a),
+                pct(c.point_b),
+                f"{_signed(diff.mean)} [{_signed(diff.low)}, {_signed(diff.high)}]",
+                cases,
+            ]
+        )
+    return Table(
+        headers, rows, title="Paired bootstrap differences over the cases both runs scored, %"
+    )
+
+
+# -- the paper side by side ------------------------------------------------------------
+
+
+def _paper_text(c: PaperCell | None) -> str:
+    if c is None:
+        return MISSING
+    text = f"{c.mean:.1f}"
+    if c.upper is not None:
+        text += f" +{c.upper:.1f}"
+    if c.lower is not None:
+        text += f" -{c.lower:.1f}"
+    if any(u.startswith("mean") for u in c.uncertain):
+        text += " (?)"
+    return text
+
+
+def against_paper(scores: Sequence[RunScores]) -> Table:
+    """The runs' rows (stage ``first``) above the published rows of the same modes.
+
+    A run whose model spec names a paper model is shown beside that model only;
+    otherwise beside every published model.
+    """
+    headers = ["Source", "Model", "Setting"] + [DOMAINS[d].display_name for d in TABLE_DOMAINS]
+    rows: list[list[str]] = []
+    for label, s in zip(_row_labels(scores), scores, strict=True):
+        matched = match_model(s.run.model)
+        for mode in TABLE_MODE_ORDER:
+            if mode not in s.modes:
+                continue
+            row = ["this run", label, MODE_TITLES[mode]]
+            for domain in TABLE_DOMAINS:
+                g = s.group(domain, mode, "first")
+                row.append(estimate_text(g.estimate) if g else MISSING)
+            rows.append(row)
+            cells = paper_cells(model=matched, setting=mode)
+            for model in dict.fromkeys(c.model for c in cells):
+                by_domain = {c.domain: c for c in cells if c.model == model}
+                table_no = next(iter(by_domain.values())).table
+                rows.append(
+                    [f"paper T{table_no}", model, MODE_TITLES[mode]]
+                    + [_paper_text(by_domain.get(d)) for d in TABLE_DOMAINS]
+                )
+    return Table(
+        headers,
+        rows,
+        title=(
+            "This run beside the paper (%); the paper's intervals are mostly illegible in"
+            " its source, (?) marks an uncertain mean"
+        ),
+    )
+
+
+# -- JSON ------------------------------------------------------------------------------
+
+
+def _clean(x: Any) -> Any:
+    # JSON has no NaN: an empty group's score is null.
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ()) -> dict[str, Any]:
+    return {
+        "runs": [
+            {
+                "run": s.run.name,
+                "path": str(s.run.path),
+                "model": s.run.model,
+                "split": s.run.config.get("split"),
+                "stages": list(s.stages),
+                "bootstrap": s.bootstrap,
+                "seed": s.seed,
+                "notes": s.notes,
+                "scores": [{k: _clean(v) for k, v in _long_row(g, s).items()} for g in s.groups],
+            }
+            for s in scores
+        ],
+        "comparisons": [{k: _clean(v) for k, v in r.items()} for r in comparison_rows(comparisons)],
+    }
+
+
+__all__ = [
+    "LONG_COLUMNS",
+    "Table",
+    "against_paper",
+    "cases_csv",
+    "comparison_table",
+    "long_csv",
+    "render",
+    "table2",
+    "to_json",
+]

@@ -1,0 +1,264 @@
+"""``deonticbench eval``: run a model over the benchmark into a resumable run folder."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import ConfigError, DeonticBenchError
+
+_MODE_NAMES = ("direct", "zero-shot", "few-shot")
+
+
+def _parse_modes(value: str) -> list[Any]:
+    if value.strip().lower() == "all":
+        return list(_MODE_NAMES)
+    modes = [m.strip().lower() for m in value.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in _MODE_NAMES]
+    if unknown or not modes:
+        raise ConfigError(
+            f"unknown mode {', '.join(unknown) or repr(value)}; choose from "
+            f"{', '.join(_MODE_NAMES)} (comma-separated) or all."
+        )
+    return list(dict.fromkeys(modes))
+
+
+def _parse_params(values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--param takes key=value, not {item!r}.")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _positive(name: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ConfigError(f"{name} must be at least 1, not {value}.")
+
+
+@click.command("eval")
+@click.option("--model", "model_spec", required=True, help="e.g. openai:gpt-4.1, reference.")
+@click.option("--domains", default="all", show_default=True, help="Comma-separated, or all.")
+@click.option("--split", default="hard", show_default=True, help="smoke, hard or whole.")
+@click.option(
+    "--modes", default="direct,zero-shot,few-shot", show_default=True, help="Comma-separated."
+)
+@click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
+@click.option("--attempts", type=int, default=2, show_default=True, help="Attempts per sample.")
+@click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight.")
+@click.option("--limit", type=int, default=None, help="Only the first N cases of each domain.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar choice.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--fresh", is_flag=True, help="Start a new run folder even if one matches.")
+@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@click.option("--hub", is_flag=True, help="Load cases from the Hugging Face hub.")
+@click.option("--revision", default=None, help="Hub dataset revision (with --hub).")
+@click.option("--param", "params", multiple=True, help="Model parameter key=value (repeatable).")
+@click.option("--cache", "cache_path", type=click.Path(path_type=Path), default=None)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
+@click.option("--workers", type=int, default=None, help="Prolog workers (default: cores).")
+@click.option("--dry-run", is_flag=True, help="Count requests and prompt tokens, then exit.")
+def command(
+    model_spec: str,
+    domains: str,
+    split: str,
+    modes: str,
+    k: int | None,
+    attempts: int,
+    concurrency: int,
+    limit: int | None,
+    seed: int,
+    out: Path | None,
+    fresh: bool,
+    data_dir: Path | None,
+    hub: bool,
+    revision: str | None,
+    params: tuple[str, ...],
+    cache_path: Path | None,
+    no_cache: bool,
+    workers: int | None,
+    dry_run: bool,
+) -> None:
+    """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
+    from ..data import SPLITS, resolve_source
+    from ..domains import UnknownDomainError, parse_domains
+    from ..models import load_model
+    from ..runner import build_config, plan_run
+    from ..solver import Limits
+    from ..store import find_resumable, new_run_path
+
+    for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
+        _positive(name, value)
+    _positive("--limit", limit)
+    _positive("--workers", workers)
+    if split not in SPLITS:
+        raise ConfigError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}.")
+    try:
+        chosen = parse_domains(domains)
+    except UnknownDomainError as exc:
+        raise ConfigError(f"{exc}.") from None
+    mode_list = _parse_modes(modes)
+    source = resolve_source(data_dir, hub=hub, revision=revision)
+    model = load_model(model_spec, _parse_params(params) or None)
+    plan = plan_run(
+        chosen, split=split, modes=mode_list, source=source, k=k, limit=limit, seed=seed
+    )
+    limits = Limits()
+    config = build_config(
+        model,
+        plan,
+        source=source,
+        attempts=attempts,
+        limits=limits,
+        session={"limit": limit, "concurrency": concurrency},
+    )
+    if out is None:
+        found = None if fresh else find_resumable(config)
+        out = found or new_run_path(model.spec, split)
+
+    if dry_run:
+        _dry_run(model, plan, out, cache_path, no_cache, attempts)
+        return
+    code = asyncio.run(
+        _evaluate(model, plan, config, out, cache_path, no_cache, attempts, concurrency, workers)
+    )
+    if code:
+        sys.exit(code)
+
+
+def _open_cache(cache_path: Path | None, no_cache: bool) -> Any:
+    from ..store import ResponseCache, default_cache_path
+
+    if no_cache:
+        return None
+    return ResponseCache(cache_path or default_cache_path())
+
+
+def _dry_run(
+    model: Any, plan: Any, out: Path, cache_path: Path | None, no_cache: bool, attempts: int
+) -> None:
+    from ..models import count_prompt_tokens
+    from ..runner import estimate
+    from ..store import RECORDS_NAME, read_records
+
+    done = read_records(out / RECORDS_NAME).records if (out / RECORDS_NAME).exists() else {}
+    cache = _open_cache(cache_path, no_cache)
+    try:
+        est = estimate(
+            model, plan, done=done, cache=cache, attempts=attempts, count_tokens=count_prompt_tokens
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+    click.echo(f"dry run for {model.spec} on {plan.split} -> {out}")
+    header = f"{'domain':<13} {'mode':<9} {'samples':>7} {'done':>5} {'cached':>6} "
+    click.echo(header + f"{'requests':>8} {'prompt tokens':>13}")
+    for r in est.rows:
+        click.echo(
+            f"{r.domain:<13} {r.mode:<9} {r.samples:>7} {r.done:>5} {r.cached:>6} "
+            f"{r.requests:>8} {r.prompt_tokens:>13,}"
+        )
+    click.echo(
+        f"total: {est.requests} requests, {est.prompt_tokens:,} prompt tokens for the first "
+        f"attempt of {est.samples_left} samples."
+    )
+    if attempts > 1 and est.samples_left:
+        click.echo(
+            f"retries with feedback add at most {(attempts - 1) * est.samples_left} requests "
+            "(one per sample per extra attempt, only for failed programs or requests)."
+        )
+    click.echo("nothing was sent.")
+
+
+async def _evaluate(
+    model: Any,
+    plan: Any,
+    config: dict[str, Any],
+    out: Path,
+    cache_path: Path | None,
+    no_cache: bool,
+    attempts: int,
+    concurrency: int,
+    workers: int | None,
+) -> int:
+    from ..domains import DOMAINS
+    from ..progress import LiveProgress, summary_table
+    from ..runner import Runner
+    from ..solver import Limits, Solver
+    from ..store import RunFolder
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    interrupted = False
+
+    def stop() -> None:
+        nonlocal interrupted
+        interrupted = True
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    try:
+        # Before any work: a missing key or an unreachable server is one sentence.
+        await model.check()
+        with RunFolder.open(out, config) as run:
+            if run.loaded.truncated:
+                click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
+            click.echo(f"run folder: {out}", err=True)
+            cache = _open_cache(cache_path, no_cache)
+            solver = Solver(workers=workers, limits=Limits(**config["limits"]))
+            progress = LiveProgress()
+            runner = Runner(
+                model,
+                solver,
+                run,
+                cache,
+                attempts=attempts,
+                concurrency=concurrency,
+                observer=progress,
+            )
+            try:
+                await runner.run(plan)
+            except asyncio.CancelledError:
+                interrupted = True
+            finally:
+                progress.finish()
+                # Kill running programs now rather than waiting for their timeouts.
+                solver.close()
+                if cache is not None:
+                    cache.close()
+            result = runner.result
+            in_plan = {key for unit in plan.units for key in unit.sample_keys()}
+            records = [r for key, r in run.done.items() if key in in_plan]
+            click.echo(summary_table(records, order=DOMAINS))
+            click.echo(
+                f"{result.new} new records, {result.resumed} kept from before, "
+                f"{result.requests} requests sent, {result.cache_hits} cached responses used; "
+                f"records in {run.records_path}",
+                err=True,
+            )
+            missing = len(in_plan) - len(records)
+            if interrupted:
+                click.echo(
+                    f"interrupted: {missing} samples left; run the same command to resume.",
+                    err=True,
+                )
+                return 130
+            return 0
+    except asyncio.CancelledError:
+        click.echo("interrupted before any work; nothing was changed.", err=True)
+        return 130
+    except DeonticBenchError:
+        raise
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await model.aclose()

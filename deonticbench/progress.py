@@ -1,0 +1,271 @@
+"""Showing a run as it goes, and the table at its end.
+
+``LiveProgress`` is a runner observer.  On a terminal it redraws one line per domain x
+mode in place (at most a few times a second); when stderr is a file or a pipe (CI, nohup)
+it prints a plain line whenever a domain x mode passes another tenth of its samples, so
+logs stay short and readable.  ``summary_table`` is computed from records alone, so it
+describes resumed runs the same as fresh ones.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TextIO
+
+from .records import Record
+
+_REDRAW_S = 0.25
+
+
+@dataclass
+class _Row:
+    total: int
+    done: int = 0
+    correct: int = 0
+    first_correct: int = 0
+    abstain: int = 0
+    errors: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    shown_tenths: int = -1
+
+    def add(self, record: Record, *, spent: bool) -> None:
+        self.done += 1
+        final = record.final
+        self.correct += final.outcome == "correct"
+        self.first_correct += record.first.outcome == "correct"
+        self.abstain += final.outcome == "abstain"
+        self.errors += final.error is not None
+        if spent:
+            # Tokens of cached responses were paid for by an earlier run.
+            for a in record.attempts:
+                if not a.cached:
+                    self.tokens_in += a.tokens_in
+                    self.tokens_out += a.tokens_out
+
+    def accuracy(self) -> str:
+        return f"{100 * self.correct / self.done:5.1f}%" if self.done else "    -"
+
+    def first_accuracy(self) -> str:
+        return f"{100 * self.first_correct / self.done:5.1f}%" if self.done else "    -"
+
+
+class LiveProgress:
+    """Per domain x mode: done/total, running accuracy (final and first attempt),
+    abstentions, request errors, tokens spent in this session, and an ETA."""
+
+    def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.rows: dict[tuple[str, str], _Row] = {}
+        self._start = time.monotonic()
+        self._new = 0
+        self._drawn_lines = 0
+        self._last_draw = 0.0
+
+    # observer interface --------------------------------------------------------------
+
+    def started(self, totals: Mapping[tuple[str, str], int], done: Iterable[Record]) -> None:
+        self.rows = {key: _Row(total) for key, total in totals.items()}
+        self._start = time.monotonic()
+        for record in done:
+            row = self.rows.get((record.domain, record.mode))
+            if row is not None:
+                row.add(record, spent=False)
+        resumed = sum(r.done for r in self.rows.values())
+        if resumed:
+            self._print(f"resuming: {resumed} of {self._total()} samples already done")
+        self._refresh(force=True)
+
+    def recorded(self, record: Record) -> None:
+        row = self.rows.get((record.domain, record.mode))
+        if row is None:
+            return
+        row.add(record, spent=True)
+        self._new += 1
+        if self.tty:
+            self._refresh(force=False)
+        else:
+            tenths = (10 * row.done) // max(row.total, 1)
+            if tenths > row.shown_tenths:
+                row.shown_tenths = tenths
+                self._print(self._line(record.domain, record.mode, row))
+
+    def finish(self) -> None:
+        if self.tty:
+            self._refresh(force=True)
+
+    # drawing ------------------------------------------------------------------------
+
+    def _total(self) -> int:
+        return sum(r.total for r in self.rows.values())
+
+    def _done(self) -> int:
+        return sum(r.done for r in self.rows.values())
+
+    def eta(self) -> str:
+        remaining = self._total() - self._done()
+        if remaining <= 0:
+            return "done"
+        elapsed = time.monotonic() - self._start
+        if self._new == 0 or elapsed <= 0:
+            return "--"
+        return _duration(remaining * elapsed / self._new)
+
+    def _line(self, domain: str, mode: str, row: _Row) -> str:
+        errors = f" err {row.errors}" if row.errors else ""
+        return (
+            f"{domain:<13} {mode:<9} {row.done:>5}/{row.total:<5} acc {row.accuracy()} "
+            f"(first {row.first_accuracy()}) abst {row.abstain:>4}{errors} "
+            f"tok {_count(row.tokens_in)}/{_count(row.tokens_out)}  eta {self.eta()}"
+        )
+
+    def _refresh(self, *, force: bool) -> None:
+        if not self.tty:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_draw < _REDRAW_S:
+            return
+        self._last_draw = now
+        lines = [self._line(d, m, row) for (d, m), row in self.rows.items()]
+        lines.append(f"{self._done()}/{self._total()} samples, eta {self.eta()}")
+        out = []
+        if self._drawn_lines:
+            out.append(f"\x1b[{self._drawn_lines}F")  # back to the first line we drew
+        out.append("\x1b[J")  # and clear from there down
+        out.append("\n".join(lines) + "\n")
+        self.stream.write("".join(out))
+        self.stream.flush()
+        self._drawn_lines = len(lines)
+
+    def _print(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        # A plain line scrolls the live block away: start a new block below it.
+        self._drawn_lines = 0
+
+
+def _count(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+# --- the closing table ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    domain: str
+    mode: str
+    n: int
+    correct: int
+    wrong: int
+    abstain: int
+    first_correct: int
+    retried: int
+    errors: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.n if self.n else 0.0
+
+    @property
+    def first_accuracy(self) -> float:
+        return self.first_correct / self.n if self.n else 0.0
+
+
+_MODE_ORDER = {"direct": 0, "zero-shot": 1, "few-shot": 2}
+
+
+def summary_rows(records: Iterable[Record], *, order: Iterable[str] = ()) -> list[SummaryRow]:
+    """Per domain x mode: counts of final outcomes and of first-attempt successes;
+    domains in ``order`` first (the paper's column order), then by name."""
+    groups: dict[tuple[str, str], list[Record]] = {}
+    for record in records:
+        groups.setdefault((record.domain, record.mode), []).append(record)
+    rank = {name: i for i, name in enumerate(order)}
+    rows = []
+    for (domain, mode), group in groups.items():
+        finals = [r.final.outcome for r in group]
+        rows.append(
+            SummaryRow(
+                domain=domain,
+                mode=mode,
+                n=len(group),
+                correct=finals.count("correct"),
+                wrong=finals.count("wrong"),
+                abstain=finals.count("abstain"),
+                first_correct=sum(r.first.outcome == "correct" for r in group),
+                retried=sum(len(r.attempts) > 1 for r in group),
+                errors=sum(r.final.error is not None for r in group),
+            )
+        )
+    rows.sort(key=lambda r: (rank.get(r.domain, len(rank)), r.domain, _MODE_ORDER.get(r.mode, 9)))
+    return rows
+
+
+def summary_table(records: Iterable[Record], *, order: Iterable[str] = ()) -> str:
+    """A plain-text table of ``summary_rows``."""
+    rows = summary_rows(records, order=order)
+    if not rows:
+        return "no records"
+    header = (
+        "domain",
+        "mode",
+        "n",
+        "correct",
+        "wrong",
+        "abstain",
+        "errors",
+        "acc",
+        "first acc",
+        "retried",
+    )
+    body = [
+        (
+            r.domain,
+            r.mode,
+            str(r.n),
+            str(r.correct),
+            str(r.wrong),
+            str(r.abstain),
+            str(r.errors),
+            f"{100 * r.accuracy:.1f}%",
+            f"{100 * r.first_accuracy:.1f}%",
+            str(r.retried),
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
+
+    def fmt(row: tuple[str, ...]) -> str:
+        cells = [
+            c.ljust(w) if i < 2 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        return "  ".join(cells).rstrip()
+
+    lines = [fmt(header), fmt(tuple("-" * w for w in widths)), *(fmt(row) for row in body)]
+    lines.append(
+        "acc: share of samples answered correctly after all attempts; first acc: on the "
+        "first attempt (the paper's protocol); errors: samples whose last request failed. "
+        "Paper metrics (macro-F1 for binary domains, bootstrap CIs): deonticbench score."
+    )
+    return "\n".join(lines)

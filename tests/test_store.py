@@ -1,0 +1,197 @@
+"""Run folder and response cache: real files, real sqlite, real processes."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from deonticbench.errors import ConfigError, DataError
+from deonticbench.records import Attempt, Record
+from deonticbench.store import (
+    CONFIG_NAME,
+    RECORDS_NAME,
+    CachedResponse,
+    ResponseCache,
+    RunFolder,
+    cache_key,
+    config_mismatch,
+    find_resumable,
+    model_slug,
+    read_records,
+)
+
+
+def _config(**changes: object) -> dict[str, object]:
+    config: dict[str, object] = {
+        "model": {"spec": "openai:m", "identity": {"backend": "openai", "temperature": 0.7}},
+        "split": "hard",
+        "domains": ["airline"],
+        "modes": ["direct"],
+        "k": {"airline": 3},
+        "attempts": 2,
+        "seed": 0,
+        "templates": {"airline/direct": "abc"},
+        "data": {"kind": "local", "path": "/somewhere"},
+        "limits": {"timeout_s": 20.0},
+        "sessions": [{"started": "now"}],
+    }
+    config.update(changes)
+    return config
+
+
+def _record(case: str, sample: int, outcome: str = "correct") -> Record:
+    attempt = Attempt(index=0, prompt_hash="p", response="Answer: 5", answer=5.0, outcome=outcome)  # type: ignore[arg-type]
+    return Record("airline", case, "direct", sample, 5, "openai:m", [attempt])
+
+
+def test_records_are_appended_one_line_each_and_read_back(tmp_path: Path) -> None:
+    with RunFolder.open(tmp_path / "run", _config()) as run:
+        run.append(_record("a", 0))
+        run.append(_record("a", 1, "wrong"))
+    lines = (tmp_path / "run" / RECORDS_NAME).read_text().splitlines()
+    assert len(lines) == 2
+    loaded = read_records(tmp_path / "run" / RECORDS_NAME)
+    assert set(loaded.records) == {("airline", "a", "direct", 0), ("airline", "a", "direct", 1)}
+    assert loaded.records[("airline", "a", "direct", 1)].final.outcome == "wrong"
+    assert json.loads((tmp_path / "run" / CONFIG_NAME).read_text())["split"] == "hard"
+
+
+def test_truncated_last_line_is_cut_and_appending_continues_cleanly(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    with RunFolder.open(folder, _config()) as run:
+        run.append(_record("a", 0))
+        run.append(_record("a", 1))
+    path = folder / RECORDS_NAME
+    whole = path.read_bytes()
+    # A crash in the middle of writing the second line.
+    path.write_bytes(whole[: len(whole) - 40])
+    with RunFolder.open(folder, _config()) as run:
+        assert run.loaded.truncated
+        assert set(run.done) == {("airline", "a", "direct", 0)}
+        run.append(_record("a", 1))
+    again = read_records(path)
+    assert not again.truncated
+    assert len(again.records) == 2
+    assert len(path.read_text().splitlines()) == 2
+
+
+def test_damaged_line_in_the_middle_is_an_error_not_silence(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    with RunFolder.open(folder, _config()) as run:
+        run.append(_record("a", 0))
+        run.append(_record("a", 1))
+    path = folder / RECORDS_NAME
+    lines = path.read_text().splitlines()
+    path.write_text("{not json\n" + lines[1] + "\n")
+    with pytest.raises(DataError, match="line 1"):
+        read_records(path)
+
+
+def test_duplicate_keys_keep_the_first_record(tmp_path: Path) -> None:
+    path = tmp_path / RECORDS_NAME
+    first, second = _record("a", 0, "correct"), _record("a", 0, "wrong")
+    path.write_text(json.dumps(first.to_json()) + "\n" + json.dumps(second.to_json()) + "\n")
+    loaded = read_records(path)
+    assert loaded.duplicates == 1
+    assert loaded.records[("airline", "a", "direct", 0)].final.outcome == "correct"
+
+
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        ({"split": "whole"}, "split differs"),
+        ({"model": {"spec": "openai:m", "identity": {"temperature": 0.0}}}, "model"),
+        ({"templates": {"airline/direct": "xyz"}}, "templates"),
+        ({"k": {"airline": 5}}, "K for airline"),
+    ],
+)
+def test_resume_with_another_config_is_one_clear_sentence(
+    tmp_path: Path, change: dict[str, object], phrase: str
+) -> None:
+    folder = tmp_path / "run"
+    with RunFolder.open(folder, _config()) as run:
+        run.append(_record("a", 0))
+    with pytest.raises(ConfigError, match=phrase) as info:
+        RunFolder.open(folder, _config(**change))
+    message = str(info.value)
+    assert message.endswith(".") and "\n" not in message
+    # Nothing was lost or rewritten.
+    assert len(read_records(folder / RECORDS_NAME).records) == 1
+
+
+def test_resume_may_add_domains_and_other_data_paths(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    RunFolder.open(folder, _config()).close()
+    more = _config(
+        domains=["airline", "housing"],
+        k={"airline": 3, "housing": 3},
+        data={"kind": "local", "path": "/elsewhere"},
+    )
+    with RunFolder.open(folder, more) as run:
+        assert run.config["domains"] == ["airline", "housing"]
+        assert run.config["k"] == {"airline": 3, "housing": 3}
+        assert len(run.config["sessions"]) == 2
+    assert config_mismatch(_config(), more) is None
+
+
+def test_two_writers_on_one_run_folder_are_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    with RunFolder.open(folder, _config()), pytest.raises(ConfigError, match="another"):
+        RunFolder.open(folder, _config())
+    RunFolder.open(folder, _config()).close()  # released on close
+
+
+def test_find_resumable_picks_newest_matching_folder(tmp_path: Path) -> None:
+    slug = model_slug("openai:m")
+    assert slug == "openai-m"
+    RunFolder.open(tmp_path / f"{slug}-hard-20240101T000000Z", _config()).close()
+    RunFolder.open(tmp_path / f"{slug}-hard-20240102T000000Z", _config()).close()
+    other = _config(seed=7)
+    RunFolder.open(tmp_path / f"{slug}-hard-20240103T000000Z", other).close()
+    found = find_resumable(_config(), root=tmp_path)
+    assert found is not None and found.name.endswith("20240102T000000Z")
+    assert find_resumable(_config(split="whole"), root=tmp_path) is None
+
+
+def test_cache_round_trip_and_key_parts(tmp_path: Path) -> None:
+    identity = {"backend": "openai", "model": "m", "temperature": 0.7}
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        key = cache_key(identity, "hash", 0, 0)
+        assert cache.get(key) is None
+        cache.put(key, CachedResponse("text", 10, 5, 0.5, "stop"))
+        hit = cache.get(key)
+        assert hit == CachedResponse("text", 10, 5, 0.5, "stop")
+        # Each key part separates responses.
+        assert cache.get(cache_key(identity, "hash", 1, 0)) is None
+        assert cache.get(cache_key(identity, "hash", 0, 1)) is None
+        assert cache.get(cache_key(identity, "other", 0, 0)) is None
+        assert cache.get(cache_key({**identity, "temperature": 0.0}, "hash", 0, 0)) is None
+    mode = sqlite3.connect(tmp_path / "c.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+
+
+def _writer(path: str, worker: int, count: int) -> None:
+    cache = ResponseCache(path)
+    for i in range(count):
+        cache.put(f"{worker}-{i}", CachedResponse(f"t{worker}-{i}", i, i, 0.0, None))
+    cache.close()
+
+
+def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "c.sqlite")
+    ResponseCache(path).close()
+    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    procs = [ctx.Process(target=_writer, args=(path, w, 150)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with ResponseCache(path) as cache:
+        assert len(cache) == 600
+        assert cache.get("3-149") == CachedResponse("t3-149", 149, 149, 0.0, None)

@@ -1,0 +1,267 @@
+"""Hostile programs against the real swipl, in both sandbox kinds.
+
+Each program must be contained (no trace outside its own temp directory, nothing
+outliving it), classified into a status, and stopped within its timeout plus 2 s; and
+the harness must carry on with the next program.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deonticbench.solver import Limits, Solver
+from deonticbench.solver.pool import bwrap_works
+
+TIMEOUT = 3.0
+SANDBOXES = ["bwrap", "rlimits"] if bwrap_works() else ["rlimits"]
+
+
+@pytest.fixture(params=SANDBOXES, scope="module")
+def solver(request: pytest.FixtureRequest) -> Iterator[Solver]:
+    os.environ["OPENAI_API_KEY"] = "sk-test-secret-value-123"
+    os.environ["ANTHROPIC_API_KEY"] = "sk-ant-test-secret-456"
+    with Solver(workers=2, limits=Limits(timeout_s=TIMEOUT), sandbox=request.param) as s:
+        yield s
+
+
+def _still_works(solver: Solver) -> None:
+    execution = solver.run(":- writeln(still_alive).\n")
+    assert execution.status == "ok" and execution.stdout == "still_alive\n"
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory outside any program's temp dir, with a file in it."""
+    (tmp_path / "keep.txt").write_text("precious")
+    return tmp_path
+
+
+def test_shell_cannot_write_outside(solver: Solver, outside: Path) -> None:
+    target = outside / "from_shell.txt"
+    execution = solver.run(
+        f":- catch(shell('echo pwned > {target}'), E, (print_message(error, E))).\n"
+    )
+    assert not target.exists()
+    assert execution.status in ("ok", "runtime_error", "no_output")
+    _still_works(solver)
+
+
+def test_process_create_cannot_write_outside(solver: Solver, outside: Path) -> None:
+    target = outside / "from_process.txt"
+    program = (
+        ":- use_module(library(process)).\n"
+        f":- process_create(path(sh), ['-c', 'echo pwned > {target}'], [process(P)]),"
+        " process_wait(P, S), writeln(S).\n"
+    )
+    solver.run(program)
+    assert not target.exists()
+    _still_works(solver)
+
+
+def test_writing_a_file_outside_fails(solver: Solver, outside: Path) -> None:
+    for target in (
+        outside / "direct.txt",
+        Path("/root/deonticbench-escape.txt"),
+        Path("/etc/escape"),
+    ):
+        execution = solver.run(
+            f":- open('{target}', write, S), write(S, pwned), close(S), writeln(wrote).\n"
+        )
+        assert not target.exists(), target
+        assert "wrote" not in execution.stdout
+        assert execution.status == "runtime_error"
+
+
+def test_deleting_a_file_outside_fails(solver: Solver, outside: Path) -> None:
+    keep = outside / "keep.txt"
+    execution = solver.run(f":- delete_file('{keep}'), writeln(deleted).\n")
+    assert keep.read_text() == "precious"
+    assert execution.status == "runtime_error"
+    assert "deleted" not in execution.stdout
+
+
+def test_environment_holds_no_secret(solver: Solver) -> None:
+    program = (
+        ":- ( getenv('OPENAI_API_KEY', V) -> format('key=~w~n', [V]) ; writeln(no_key) ).\n"
+        ":- read_file_to_string('/proc/self/environ', S, []), writeln(S).\n"
+        ":- forall(member(P, ['/proc/1/environ', '/proc/2/environ']),"
+        " catch((read_file_to_string(P, T, []), writeln(T)), _, true)).\n"
+    )
+    execution = solver.run(program)
+    assert "no_key" in execution.stdout
+    for secret in ("sk-test-secret-value-123", "sk-ant-test-secret-456"):
+        assert secret not in execution.stdout + execution.stderr
+
+
+@pytest.mark.skipif("bwrap" not in SANDBOXES, reason="network isolation needs bubblewrap")
+def test_no_network_under_bwrap() -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(TIMEOUT + 2)
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+
+    def accept() -> None:
+        try:
+            accepted.append(server.accept())
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    with Solver(workers=1, limits=Limits(timeout_s=TIMEOUT), sandbox="bwrap") as solver:
+        execution = solver.run(
+            ":- use_module(library(socket)).\n"
+            f":- tcp_connect('127.0.0.1':{port}, S, []), writeln(connected), close(S).\n"
+        )
+    thread.join()
+    server.close()
+    assert not accepted
+    assert "connected" not in execution.stdout
+    assert execution.status == "runtime_error"
+
+
+def test_infinite_loop_times_out(solver: Solver) -> None:
+    execution = solver.run("loop :- loop.\n:- loop.\n")
+    assert execution.status == "timeout"
+    assert execution.wall_s <= TIMEOUT + 2
+    _still_works(solver)
+
+
+def test_ignoring_sigterm_does_not_help(solver: Solver) -> None:
+    program = ":- on_signal(term, _, true), on_signal(int, _, true).\nspin :- spin.\n:- spin.\n"
+    started = time.monotonic()
+    execution = solver.run(program)
+    assert execution.status == "timeout"
+    assert time.monotonic() - started <= TIMEOUT + 2
+
+
+def test_unbounded_memory_is_a_resource_limit(solver: Solver) -> None:
+    program = (
+        ":- set_prolog_flag(stack_limit, 100 000 000 000).\n"
+        "grow(L) :- length(X, 1000000), grow([X|L]).\n:- grow([]).\n"
+    )
+    execution = solver.run(program)
+    assert execution.status in ("resource_limit", "timeout"), execution
+    assert execution.wall_s <= TIMEOUT + 2
+    _still_works(solver)
+
+
+def test_unbounded_recursion_is_a_resource_limit(solver: Solver) -> None:
+    execution = solver.run("r(N) :- M is N + 1, r(M), true.\n:- r(0).\n")
+    assert execution.status == "resource_limit", execution
+    _still_works(solver)
+
+
+def test_raised_table_space_still_bounded(solver: Solver) -> None:
+    program = (
+        ":- set_prolog_flag(table_space, 100 000 000 000).\n"
+        ":- table p/1.\np(X) :- between(1, inf, X).\n:- p(_), fail ; true.\n"
+    )
+    execution = solver.run(program)
+    assert execution.status in ("resource_limit", "timeout"), execution
+    assert execution.wall_s <= TIMEOUT + 2
+
+
+def test_output_flood_is_capped(solver: Solver) -> None:
+    execution = solver.run(":- repeat, write(xxxxxxxxxxxxxxxxxxxxxxxx), fail.\n")
+    assert execution.status == "resource_limit"
+    assert execution.limit == "output"
+    assert len(execution.stdout) <= solver.limits.output_bytes
+    _still_works(solver)
+
+
+def test_fork_bomb_is_contained(solver: Solver) -> None:
+    marker = f"987{uuid.uuid4().int % 10**6}"
+    program = (
+        ":- use_module(library(process)).\n"
+        f"spawn :- catch(process_create(path(sleep), ['{marker}'], []), _, true).\n"
+        ":- forall(between(1, 500, _), spawn), writeln(spawned).\n"
+    )
+    execution = solver.run(program)
+    assert execution.wall_s <= TIMEOUT + 2
+    time.sleep(0.2)
+    assert _processes_with(marker) == []
+    _still_works(solver)
+
+
+def test_background_process_does_not_outlive_the_program(solver: Solver) -> None:
+    marker = f"876{uuid.uuid4().int % 10**6}"
+    program = (
+        ":- use_module(library(process)).\n"
+        f":- process_create(path(setsid), ['sh', '-c', 'sleep {marker} &'], [detached(true)]).\n"
+        f":- process_create(path(sh), ['-c', 'nohup sleep {marker} >/dev/null 2>&1 &'], []).\n"
+        ":- writeln(done).\n"
+    )
+    execution = solver.run(program)
+    assert execution.stdout.startswith("done")
+    time.sleep(0.2)
+    assert _processes_with(marker) == []
+
+
+@pytest.mark.parametrize("code", [1, 2, 3, 127, 255])
+def test_halt_with_odd_codes(solver: Solver, code: int) -> None:
+    execution = solver.run(f":- writeln(before), halt({code}).\n")
+    assert execution.exit_code == code
+    assert execution.status == "runtime_error"
+    assert execution.stdout == "before\n"
+
+
+def test_reading_stdin_gets_end_of_file(solver: Solver) -> None:
+    execution = solver.run(":- read(X), writeln(X).\n")
+    assert execution.status == "ok"
+    assert execution.stdout.strip() == "end_of_file"
+    assert execution.wall_s < TIMEOUT
+
+
+def test_consecutive_programs_are_isolated(outside: Path) -> None:
+    """One worker, two programs: the second sees nothing of the first."""
+    sandbox = SANDBOXES[0]
+    marker = f"765{uuid.uuid4().int % 10**6}"
+    first = (
+        ":- use_module(library(process)).\n"
+        ":- open('secret.txt', write, S), write(S, first), close(S).\n"
+        ":- catch((open('/tmp/left.txt', write, S2), close(S2)), _, true).\n"
+        ":- catch((open('/dev/shm/left.txt', write, S3), close(S3)), _, true).\n"
+        f":- process_create(path(setsid), ['sleep', '{marker}'], [detached(true)]).\n"
+        ":- working_directory(D, D), writeln(D).\n"
+    )
+    second_template = (
+        ":- ( exists_file('{dir}secret.txt') -> writeln(saw_file) ; writeln(no_file) ).\n"
+        ":- ( exists_file('/tmp/left.txt') -> writeln(saw_tmp) ; writeln(no_tmp) ).\n"
+        ":- ( exists_file('/dev/shm/left.txt') -> writeln(saw_shm) ; writeln(no_shm) ).\n"
+        ":- directory_files('.', Fs), length(Fs, N), format('entries=~w~n', [N]).\n"
+    )
+    with Solver(workers=1, limits=Limits(timeout_s=TIMEOUT), sandbox=sandbox) as solver:
+        one = solver.run(first)
+        first_dir = one.stdout.strip().splitlines()[-1]
+        time.sleep(0.1)
+        assert _processes_with(marker) == []
+        two = solver.run(second_template.replace("{dir}", first_dir))
+    assert "no_file" in two.stdout
+    assert "no_tmp" in two.stdout
+    assert "no_shm" in two.stdout
+    assert "entries=3" in two.stdout  # '.', '..' and its own program.pl
+    assert not Path(first_dir).exists() or sandbox == "bwrap"

@@ -13,7 +13,6 @@ spread work across all workers.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -256,6 +255,8 @@ class Solver:
             self._idle.put(worker)
 
     async def arun(self, program: str, limits: Limits | None = None) -> Execution:
+        import asyncio  # only asyncio callers pay for importing it
+
         return await asyncio.to_thread(self.run, program, limits)
 
     def map(self, programs: Iterable[str], limits: Limits | None = None) -> list[Execution]:

@@ -190,6 +190,7 @@ def run_job(job: dict[str, Any], uid: int | None, workroot: str, seq: int) -> di
     argv = [
         job.get("swipl", "swipl"),
         f"--stack-limit={int(job['stack_mb'])}m",
+        "--no-packs",  # add-ons are not part of the benchmark's Prolog, and scanning costs
         "-q",
         "-f",
         program,

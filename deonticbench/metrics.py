@@ -158,24 +158,24 @@ def macro_f1(gold_pos: NDArray[np.bool_], pred_pos: NDArray[np.bool_]) -> float:
 # -- point estimates -------------------------------------------------------------------
 
 
-def _case_weights(o: Outcomes) -> NDArray[np.float64]:
-    """(N, K) weights: each case weighs 1, split evenly over its present samples."""
-    return np.asarray(o.valid / o.present[:, None], dtype=np.float64)
+def _per_case(o: Outcomes, mask: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """The share of each case's present samples where ``mask`` holds: shape (N,)."""
+    return np.asarray(np.count_nonzero(mask & o.valid, axis=1) / o.present, dtype=np.float64)
 
 
 def point_metric(o: Outcomes) -> float:
     """The metric on the full data: all samples, every case weighing 1."""
     if o.n_cases == 0:
         return float("nan")
-    w = _case_weights(o)
     if o.kind == "numeric":
-        return float(np.sum(w * correct_matrix(o)) / o.n_cases)
-    gold_pos = (o.gold == POSITIVE)[:, None]
-    pred_pos = effective_class(o.pred, o.abstain, o.gold[:, None])
-    tp = np.sum(w * (gold_pos & pred_pos))
-    fp = np.sum(w * (~gold_pos & pred_pos))
-    fn = np.sum(w * (gold_pos & ~pred_pos))
-    tn = np.sum(w * (~gold_pos & ~pred_pos))
+        return float(np.mean(_per_case(o, correct_matrix(o))))
+    # Each case spreads its unit weight over its samples: fractional confusion counts.
+    gold_pos = o.gold == POSITIVE
+    pred_pos = _per_case(o, effective_class(o.pred, o.abstain, o.gold[:, None]))
+    tp = np.sum(np.where(gold_pos, pred_pos, 0.0))
+    fn = np.sum(np.where(gold_pos, 1.0 - pred_pos, 0.0))
+    fp = np.sum(np.where(gold_pos, 0.0, pred_pos))
+    tn = np.sum(np.where(gold_pos, 0.0, 1.0 - pred_pos))
     return float(macro_f1_from_counts(*(np.array(x) for x in (tp, fp, fn, tn))))
 
 
@@ -192,9 +192,8 @@ def rates(o: Outcomes) -> Rates:
     if o.n_cases == 0:
         nan = float("nan")
         return Rates(nan, nan, nan)
-    w = _case_weights(o)
-    correct = float(np.sum(w * correct_matrix(o)) / o.n_cases)
-    abstain = float(np.sum(w * (o.abstain & o.valid)) / o.n_cases)
+    correct = float(np.mean(_per_case(o, correct_matrix(o))))
+    abstain = float(np.mean(_per_case(o, o.abstain)))
     # Derived rather than summed so the three shares add up to exactly one.
     return Rates(accuracy=correct, wrong=max(0.0, 1.0 - correct - abstain), abstain=abstain)
 

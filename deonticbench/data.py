@@ -73,6 +73,8 @@ class DataSource:
             out = {"kind": "hub", "repo": self.repo, "revision": self.revision}
             if self.commit:
                 out["commit"] = self.commit
+            if self.pins.get("offline"):
+                out["offline"] = self.pins["offline"]
             endpoint = os.environ.get("HF_ENDPOINT")
             if endpoint:
                 out["endpoint"] = endpoint

@@ -82,6 +82,7 @@ def _run_child(
     tmp: Path,
     wanted: list[tuple[str, str]],
     revision: str = "main",
+    **extra_env: str,
 ) -> dict[str, Any]:
     env = {
         k: v
@@ -97,6 +98,7 @@ def _run_child(
         DEONTICBENCH_CACHE=str(tmp / "cache"),
         DEONTICBENCH_STATUTES_URL=statutes_url,
     )
+    env.update(extra_env)
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, revision, json.dumps(wanted)],
         env=env,
@@ -185,3 +187,48 @@ def test_unreachable_hub_names_the_url_and_suggests_data_dir(
         f"cannot reach the Hugging Face hub at {endpoint}/datasets/{REPO} ("
     )
     assert "--data-dir" in result["error"]
+
+
+def test_offline_after_one_online_load_reads_the_cache_at_the_same_commit(
+    repo_files: dict[str, bytes], statute_host: FileHost, tmp_path: Path
+) -> None:
+    with FakeHub(REPO, repo_files).running() as hub:
+        online = _run_child(hub.url, statute_host.url, tmp_path, [("airline", "hard")])
+        assert online["error"] is None
+        requests_online = len(hub.log.requests)
+
+        # Offline by flag: no request reaches the hub or the statute host.
+        flagged = _run_child(
+            hub.url, statute_host.url, tmp_path, [("airline", "hard")], HF_HUB_OFFLINE="1"
+        )
+        assert flagged["error"] is None
+        assert flagged["cases"]["airline/hard"] == _local("airline", "hard")
+        assert flagged["describe"]["commit"] == hub.sha
+        assert flagged["describe"]["offline"] == "datasets cache"
+        assert len(hub.log.requests) == requests_online
+        assert len(statute_host.paths_requested) == 1
+
+    # The same endpoint, now refusing connections (no flag): the sha remembered from
+    # the online load is used and the rows come from the datasets cache.
+    down = _run_child(hub.url, statute_host.url, tmp_path, [("airline", "hard")])
+    assert down["error"] is None, down["error"]
+    assert down["cases"]["airline/hard"] == _local("airline", "hard")
+    assert down["describe"]["commit"] == hub.sha
+    assert down["describe"]["offline"] == "datasets cache"
+
+
+def test_offline_without_an_earlier_load_is_one_sentence(
+    statute_host: FileHost, tmp_path: Path
+) -> None:
+    result = _run_child(
+        "http://127.0.0.1:9",
+        statute_host.url,
+        tmp_path,
+        [("sara_binary", "hard")],
+        HF_HUB_OFFLINE="1",
+    )
+    assert result["error"] == (
+        "offline mode (HF_HUB_OFFLINE) is on, and revision 'main' of gydou/DeonticBench "
+        "was never loaded on this machine; check the network or pass --data-dir with a "
+        "local copy of the data."
+    )

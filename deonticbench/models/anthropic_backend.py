@@ -1,0 +1,139 @@
+"""Anthropic messages API: ``anthropic:<model>``.
+
+The API has no ``n``: each sample is its own call (concurrent, each retried on its own).
+System messages go in the ``system`` field, not the conversation.  ``max_tokens`` is
+required by the API, so a fallback applies when the registry gives none.  Extended
+thinking is a provider-specific request field: set ``extra: {thinking: {...}}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from ..errors import ConfigError
+from ._sdk import MalformedResponse, classify_sdk_error, provider_message
+from .base import Completion, Request
+from .registry import Settings
+from .remote import RemoteModel, env_key, public_url
+from .retry import call_with_retries
+
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+FALLBACK_MAX_TOKENS = 8192
+
+
+class AnthropicModel(RemoteModel):
+    def __init__(self, spec: str, model_name: str, settings: Settings) -> None:
+        if settings.params.reasoning_effort is not None:
+            raise ConfigError(
+                f"anthropic:{model_name} takes extended thinking through extra.thinking "
+                "(budget_tokens), not reasoning_effort."
+            )
+        url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_DEFAULT_URL
+        super().__init__(spec, "anthropic", model_name, settings, url)
+        self._client: Any = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                import anthropic
+            except ImportError:
+                raise ConfigError(
+                    "the anthropic package is not installed: pip install -e '.[anthropic]'."
+                ) from None
+            self._client = anthropic.AsyncAnthropic(
+                api_key=env_key("ANTHROPIC_API_KEY", required=True, purpose="anthropic models"),
+                base_url=self.base_url,
+                max_retries=0,  # our policy (retry.py) is the only one
+                timeout=self.timeout_s,
+            )
+        return self._client
+
+    async def check(self) -> None:
+        import anthropic
+
+        client = self.client()
+        where = public_url(self.base_url)
+        try:
+            await client.with_options(timeout=self.check_timeout_s, max_retries=0).models.list()
+        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+            raise ConfigError(
+                f"{where} rejected the key in ANTHROPIC_API_KEY: {provider_message(exc)}"
+            ) from None
+        except anthropic.APIConnectionError as exc:
+            reason = (
+                "timed out" if isinstance(exc, anthropic.APITimeoutError) else "connection failed"
+            )
+            raise ConfigError(f"cannot reach {where} ({reason}); is the server running?") from None
+        except anthropic.APIStatusError:
+            pass  # it answered: reachable
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    def request_fields(self, request: Request) -> dict[str, Any]:
+        """The JSON fields of one call: system apart, sampling parameters if set."""
+        p = self.params
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        fields: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": [
+                {"role": m.role, "content": m.content}
+                for m in request.messages
+                if m.role != "system"
+            ],
+            "max_tokens": p.max_tokens or FALLBACK_MAX_TOKENS,
+        }
+        if system:
+            fields["system"] = system
+        if p.temperature is not None:
+            fields["temperature"] = p.temperature
+        if p.top_p is not None:
+            fields["top_p"] = p.top_p
+        if p.stop:
+            fields["stop_sequences"] = list(p.stop)
+        if p.extra:
+            fields["extra_body"] = dict(p.extra)
+        # The API has no seed; it stays in identity() so the cache key is still honest.
+        return fields
+
+    async def _one(self, fields: dict[str, Any]) -> Completion:
+        import anthropic
+
+        client = self.client()
+
+        async def once() -> tuple[Any, float]:
+            start = time.monotonic()
+            message = await client.messages.create(**fields)
+            if getattr(message, "content", None) is None:
+                raise MalformedResponse("the response has no content")
+            return message, time.monotonic() - start
+
+        outcome = await call_with_retries(
+            once, lambda exc: classify_sdk_error(exc, anthropic), self.policy, rng=self._rng
+        )
+        if outcome.value is None:
+            return Completion.failed(outcome.error or "request failed")
+        message, latency = outcome.value
+        # Thinking blocks are the model's scratchpad, not its answer: keep text blocks only.
+        text = "".join(
+            getattr(block, "text", "")
+            for block in message.content
+            if getattr(block, "type", None) == "text"
+        )
+        usage = message.usage
+        return Completion(
+            text=text,
+            tokens_in=int(getattr(usage, "input_tokens", 0) or 0),
+            tokens_out=int(getattr(usage, "output_tokens", 0) or 0),
+            latency_s=latency,
+            finish_reason=message.stop_reason,
+        )
+
+    async def generate(self, request: Request) -> list[Completion]:
+        fields = self.request_fields(request)
+        return list(await asyncio.gather(*(self._one(fields) for _ in range(request.n))))

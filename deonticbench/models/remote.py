@@ -1,0 +1,86 @@
+"""What the HTTP API backends share: retry policy, base URL, key lookup, token split."""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import ConfigError
+from .base import Completion, Model
+from .registry import Settings
+from .retry import RetryPolicy
+
+
+def public_url(url: str | None) -> str | None:
+    """A base URL without user info, query or fragment: safe to record and to key on."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def env_key(name: str, *, required: bool, purpose: str) -> str | None:
+    """An API key from the environment, the only place keys come from."""
+    value = os.environ.get(name, "").strip()
+    if value:
+        return value
+    if required:
+        raise ConfigError(
+            f"{name} is not set: export it to use {purpose}, or choose another --model."
+        )
+    return None
+
+
+def split_usage(
+    completions_texts: list[tuple[str, str | None]], prompt: int, output: int, latency_s: float
+) -> list[Completion]:
+    """Completions for one API call: the prompt is billed once (first choice), the output
+    tokens, reported per call, are shared out as evenly as integers allow."""
+    count = len(completions_texts)
+    if count == 0:
+        return []
+    share, rest = divmod(max(output, 0), count)
+    return [
+        Completion(
+            text=text,
+            tokens_in=max(prompt, 0) if index == 0 else 0,
+            tokens_out=share + (1 if index < rest else 0),
+            latency_s=latency_s,
+            finish_reason=finish,
+        )
+        for index, (text, finish) in enumerate(completions_texts)
+    ]
+
+
+class RemoteModel(Model):
+    """A model behind an HTTP API, called through an official async client."""
+
+    def __init__(
+        self, spec: str, provider: str, model_name: str, settings: Settings, base_url: str | None
+    ) -> None:
+        self.spec = spec
+        self.provider = provider
+        self.model_name = model_name
+        self.params = settings.params
+        self.settings = settings
+        self.reasoning = settings.reasoning
+        self.base_url = base_url
+        self.policy = RetryPolicy(
+            max_tries=max(int(settings.option("max_tries", 6)), 1),
+            base_s=float(settings.option("backoff_base_s", 1.0)),
+            cap_s=float(settings.option("backoff_cap_s", 60.0)),
+            retry_after_cap_s=float(settings.option("retry_after_cap_s", 300.0)),
+        )
+        self.timeout_s = float(settings.option("timeout_s", 600.0))
+        self.check_timeout_s = float(settings.option("check_timeout_s", 15.0))
+        self._rng = random.Random()
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        ident["base_url"] = public_url(self.base_url)
+        return ident

@@ -1,0 +1,381 @@
+"""A real HTTP server on loopback that speaks the OpenAI and Anthropic wire formats.
+
+Tests point the real ``openai`` and ``anthropic`` clients at it, so everything between
+our backend and the socket (serialisation, headers, status handling, retries) is the
+real thing.  Only the model behind the endpoint is scripted:
+
+* ``responder``: a function of the request that returns the text of each choice
+  (deterministic; the runner's tests use it to script answers per case);
+* ``fail_next(...)``: queued faults, one per incoming generation request: an HTTP
+  status (429/500/401 ...) with an optional ``Retry-After``, a malformed JSON body, a
+  dropped connection, or a delay;
+* ``latency_s``: a fixed delay on every generation request (for benchmarks);
+* ``max_choices``: answer at most this many choices, like servers that ignore ``n``;
+* ``log``: every request received, to assert what was sent and how often.
+
+Usage::
+
+    with FakeProvider() as fake:
+        client = openai.AsyncOpenAI(base_url=fake.openai_url, api_key="k")
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeProvider", "FakeRequest", "Fault", "echo_responder"]
+
+
+@dataclass
+class FakeRequest:
+    """One request as the server saw it."""
+
+    api: str
+    """'openai' (chat completions), 'anthropic' (messages) or 'models' (GET /v1/models)."""
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    received_at: float
+    choice: int = 0
+    """Index of the choice being produced (the responder is called once per choice)."""
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The conversation with any Anthropic ``system`` field folded in as a message."""
+        out: list[dict[str, str]] = []
+        system = self.body.get("system")
+        if isinstance(system, str) and system:
+            out.append({"role": "system", "content": system})
+        elif isinstance(system, list):
+            text = "".join(b.get("text", "") for b in system if isinstance(b, dict))
+            out.append({"role": "system", "content": text})
+        for message in self.body.get("messages") or []:
+            content = message.get("content", "")
+            if isinstance(content, list):
+                content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
+            out.append({"role": str(message.get("role")), "content": str(content)})
+        return out
+
+    @property
+    def last_user(self) -> str:
+        users = [m["content"] for m in self.messages if m["role"] == "user"]
+        return users[-1] if users else ""
+
+
+Responder = Callable[[FakeRequest], str]
+
+
+def echo_responder(request: FakeRequest) -> str:
+    """Default: a deterministic reply naming the choice and echoing the prompt's start."""
+    return f"reply {request.choice} to: {request.last_user[:60]}"
+
+
+@dataclass
+class Fault:
+    status: int | None = None
+    """Answer with this HTTP status and a provider-format error body."""
+    retry_after: str | None = None
+    """Value of the Retry-After header (seconds or an HTTP date)."""
+    malformed: bool = False
+    """Answer 200 with a body that is not JSON."""
+    drop: bool = False
+    """Close the connection without answering."""
+    delay_s: float = 0.0
+    """Sleep before acting (on its own: a slow but successful response)."""
+    message: str = ""
+
+
+@dataclass
+class _State:
+    responder: Responder
+    latency_s: float
+    max_choices: int | None
+    api_key: str | None
+    faults: deque[Fault] = field(default_factory=deque)
+    log: list[FakeRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        pass
+
+    # --- plumbing -------------------------------------------------------------------
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, json.dumps(payload).encode(), headers)
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _record(self, api: str, body: dict[str, Any]) -> FakeRequest:
+        request = FakeRequest(
+            api=api,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            received_at=time.monotonic(),
+        )
+        with self.server.state.lock:
+            self.server.state.log.append(request)
+        return request
+
+    def _error(self, api: str, status: int, message: str, headers: dict[str, str]) -> None:
+        kind = {401: "authentication_error", 429: "rate_limit_error"}.get(status, "api_error")
+        if api == "anthropic":
+            body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+        else:
+            body = {"error": {"message": message, "type": kind, "code": None, "param": None}}
+        self._send_json(status, body, headers)
+
+    def _authorised(self, api: str) -> bool:
+        key = self.server.state.api_key
+        if key is None:
+            return True
+        bearer = self.headers.get("Authorization") == f"Bearer {key}"
+        if api == "anthropic":  # the Anthropic client sends x-api-key or a bearer token
+            return bearer or self.headers.get("x-api-key") == key
+        return bearer
+
+    # --- endpoints ------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        api = "anthropic" if "anthropic-version" in self.headers else "openai"
+        self._record("models", {})
+        if not self._authorised(api):
+            self._error(api, 401, "invalid x-api-key / bearer token", {})
+            return
+        if self.path.rstrip("/").endswith("/models"):
+            models = [{"id": "fake-model", "object": "model", "type": "model", "created": 0}]
+            self._send_json(200, {"object": "list", "data": models, "has_more": False})
+            return
+        self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = {"_unparsable": raw.decode("utf-8", "replace")}
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path.endswith("/chat/completions"):
+            api = "openai"
+        elif path.endswith("/messages"):
+            api = "anthropic"
+        else:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        request = self._record(api, body)
+        state = self.server.state
+        with state.lock:
+            fault = state.faults.popleft() if state.faults else None
+        delay = state.latency_s + (fault.delay_s if fault else 0.0)
+        if delay:
+            time.sleep(delay)
+        if fault is not None and fault.drop:
+            self.close_connection = True
+            self.connection.close()
+            return
+        if fault is not None and fault.status is not None:
+            headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+            self._error(api, fault.status, fault.message or f"injected {fault.status}", headers)
+            return
+        if not self._authorised(api):
+            self._error(api, 401, "invalid x-api-key / bearer token", {})
+            return
+        if fault is not None and fault.malformed:
+            self._send_raw(200, b'{"id": "oops", "choices": [')
+            return
+        if api == "openai":
+            self._send_json(200, self._openai_reply(request))
+        else:
+            self._send_json(200, self._anthropic_reply(request))
+
+    def _texts(self, request: FakeRequest, n: int) -> list[str]:
+        texts = []
+        for index in range(n):
+            request.choice = index
+            texts.append(self.server.state.responder(request))
+        request.choice = 0
+        return texts
+
+    def _openai_reply(self, request: FakeRequest) -> dict[str, Any]:
+        n = int(request.body.get("n") or 1)
+        if self.server.state.max_choices is not None:
+            n = min(n, self.server.state.max_choices)
+        texts = self._texts(request, n)
+        prompt = sum(_words(m["content"]) for m in request.messages)
+        choices = [
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+            for i, text in enumerate(texts)
+        ]
+        out = sum(_words(t) for t in texts)
+        return {
+            "id": f"chatcmpl-{len(self.server.state.log)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.body.get("model", ""),
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": out,
+                "total_tokens": prompt + out,
+            },
+        }
+
+    def _anthropic_reply(self, request: FakeRequest) -> dict[str, Any]:
+        text = self._texts(request, 1)[0]
+        return {
+            "id": f"msg_{len(self.server.state.log)}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.body.get("model", ""),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": sum(_words(m["content"]) for m in request.messages),
+                "output_tokens": _words(text),
+            },
+        }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    state: _State
+
+
+class FakeProvider:
+    """The loopback server; a context manager that starts and stops it."""
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency_s: float = 0.0,
+        max_choices: int | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        self._state = _State(
+            responder=responder or echo_responder,
+            latency_s=latency_s,
+            max_choices=max_choices,
+            api_key=api_key,
+        )
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def start(self) -> FakeProvider:
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.state = self._state
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, name="fakeprovider", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeProvider:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- addresses ------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "FakeProvider is not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """Root URL: what ``ANTHROPIC_BASE_URL`` takes (the client adds /v1/messages)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """What ``OPENAI_BASE_URL`` takes (the client adds /chat/completions)."""
+        return f"{self.url}/v1"
+
+    # --- scripting ------------------------------------------------------------------
+
+    @property
+    def responder(self) -> Responder:
+        return self._state.responder
+
+    @responder.setter
+    def responder(self, value: Responder) -> None:
+        self._state.responder = value
+
+    @property
+    def latency_s(self) -> float:
+        return self._state.latency_s
+
+    @latency_s.setter
+    def latency_s(self, value: float) -> None:
+        self._state.latency_s = value
+
+    @property
+    def max_choices(self) -> int | None:
+        return self._state.max_choices
+
+    @max_choices.setter
+    def max_choices(self, value: int | None) -> None:
+        self._state.max_choices = value
+
+    def fail_next(self, fault: Fault | None = None, *, times: int = 1, **kwargs: Any) -> None:
+        """Queue ``times`` copies of a fault for the next generation requests."""
+        chosen = fault or Fault(**kwargs)
+        with self._state.lock:
+            self._state.faults.extend([chosen] * times)
+
+    def clear_faults(self) -> None:
+        with self._state.lock:
+            self._state.faults.clear()
+
+    @property
+    def log(self) -> list[FakeRequest]:
+        with self._state.lock:
+            return list(self._state.log)
+
+    def generation_requests(self) -> list[FakeRequest]:
+        """Logged POSTs to the chat-completions or messages endpoint."""
+        return [r for r in self.log if r.api in ("openai", "anthropic")]

@@ -88,10 +88,11 @@ def _show(value: AnswerValue) -> str:
 # --- direct-mode text -----------------------------------------------------------------
 
 _BOXED = re.compile(r"\\boxed\{\s*(?:\\text\{)?([^{}]*?)\}?\s*\}")
+_MARKER = r"(?:final\s+answer|answer|total\s+cost|tax\s+result|result|decision)\s*(?:is)?\s*[:=]"
+# A marked answer runs to the end of its line, or to the next marker on the same line.
 _MARKED = re.compile(
-    r"(?:final\s+answer|answer|total\s+cost|tax\s+result|result|decision)\s*(?:is)?\s*[:=]\s*"
-    r"\**\s*([^\n]+)",
-    re.IGNORECASE,
+    _MARKER + r"\s*\**\s*([^\n]+?)(?=" + _MARKER + r"|\\boxed|$)",
+    re.IGNORECASE | re.MULTILINE,
 )
 _MONEY = re.compile(r"(-?\s*\$\s*-?\d[\d,]*(?:\.\d+)?|-?\d[\d,]*(?:\.\d+)?)")
 
@@ -106,13 +107,12 @@ def read_direct_answer(domain: Domain, text: str) -> Answer:
 
 
 def _direct_number(text: str) -> Answer:
-    for candidates in (_boxed(text), _marked(text)):
-        for candidate in reversed(candidates):
-            numbers = _MONEY.findall(candidate)
-            if numbers:
-                value = parse_number(numbers[0])
-                if value is not None:
-                    return Answer(value=value)
+    for candidate in reversed(_marked_answers(text)):
+        numbers = _MONEY.findall(candidate)
+        if numbers:
+            value = parse_number(numbers[0])
+            if value is not None:
+                return Answer(value=value)
     dollars = re.findall(r"-?\s*\$\s*-?\d[\d,]*(?:\.\d+)?", text)
     if dollars:
         value = parse_number(dollars[-1])
@@ -128,11 +128,10 @@ def _direct_number(text: str) -> Answer:
 
 
 def _direct_class(domain: Domain, text: str) -> Answer:
-    for candidates in (_boxed(text), _marked(text)):
-        for candidate in reversed(candidates):
-            label = _first_class_word(domain, candidate)
-            if label is not None:
-                return Answer(value=label)
+    for candidate in reversed(_marked_answers(text)):
+        label = _first_class_word(domain, candidate)
+        if label is not None:
+            return Answer(value=label)
     lines = [ln.strip().strip("*").strip() for ln in text.strip().splitlines() if ln.strip()]
     if lines:
         label = domain.canonical_label(lines[-1].rstrip(".!").strip())
@@ -148,12 +147,11 @@ def _direct_class(domain: Domain, text: str) -> Answer:
     return Answer.abstain(f"no answer among {', '.join(domain.classes)} found in the response")
 
 
-def _boxed(text: str) -> list[str]:
-    return _BOXED.findall(text)
-
-
-def _marked(text: str) -> list[str]:
-    return _MARKED.findall(text)
+def _marked_answers(text: str) -> list[str]:
+    """Boxed and ``Answer:``-marked answers, in the order they appear in the text."""
+    found = [(m.start(), m.group(1)) for m in _BOXED.finditer(text)]
+    found += [(m.start(), m.group(1)) for m in _MARKED.finditer(text)]
+    return [candidate for _, candidate in sorted(found)]
 
 
 def _first_class_word(domain: Domain, candidate: str) -> str | None:

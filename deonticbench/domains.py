@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .errors import ConfigError
+
 LabelKind = Literal["numeric", "binary"]
 StatuteSource = Literal["shared", "case"]
 
@@ -186,7 +188,7 @@ DOMAINS: dict[str, Domain] = {
 _ALIASES = {alias: d for d in DOMAINS.values() for alias in (d.name, d.hub_config, d.mirror_dir)}
 
 
-class UnknownDomainError(ValueError):
+class UnknownDomainError(ConfigError, ValueError):
     pass
 
 
@@ -196,7 +198,7 @@ def get_domain(name: str) -> Domain:
         return _ALIASES[name.strip().lower()]
     except KeyError:
         known = ", ".join(DOMAINS)
-        raise UnknownDomainError(f"unknown domain {name!r}; choose from {known}") from None
+        raise UnknownDomainError(f"unknown domain {name!r}; choose from {known}.") from None
 
 
 def parse_domains(spec: str | None) -> list[Domain]:

@@ -45,7 +45,7 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> Any:
     """Entry point: user errors end in one sentence and exit code 2, never a traceback."""
     try:
-        return cli.main(args=argv, standalone_mode=False)
+        result = cli.main(args=argv, standalone_mode=False)
     except DeonticBenchError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -58,3 +58,7 @@ def main(argv: list[str] | None = None) -> Any:
     except KeyboardInterrupt:
         click.echo("interrupted; finished work is kept", err=True)
         sys.exit(130)
+    # Without standalone mode, click returns ``ctx.exit(n)`` codes instead of exiting.
+    if isinstance(result, int) and result != 0:
+        sys.exit(result)
+    return result

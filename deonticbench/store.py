@@ -23,7 +23,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -472,3 +472,26 @@ def environment_facts() -> dict[str, Any]:
         "git_commit": commit,
         "git_dirty": dirty,
     }
+
+
+def write_replay_file(records: Iterable[Record], path: str | os.PathLike[str]) -> int:
+    """Write every response of these records in the ``replay:`` backend's format, one
+    line per sample and attempt (failed requests have no response and are left out, so
+    a replay reports them as missing).  Returns the number of lines written."""
+    count = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for record in records:
+            for attempt in record.attempts:
+                if attempt.response is None:
+                    continue
+                line = {
+                    "domain": record.domain,
+                    "case_id": record.case_id,
+                    "mode": record.mode,
+                    "sample": record.sample,
+                    "attempt": attempt.index,
+                    "response": attempt.response,
+                }
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+                count += 1
+    return count

@@ -106,7 +106,7 @@ def command(
         raise ConfigError(f"{exc}.") from None
     mode_list = _parse_modes(modes)
     source = resolve_source(data_dir, hub=hub, revision=revision)
-    model = load_model(model_spec, _parse_params(params) or None)
+    model = load_model(model_spec, overrides=_parse_params(params) or None)
     plan = plan_run(
         chosen, split=split, modes=mode_list, source=source, k=k, limit=limit, seed=seed
     )
@@ -144,7 +144,7 @@ def _open_cache(cache_path: Path | None, no_cache: bool) -> Any:
 def _dry_run(
     model: Any, plan: Any, out: Path, cache_path: Path | None, no_cache: bool, attempts: int
 ) -> None:
-    from ..models import count_prompt_tokens
+    from ..models import count_prompt_tokens, token_count_method
     from ..runner import estimate
     from ..store import RECORDS_NAME, read_records
 
@@ -167,7 +167,7 @@ def _dry_run(
         )
     click.echo(
         f"total: {est.requests} requests, {est.prompt_tokens:,} prompt tokens for the first "
-        f"attempt of {est.samples_left} samples."
+        f"attempt of {est.samples_left} samples (tokens counted with {token_count_method(model)})."
     )
     if attempts > 1 and est.samples_left:
         click.echo(

@@ -48,7 +48,9 @@ def command(
     source = resolve_source(data_dir, hub=hub)
     started = time.perf_counter()
     with Solver(workers=workers, limits=Limits(timeout_s=timeout)) as solver:
-        reports = validate(domains, split, source, solver=solver)
+        reports = validate(
+            domains, split, source, solver=solver, skip_missing=domains_spec.strip() == "all"
+        )
     total = time.perf_counter() - started
     if as_json:
         click.echo(

@@ -18,6 +18,7 @@ from typing import TextIO
 from .records import Record
 
 _REDRAW_S = 0.25
+_PLAIN_S = 5.0
 
 
 @dataclass
@@ -31,6 +32,7 @@ class _Row:
     tokens_in: int = 0
     tokens_out: int = 0
     shown_tenths: int = -1
+    shown_at: float = 0.0
 
     def add(self, record: Record, *, spent: bool) -> None:
         self.done += 1
@@ -89,9 +91,13 @@ class LiveProgress:
         if self.tty:
             self._refresh(force=False)
         else:
+            # A line per tenth of a row, but not more often than every few seconds
+            # (small rows would print every record); the row's last line always shows.
             tenths = (10 * row.done) // max(row.total, 1)
-            if tenths > row.shown_tenths:
-                row.shown_tenths = tenths
+            now = time.monotonic()
+            finished = row.done == row.total
+            if finished or (tenths > row.shown_tenths and now - row.shown_at >= _PLAIN_S):
+                row.shown_tenths, row.shown_at = tenths, now
                 self._print(self._line(record.domain, record.mode, row))
 
     def finish(self) -> None:

@@ -1,0 +1,229 @@
+"""``deonticbench eval`` as a user runs it: a real subprocess, real signals, the real
+openai client against the loopback server, real run folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from fakeproviders import FakeProvider, FakeRequest
+
+from deonticbench.data import Case, load_cases, resolve_source
+from deonticbench.store import RECORDS_NAME, read_records
+
+DATA = os.environ.get("DEONTICBENCH_DATA") or str(
+    Path(__file__).resolve().parents[2] / "shared" / "deonticbench-data"
+)
+pytestmark = pytest.mark.skipif(
+    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+)
+
+
+def cases() -> list[Case]:
+    return load_cases("airline", "smoke", resolve_source(DATA))
+
+
+def case_of(request: FakeRequest, pool: Sequence[Case]) -> Case:
+    first_user = next(m["content"] for m in request.messages if m["role"] == "user")
+    (case,) = [c for c in pool if c.text.strip()[:200] in first_user]
+    return case
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    pool = cases()
+    with FakeProvider(lambda r: f"Answer: {case_of(r, pool).gold}") as server:
+        yield server
+
+
+def env(tmp_path: Path) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    out["DEONTICBENCH_DATA"] = DATA
+    out["DEONTICBENCH_CACHE"] = str(tmp_path / "cache.sqlite")
+    return out
+
+
+def argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "deonticbench", "eval", *args]
+
+
+def fake_args(fake: FakeProvider, out: Path, *extra: str) -> list[str]:
+    return argv(
+        "--model", f"openai-compatible:fake@{fake.openai_url}", "--domains", "airline",
+        "--split", "smoke", "--modes", "direct", "--out", str(out), *extra,
+    )  # fmt: skip
+
+
+def wait_for_lines(path: Path, count: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= count:
+            return
+        assert proc.poll() is None, "the run ended before it could be stopped"
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {count} lines")
+
+
+def test_a_run_killed_with_sigkill_resumes_without_repeating_finished_samples(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    pool = cases()
+    fake.latency_s = 0.4
+    out = tmp_path / "run"
+    # --no-cache: what saves the requests here must be the run folder, not the cache.
+    args = fake_args(fake, out, "-k", "2", "--concurrency", "1", "--no-cache")
+    proc = subprocess.Popen(args, env=env(tmp_path), cwd=tmp_path, stderr=subprocess.DEVNULL)
+    wait_for_lines(out / RECORDS_NAME, 4, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    before = read_records(out / RECORDS_NAME).records
+    first_requests = len(fake.generation_requests())
+    assert 4 <= len(before) < 2 * len(pool)
+
+    fake.latency_s = 0.0
+    done = subprocess.run(args, env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+
+    lines = (out / RECORDS_NAME).read_text().splitlines()
+    keys = [(o["case_id"], o["sample"]) for o in map(json.loads, lines)]
+    assert len(keys) == len(set(keys)) == 2 * len(pool), "exactly one record per sample"
+    # Each request after the restart is for a case with unfinished samples, and asks for
+    # exactly those samples.
+    unfinished = {
+        c.id: [s for s in (0, 1) if ("airline", c.id, "direct", s) not in before] for c in pool
+    }
+    asked: dict[str, int] = {}
+    for request in fake.generation_requests()[first_requests:]:
+        case = case_of(request, pool)
+        asked[case.id] = asked.get(case.id, 0) + int(request.body.get("n") or 1)
+    assert asked == {cid: len(s) for cid, s in unfinished.items() if s}
+
+
+def test_sigterm_stops_cleanly_and_keeps_finished_records(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    fake.latency_s = 0.4
+    out = tmp_path / "run"
+    args = fake_args(fake, out, "-k", "1", "--concurrency", "1")
+    proc = subprocess.Popen(
+        args, env=env(tmp_path), cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    wait_for_lines(out / RECORDS_NAME, 2, proc)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr.decode()
+    assert b"interrupted" in stderr and b"resume" in stderr
+    assert b"Traceback" not in stderr
+    loaded = read_records(out / RECORDS_NAME)
+    assert not loaded.truncated and len(loaded.records) >= 2
+    assert b"airline" in stdout  # the summary of what was finished
+
+
+def test_dry_run_counts_requests_and_tokens_and_sends_nothing(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    done = subprocess.run(
+        fake_args(fake, out, "-k", "3", "--dry-run"),
+        env=env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    text = done.stdout.decode()
+    # Five cases, K=3 drawn with one request each.
+    assert "total: 5 requests" in text and "prompt tokens" in text and "nothing was sent" in text
+    assert fake.log == []
+    assert not out.exists()
+
+
+def test_all_domains_and_modes_are_accepted(tmp_path: Path) -> None:
+    done = subprocess.run(
+        argv("--model", "reference", "--domains", "all", "--split", "smoke", "--dry-run"),
+        env=env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    text = done.stdout.decode()
+    for name in ("sara_numeric", "sara_binary", "airline", "housing", "uscis"):
+        for mode in ("direct", "zero-shot", "few-shot"):
+            assert any(line.split()[:2] == [name, mode] for line in text.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("args", "phrase"),
+    [
+        (("--model", "nosuch:thing"), "unknown model spec"),
+        (("--model", "openai-compatible:m@http://127.0.0.1:9"), "cannot reach"),
+        (("--model", "reference", "--modes", "sideways"), "unknown mode"),
+        (("--model", "reference", "--domains", "tax"), "unknown domain"),
+        (("--model", "reference", "-k", "0"), "-k must be at least 1"),
+    ],
+)
+def test_bad_input_is_one_sentence_before_any_work(
+    tmp_path: Path, args: tuple[str, ...], phrase: str
+) -> None:
+    done = subprocess.run(
+        argv(*args, "--split", "smoke", "--domains", "airline", "--limit", "1")
+        if "--domains" not in args
+        else argv(*args, "--split", "smoke"),
+        env=env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    err = done.stderr.decode().strip()
+    assert done.returncode == 2
+    assert err.startswith("error:") and phrase in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "runs").exists(), "no run folder for a run that never started"
+
+
+def test_resuming_with_another_configuration_is_refused(fake: FakeProvider, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = subprocess.run(
+        fake_args(fake, out, "-k", "1", "--limit", "1"),
+        env=env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    assert first.returncode == 0, first.stderr.decode()
+    again = subprocess.run(
+        fake_args(fake, out, "-k", "2", "--limit", "1"),
+        env=env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    err = again.stderr.decode().strip()
+    assert again.returncode == 2 and "another configuration" in err and "K for airline" in err
+    assert len((out / RECORDS_NAME).read_text().splitlines()) == 1
+
+
+def test_the_same_command_without_out_resumes_the_latest_run(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    args = argv(
+        "--model", f"openai-compatible:fake@{fake.openai_url}", "--domains", "airline",
+        "--split", "smoke", "--modes", "direct", "-k", "1", "--no-cache",
+    )  # fmt: skip
+    first = subprocess.run(
+        [*args, "--limit", "2"], env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120
+    )
+    assert first.returncode == 0, first.stderr.decode()
+    second = subprocess.run(args, env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120)
+    assert second.returncode == 0, second.stderr.decode()
+    (folder,) = (tmp_path / "runs").iterdir()
+    assert folder.name.startswith("openai-compatible-fake-smoke-")
+    assert len((folder / RECORDS_NAME).read_text().splitlines()) == 5
+    assert len(fake.generation_requests()) == 5

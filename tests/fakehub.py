@@ -5,13 +5,17 @@ plain GET per path), and can be told to tamper with a file.  ``FakeHub`` speaks 
 part of the hub's HTTP API that ``datasets.load_dataset(repo, config, split=...,
 revision=...)`` uses for a dataset repository of data files:
 
-* ``GET /api/datasets/<repo>[/revision/<rev>]``: repository info (the commit sha and
+* ``GET /api/datasets/<repo>/revision/<rev>``: repository info (the commit sha and
   the file list);
 * ``HEAD|GET /datasets/<repo>/resolve/<rev>/<path>``: one file, with the commit,
   etag and size headers ``huggingface_hub`` reads to cache it;
-* ``GET /api/datasets/<repo>/tree/<rev>[/<path>]`` and
-  ``POST /api/datasets/<repo>/paths-info/<rev>``: listings used by ``HfFileSystem``
-  to resolve data-file patterns.
+* ``GET /api/datasets/<repo>/tree/<rev>[/<path>]``: the folder listing
+  ``HfFileSystem`` uses to resolve the data-file patterns of the dataset card.
+
+These are exactly the calls ``datasets`` 5.2 / ``huggingface_hub`` 2.4 make for a
+commit-sha revision (found by logging every request); the optional files they probe
+for (``<name>.py``, ``.huggingface.yaml``, ``dataset_infos.json``) get the hub's
+``EntryNotFound`` answer.
 
 Unknown routes answer 404 and are kept in ``unhandled`` so a test can show them.
 Both servers record every request they receive.
@@ -211,8 +215,6 @@ class FakeHub:
                 if path.startswith(resolve_prefix):
                     rev, _, name = path[len(resolve_prefix) :].partition("/")
                     self._resolve(rev, name)
-                elif path == api_prefix:
-                    self._json(200, hub._info())
                 elif path.startswith(api_prefix + "/revision/"):
                     rev = path[len(api_prefix + "/revision/") :]
                     if not hub._known_revision(rev):
@@ -257,38 +259,11 @@ class FakeHub:
                     {"X-Repo-Commit": hub.sha, "ETag": f'"{etag}"', "Accept-Ranges": "bytes"},
                 )
 
-            def _paths_info(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length).decode()
-                form = parse_qs(raw)
-                try:
-                    paths = json.loads(raw).get("paths", [])
-                except json.JSONDecodeError:
-                    paths = form.get("paths", [])
-                out: list[dict[str, Any]] = []
-                for p in paths:
-                    p = p.strip("/")
-                    if p in hub.files:
-                        out.append(hub._file_entry(p))
-                    elif p in hub._dirs():
-                        out.append({"type": "directory", "path": p, "size": 0, "oid": "0" * 40})
-                self._json(200, out)
-
             def do_GET(self) -> None:
                 self._route()
 
             def do_HEAD(self) -> None:
                 self._route()
-
-            def do_POST(self) -> None:
-                path = unquote(urlsplit(self.path).path)
-                hub.log.add("POST", self.path)
-                if path.startswith(api_prefix + "/paths-info/"):
-                    self._paths_info()
-                else:
-                    length = int(self.headers.get("Content-Length") or 0)
-                    self.rfile.read(length)
-                    self._missing("RepoNotFound")
 
         with _serve(Handler) as server:
             self.url = f"http://127.0.0.1:{server.server_address[1]}"

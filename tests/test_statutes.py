@@ -14,7 +14,7 @@ from fakehub import FileHost
 
 from deonticbench import statutes
 from deonticbench.data import DataSource
-from deonticbench.domains import AIRLINE, SARA_BINARY, SARA_NUMERIC
+from deonticbench.domains import AIRLINE, DOMAINS, SARA_BINARY, SARA_NUMERIC
 from deonticbench.errors import DataError
 
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
@@ -71,14 +71,10 @@ def test_manifest_pins_the_mirror_files() -> None:
     }
     assert dict(manifest.statute_files) == on_disk
     assert manifest.statutes_commit == "2b4e4ea114295fdf7151d4122c5ebbd5a2bf277e"
-    assert manifest.hub_repo == DataSource(kind="hub").repo
-    assert set(manifest.hub_configs) == {
-        "sara_numeric",
-        "sara_binary",
-        "airline",
-        "housing",
-        "uscis-aao",
-    }
+    # The manifest and the code agree on the hub dataset and its configs.
+    default = DataSource(kind="hub")
+    assert (manifest.hub_repo, manifest.hub_revision) == (default.repo, default.revision)
+    assert dict(manifest.hub_configs) == {d.hub_config: ("hard", "whole") for d in DOMAINS.values()}
     assert manifest.default_base_url().endswith(
         "/guangyaodou/DeonticBench/2b4e4ea114295fdf7151d4122c5ebbd5a2bf277e"
     )

@@ -1,0 +1,106 @@
+"""The solver pool and the status classification."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import pytest
+
+from deonticbench.solver import STATUSES, Limits, Solver
+from deonticbench.solver.classify import classify
+from deonticbench.solver.pool import bwrap_works
+
+
+def report(**fields: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "stdout": "",
+        "stderr": "",
+        "exit_code": 0,
+        "signal": None,
+        "limit": None,
+        "wall_s": 0.1,
+    }
+    base.update(fields)
+    return base
+
+
+@pytest.mark.parametrize(
+    ("fields", "status", "limit"),
+    [
+        ({"stdout": "x\n"}, "ok", None),
+        ({}, "no_output", None),
+        ({"limit": "timeout", "stdout": "Total cost: 5\n"}, "timeout", "timeout"),
+        ({"limit": "output"}, "resource_limit", "output"),
+        ({"signal": int(signal.SIGXCPU), "exit_code": None}, "resource_limit", "cpu"),
+        ({"signal": int(signal.SIGXFSZ), "exit_code": None}, "resource_limit", "file_size"),
+        ({"signal": int(signal.SIGSEGV), "exit_code": None}, "crashed", None),
+        ({"stderr": "ERROR: ... Stack limit (1.0Gb) exceeded\n"}, "resource_limit", "memory"),
+        (
+            {"stderr": "ERROR: f.pl:1:4: Syntax error: Operator expected\n", "stdout": "a\n"},
+            "syntax_error",
+            None,
+        ),
+        (
+            {"stderr": "Warning: f.pl:3:\nWarning:    Goal (directive) failed: user:foo\n"},
+            "runtime_error",
+            None,
+        ),
+        ({"exit_code": 3, "stdout": "x\n"}, "runtime_error", None),
+        ({"error": "the sandbox worker died"}, "crashed", None),
+    ],
+)
+def test_classification(fields: dict[str, object], status: str, limit: str | None) -> None:
+    execution = classify(report(**fields), "bwrap")
+    assert execution.status == status
+    assert execution.status in STATUSES
+    assert execution.limit == limit
+
+
+def test_warnings_are_counted_per_message() -> None:
+    stderr = (
+        "Warning: /p.pl:1:\nWarning:    Singleton variables: [X]\n"
+        "Warning: /p.pl:4:\nWarning:    Clauses of foo/1 are not together\n"
+    )
+    assert classify(report(stdout="1\n", stderr=stderr), "bwrap").warnings == 2
+
+
+def test_pool_runs_in_parallel_and_keeps_order() -> None:
+    programs = [f":- X is {i} * 2, writeln(X).\n" for i in range(40)]
+    with Solver(workers=2) as solver:
+        executions = solver.map(programs)
+    assert [e.stdout for e in executions] == [f"{i * 2}\n" for i in range(40)]
+    assert {e.status for e in executions} == {"ok"}
+
+
+def test_async_interface() -> None:
+    async def go() -> list[str]:
+        with Solver(workers=2) as solver:
+            results = await asyncio.gather(*(solver.arun(f":- writeln({i}).\n") for i in range(6)))
+        return [r.stdout for r in results]
+
+    assert asyncio.run(go()) == [f"{i}\n" for i in range(6)]
+
+
+def test_sandbox_kind_is_recorded() -> None:
+    expected = "bwrap" if bwrap_works() else "rlimits"
+    with Solver(workers=1) as solver:
+        assert solver.run(":- writeln(a).\n").sandbox == expected
+    with Solver(workers=1, sandbox="rlimits") as solver:
+        assert solver.run(":- writeln(a).\n").sandbox == "rlimits"
+
+
+def test_per_call_limits_override_the_pool() -> None:
+    with Solver(workers=1, limits=Limits(timeout_s=30)) as solver:
+        execution = solver.run("l :- l.\n:- l.\n", Limits(timeout_s=0.5))
+    assert execution.status == "timeout" and execution.wall_s < 3
+
+
+def test_worker_restarts_after_its_supervisor_dies() -> None:
+    with Solver(workers=1) as solver:
+        solver.run(":- writeln(warm).\n")
+        worker = solver._all[0]
+        assert worker.proc is not None
+        worker.proc.kill()
+        worker.proc.wait()
+        assert solver.run(":- writeln(again).\n").stdout == "again\n"

@@ -297,8 +297,9 @@ class FakeProvider:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.state = self._state
         self._server = server
+        # A short poll interval keeps stop() (and so each test's teardown) fast.
         self._thread = threading.Thread(
-            target=server.serve_forever, name="fakeprovider", daemon=True
+            target=server.serve_forever, args=(0.02,), name="fakeprovider", daemon=True
         )
         self._thread.start()
         return self

@@ -2,8 +2,9 @@
 
 The API has no ``n``: each sample is its own call (concurrent, each retried on its own).
 System messages go in the ``system`` field, not the conversation.  ``max_tokens`` is
-required by the API, so a fallback applies when the registry gives none.  Extended
-thinking is a provider-specific request field: set ``extra: {thinking: {...}}``.
+required by the API, so a fallback applies when the registry gives none.
+``reasoning_effort`` maps to the API's ``output_config.effort``; extended thinking with
+a token budget is a provider-specific field: ``extra: {thinking: {...}}``.
 """
 
 from __future__ import annotations
@@ -26,11 +27,6 @@ FALLBACK_MAX_TOKENS = 8192
 
 class AnthropicModel(RemoteModel):
     def __init__(self, spec: str, model_name: str, settings: Settings) -> None:
-        if settings.params.reasoning_effort is not None:
-            raise ConfigError(
-                f"anthropic:{model_name} takes extended thinking through extra.thinking "
-                "(budget_tokens), not reasoning_effort."
-            )
         url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_DEFAULT_URL
         super().__init__(spec, "anthropic", model_name, settings, url)
         self._client: Any = None
@@ -90,14 +86,21 @@ class AnthropicModel(RemoteModel):
         }
         if system:
             fields["system"] = system
-        if p.temperature is not None:
-            fields["temperature"] = p.temperature
-        if p.top_p is not None:
-            fields["top_p"] = p.top_p
         if p.stop:
             fields["stop_sequences"] = list(p.stop)
-        if p.extra:
-            fields["extra_body"] = dict(p.extra)
+        # Sampling fields travel in extra_body: recent SDKs dropped temperature and top_p
+        # from their typed signature (newer models reject them), while the API still
+        # takes them for the models that do; this works with old and new SDKs alike.
+        body: dict[str, Any] = {}
+        if p.temperature is not None:
+            body["temperature"] = p.temperature
+        if p.top_p is not None:
+            body["top_p"] = p.top_p
+        if p.reasoning_effort is not None:
+            body["output_config"] = {"effort": p.reasoning_effort}
+        body.update(p.extra)
+        if body:
+            fields["extra_body"] = body
         # The API has no seed; it stays in identity() so the cache key is still honest.
         return fields
 

@@ -39,7 +39,7 @@ OPTION_TYPES: dict[str, type] = {
 }
 FLAG_KEYS = ("reasoning",)
 DOC_KEYS = ("note",)
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @dataclass(frozen=True)
@@ -89,15 +89,15 @@ def resolve_settings(
     entry = match_entry(reg.get("models") or {}, provider, model_name)
     if entry is not None:
         _layer(merged, reg["models"][entry], f"models.{entry}")
-    reasoning = bool(merged.pop("reasoning", False))
+    reasoning = _as_bool(merged.pop("reasoning", False))
+    user = dict(overrides or {})
+    if "reasoning" in user:
+        reasoning = _as_bool(user.pop("reasoning"))
     if reasoning:
         # Reasoning models reject sampling temperature; the registry's defaults for other
         # models must not leak in.  Only an explicit override may set them (and is refused).
         merged.pop("temperature", None)
         merged.pop("top_p", None)
-    user = dict(overrides or {})
-    if "reasoning" in user:
-        reasoning = _as_bool(user.pop("reasoning"))
     _layer(merged, user, "overrides")
     if reasoning:
         given = [k for k in ("temperature", "top_p") if not _is_null(merged.get(k))]

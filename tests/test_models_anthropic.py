@@ -1,0 +1,138 @@
+"""The Anthropic backend: the real ``anthropic`` client against the loopback fake."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fakeproviders import FakeProvider
+
+from deonticbench.chat import Message
+from deonticbench.data import Case
+from deonticbench.errors import ConfigError
+from deonticbench.models import Request, load_model
+
+# The SDK warns that the paper's Claude model is nearing end of life; not our concern here.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+FAST = {"backoff_base_s": 0.01, "backoff_cap_s": 0.05, "timeout_s": 5}
+KEY = "sk-ant-test-not-a-real-key"
+CASE = Case(
+    domain="uscis",
+    id="aao_1",
+    question="Should the appeal be sustained?",
+    gold="Accepted",
+    reference_prolog="main :- format('Decision: ~w~n', [accepted]).",
+    statutes="8 CFR ...",
+)
+REQUEST = Request(
+    messages=(
+        Message("system", "You are a helpful assistant trained to conduct deontic reasoning."),
+        Message("user", "Decide the appeal."),
+    ),
+    n=2,
+    case=CASE,
+    mode="zero-shot",
+    sample_start=0,
+    attempt=0,
+)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
+    with FakeProvider(api_key=KEY) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        yield server
+
+
+async def test_system_field_and_n_emulated_by_separate_calls(fake: FakeProvider) -> None:
+    model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
+    completions = await model.generate(REQUEST)
+    await model.aclose()
+    assert [c.text for c in completions] == ["reply 0 to: Decide the appeal."] * 2
+    assert all(c.finish_reason == "end_turn" for c in completions)
+    assert [c.tokens_in for c in completions] == [13, 13]  # each call billed its prompt
+    assert [c.tokens_out for c in completions] == [6, 6]
+    sent = fake.generation_requests()
+    assert len(sent) == 2
+    for call in sent:
+        assert call.path == "/v1/messages"
+        assert call.body["system"].startswith("You are a helpful assistant")
+        assert call.body["messages"] == [{"role": "user", "content": "Decide the appeal."}]
+        assert call.body["max_tokens"] == 16384 and call.body["temperature"] == 1.0
+        assert "n" not in call.body
+
+
+async def test_overloaded_529_is_retried(fake: FakeProvider) -> None:
+    fake.fail_next(status=529, message="Overloaded")
+    model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
+    completions = await model.generate(REQUEST)
+    await model.aclose()
+    assert all(c.error is None for c in completions)
+    assert len(fake.generation_requests()) == 3
+
+
+async def test_final_failure_and_no_retry_on_401(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake.fail_next(status=503, times=20)
+    model = load_model("anthropic:claude-sonnet-4-5", overrides={**FAST, "max_tries": 2})
+    completions = await model.generate(REQUEST)
+    await model.aclose()
+    assert [c.error for c in completions] == ["HTTP 503 after 2 tries: injected 503"] * 2
+    assert len(fake.generation_requests()) == 4
+    fake.clear_faults()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong")
+    model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
+    completions = await model.generate(REQUEST)
+    await model.aclose()
+    assert {c.error for c in completions} == {"HTTP 401: invalid x-api-key / bearer token"}
+    assert len(fake.generation_requests()) == 6
+
+
+async def test_stop_sequences_and_extra_fields(fake: FakeProvider) -> None:
+    overrides = {**FAST, "stop": ["</answer>"], "extra": {"top_k": 5}}
+    model = load_model("anthropic:claude-sonnet-4-5", overrides=overrides)
+    await model.generate(REQUEST)
+    await model.aclose()
+    body = fake.generation_requests()[0].body
+    assert body["stop_sequences"] == ["</answer>"] and body["top_k"] == 5
+
+
+async def test_check_missing_key_and_live_server(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = load_model("anthropic:claude-sonnet-4-5")
+    await model.check()
+    await model.aclose()
+    assert [r.api for r in fake.log] == ["models"]
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY is not set"):
+        await load_model("anthropic:claude-sonnet-4-5").check()
+
+
+async def test_check_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeProvider() as gone:
+        url = gone.url
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    model = load_model("anthropic:claude-sonnet-4-5", overrides={"check_timeout_s": 2})
+    with pytest.raises(ConfigError, match="cannot reach"):
+        await model.check()
+    await model.aclose()
+
+
+async def test_reasoning_effort_maps_to_output_config(fake: FakeProvider) -> None:
+    overrides = {**FAST, "reasoning": True, "reasoning_effort": "high"}
+    model = load_model("anthropic:claude-sonnet-4-5", overrides=overrides)
+    await model.generate(REQUEST)
+    await model.aclose()
+    body = fake.generation_requests()[0].body
+    assert body["output_config"] == {"effort": "high"}
+    assert "temperature" not in body
+
+
+def test_identity_has_no_key(fake: FakeProvider) -> None:
+    ident = load_model("anthropic:claude-sonnet-4-5").identity()
+    assert ident["backend"] == "anthropic" and ident["base_url"] == fake.url
+    assert KEY not in repr(ident)

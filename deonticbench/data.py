@@ -50,8 +50,11 @@ class DataSource:
 
     ``pins`` is filled while loading: ``commit`` is the hub commit sha that
     ``revision`` resolved to (every split of one source is read at that commit), and
-    ``statutes`` says where the shared statute text came from.  Call ``describe()``
-    after loading to record them.
+    ``offline`` is set when the rows came from the ``datasets`` cache without asking the
+    hub.  Call ``describe()`` after loading so that it holds the commit.  It holds no
+    machine-specific fact other than a local folder's path (which run folders ignore
+    when resuming): which domains were loaded, or whether the hub was reachable, does
+    not change it.
     """
 
     kind: Literal["local", "hub"]
@@ -73,13 +76,12 @@ class DataSource:
             out = {"kind": "hub", "repo": self.repo, "revision": self.revision}
             if self.commit:
                 out["commit"] = self.commit
-            if self.pins.get("offline"):
-                out["offline"] = self.pins["offline"]
             endpoint = os.environ.get("HF_ENDPOINT")
             if endpoint:
                 out["endpoint"] = endpoint
-        if "statutes" in self.pins:
-            out["statutes"] = self.pins["statutes"]
+        from .statutes import describe_statutes
+
+        out["statutes"] = describe_statutes(self)
         return out
 
 

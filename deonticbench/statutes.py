@@ -149,20 +149,57 @@ def fetch_statute(path: str, manifest: Manifest | None = None) -> bytes:
 
 
 def shared_statutes(dom: Domain, src: DataSource) -> str:
-    """The statute text shared by every case of ``dom``, from ``src`` or the pinned download.
-
-    Records where the text came from in ``src.pins`` so the run folder can say so.
-    """
+    """The statute text shared by every case of ``dom``, from ``src`` or the pinned download."""
     m = _manifest()
-    if src.kind == "local" and src.path is not None:
-        folder = src.path / "statutes" / dom.statute_dir
-        if folder.is_dir():
-            src.pins["statutes"] = str(src.path / "statutes")
-            return _read_local(folder)
+    folder = _local_statutes(src)
+    if folder is not None and (folder / dom.statute_dir).is_dir():
+        return _read_local(folder / dom.statute_dir)
     paths = statute_paths(dom, m)
     texts = [fetch_statute(p, m).decode("utf-8") for p in paths]
-    src.pins["statutes"] = f"{m.statutes_repo}@{m.statutes_commit}"
     return SEPARATOR.join(texts)
+
+
+def describe_statutes(src: DataSource) -> str:
+    """Which shared statute text ``src`` gives, in words that do not depend on paths.
+
+    The pinned commit when the text is the pinned files (downloaded, or a local copy
+    whose files all match the checksums); otherwise a digest of the local files.  It
+    covers every shared-statute domain, whichever were loaded, so that a resumed run
+    that adds a domain describes its data the same way.
+    """
+    m = _manifest()
+    pinned = f"{m.statutes_repo}@{m.statutes_commit}"
+    folder = _local_statutes(src)
+    if folder is None:
+        return pinned
+    digest = hashlib.sha256()
+    matches = True
+    for sub in sorted({p.split("/")[1] for p in m.statute_files}):
+        if not (folder / sub).is_dir():
+            continue  # this domain's statutes would be downloaded: the pinned files
+        files = sorted(p for p in (folder / sub).iterdir() if p.is_file())
+        for p in files:
+            if p.name.startswith("."):
+                continue
+            rel = f"statutes/{sub}/{p.name}"
+            try:
+                body = p.read_bytes()
+            except OSError:
+                return f"local files under {folder.name}/ (unreadable)"
+            digest.update(rel.encode() + b"\0" + _sha256(body).encode() + b"\0")
+            matches = matches and m.statute_files.get(rel) == _sha256(body)
+        listed = {p for p in m.statute_files if p.startswith(f"statutes/{sub}/")}
+        present = {f"statutes/{sub}/{p.name}" for p in files if not p.name.startswith(".")}
+        matches = matches and listed == present
+    if matches:
+        return pinned
+    return f"local files, sha256 {digest.hexdigest()[:16]}"
+
+
+def _local_statutes(src: DataSource) -> Path | None:
+    if src.kind == "local" and src.path is not None and (src.path / "statutes").is_dir():
+        return src.path / "statutes"
+    return None
 
 
 def _read_local(folder: Path) -> str:

@@ -209,12 +209,22 @@ def test_resolve_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert resolve_source().kind == "hub"
     hub = resolve_source(hub=True, revision="v1")
     assert (hub.kind, hub.revision) == ("hub", "v1")
-    assert hub.describe() == {"kind": "hub", "repo": "gydou/DeonticBench", "revision": "v1"}
+    pinned = "guangyaodou/DeonticBench@2b4e4ea114295fdf7151d4122c5ebbd5a2bf277e"
+    assert hub.describe() == {
+        "kind": "hub",
+        "repo": "gydou/DeonticBench",
+        "revision": "v1",
+        "statutes": pinned,
+    }
 
     (tmp_path / "data").mkdir()
     monkeypatch.setenv("DEONTICBENCH_DATA", str(tmp_path))
     local = resolve_source()
     assert (local.kind, local.path) == ("local", tmp_path.resolve())
-    assert local.describe() == {"kind": "local", "path": str(tmp_path.resolve())}
+    assert local.describe() == {
+        "kind": "local",
+        "path": str(tmp_path.resolve()),
+        "statutes": pinned,  # no statutes/ folder: the pinned files would be downloaded
+    }
     with pytest.raises(DataError, match=r"is not a DeonticBench data folder"):
         resolve_source(tmp_path / "data")

@@ -49,6 +49,7 @@ try:
 except DataError as exc:
     out["error"] = str(exc)
 out["describe"] = src.describe()
+out["pins"] = dict(src.pins)
 print("RESULT " + json.dumps(out))
 """
 
@@ -204,7 +205,10 @@ def test_offline_after_one_online_load_reads_the_cache_at_the_same_commit(
         assert flagged["error"] is None
         assert flagged["cases"]["airline/hard"] == _local("airline", "hard")
         assert flagged["describe"]["commit"] == hub.sha
-        assert flagged["describe"]["offline"] == "datasets cache"
+        assert flagged["pins"]["offline"] == "datasets cache"
+        assert "offline" not in online["pins"]
+        # Whether the hub was reachable is not part of what the data is.
+        assert flagged["describe"] == online["describe"]
         assert len(hub.log.requests) == requests_online
         assert len(statute_host.paths_requested) == 1
 
@@ -214,7 +218,7 @@ def test_offline_after_one_online_load_reads_the_cache_at_the_same_commit(
     assert down["error"] is None, down["error"]
     assert down["cases"]["airline/hard"] == _local("airline", "hard")
     assert down["describe"]["commit"] == hub.sha
-    assert down["describe"]["offline"] == "datasets cache"
+    assert down["pins"]["offline"] == "datasets cache"
 
 
 def test_offline_without_an_earlier_load_is_one_sentence(

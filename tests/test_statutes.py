@@ -18,6 +18,7 @@ from deonticbench.domains import AIRLINE, DOMAINS, SARA_BINARY, SARA_NUMERIC
 from deonticbench.errors import DataError
 
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
+PINNED = "guangyaodou/DeonticBench@2b4e4ea114295fdf7151d4122c5ebbd5a2bf277e"
 SARA_ORDER = [
     "section1",
     "section2",
@@ -95,9 +96,7 @@ def test_download_verifies_caches_and_second_load_is_offline(cache: Path, host: 
     for name in SARA_ORDER:
         cached = statutes.cached_path(f"statutes/sara/{name}")
         assert cached.read_bytes() == (MIRROR / "statutes" / "sara" / name).read_bytes()
-    assert src.describe()["statutes"] == (
-        "guangyaodou/DeonticBench@2b4e4ea114295fdf7151d4122c5ebbd5a2bf277e"
-    )
+    assert src.describe()["statutes"] == PINNED
 
     # The binary domain shares the files: served from the cache, no request at all.
     again = statutes.shared_statutes(SARA_BINARY, DataSource(kind="hub"))
@@ -160,7 +159,8 @@ def test_local_folder_statutes_are_used_without_network(
     monkeypatch.setenv(statutes.STATUTES_URL_ENV, f"http://127.0.0.1:{_free_port()}")
     mirror_src = DataSource(kind="local", path=MIRROR)
     assert statutes.shared_statutes(SARA_NUMERIC, mirror_src) == _mirror_text("sara", SARA_ORDER)
-    assert mirror_src.describe()["statutes"] == str(MIRROR / "statutes")
+    # The mirror's files are the pinned ones: described as such, not by their path.
+    assert mirror_src.describe()["statutes"] == PINNED
 
     # The local files are read as they are (no checksum): a user's edited statutes count.
     folder = tmp_path / "mine"
@@ -169,6 +169,15 @@ def test_local_folder_statutes_are_used_without_network(
     (folder / "statutes/airline/section1_non_textual").write_text("my policy", encoding="utf-8")
     mine = DataSource(kind="local", path=folder)
     assert statutes.shared_statutes(AIRLINE, mine) == "my policy"
+    described = mine.describe()["statutes"]
+    assert described.startswith("local files, sha256 ")
+    # Path-independent: the same files elsewhere are described the same way.
+    moved = tmp_path / "moved"
+    shutil.copytree(folder, moved)
+    assert DataSource(kind="local", path=moved).describe()["statutes"] == described
+    # An extra file is a difference too.
+    (moved / "statutes/sara/section9999").write_text("new law", encoding="utf-8")
+    assert DataSource(kind="local", path=moved).describe()["statutes"] not in (described, PINNED)
 
 
 def test_local_folder_without_statutes_downloads(
@@ -181,7 +190,7 @@ def test_local_folder_without_statutes_downloads(
         "airline", ["section1_non_textual"]
     )
     assert host.paths_requested == ["statutes/airline/section1_non_textual"]
-    assert src.describe()["statutes"].startswith("guangyaodou/DeonticBench@")
+    assert src.describe()["statutes"] == PINNED
 
 
 def test_malformed_manifest_is_one_sentence(tmp_path: Path) -> None:

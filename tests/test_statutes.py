@@ -198,3 +198,13 @@ def test_malformed_manifest_is_one_sentence(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"hub": {}}), encoding="utf-8")
     with pytest.raises(DataError, match=r"manifest .* is malformed"):
         statutes.load_manifest(bad)
+
+
+def test_unwritable_cache_is_one_sentence(
+    tmp_path: Path, host: FileHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv(statutes.CACHE_ENV, str(blocker / "cache"))
+    with pytest.raises(DataError, match=r"cannot write statute file .* set DEONTICBENCH_CACHE"):
+        statutes.shared_statutes(AIRLINE, DataSource(kind="hub"))

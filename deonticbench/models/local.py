@@ -209,6 +209,13 @@ class LocalModel(Model):
         if p.stop:
             kwargs["stop"] = list(p.stop)
         start = time.monotonic()
+        prompt_tokens = self._count(llama, messages)
+        if prompt_tokens >= self.n_ctx:
+            # llama.cpp's own failure here is an opaque array-shape error: say it plainly.
+            return Completion.failed(
+                f"local model: the prompt takes about {prompt_tokens} tokens, more than the "
+                f"context of n_ctx={self.n_ctx} (raise it with --param n_ctx=...)"
+            )
         try:
             out = llama.create_chat_completion(messages=messages, **kwargs)
         except ValueError as exc:  # e.g. the prompt does not fit the context window
@@ -277,8 +284,12 @@ class LocalModel(Model):
     def count_tokens(self, messages: list[Message] | tuple[Message, ...]) -> int:
         """The model's own tokenizer over each message, plus the chat template's turn
         markers (about 4 tokens per turn for Gemma's <start_of_turn>role ... <end_of_turn>)."""
-        vocab = self._llama or self._vocab()
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        return self._count(self._llama or self._vocab(), chat)
+
+    @staticmethod
+    def _count(vocab: Any, chat: list[dict[str, str]]) -> int:
         total = 1  # BOS
-        for message in messages:
-            total += len(vocab.tokenize(message.content.encode("utf-8"), add_bos=False)) + 4
+        for message in chat:
+            total += len(vocab.tokenize(message["content"].encode("utf-8"), add_bos=False)) + 4
         return total + 3  # the opening of the model's turn

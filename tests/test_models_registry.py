@@ -37,6 +37,12 @@ def test_provider_qualified_glob_and_extra() -> None:
     assert match_entry(REGISTRY["models"], "openai", "qwen3") is None
 
 
+def test_extra_fields_from_the_command_line() -> None:
+    overrides = {"extra.top_k": "40", "extra.provider": '{"order": ["a"]}', "extra.x": "raw"}
+    s = resolve_settings("openai-compatible", "Qwen/qwen3", overrides, registry=REGISTRY)
+    assert s.params.extra == {"top_k": 40, "provider": {"order": ["a"]}, "x": "raw"}
+
+
 def test_reasoning_entry_drops_inherited_temperature() -> None:
     s = resolve_settings("openai", "o3-2025-04-16", None, registry=REGISTRY)
     assert s.reasoning

@@ -131,6 +131,10 @@ def _layer(merged: dict[str, Any], layer: Any, where: str) -> None:
         raise ConfigError(f"{where} in the model registry should be a mapping of parameters.")
     known = (*SAMPLING_KEYS, *OPTION_TYPES, *FLAG_KEYS, *DOC_KEYS)
     for key, value in layer.items():
+        if isinstance(key, str) and key.startswith("extra.") and len(key) > 6:
+            # --param extra.top_k=20: one provider field from the command line.
+            merged["extra"] = {**merged.get("extra", {}), key[6:]: _cli_value(value)}
+            continue
         if key not in known:
             raise ConfigError(
                 f"unknown model parameter {key!r} in {where}; known: {', '.join(known)}."
@@ -172,6 +176,18 @@ def _params_from(merged: Mapping[str, Any], model_name: str) -> GenerationParams
         stop=stop,
         extra=dict(merged.get("extra") or {}),
     )
+
+
+def _cli_value(value: Any) -> Any:
+    """A command-line string as the JSON value it spells (20, 0.5, true), else the string."""
+    if not isinstance(value, str):
+        return value
+    import json
+
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 def _is_null(value: Any) -> bool:

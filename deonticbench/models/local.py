@@ -95,6 +95,25 @@ def packaged_gguf(weights: PackagedWeights) -> Path:
     return target
 
 
+_QUIET_LOG: Any = None
+
+
+def _silence_llama_logs(llama_cpp: Any) -> None:
+    """llama.cpp prints context and cache notes to stderr even with verbose=False; they
+    would interleave with the CLI's progress output, so route its log to nowhere."""
+    global _QUIET_LOG
+    if _QUIET_LOG is not None:
+        return
+    import ctypes
+
+    @llama_cpp.llama_log_callback
+    def quiet(level: int, text: bytes, user_data: Any) -> None:
+        return None
+
+    llama_cpp.llama_log_set(quiet, ctypes.c_void_p())
+    _QUIET_LOG = quiet  # the C side holds a pointer: keep the callback alive
+
+
 class LocalModel(Model):
     def __init__(self, spec: str, name: str, settings: Settings) -> None:
         self.spec = spec
@@ -156,6 +175,7 @@ class LocalModel(Model):
             raise ConfigError(
                 f"the local backend needs llama-cpp-python: {INSTALL_HINT}."
             ) from None
+        _silence_llama_logs(llama_cpp)
         path = self._gguf_path()
         probe = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
         has_template = bool(probe.metadata.get("tokenizer.chat_template"))
@@ -276,6 +296,7 @@ class LocalModel(Model):
                 raise ConfigError(
                     f"the local backend needs llama-cpp-python: {INSTALL_HINT}."
                 ) from None
+            _silence_llama_logs(llama_cpp)
             self._vocab_only = llama_cpp.Llama(
                 str(self._gguf_path()), vocab_only=True, verbose=False
             )

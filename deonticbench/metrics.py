@@ -193,10 +193,12 @@ def rates(o: Outcomes) -> Rates:
     if o.n_cases == 0:
         nan = float("nan")
         return Rates(nan, nan, nan)
-    correct = float(np.mean(_per_case(o, correct_matrix(o))))
-    abstain = float(np.mean(_per_case(o, o.abstain)))
-    # Derived rather than summed so the three shares add up to exactly one.
-    return Rates(accuracy=correct, wrong=max(0.0, 1.0 - correct - abstain), abstain=abstain)
+    correct = correct_matrix(o)
+    return Rates(
+        accuracy=float(np.mean(_per_case(o, correct))),
+        wrong=float(np.mean(_per_case(o, ~correct & ~o.abstain))),
+        abstain=float(np.mean(_per_case(o, o.abstain))),
+    )
 
 
 # -- bootstrap -------------------------------------------------------------------------

@@ -88,10 +88,19 @@ class Run:
 
     @property
     def model(self) -> str:
+        """The model spec: the runner writes ``{"spec": ...}``; a bare string also works."""
         model = self.config.get("model")
+        if isinstance(model, dict):
+            model = model.get("spec") or model.get("model_name")
         if isinstance(model, str) and model:
             return model
         return self.records[0].model if self.records else "?"
+
+    def planned_k(self, domain: str) -> int | None:
+        """Samples per case the run asked for (``config.json`` ``k``), if it says."""
+        k = self.config.get("k")
+        value = k.get(domain) if isinstance(k, dict) else None
+        return value if isinstance(value, int) and value > 0 else None
 
     @property
     def has_retries(self) -> bool:
@@ -378,6 +387,13 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
                     notes.append(
                         f"{domain.name} {mode}: {n_cases_total - o.n_cases} case(s) with an "
                         "unreadable gold label were not scored"
+                    )
+                planned = run.planned_k(domain.name)
+                short = int((o.present < planned).sum()) if planned else 0
+                if short and stage == "first":
+                    notes.append(
+                        f"{domain.name} {mode}: {short} of {o.n_cases} case(s) have fewer than "
+                        f"K={planned} samples; each is scored on the samples present"
                     )
                 if encoded.disagreements and stage == stages[-1]:
                     notes.append(

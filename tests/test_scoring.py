@@ -312,3 +312,18 @@ def test_comparison_is_paired_over_common_cases_and_counts_the_dropped(tmp_path:
     same = comparisons[("housing", "direct")]
     assert (same.difference.mean, same.difference.low, same.difference.high) == (0.0, 0.0, 0.0)
     assert same.only_a == same.only_b == 0
+
+
+def test_runner_style_config_names_the_model_and_flags_cases_short_of_k(tmp_path: Path) -> None:
+    full = [
+        Record("airline", "a1", "direct", s, 5, "m", [_attempt(0, 5.0, "correct")])
+        for s in range(3)
+    ]
+    short = [Record("airline", "a2", "direct", 0, 9, "m", [_attempt(0, 9.0, "correct")])]
+    folder = write_run(tmp_path / "run", full + short)
+    config = {"model": {"spec": "openai:gpt-4.1", "model_name": "gpt-4.1"}, "k": {"airline": 3}}
+    (folder / "config.json").write_text(json.dumps(config))
+    scores = score_run(load_run(folder), 50, 0)
+    assert scores.run.model == "openai:gpt-4.1"
+    assert scores.groups[0].model == "openai:gpt-4.1"
+    assert any("1 of 2 case(s) have fewer than K=3 samples" in n for n in scores.notes)

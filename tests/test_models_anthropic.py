@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.utils
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -70,6 +72,19 @@ async def test_overloaded_529_is_retried(fake: FakeProvider) -> None:
     await model.aclose()
     assert all(c.error is None for c in completions)
     assert len(fake.generation_requests()) == 3
+
+
+async def test_retry_after_as_an_http_date_is_honoured(fake: FakeProvider) -> None:
+    fake.fail_next(status=429, retry_after=email.utils.formatdate(time.time() + 2, usegmt=True))
+    model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
+    (completion,) = await model.generate(
+        Request(REQUEST.messages, n=1, case=CASE, mode="direct", sample_start=0)
+    )
+    await model.aclose()
+    assert completion.error is None
+    first, second = fake.generation_requests()
+    # The date has one-second resolution: at least one second remains of the two.
+    assert second.received_at - first.received_at >= 0.9
 
 
 async def test_final_failure_and_no_retry_on_401(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def make_records(seed: int, retries: bool = False) -> list[Record]:
     return records
 
 
-def write_run(folder: Path, records: list[Record], extra_lines: list[str] = ()) -> Path:
+def write_run(folder: Path, records: list[Record], extra_lines: Sequence[str] = ()) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     config = {
         "model": "test:model",

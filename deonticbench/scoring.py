@@ -428,7 +428,8 @@ def score_runs(
     paths: Sequence[str | Path], bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> list[RunScores]:
     """Load and score run folders; the library form of ``deonticbench score``."""
-    return [score_run(load_run(p), bootstrap, seed) for p in paths]
+    runs = [load_run(p) for p in paths]  # every path is checked before any is scored
+    return [score_run(run, bootstrap, seed) for run in runs]
 
 
 # -- comparison ------------------------------------------------------------------------

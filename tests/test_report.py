@@ -256,3 +256,19 @@ def test_model_specs_match_paper_names() -> None:
     assert match_model("anthropic:claude-sonnet-4.5") == "Claude Sonnet 4.5"
     assert match_model("openai:o3") == "o3"
     assert match_model("reference") is None
+
+
+def test_an_unwritable_out_folder_is_one_sentence(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deonticbench.cli import main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["score", str(runs[1]), "-B", "10", "--out", str(blocker / "report")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (
+        f"error: Cannot write the report to {blocker / 'report'}: Not a directory."
+    )

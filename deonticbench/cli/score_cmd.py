@@ -34,6 +34,10 @@ class NothingToScoreError(DeonticBenchError):
     pass
 
 
+class ReportWriteError(DeonticBenchError):
+    pass
+
+
 @click.command(name="score")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
@@ -83,7 +87,12 @@ def command(
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
         return
-    written = _write_all(out, scores, comparisons, against == "paper")
+    try:
+        written = _write_all(out, scores, comparisons, against == "paper")
+    except OSError as exc:
+        raise ReportWriteError(
+            f"Cannot write the report to {out}: {exc.strerror or exc}."
+        ) from None
     click.echo(f"wrote {len(written)} files to {out}: {', '.join(p.name for p in written)}")
 
 

@@ -324,9 +324,11 @@ def comparison_table(comparisons: Sequence[Comparison]) -> Table:
                 DOMAINS[c.domain].display_name,
                 MODE_TITLES.get(c.mode, c.mode),
                 c.stage,
-                pct(c.point_a),
-                pct(c.point_b),
-                f"{_signed(diff.mean)} [{_signed(diff.low)}, {_signed(diff.high)}]",
+                pct(c.point_a) if c.n_common else MISSING,
+                pct(c.point_b) if c.n_common else MISSING,
+                f"{_signed(diff.mean)} [{_signed(diff.low)}, {_signed(diff.high)}]"
+                if c.n_common
+                else "no common cases",
                 cases,
             ]
         )

@@ -182,7 +182,7 @@ USCIS = Domain(
 DOMAINS: dict[str, Domain] = {
     d.name: d for d in (SARA_NUMERIC, SARA_BINARY, AIRLINE, HOUSING, USCIS)
 }
-"""All domains in the paper's column order."""
+"""All domains, in a fixed order (the report module orders columns as the paper's Table 2)."""
 
 # Names users may type for a domain: ours, the hub config and the mirror folder.
 _ALIASES = {alias: d for d in DOMAINS.values() for alias in (d.name, d.hub_config, d.mirror_dir)}

@@ -1,0 +1,213 @@
+"""Runner benchmark: concurrent requests through the runner versus one-after-another calls.
+
+Every side talks to the loopback server (``tests/fakeproviders.py``, run in its own
+process as a real provider runs on its own machine) through the real openai client,
+with a fixed latency per request, measured in one run:
+
+* one after another: ``await model.generate(request)`` for each case in turn, nothing
+  else (the floor of any sequential harness: N x latency);
+* bare gather: the same calls under an ``asyncio.Semaphore(C)``, nothing else: what the
+  client and server allow, so ``runner / bare gather`` is the runner's own cost;
+* runner: ``Runner.run`` at ``--concurrency C`` end to end: rendering, requests, answer
+  reading and judging, a fsync'd record per sample.
+
+Direct mode, K=1, so each case is one request and Prolog CPU does not enter the picture
+(the executor has its own benchmark).  The latency-bound limit of the runner is
+N x latency / C; goal (issue 3): runner time within 1.3x of it.  The real prompts are
+long (airline, ~16 kB), so each request costs the client and server a few ms of CPU;
+with few requests the start-up (client, connections) weighs more: N defaults to 300
+airline cases (hard and whole).
+
+Usage: python benchmarks/runner.py [--cases N] [--concurrency C] [--latency S] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import fakeproviders  # noqa: E402
+from fakeproviders import FakeProvider, FakeRequest  # noqa: E402
+
+from deonticbench.data import Case, load_cases, resolve_source  # noqa: E402
+from deonticbench.domains import get_domain  # noqa: E402
+from deonticbench.models import Request, load_model  # noqa: E402
+from deonticbench.models.base import Model  # noqa: E402
+from deonticbench.prompting import Prompt, render  # noqa: E402
+from deonticbench.runner import Runner, plan_run  # noqa: E402
+from deonticbench.solver import Solver  # noqa: E402
+from deonticbench.store import RunFolder  # noqa: E402
+
+
+def tune_server() -> bool:
+    """Give the loopback server what a real provider's front end has, if it lacks it:
+    TCP_NODELAY (it writes headers and body in two sends, and with Nagle's algorithm the
+    second waits ~40 ms for the client's delayed ACK) and an accept backlog deeper than
+    socketserver's default of 5 (16 connections opening at once overflow it, and the
+    kernel's SYN retry adds a second).  Returns whether anything had to change."""
+    handler, server = fakeproviders._Handler, fakeproviders._Server
+    changed = False
+    if not getattr(handler, "disable_nagle_algorithm", False):
+        handler.disable_nagle_algorithm = True
+        changed = True
+    if server.request_queue_size < 128:
+        server.request_queue_size = 128
+        changed = True
+    return changed
+
+
+def load(n: int) -> list[Case]:
+    source = resolve_source()
+    pool: dict[str, Case] = {}
+    for split in ("hard", "whole"):
+        for case in load_cases("airline", split, source):
+            pool.setdefault(case.id, case)  # whole repeats some hard cases
+    return list(pool.values())[:n]
+
+
+def respond(request: FakeRequest) -> str:
+    # A plausible direct answer; which case it is does not matter here.
+    return f"The fees add up.\n\nAnswer: {len(request.last_user) % 997}"
+
+
+def serve(latency: float, ready: multiprocessing.Queue[str], stop: Any) -> None:
+    """The loopback server's process: report the URL, serve until told to stop."""
+    patched = tune_server()
+    with FakeProvider(respond, latency_s=latency) as fake:
+        ready.put(fake.openai_url + ("#nodelay" if patched else ""))
+        stop.wait()
+
+
+def model_for(url: str) -> Model:
+    return load_model(f"openai-compatible:bench@{url}", overrides={"max_tries": 1})
+
+
+async def sequential(url: str, cases: list[Case]) -> float:
+    model = model_for(url)
+    prompts = [render(c, "direct") for c in cases]
+    started = time.perf_counter()
+    for case, prompt in zip(cases, prompts, strict=True):
+        request = Request(prompt.messages, n=1, case=case, mode="direct", sample_start=0)
+        (completion,) = await model.generate(request)
+        assert completion.error is None, completion.error
+    elapsed = time.perf_counter() - started
+    await model.aclose()
+    return elapsed
+
+
+async def bare_gather(url: str, cases: list[Case], concurrency: int) -> float:
+    """The same requests as plain ``generate`` calls under a semaphore: what any asyncio
+    harness could reach with this client and server, nothing of the runner in it."""
+    model = model_for(url)
+    prompts = [render(c, "direct") for c in cases]
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(case: Case, prompt: Prompt) -> None:
+        async with gate:
+            request = Request(prompt.messages, n=1, case=case, mode="direct", sample_start=0)
+            (completion,) = await model.generate(request)
+            assert completion.error is None, completion.error
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(c, p) for c, p in zip(cases, prompts, strict=True)))
+    elapsed = time.perf_counter() - started
+    await model.aclose()
+    return elapsed
+
+
+async def through_runner(
+    url: str, cases: list[Case], solver: Solver, concurrency: int, out: Path
+) -> tuple[float, int]:
+    model = model_for(url)
+    airline = get_domain("airline")
+    plan = plan_run(
+        [airline], split="bench", modes=["direct"], source=resolve_source(), k=1,
+        load=lambda d, s, src: cases,
+    )  # fmt: skip
+    config = {"model": {"spec": model.spec, "identity": model.identity()}, "split": "bench"}
+    started = time.perf_counter()
+    with RunFolder.open(out, config) as run:
+        result = await Runner(model, solver, run, None, concurrency=concurrency).run(plan)
+    elapsed = time.perf_counter() - started
+    await model.aclose()
+    errors = [a.error for r in result.records.values() for a in r.attempts if a.error]
+    assert result.new == len(cases) and not errors, f"failed requests: {errors[:3]}"
+    return elapsed, result.requests
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=300)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--rounds", type=int, default=3, help="runner rounds (median kept)")
+    args = parser.parse_args()
+
+    cases = load(args.cases)
+    n, c, latency = len(cases), args.concurrency, args.latency
+
+    # The server runs in its own process, as a real provider runs on its own machine:
+    # its JSON work must not compete with the runner for this process's GIL.
+    ctx = multiprocessing.get_context("spawn")
+    ready: multiprocessing.Queue[str] = ctx.Queue()
+    stop = ctx.Event()
+    server = ctx.Process(target=serve, args=(latency, ready, stop), daemon=True)
+    server.start()
+    url = ready.get(timeout=60)
+    patched = url.endswith("#nodelay")
+    url = url.removesuffix("#nodelay")
+    try:
+        with Solver(workers=1) as solver:
+            seq = asyncio.run(sequential(url, cases))
+            runs, bares, cpu = [], [], []
+            with tempfile.TemporaryDirectory() as tmp:
+                # Interleaved rounds, so machine noise hits both alike.
+                for index in range(args.rounds):
+                    bares.append(asyncio.run(bare_gather(url, cases, c)))
+                    before = time.process_time()
+                    elapsed, requests = asyncio.run(
+                        through_runner(url, cases, solver, c, Path(tmp) / f"run{index}")
+                    )
+                    cpu.append(time.process_time() - before)
+                    assert requests == n
+                    runs.append(elapsed)
+    finally:
+        stop.set()
+        server.join(10)
+    conc = statistics.median(runs)
+    bound = n * latency / c
+    print(f"runner benchmark: {n} requests, latency {latency:.2f} s, direct mode, K=1")
+    if patched:
+        print("  (loopback server tuned for this benchmark: TCP_NODELAY, accept backlog 128)")
+    print(f"  one after another:        {seq:7.2f} s  (N x latency = {n * latency:.2f} s)")
+    print(
+        f"  runner, concurrency {c:<3}:  {conc:7.2f} s  (median of {len(runs)}: "
+        + ", ".join(f"{r:.2f}" for r in runs)
+        + ")"
+    )
+    bare = statistics.median(bares)
+    print(f"  bare asyncio.gather, C={c:<3}: {bare:6.2f} s  (same requests, no runner; median)")
+    print(f"  speed-up over one after another: {seq / conc:.1f}x")
+    print(f"  runner / bare gather:     {conc / bare:7.2f}x  (what the runner itself adds)")
+    print(
+        f"  runner CPU in this process: {statistics.median(cpu) / n * 1000:.1f} ms per request "
+        "(client library, rendering, judging, fsync'd records)"
+    )
+    print(f"  latency-bound limit N x latency / C = {bound:.2f} s")
+    ratio = conc / bound
+    verdict = "meets" if ratio <= 1.3 else "misses"
+    print(f"  runner / limit:           {ratio:7.2f}x  ({verdict} the goal of <= 1.3x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -121,13 +121,15 @@ class LiveProgress:
             return "--"
         return _duration(remaining * elapsed / self._new)
 
-    def _line(self, domain: str, mode: str, row: _Row) -> str:
+    def _line(self, domain: str, mode: str, row: _Row, *, eta: bool = True) -> str:
         errors = f" err {row.errors}" if row.errors else ""
-        return (
+        line = (
             f"{domain:<13} {mode:<9} {row.done:>5}/{row.total:<5} acc {row.accuracy()} "
             f"(first {row.first_accuracy()}) abst {row.abstain:>4}{errors} "
-            f"tok {_count(row.tokens_in)}/{_count(row.tokens_out)}  eta {self.eta()}"
+            f"tok in/out {_count(row.tokens_in)}/{_count(row.tokens_out)}"
         )
+        # The ETA is the whole run's; on a terminal it has its own line.
+        return f"{line}  eta {self.eta()}" if eta else line
 
     def _refresh(self, *, force: bool) -> None:
         if not self.tty:
@@ -136,7 +138,7 @@ class LiveProgress:
         if not force and now - self._last_draw < _REDRAW_S:
             return
         self._last_draw = now
-        lines = [self._line(d, m, row) for (d, m), row in self.rows.items()]
+        lines = [self._line(d, m, row, eta=False) for (d, m), row in self.rows.items()]
         lines.append(f"{self._done()}/{self._total()} samples, eta {self.eta()}")
         out = []
         if self._drawn_lines:

@@ -176,13 +176,7 @@ def _merge_config(folder: Path, config: dict[str, Any]) -> dict[str, Any]:
     if not path.exists():
         _write_json_atomic(path, config)
         return config
-    old = read_config(folder)
-    why = config_mismatch(old, config)
-    if why is not None:
-        raise ConfigError(
-            f"{folder} holds a run with another configuration ({why}); "
-            "use another --out folder or the original settings."
-        )
+    old = check_resumable(folder, config)
     # Domains and modes may be added to a run; their union is what the folder holds.
     merged = dict(old)
     merged["domains"] = _union(old.get("domains", []), config.get("domains", []))
@@ -192,6 +186,18 @@ def _merge_config(folder: Path, config: dict[str, Any]) -> dict[str, Any]:
     if merged != old:
         _write_json_atomic(path, merged)
     return merged
+
+
+def check_resumable(folder: Path, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The folder's config, if ``config`` may resume it; else one sentence why not."""
+    old = read_config(folder)
+    why = config_mismatch(old, config)
+    if why is not None:
+        raise ConfigError(
+            f"{folder} holds a run with another configuration ({why}); "
+            "use another --out folder or the original settings."
+        )
+    return old
 
 
 def _union(a: list[Any], b: list[Any]) -> list[Any]:

@@ -208,6 +208,15 @@ def test_resuming_with_another_configuration_is_refused(fake: FakeProvider, tmp_
     err = again.stderr.decode().strip()
     assert again.returncode == 2 and "another configuration" in err and "K for airline" in err
     assert len((out / RECORDS_NAME).read_text().splitlines()) == 1
+    # A dry run says the same before estimating anything.
+    dry = subprocess.run(
+        fake_args(fake, out, "-k", "2", "--dry-run"),
+        env=env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    assert dry.returncode == 2 and "K for airline" in dry.stderr.decode()
 
 
 def test_the_same_command_without_out_resumes_the_latest_run(

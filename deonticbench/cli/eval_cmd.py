@@ -124,7 +124,7 @@ def command(
         out = found or new_run_path(model.spec, split)
 
     if dry_run:
-        _dry_run(model, plan, out, cache_path, no_cache, attempts)
+        _dry_run(model, plan, config, out, cache_path, no_cache, attempts)
         return
     code = asyncio.run(
         _evaluate(model, plan, config, out, cache_path, no_cache, attempts, concurrency, workers)
@@ -142,12 +142,21 @@ def _open_cache(cache_path: Path | None, no_cache: bool) -> Any:
 
 
 def _dry_run(
-    model: Any, plan: Any, out: Path, cache_path: Path | None, no_cache: bool, attempts: int
+    model: Any,
+    plan: Any,
+    config: dict[str, Any],
+    out: Path,
+    cache_path: Path | None,
+    no_cache: bool,
+    attempts: int,
 ) -> None:
     from ..models import count_prompt_tokens, token_count_method
     from ..runner import estimate
-    from ..store import RECORDS_NAME, read_records
+    from ..store import CONFIG_NAME, RECORDS_NAME, check_resumable, read_records
 
+    if (out / CONFIG_NAME).exists():
+        # The real run would refuse this folder: say so now, not after the estimate.
+        check_resumable(out, config)
     done = read_records(out / RECORDS_NAME).records if (out / RECORDS_NAME).exists() else {}
     cache = _open_cache(cache_path, no_cache)
     try:
@@ -201,7 +210,10 @@ async def _evaluate(
 
     def stop() -> None:
         nonlocal interrupted
+        if interrupted:
+            return  # already stopping; a second Ctrl-C must not break the clean-up
         interrupted = True
+        click.echo("stopping: finished records are kept...", err=True)
         task.cancel()
 
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -28,6 +28,7 @@ cache is reused instead of requested again.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -419,12 +420,22 @@ def feedback_text(domain: Domain, execution: Execution, answer: Answer) -> str:
             f"It printed no readable answer ({answer.reason}); the program must print "
             f"exactly one line of the form {domain.answer_line}."
         )
-    stderr = execution.stderr.strip()
+    stderr = _stable_paths(execution.stderr.strip())
     if stderr:
         parts.append("stderr:\n" + _head(stderr, FEEDBACK_STDERR_CHARS))
-    stdout = execution.stdout.strip()
+    stdout = _stable_paths(execution.stdout.strip())
     parts.append("stdout:\n" + (_tail(stdout, FEEDBACK_STDOUT_CHARS) if stdout else "(empty)"))
     return "\n\n".join(parts)
+
+
+# The sandbox runs each program in a fresh job folder, whose name SWI-Prolog puts in
+# every message.  It means nothing to the model, and it would make the retry prompt (so
+# its cache key) differ on every run: keep the file name only.
+_JOB_PATH = re.compile(r"(?:/[^\s/:'\"()]+)+/(program\.pl)")
+
+
+def _stable_paths(text: str) -> str:
+    return _JOB_PATH.sub(r"\1", text)
 
 
 def _head(text: str, limit: int) -> str:

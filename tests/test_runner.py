@@ -393,3 +393,28 @@ def test_cancelling_a_run_keeps_finished_records_and_resume_completes(
     result, records = run(openai_model(fake), solver, out, modes=("direct",))
     assert result.resumed == kept and len(records) == len(cases)
     assert len((out / "records.jsonl").read_text().splitlines()) == len(cases)
+
+
+def test_the_cache_also_answers_feedback_retries_on_a_rerun(
+    fake: FakeProvider, solver: Solver, tmp_path: Path
+) -> None:
+    cases = smoke(AIRLINE)[:2]
+
+    def respond(request: FakeRequest) -> str:
+        case = case_of(request, cases)
+        if FEEDBACK_MARK in request.last_user:
+            return fenced(case.reference_prolog)
+        return fenced(BROKEN)
+
+    fake.responder = respond
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        _, first = run(openai_model(fake), solver, tmp_path / "a", limit=2, cache=cache)
+        sent = len(fake.generation_requests())
+        second, again = run(openai_model(fake), solver, tmp_path / "b", limit=2, cache=cache)
+    assert sent == 4 and len(fake.generation_requests()) == sent, "nothing asked twice"
+    assert second.requests == 0 and second.cache_hits == 4
+    assert attempts_of(again) == attempts_of(first)
+    for record in again.values():
+        assert [a.cached for a in record.attempts] == [True, True]
+        # The retry prompt is stable across runs: no sandbox job path in it.
+        assert record.attempts[1].prompt_hash == first[record.key].attempts[1].prompt_hash

@@ -202,6 +202,7 @@ class Runner:
         self.observer: Observer = observer or _Silent()
         self._identity = model.identity()
         self._requests: asyncio.Semaphore | None = None
+        self._executions: asyncio.Semaphore | None = None
         self._result = RunResult(records=run.done)
 
     async def run(self, plan: RunPlan) -> RunResult:
@@ -211,6 +212,10 @@ class Runner:
         self._result.resumed = sum(1 for u in plan.units for key in u.sample_keys() if key in done)
         self.observer.started(plan.totals(), [r for r in done.values() if _in_plan(plan, r)])
         self._requests = asyncio.Semaphore(self.concurrency)
+        # No more programs handed to the pool than it has workers: each waiting program
+        # would hold one of asyncio's few default threads, which the event loop also
+        # needs (name resolution for new connections, among others).
+        self._executions = asyncio.Semaphore(max(1, int(getattr(self.solver, "size", 2))))
         todo = [u for u in plan.units if any(key not in done for key in u.sample_keys())]
         try:
             await _bounded(todo, self._unit, limit=max(2 * self.concurrency, 4))
@@ -367,7 +372,9 @@ class Runner:
         prepared = prepare_program(domain, program)
         attempt.program = prepared.text
         attempt.repaired = prepared.repaired
-        execution = await self.solver.arun(prepared.text)
+        assert self._executions is not None
+        async with self._executions:
+            execution = await self.solver.arun(prepared.text)
         attempt.execution = execution.to_dict()
         answer = _program_answer(domain, execution)
         _set_answer(attempt, domain, answer, unit.case)

@@ -104,3 +104,23 @@ def test_worker_restarts_after_its_supervisor_dies() -> None:
         worker.proc.kill()
         worker.proc.wait()
         assert solver.run(":- writeln(again).\n").stdout == "again\n"
+
+
+def test_concurrent_pools_do_not_kill_each_others_programs() -> None:
+    """Two pools side by side (as when two runs share a machine): each worker's uid is its
+    own, so one supervisor's clean-up never reaches the other pool's programs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    programs = [f":- X is {i} + 1, writeln(X).\n" for i in range(60)]
+    kinds = ["rlimits", "bwrap" if bwrap_works() else "rlimits"]
+    with Solver(workers=2, sandbox=kinds[0]) as one, Solver(workers=2, sandbox=kinds[1]) as two:  # type: ignore[arg-type]
+        with ThreadPoolExecutor(2) as pool:
+            first, second = pool.map(lambda s: s.map(programs), [one, two])
+        uids = {w.uid for w in one._all + two._all}
+    for executions in (first, second):
+        assert [e.status for e in executions] == ["ok"] * len(programs)
+        assert [e.stdout for e in executions] == [f"{i + 1}\n" for i in range(60)]
+    import os
+
+    if os.geteuid() == 0:
+        assert len(uids) == 4

@@ -13,6 +13,7 @@ spread work across all workers.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 from queue import Queue
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from ..errors import SandboxError
 from .classify import classify
@@ -38,9 +39,28 @@ _SUPERVISOR = Path(__file__).with_name("supervisor.py")
 # The interpreter itself, not a virtualenv's symlink to it: only the base installation
 # is visible inside the sandbox.
 _PYTHON = os.path.realpath(sys.executable)
-# Unprivileged uids for programs when we run as root: one per worker slot, so that a
-# program's process limit and its kill(-1) reach only its own worker's processes.
-_UID_BASE = 61000
+# Unprivileged uids for programs when we run as root: one per worker, never shared with
+# another worker of any process on the machine (each is claimed with a lock file held for
+# the worker's life), so that a program's process limit and the supervisor's kill by uid
+# reach only that worker's programs.
+_UID_RANGE = range(61000, 62000)
+_UID_LOCKS = Path(tempfile.gettempdir()) / "deonticbench-uids"
+
+
+def _claim_uid() -> tuple[int, IO[bytes]]:
+    """Lock and return a uid no other live worker on this machine is using."""
+    _UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+    for uid in _UID_RANGE:
+        handle = open(_UID_LOCKS / str(uid), "wb")  # noqa: SIM115 - held for the worker's life
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        return uid, handle
+    raise SandboxError("no free sandbox uid: over 1000 workers are running on this machine.")
+
+
 # How much longer than a program's own timeout we wait for its supervisor's answer
 # before declaring the worker dead and restarting it.
 _WATCHDOG_GRACE_S = 10.0
@@ -143,7 +163,8 @@ class _Worker:
     def __init__(self, slot: int, sandbox: SandboxKind) -> None:
         self.slot = slot
         self.sandbox = sandbox
-        self.uid = _UID_BASE + slot if os.geteuid() == 0 else None
+        self.uid: int | None = None
+        self._uid_lock: IO[bytes] | None = None
         self.proc: subprocess.Popen[str] | None = None
         self._hostdir: str | None = None
 
@@ -158,6 +179,8 @@ class _Worker:
             workdir = self._hostdir
             argv = []
         argv += [_PYTHON, "-I", "-S", str(_SUPERVISOR), "--workdir", workdir]
+        if os.geteuid() == 0 and self.uid is None:
+            self.uid, self._uid_lock = _claim_uid()
         if self.uid is not None:
             argv += ["--uid", str(self.uid)]
         self.proc = subprocess.Popen(
@@ -225,6 +248,9 @@ class _Worker:
         if self._hostdir:
             shutil.rmtree(self._hostdir, ignore_errors=True)
             self._hostdir = None
+        if self._uid_lock is not None:
+            self._uid_lock.close()
+            self._uid_lock, self.uid = None, None
 
 
 class Solver:

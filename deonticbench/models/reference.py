@@ -1,11 +1,11 @@
 """``reference``: answers every case with its own gold material.
 
-Program modes get the case's reference program in a ```prolog fence (as stored, when
-it already has one); direct mode gets
-the gold label as "Answer: ...".  Run end to end, it must agree with `deonticbench validate` (which is not 100% on every
-domain: see docs/data-audit.md):
-it is the pipeline's self-check, exercising extraction, sandboxed execution, answer
-reading and judging without paying for a model.  Nothing is paid, so nothing is cached.
+Program modes get the case's reference program in a ```prolog fence (as stored, when it
+already has one); direct mode gets the gold label as "Answer: ...".  It is the
+pipeline's self-check, exercising extraction, sandboxed execution, answer reading and
+judging without paying for a model: run end to end it must agree with
+``deonticbench validate`` (which is not 100% on every domain: see docs/data-audit.md).
+Nothing is paid, so nothing is cached.
 """
 
 from __future__ import annotations

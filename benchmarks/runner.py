@@ -18,6 +18,9 @@ long (airline, ~16 kB), so each request costs the client and server a few ms of 
 with few requests the start-up (client, connections) weighs more: N defaults to 300
 airline cases (hard and whole).
 
+A second part (--overlap N, default 80, 0 skips it) runs zero-shot with each case's reference
+program as the response, to show model latency and Prolog CPU overlapping.
+
 Usage: python benchmarks/runner.py [--cases N] [--concurrency C] [--latency S] [--rounds R]
 """
 
@@ -30,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +47,9 @@ from deonticbench.data import Case, load_cases, resolve_source  # noqa: E402
 from deonticbench.domains import get_domain  # noqa: E402
 from deonticbench.models import Request, load_model  # noqa: E402
 from deonticbench.models.base import Model  # noqa: E402
+from deonticbench.programs import prepare_program  # noqa: E402
 from deonticbench.prompting import Prompt, render  # noqa: E402
+from deonticbench.records import Mode  # noqa: E402
 from deonticbench.runner import Runner, plan_run  # noqa: E402
 from deonticbench.solver import Solver  # noqa: E402
 from deonticbench.store import RunFolder  # noqa: E402
@@ -80,10 +86,25 @@ def respond(request: FakeRequest) -> str:
     return f"The fees add up.\n\nAnswer: {len(request.last_user) % 997}"
 
 
-def serve(latency: float, ready: multiprocessing.Queue[str], stop: Any) -> None:
+def program_responder(cases: list[Case]) -> Callable[[FakeRequest], str]:
+    """Answer each zero-shot prompt with its case's reference program."""
+    by_text = {c.text.strip()[:200]: c for c in cases}
+
+    def answer(request: FakeRequest) -> str:
+        prompt = next(m["content"] for m in request.messages if m["role"] == "user")
+        for key, case in by_text.items():
+            if key in prompt:
+                return f"```prolog\n{case.reference_prolog.strip()}\n```"
+        return "no case matched"
+
+    return answer
+
+
+def serve(latency: float, ready: multiprocessing.Queue[str], stop: Any, programs: int) -> None:
     """The loopback server's process: report the URL, serve until told to stop."""
     patched = tune_server()
-    with FakeProvider(respond, latency_s=latency) as fake:
+    responder = program_responder(load(programs)) if programs else respond
+    with FakeProvider(responder, latency_s=latency) as fake:
         ready.put(fake.openai_url + ("#nodelay" if patched else ""))
         stop.wait()
 
@@ -126,12 +147,17 @@ async def bare_gather(url: str, cases: list[Case], concurrency: int) -> float:
 
 
 async def through_runner(
-    url: str, cases: list[Case], solver: Solver, concurrency: int, out: Path
+    url: str,
+    cases: list[Case],
+    solver: Solver,
+    concurrency: int,
+    out: Path,
+    mode: Mode = "direct",
 ) -> tuple[float, int]:
     model = model_for(url)
     airline = get_domain("airline")
     plan = plan_run(
-        [airline], split="bench", modes=["direct"], source=resolve_source(), k=1,
+        [airline], split="bench", modes=[mode], source=resolve_source(), k=1,
         load=lambda d, s, src: cases,
     )  # fmt: skip
     config = {"model": {"spec": model.spec, "identity": model.identity()}, "split": "bench"}
@@ -142,6 +168,9 @@ async def through_runner(
     await model.aclose()
     errors = [a.error for r in result.records.values() for a in r.attempts if a.error]
     assert result.new == len(cases) and not errors, f"failed requests: {errors[:3]}"
+    if mode != "direct":
+        ran = sum(r.first.execution is not None for r in result.records.values())
+        assert ran == len(cases), "every response's program was run"
     return elapsed, result.requests
 
 
@@ -151,6 +180,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--rounds", type=int, default=3, help="runner rounds (median kept)")
+    parser.add_argument(
+        "--overlap", type=int, default=80, help="cases for the zero-shot overlap part (0: skip)"
+    )
     args = parser.parse_args()
 
     cases = load(args.cases)
@@ -161,13 +193,13 @@ def main() -> None:
     ctx = multiprocessing.get_context("spawn")
     ready: multiprocessing.Queue[str] = ctx.Queue()
     stop = ctx.Event()
-    server = ctx.Process(target=serve, args=(latency, ready, stop), daemon=True)
+    server = ctx.Process(target=serve, args=(latency, ready, stop, 0), daemon=True)
     server.start()
     url = ready.get(timeout=60)
     patched = url.endswith("#nodelay")
     url = url.removesuffix("#nodelay")
     try:
-        with Solver(workers=1) as solver:
+        with Solver() as solver:
             seq = asyncio.run(sequential(url, cases))
             runs, bares, cpu = [], [], []
             with tempfile.TemporaryDirectory() as tmp:
@@ -207,6 +239,42 @@ def main() -> None:
     ratio = conc / bound
     verdict = "meets" if ratio <= 1.3 else "misses"
     print(f"  runner / limit:           {ratio:7.2f}x  ({verdict} the goal of <= 1.3x)")
+    if args.overlap:
+        overlap(args.overlap, c, latency)
+
+
+def overlap(count: int, concurrency: int, latency: float) -> None:
+    """Zero-shot, every response the case's reference program: do waiting on the model
+    and running Prolog overlap?  Compares the runner with Prolog alone (the same
+    programs through the pool) and with the requests' latency bound."""
+    cases = load(count)
+    ctx = multiprocessing.get_context("spawn")
+    ready: multiprocessing.Queue[str] = ctx.Queue()
+    stop = ctx.Event()
+    server = ctx.Process(target=serve, args=(latency, ready, stop, count), daemon=True)
+    server.start()
+    url = ready.get(timeout=60).removesuffix("#nodelay")
+    airline = get_domain("airline")
+    programs = [prepare_program(airline, c.reference_prolog).text for c in cases]
+    try:
+        with Solver() as solver, tempfile.TemporaryDirectory() as tmp:
+            solver.map(programs[:4])  # warm the workers
+            started = time.perf_counter()
+            solver.map(programs)
+            prolog = time.perf_counter() - started
+            elapsed, _ = asyncio.run(
+                through_runner(url, cases, solver, concurrency, Path(tmp) / "zs", "zero-shot")
+            )
+            workers = solver.size
+    finally:
+        stop.set()
+        server.join(10)
+    requests = len(cases) * latency / concurrency
+    print(f"overlap: zero-shot, {len(cases)} reference programs as responses, C={concurrency}")
+    print(f"  Prolog alone ({workers} workers):   {prolog:7.2f} s")
+    print(f"  requests alone (N x latency / C):{requests:7.2f} s")
+    print(f"  runner:                         {elapsed:7.2f} s  (no overlap would be about "
+          f"{prolog + requests:.2f} s)")  # fmt: skip
 
 
 if __name__ == "__main__":

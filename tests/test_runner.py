@@ -125,9 +125,12 @@ def test_reference_backend_agrees_with_the_reference_programs_on_every_smoke_dom
     from deonticbench.models.reference import ReferenceModel
 
     domains = list(DOMAINS.values())
-    result, records = run(
-        ReferenceModel(), solver, tmp_path / "run", domains=domains, modes=("zero-shot", "direct")
-    )
+    with ResponseCache(tmp_path / "cache.sqlite") as cache:
+        result, records = run(
+            ReferenceModel(), solver, tmp_path / "run", domains=domains,
+            modes=("zero-shot", "direct"), cache=cache,
+        )  # fmt: skip
+        assert len(cache) == 0, "answers that cost nothing bypass the cache"
     assert result.new == len(records) == 2 * sum(len(smoke(d)) for d in domains)
     for domain in domains:
         for case in smoke(domain):

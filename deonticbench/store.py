@@ -94,6 +94,8 @@ class LoadedRecords:
     truncated: bool
     """A partial last line (from a crash) was found and cut off."""
     duplicates: int
+    dropped_errors: int = 0
+    """Records taken out by ``retry_errors`` (their samples will be done again)."""
 
 
 class RunFolder:
@@ -115,8 +117,14 @@ class RunFolder:
         return self.loaded.records
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], config: dict[str, Any]) -> RunFolder:
-        """Create the folder or resume it; raises ConfigError on a mismatched config."""
+    def open(
+        cls, path: str | os.PathLike[str], config: dict[str, Any], *, retry_errors: bool = False
+    ) -> RunFolder:
+        """Create the folder or resume it; raises ConfigError on a mismatched config.
+
+        With ``retry_errors``, records whose last attempt is a failed request (an outage,
+        a spent quota) are taken out of records.jsonl, so that those samples are done
+        again; the file is rewritten atomically and keeps one line per sample."""
         folder = Path(path)
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -126,6 +134,8 @@ class RunFolder:
         try:
             merged = _merge_config(folder, config)
             loaded = read_records(folder / RECORDS_NAME, repair=True)
+            if retry_errors:
+                _drop_error_records(folder / RECORDS_NAME, loaded)
         except BaseException:
             lock.close()
             raise
@@ -137,9 +147,8 @@ class RunFolder:
     def append(self, record: Record) -> None:
         """Append one record and make it durable before returning."""
         assert self._records is not None, "run folder is closed"
-        line = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
         # One write of the whole line: a crash leaves at most a truncated last line.
-        self._records.write(line.encode("utf-8") + b"\n")
+        self._records.write(_record_line(record))
         self._records.flush()
         os.fsync(self._records.fileno())
         self.loaded.records.setdefault(record.key, record)
@@ -157,6 +166,28 @@ class RunFolder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _drop_error_records(path: Path, loaded: LoadedRecords) -> None:
+    failed = [key for key, r in loaded.records.items() if r.final.error is not None]
+    if not failed:
+        return
+    for key in failed:
+        del loaded.records[key]
+    tmp = path.with_suffix(".jsonl.tmp")
+    with open(tmp, "wb") as fh:
+        for record in loaded.records.values():
+            fh.write(_record_line(record))
+        fh.flush()
+        os.fsync(fh.fileno())
+    # Atomic: a crash leaves either the old file or the new one, never a mixture.
+    os.replace(tmp, path)
+    loaded.dropped_errors = len(failed)
+
+
+def _record_line(record: Record) -> bytes:
+    line = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
+    return line.encode("utf-8") + b"\n"
 
 
 def _take_lock(folder: Path) -> IO[str]:

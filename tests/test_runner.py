@@ -4,6 +4,7 @@ reference, replay), real swipl in the sandbox pool, real run folders and sqlite 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -421,3 +422,34 @@ def test_the_cache_also_answers_feedback_retries_on_a_rerun(
         assert [a.cached for a in record.attempts] == [True, True]
         # The retry prompt is stable across runs: no sandbox job path in it.
         assert record.attempts[1].prompt_hash == first[record.key].attempts[1].prompt_hash
+
+
+def test_retry_errors_redoes_failed_samples_and_keeps_one_line_each(
+    fake: FakeProvider, solver: Solver, tmp_path: Path
+) -> None:
+    cases = smoke(AIRLINE)
+    fake.responder = lambda r: f"Answer: {case_of(r, cases).gold}"
+    fake.fail_next(status=500, times=4)  # an outage: both attempts of the first case fail
+    out = tmp_path / "run"
+    _, before = run(openai_model(fake), solver, out, modes=("direct",), concurrency=1, limit=1)
+    assert before[("airline", cases[0].id, "direct", 0)].final.error is not None
+    # A plain resume keeps the error record...
+    again, _ = run(openai_model(fake), solver, out, modes=("direct",), limit=1)
+    assert again.new == 0
+    # ...retry_errors takes it out and does the sample again.
+    model = openai_model(fake)
+    plan = plan_run([AIRLINE], split="smoke", modes=["direct"], source=source(), k=1, limit=1)
+    config = {"model": {"spec": model.spec, "identity": model.identity()}, "split": "smoke"}
+
+    async def redo() -> RunResult:
+        with RunFolder.open(out, config, retry_errors=True) as folder:
+            assert folder.loaded.dropped_errors == 1
+            result = await Runner(model, solver, folder, None).run(plan)
+        await model.aclose()
+        return result
+
+    result = asyncio.run(redo())
+    assert result.new == 1
+    lines = (out / "records.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+    assert Record.from_json(json.loads(lines[0])).final.outcome == "correct"

@@ -63,6 +63,9 @@ def _positive(name: str, value: int | None) -> None:
 @click.option("--param", "params", multiple=True, help="Model parameter key=value (repeatable).")
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path), default=None)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
+@click.option(
+    "--retry-errors", is_flag=True, help="Redo samples of this run whose last request failed."
+)
 @click.option("--workers", type=int, default=None, help="Prolog workers (default: cores).")
 @click.option("--dry-run", is_flag=True, help="Count requests and prompt tokens, then exit.")
 def command(
@@ -83,6 +86,7 @@ def command(
     params: tuple[str, ...],
     cache_path: Path | None,
     no_cache: bool,
+    retry_errors: bool,
     workers: int | None,
     dry_run: bool,
 ) -> None:
@@ -124,10 +128,21 @@ def command(
         out = found or new_run_path(model.spec, split)
 
     if dry_run:
-        _dry_run(model, plan, config, out, cache_path, no_cache, attempts)
+        _dry_run(model, plan, config, out, cache_path, no_cache, attempts, retry_errors)
         return
     code = asyncio.run(
-        _evaluate(model, plan, config, out, cache_path, no_cache, attempts, concurrency, workers)
+        _evaluate(
+            model,
+            plan,
+            config,
+            out,
+            cache_path,
+            no_cache,
+            attempts,
+            concurrency,
+            workers,
+            retry_errors,
+        )
     )
     if code:
         sys.exit(code)
@@ -149,6 +164,7 @@ def _dry_run(
     cache_path: Path | None,
     no_cache: bool,
     attempts: int,
+    retry_errors: bool,
 ) -> None:
     from ..models import count_prompt_tokens, token_count_method
     from ..runner import estimate
@@ -158,6 +174,8 @@ def _dry_run(
         # The real run would refuse this folder: say so now, not after the estimate.
         check_resumable(out, config)
     done = read_records(out / RECORDS_NAME).records if (out / RECORDS_NAME).exists() else {}
+    if retry_errors:
+        done = {key: r for key, r in done.items() if r.final.error is None}
     cache = _open_cache(cache_path, no_cache)
     try:
         est = estimate(
@@ -196,6 +214,7 @@ async def _evaluate(
     attempts: int,
     concurrency: int,
     workers: int | None,
+    retry_errors: bool,
 ) -> int:
     from ..domains import DOMAINS
     from ..progress import LiveProgress, summary_table
@@ -221,9 +240,14 @@ async def _evaluate(
     try:
         # Before any work: a missing key or an unreachable server is one sentence.
         await model.check()
-        with RunFolder.open(out, config) as run:
+        with RunFolder.open(out, config, retry_errors=retry_errors) as run:
             if run.loaded.truncated:
                 click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
+            if run.loaded.dropped_errors:
+                click.echo(
+                    f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
+                    err=True,
+                )
             click.echo(f"run folder: {out}", err=True)
             cache = _open_cache(cache_path, no_cache)
             solver = Solver(workers=workers, limits=Limits(**config["limits"]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -127,64 +128,65 @@ def command(
         found = None if fresh else find_resumable(config)
         out = found or new_run_path(model.spec, split)
 
+    options = _Options(out, cache_path, no_cache, attempts, concurrency, workers, retry_errors)
     if dry_run:
-        _dry_run(model, plan, config, out, cache_path, no_cache, attempts, retry_errors)
+        _dry_run(model, plan, config, options)
         return
-    code = asyncio.run(
-        _evaluate(
-            model,
-            plan,
-            config,
-            out,
-            cache_path,
-            no_cache,
-            attempts,
-            concurrency,
-            workers,
-            retry_errors,
-        )
-    )
+    code = asyncio.run(_evaluate(model, plan, config, options))
     if code:
         sys.exit(code)
 
 
-def _open_cache(cache_path: Path | None, no_cache: bool) -> Any:
+@dataclass(frozen=True)
+class _Options:
+    """How to run, as opposed to what (the plan) and with which model."""
+
+    out: Path
+    cache_path: Path | None
+    no_cache: bool
+    attempts: int
+    concurrency: int
+    workers: int | None
+    retry_errors: bool
+
+
+def _open_cache(options: _Options) -> Any:
     from ..store import ResponseCache, default_cache_path
 
-    if no_cache:
+    if options.no_cache:
         return None
-    return ResponseCache(cache_path or default_cache_path())
+    return ResponseCache(options.cache_path or default_cache_path())
 
 
-def _dry_run(
-    model: Any,
-    plan: Any,
-    config: dict[str, Any],
-    out: Path,
-    cache_path: Path | None,
-    no_cache: bool,
-    attempts: int,
-    retry_errors: bool,
-) -> None:
+def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -> None:
     from ..models import count_prompt_tokens, token_count_method
     from ..runner import estimate
     from ..store import CONFIG_NAME, RECORDS_NAME, check_resumable, read_records
 
-    if (out / CONFIG_NAME).exists():
+    if (options.out / CONFIG_NAME).exists():
         # The real run would refuse this folder: say so now, not after the estimate.
-        check_resumable(out, config)
-    done = read_records(out / RECORDS_NAME).records if (out / RECORDS_NAME).exists() else {}
-    if retry_errors:
+        check_resumable(options.out, config)
+    done = (
+        read_records(options.out / RECORDS_NAME).records
+        if (options.out / RECORDS_NAME).exists()
+        else {}
+    )
+    if options.retry_errors:
         done = {key: r for key, r in done.items() if r.final.error is None}
-    cache = _open_cache(cache_path, no_cache)
+    cache = _open_cache(options)
     try:
         est = estimate(
-            model, plan, done=done, cache=cache, attempts=attempts, count_tokens=count_prompt_tokens
+            model,
+            plan,
+            done=done,
+            cache=cache,
+            attempts=options.attempts,
+            count_tokens=count_prompt_tokens,
         )
     finally:
         if cache is not None:
             cache.close()
-    click.echo(f"dry run for {model.spec} on {plan.split} -> {out}")
+    click.echo(f"dry run for {model.spec} on {plan.split} -> {options.out}")
     header = f"{'domain':<13} {'mode':<9} {'samples':>7} {'done':>5} {'cached':>6} "
     click.echo(header + f"{'requests':>8} {'prompt tokens':>13}")
     for r in est.rows:
@@ -196,26 +198,16 @@ def _dry_run(
         f"total: {est.requests} requests, {est.prompt_tokens:,} prompt tokens for the first "
         f"attempt of {est.samples_left} samples (tokens counted with {token_count_method(model)})."
     )
-    if attempts > 1 and est.samples_left:
+    retries = (options.attempts - 1) * est.samples_left
+    if retries:
         click.echo(
-            f"retries with feedback add at most {(attempts - 1) * est.samples_left} requests "
+            f"retries with feedback add at most {retries} requests "
             "(one per sample per extra attempt, only for failed programs or requests)."
         )
     click.echo("nothing was sent.")
 
 
-async def _evaluate(
-    model: Any,
-    plan: Any,
-    config: dict[str, Any],
-    out: Path,
-    cache_path: Path | None,
-    no_cache: bool,
-    attempts: int,
-    concurrency: int,
-    workers: int | None,
-    retry_errors: bool,
-) -> int:
+async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Options) -> int:
     from ..domains import DOMAINS
     from ..progress import LiveProgress, summary_table
     from ..runner import Runner
@@ -240,7 +232,7 @@ async def _evaluate(
     try:
         # Before any work: a missing key or an unreachable server is one sentence.
         await model.check()
-        with RunFolder.open(out, config, retry_errors=retry_errors) as run:
+        with RunFolder.open(options.out, config, retry_errors=options.retry_errors) as run:
             if run.loaded.truncated:
                 click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
             if run.loaded.dropped_errors:
@@ -248,17 +240,17 @@ async def _evaluate(
                     f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
                     err=True,
                 )
-            click.echo(f"run folder: {out}", err=True)
-            cache = _open_cache(cache_path, no_cache)
-            solver = Solver(workers=workers, limits=Limits(**config["limits"]))
+            click.echo(f"run folder: {options.out}", err=True)
+            cache = _open_cache(options)
+            solver = Solver(workers=options.workers, limits=Limits(**config["limits"]))
             progress = LiveProgress()
             runner = Runner(
                 model,
                 solver,
                 run,
                 cache,
-                attempts=attempts,
-                concurrency=concurrency,
+                attempts=options.attempts,
+                concurrency=options.concurrency,
                 observer=progress,
             )
             try:

@@ -40,7 +40,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-import fakeproviders  # noqa: E402
 from fakeproviders import FakeProvider, FakeRequest  # noqa: E402
 
 from deonticbench.data import Case, load_cases, resolve_source  # noqa: E402
@@ -53,23 +52,6 @@ from deonticbench.records import Mode  # noqa: E402
 from deonticbench.runner import Runner, plan_run  # noqa: E402
 from deonticbench.solver import Solver  # noqa: E402
 from deonticbench.store import RunFolder  # noqa: E402
-
-
-def tune_server() -> bool:
-    """Give the loopback server what a real provider's front end has, if it lacks it:
-    TCP_NODELAY (it writes headers and body in two sends, and with Nagle's algorithm the
-    second waits ~40 ms for the client's delayed ACK) and an accept backlog deeper than
-    socketserver's default of 5 (16 connections opening at once overflow it, and the
-    kernel's SYN retry adds a second).  Returns whether anything had to change."""
-    handler, server = fakeproviders._Handler, fakeproviders._Server
-    changed = False
-    if not getattr(handler, "disable_nagle_algorithm", False):
-        handler.disable_nagle_algorithm = True
-        changed = True
-    if server.request_queue_size < 128:
-        server.request_queue_size = 128
-        changed = True
-    return changed
 
 
 def load(n: int) -> list[Case]:
@@ -102,10 +84,9 @@ def program_responder(cases: list[Case]) -> Callable[[FakeRequest], str]:
 
 def serve(latency: float, ready: multiprocessing.Queue[str], stop: Any, programs: int) -> None:
     """The loopback server's process: report the URL, serve until told to stop."""
-    patched = tune_server()
     responder = program_responder(load(programs)) if programs else respond
     with FakeProvider(responder, latency_s=latency) as fake:
-        ready.put(fake.openai_url + ("#nodelay" if patched else ""))
+        ready.put(fake.openai_url)
         stop.wait()
 
 
@@ -196,8 +177,6 @@ def main() -> None:
     server = ctx.Process(target=serve, args=(latency, ready, stop, 0), daemon=True)
     server.start()
     url = ready.get(timeout=60)
-    patched = url.endswith("#nodelay")
-    url = url.removesuffix("#nodelay")
     try:
         with Solver() as solver:
             seq = asyncio.run(sequential(url, cases))
@@ -219,8 +198,6 @@ def main() -> None:
     conc = statistics.median(runs)
     bound = n * latency / c
     print(f"runner benchmark: {n} requests, latency {latency:.2f} s, direct mode, K=1")
-    if patched:
-        print("  (loopback server tuned for this benchmark: TCP_NODELAY, accept backlog 128)")
     print(f"  one after another:        {seq:7.2f} s  (N x latency = {n * latency:.2f} s)")
     print(
         f"  runner, concurrency {c:<3}:  {conc:7.2f} s  (median of {len(runs)}: "

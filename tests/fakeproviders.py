@@ -109,6 +109,9 @@ def _words(text: str) -> int:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two sends: without TCP_NODELAY the second waits ~40 ms
+    # for the client's delayed ACK, which a real provider's front end does not add.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
@@ -268,6 +271,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 overflows when 16 connections open at once.
+    request_queue_size = 128
     state: _State
 
 

@@ -43,8 +43,10 @@ class Limits:
     stack_mb: int = 512
     """SWI-Prolog's combined stack limit (a program raising it still meets ``memory_mb``)."""
     file_size_mb: int = 16
-    output_bytes: int = 256 * 1024
-    """stdout and stderr are each cut at this many bytes; a flood is a resource_limit."""
+    output_bytes: int = 64 * 1024
+    """stdout and stderr are each cut at this many bytes; a flood is a resource_limit.
+    An answer is one line: 64 KiB leaves room for any honest trace while keeping every
+    record of a run small (records keep the output for auditing)."""
     processes: int = 32
     """Processes the program may have at once (RLIMIT_NPROC of its own uid)."""
 

@@ -15,10 +15,10 @@ import time
 from typing import Any
 
 from ..errors import ConfigError
-from ._sdk import MalformedResponse, classify_sdk_error, provider_message
+from ._sdk import MalformedResponse, classify_sdk_error
 from .base import Completion, Request
 from .registry import Settings
-from .remote import RemoteModel, env_key, public_url
+from .remote import RemoteModel, env_key
 from .retry import call_with_retries
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
@@ -29,7 +29,6 @@ class AnthropicModel(RemoteModel):
     def __init__(self, spec: str, model_name: str, settings: Settings) -> None:
         url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_DEFAULT_URL
         super().__init__(spec, "anthropic", model_name, settings, url)
-        self._client: Any = None
 
     def client(self) -> Any:
         if self._client is None:
@@ -50,26 +49,7 @@ class AnthropicModel(RemoteModel):
     async def check(self) -> None:
         import anthropic
 
-        client = self.client()
-        where = public_url(self.base_url)
-        try:
-            await client.with_options(timeout=self.check_timeout_s, max_retries=0).models.list()
-        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-            raise ConfigError(
-                f"{where} rejected the key in ANTHROPIC_API_KEY: {provider_message(exc)}"
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            reason = (
-                "timed out" if isinstance(exc, anthropic.APITimeoutError) else "connection failed"
-            )
-            raise ConfigError(f"cannot reach {where} ({reason}); is the server running?") from None
-        except anthropic.APIStatusError:
-            pass  # it answered: reachable
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self.check_with(anthropic, "ANTHROPIC_API_KEY")
 
     def request_fields(self, request: Request) -> dict[str, Any]:
         """The JSON fields of one call: system apart, sampling parameters if set."""

@@ -16,10 +16,10 @@ import time
 from typing import Any
 
 from ..errors import ConfigError
-from ._sdk import MalformedResponse, classify_sdk_error, provider_message
+from ._sdk import MalformedResponse, classify_sdk_error
 from .base import Completion, Request
 from .registry import Settings
-from .remote import RemoteModel, env_key, public_url, split_usage
+from .remote import RemoteModel, env_key, split_usage
 from .retry import call_with_retries
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
@@ -49,7 +49,6 @@ class OpenAIModel(RemoteModel):
         )
         self.compatible = compatible
         self.key_env = "OPENAI_COMPATIBLE_API_KEY" if compatible else "OPENAI_API_KEY"
-        self._client: Any = None
         self._server_ignores_n = False
 
     # --- client ---------------------------------------------------------------------
@@ -81,24 +80,7 @@ class OpenAIModel(RemoteModel):
     async def check(self) -> None:
         import openai
 
-        client = self.client()
-        where = public_url(self.base_url)
-        try:
-            await client.with_options(timeout=self.check_timeout_s, max_retries=0).models.list()
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise ConfigError(
-                f"{where} rejected the key in {self.key_env}: {provider_message(exc)}"
-            ) from None
-        except openai.APIConnectionError as exc:
-            reason = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
-            raise ConfigError(f"cannot reach {where} ({reason}); is the server running?") from None
-        except openai.APIStatusError:
-            pass  # it answered: reachable, even if it has no model listing
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self.check_with(openai, self.key_env)
 
     # --- generation -----------------------------------------------------------------
 

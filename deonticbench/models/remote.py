@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import random
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
+from ._sdk import provider_message
 from .base import Completion, Model
 from .registry import Settings
 from .retry import RetryPolicy
@@ -79,6 +81,33 @@ class RemoteModel(Model):
         self.timeout_s = float(settings.option("timeout_s", 600.0))
         self.check_timeout_s = float(settings.option("check_timeout_s", 15.0))
         self._rng = random.Random()
+        self._client: Any = None
+
+    def client(self) -> Any:
+        """The provider's async client, created on first use."""
+        raise NotImplementedError
+
+    async def check_with(self, sdk: ModuleType, key_env: str) -> None:
+        """Pre-flight through the official client: a rejected key or an unreachable server is
+        one sentence before any work; any other answer means the server is there."""
+        client = self.client()
+        where = public_url(self.base_url)
+        try:
+            await client.with_options(timeout=self.check_timeout_s, max_retries=0).models.list()
+        except (sdk.AuthenticationError, sdk.PermissionDeniedError) as exc:
+            raise ConfigError(
+                f"{where} rejected the key in {key_env}: {provider_message(exc)}"
+            ) from None
+        except sdk.APIConnectionError as exc:
+            reason = "timed out" if isinstance(exc, sdk.APITimeoutError) else "connection failed"
+            raise ConfigError(f"cannot reach {where} ({reason}); is the server running?") from None
+        except sdk.APIStatusError:
+            pass  # it answered: reachable, even if it has no model listing
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()

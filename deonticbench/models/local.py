@@ -36,6 +36,16 @@ LLAMA_EXTRA_FIELDS = frozenset(
 )
 
 
+def _import_llama_cpp() -> Any:
+    """llama-cpp-python, quietened; a missing extra is one sentence."""
+    try:
+        import llama_cpp
+    except ImportError:
+        raise ConfigError(f"the local backend needs llama-cpp-python: {INSTALL_HINT}.") from None
+    _silence_llama_logs(llama_cpp)
+    return llama_cpp
+
+
 @dataclass(frozen=True)
 class PackagedWeights:
     distribution: str
@@ -169,13 +179,7 @@ class LocalModel(Model):
         return path
 
     def _load(self) -> Any:
-        try:
-            import llama_cpp
-        except ImportError:
-            raise ConfigError(
-                f"the local backend needs llama-cpp-python: {INSTALL_HINT}."
-            ) from None
-        _silence_llama_logs(llama_cpp)
+        llama_cpp = _import_llama_cpp()
         path = self._gguf_path()
         probe = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
         has_template = bool(probe.metadata.get("tokenizer.chat_template"))
@@ -290,13 +294,7 @@ class LocalModel(Model):
     def _vocab(self) -> Any:
         """The tokenizer alone (no weights in memory), loaded once for dry runs."""
         if self._vocab_only is None:
-            try:
-                import llama_cpp
-            except ImportError:
-                raise ConfigError(
-                    f"the local backend needs llama-cpp-python: {INSTALL_HINT}."
-                ) from None
-            _silence_llama_logs(llama_cpp)
+            llama_cpp = _import_llama_cpp()
             self._vocab_only = llama_cpp.Llama(
                 str(self._gguf_path()), vocab_only=True, verbose=False
             )

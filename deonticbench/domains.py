@@ -205,4 +205,6 @@ def parse_domains(spec: str | None) -> list[Domain]:
     """Parse a comma-separated list of domain names; None or 'all' means every domain."""
     if spec is None or spec.strip().lower() in ("", "all"):
         return list(DOMAINS.values())
-    return [get_domain(part) for part in spec.split(",") if part.strip()]
+    chosen = [get_domain(part) for part in spec.split(",") if part.strip()]
+    # A domain named twice (or by two of its aliases) is one domain: never run it twice.
+    return list({d.name: d for d in chosen}.values())

@@ -146,3 +146,11 @@ def test_malformed_replay_file_is_one_sentence_naming_the_line(
     with pytest.raises(ConfigError, match=re.escape(message)) as info:
         load_model(f"replay:{path}")
     assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_credentials_in_a_server_url_never_reach_the_recorded_spec() -> None:
+    from deonticbench.models import load_model
+
+    model = load_model("openai-compatible:m1@http://user:s3cret@127.0.0.1:8000/v1?token=t0k")
+    assert model.spec == "openai-compatible:m1@http://127.0.0.1:8000/v1"
+    assert "s3cret" not in str(model.identity()) and "t0k" not in str(model.identity())

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ConfigError
 from .base import Model
 from .registry import resolve_settings
+from .remote import public_url
 
 _URL_SPLIT = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 
@@ -45,7 +46,10 @@ def _openai_compatible(spec: str, rest: str, overrides: Mapping[str, Any] | None
             "(e.g. @http://localhost:8000/v1) or set OPENAI_COMPATIBLE_BASE_URL."
         )
     settings = resolve_settings("openai-compatible", name, overrides)
-    return OpenAIModel(spec, name, settings, compatible=True, base_url=url)
+    # The spec is recorded in run folders: keep user info and query (which may carry a
+    # password or token) in the client's URL only.
+    public_spec = f"openai-compatible:{name}@{public_url(url)}"
+    return OpenAIModel(public_spec, name, settings, compatible=True, base_url=url)
 
 
 def _anthropic(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:

@@ -51,11 +51,6 @@ DEFAULT_CONCURRENCY = 8
 FEEDBACK_STDERR_CHARS = 3000
 FEEDBACK_STDOUT_CHARS = 1500
 
-# Statuses after which the program itself failed and feedback may help.
-_FAILED_STATUSES = frozenset(
-    {"syntax_error", "runtime_error", "timeout", "resource_limit", "crashed", "no_output"}
-)
-
 
 # --- the plan ------------------------------------------------------------------------
 
@@ -378,11 +373,15 @@ class Runner:
         attempt.execution = execution.to_dict()
         answer = _program_answer(domain, execution)
         _set_answer(attempt, domain, answer, unit.case)
-        if execution.status in _FAILED_STATUSES or answer.abstained:
+        if answer.abstained:
+            # The program failed to give an answer (a syntax or runtime error that stopped
+            # it, a timeout or other limit, no or conflicting answer lines): feedback.
             feedback = feedback_text(domain, execution, answer)
             # The program as it ran, so that SWI-Prolog's line numbers match it.
             return attempt, render_feedback(prompt, c.text, prepared.text, feedback)
-        # A program that ran and printed an answer is final, right or wrong.
+        # A program that printed one answer is final, right or wrong, even if SWI-Prolog
+        # also reported an error or warning along the way: retrying it could only be
+        # prompted by the answer's correctness, which the loop must never look at.
         return attempt, None
 
 

@@ -254,6 +254,31 @@ def test_a_wrong_answer_is_never_retried(
     assert len(fake.generation_requests()) == 3
 
 
+def test_an_answer_printed_beside_an_error_is_final(
+    fake: FakeProvider, solver: Solver, tmp_path: Path
+) -> None:
+    """Right or wrong, an answer that was printed stands even when SWI-Prolog also
+    reported an error: retrying it would depend on its correctness."""
+    cases = smoke(AIRLINE)[:2]
+
+    def respond(request: FakeRequest) -> str:
+        case = case_of(request, cases)
+        value = case.gold if case is cases[0] else 1
+        return fenced(f":- format('Total cost: ~w~n', [{value}]).\n:- X is 1/0, writeln(X).")
+
+    fake.responder = respond
+    _, records = run(openai_model(fake), solver, tmp_path / "run", limit=2, attempts=3)
+    assert len(records) == 2
+    outcomes = set()
+    for record in records.values():
+        assert len(record.attempts) == 1
+        assert record.first.execution is not None
+        assert record.first.execution["status"] == "runtime_error"
+        outcomes.add(record.final.outcome)
+    assert outcomes == {"correct", "wrong"}
+    assert all(FEEDBACK_MARK not in r.last_user for r in fake.generation_requests())
+
+
 def test_a_response_without_a_program_gets_the_no_program_feedback(
     fake: FakeProvider, solver: Solver, tmp_path: Path
 ) -> None:

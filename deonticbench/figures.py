@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .domains import DOMAINS
+from .errors import ConfigError
 from .report import TABLE_DOMAINS
 from .scoring import RunScores, Stage
 
@@ -22,7 +23,12 @@ _PINK = "#f2a7b8"
 
 def draw_run_figure(scores: RunScores, path: str | Path, stage: Stage = "first") -> Path:
     """Write the figure of ``scores`` at ``stage`` to ``path`` (PNG) and return the path."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise ConfigError(
+            "drawing figures needs matplotlib: pip install -e . (it is a dependency)."
+        ) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

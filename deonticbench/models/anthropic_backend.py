@@ -47,6 +47,7 @@ class AnthropicModel(RemoteModel):
         return self._client
 
     async def check(self) -> None:
+        self.client()  # a missing anthropic package is one sentence from here
         import anthropic
 
         await self.check_with(anthropic, "ANTHROPIC_API_KEY")

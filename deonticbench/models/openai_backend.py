@@ -78,6 +78,7 @@ class OpenAIModel(RemoteModel):
         return self._client
 
     async def check(self) -> None:
+        self.client()  # a missing openai package is one sentence from here
         import openai
 
         await self.check_with(openai, self.key_env)

@@ -395,6 +395,13 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
                         f"{domain.name} {mode}: {short} of {o.n_cases} case(s) have fewer than "
                         f"K={planned} samples; each is scored on the samples present"
                     )
+                failed = sum(1 for r in chosen if (r.first if stage == "first" else r.final).error)
+                if failed:
+                    notes.append(
+                        f"{domain.name} {mode} ({stage}): {failed} sample(s) are abstentions "
+                        "because the request failed, not the model; re-run the eval command "
+                        "with --retry-errors to redo them"
+                    )
                 if encoded.disagreements and stage == stages[-1]:
                     notes.append(
                         f"{domain.name} {mode} ({stage}): {encoded.disagreements} sample(s) "

@@ -328,3 +328,16 @@ def test_runner_style_config_names_the_model_and_flags_cases_short_of_k(tmp_path
     assert scores.run.model == "openai:gpt-4.1"
     assert scores.groups[0].model == "openai:gpt-4.1"
     assert any("1 of 2 case(s) have fewer than K=3 samples" in n for n in scores.notes)
+
+
+def test_request_failures_are_counted_in_the_notes(tmp_path: Path) -> None:
+    failed = Attempt(
+        index=0, prompt_hash="p", response=None, error="HTTP 500 after 6 tries",
+        outcome="abstain", abstain_reason="request failed",
+    )  # fmt: skip
+    records = [
+        Record("airline", f"c{i}", "direct", 0, 100, "test:model", [failed]) for i in range(3)
+    ] + [Record("airline", "c3", "direct", 0, 100, "test:model", [_attempt(0, 100.0, "correct")])]
+    scores = score_run(load_run(write_run(tmp_path / "run", records)), bootstrap_b=50)
+    note = next(n for n in scores.notes if "request failed" in n)
+    assert "airline direct" in note and "3 sample(s)" in note and "--retry-errors" in note

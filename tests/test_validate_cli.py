@@ -111,3 +111,11 @@ def test_exec_runs_the_program_inside_a_saved_response(tmp_path: Path) -> None:
     payload = json.loads(done.stdout)
     assert payload["status"] == "ok" and payload["answer"] == 42.0
     assert any("fenced" in note for note in payload["repairs"])
+
+
+def test_nonsense_numbers_are_refused() -> None:
+    for args in (("validate", "--timeout", "0"), ("validate", "--workers", "0")):
+        done = run_cli(*args)
+        assert done.returncode == 2 and "Invalid value" in done.stderr
+    done = run_cli("exec", "/dev/null", "--timeout", "-1")
+    assert done.returncode == 2 and "Invalid value" in done.stderr

@@ -21,7 +21,13 @@ from ..solver import Execution, Limits, run_program
     default=None,
     help="Read the answer as this domain's (and apply its entrypoint repair).",
 )
-@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=20.0,
+    show_default=True,
+    help="Seconds.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def command(file: str, domain: str | None, timeout: float, as_json: bool) -> None:
     """Run the Prolog program in FILE in the sandbox and show what it did.

@@ -29,8 +29,19 @@ from ..validate import DomainReport, validate
     help="Local data folder in the upstream layout (default: $DEONTICBENCH_DATA, else the hub).",
 )
 @click.option("--hub", is_flag=True, help="Load the cases from the Hugging Face hub.")
-@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per program.")
-@click.option("--workers", type=int, default=None, help="Programs run at once (default: cores).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=20.0,
+    show_default=True,
+    help="Seconds per program.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Programs run at once (default: cores).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def command(
     split: str,

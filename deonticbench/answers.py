@@ -94,7 +94,7 @@ _MARKED = re.compile(
     _MARKER + r"\s*\**\s*([^\n]+?)(?=" + _MARKER + r"|\\boxed|$)",
     re.IGNORECASE | re.MULTILINE,
 )
-_MONEY = re.compile(r"(-?\s*\$\s*-?\d[\d,]*(?:\.\d+)?|-?\d[\d,]*(?:\.\d+)?)")
+_MONEY = re.compile(r"(-?\s*\$\s*-?\d[\d,]*(?:\.\d+)?|-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 
 def read_direct_answer(domain: Domain, text: str) -> Answer:

@@ -61,6 +61,7 @@ def test_killed_programs_abstain_even_with_output() -> None:
         ("airline", "The total is $1,166.", 1166.0),
         ("airline", "First $500 ... then the total comes to $650.\nAnswer: $650", 650.0),
         ("airline", "Answer: 1166.00", 1166.0),
+        ("airline", "Final answer: 1.5e3", 1500.0),
         ("sara_numeric", "so tax is \\boxed{68,844}", 68844.0),
         ("sara_numeric", "Answer: $500 earlier, \\boxed{600} wait no. Final answer: 700", 700.0),
         (

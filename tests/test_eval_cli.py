@@ -236,3 +236,46 @@ def test_the_same_command_without_out_resumes_the_latest_run(
     assert folder.name.startswith("openai-compatible-fake-smoke-")
     assert len((folder / RECORDS_NAME).read_text().splitlines()) == 5
     assert len(fake.generation_requests()) == 5
+
+
+def test_a_runs_own_records_can_be_replayed(tmp_path: Path) -> None:
+    common = ["--domains", "airline,uscis", "--split", "smoke", "--modes", "zero-shot", "-k", "1"]
+    first = tmp_path / "first"
+    done = subprocess.run(
+        argv("--model", "reference", *common, "--out", str(first)),
+        env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    again = tmp_path / "again"
+    done = subprocess.run(
+        argv("--model", f"replay:{first / 'records.jsonl'}", *common, "--out", str(again)),
+        env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+
+    def outcomes(folder: Path) -> dict[tuple[str, str], tuple[str, int]]:
+        out = {}
+        for line in (folder / "records.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            out[(record["domain"], record["case_id"])] = (record["outcome"], record["n_attempts"])
+        return out
+
+    assert outcomes(again) == outcomes(first)
+    # The replay offers as many attempts as the file holds responses for.
+    first_config = json.loads((first / "config.json").read_text())
+    replay_config = json.loads((again / "config.json").read_text())
+    assert first_config["attempts"] == 2
+    assert replay_config["attempts"] == max(n for _, n in outcomes(first).values())
+
+
+def test_conflicting_data_flags_are_one_sentence(tmp_path: Path) -> None:
+    for extra, words in (
+        (("--revision", "abc"), "use it with --hub"),
+        (("--hub", "--data-dir", str(tmp_path)), "choose one"),
+    ):
+        done = subprocess.run(
+            argv("--model", "reference", "--split", "smoke", *extra),
+            env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 2
+        assert words in done.stderr.decode() and b"Traceback" not in done.stderr

@@ -14,6 +14,7 @@ import click
 from ..errors import ConfigError, DeonticBenchError
 
 _MODE_NAMES = ("direct", "zero-shot", "few-shot")
+DEFAULT_ATTEMPTS = 2
 
 
 def _parse_modes(value: str) -> list[Any]:
@@ -52,7 +53,12 @@ def _positive(name: str, value: int | None) -> None:
     "--modes", default="direct,zero-shot,few-shot", show_default=True, help="Comma-separated."
 )
 @click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
-@click.option("--attempts", type=int, default=2, show_default=True, help="Attempts per sample.")
+@click.option(
+    "--attempts",
+    type=int,
+    default=None,
+    help="Attempts per sample [default: 2; replay: as many as the file holds].",
+)
 @click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight.")
 @click.option("--limit", type=int, default=None, help="Only the first N cases of each domain.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar choice.")
@@ -75,7 +81,7 @@ def command(
     split: str,
     modes: str,
     k: int | None,
-    attempts: int,
+    attempts: int | None,
     concurrency: int,
     limit: int | None,
     seed: int,
@@ -93,7 +99,7 @@ def command(
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
     from ..data import SPLITS, resolve_source
-    from ..domains import UnknownDomainError, parse_domains
+    from ..domains import parse_domains
     from ..models import load_model
     from ..runner import build_config, plan_run
     from ..solver import Limits
@@ -105,13 +111,19 @@ def command(
     _positive("--workers", workers)
     if split not in SPLITS:
         raise ConfigError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}.")
-    try:
-        chosen = parse_domains(domains)
-    except UnknownDomainError as exc:
-        raise ConfigError(f"{exc}.") from None
+    chosen = parse_domains(domains)
     mode_list = _parse_modes(modes)
+    if revision and not hub:
+        raise ConfigError("--revision picks a hub revision: use it with --hub.")
+    if hub and data_dir:
+        raise ConfigError("--hub and --data-dir name two data sources: choose one.")
     source = resolve_source(data_dir, hub=hub, revision=revision)
     model = load_model(model_spec, overrides=_parse_params(params) or None)
+    if params and not model.cacheable:
+        click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
+    if attempts is None:
+        # A replay can only give as many attempts as were saved.
+        attempts = getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS
     plan = plan_run(
         chosen, split=split, modes=mode_list, source=source, k=k, limit=limit, seed=seed
     )

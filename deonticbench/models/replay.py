@@ -1,10 +1,11 @@
 """``replay:<file.jsonl>``: answers from saved responses, e.g. another harness's outputs.
 
 Each line is ``{"domain", "case_id", "mode", "sample", "response"}`` with an optional
-``"attempt"`` (0, the first attempt, when absent).  A sample with no saved response
-becomes an error completion naming what is missing, so a partial file gives a partial,
-honest run rather than a silent gap.  The whole file is validated when the backend is
-built: a malformed line is one sentence naming the file and line.
+``"attempt"`` (0, the first attempt, when absent), or a record of a run's own
+``records.jsonl`` (each attempt's response is replayed as that attempt).  A sample with
+no saved response becomes an error completion naming what is missing, so a partial file
+gives a partial, honest run rather than a silent gap.  The whole file is validated when
+the backend is built: a malformed line is one sentence naming the file and line.
 """
 
 from __future__ import annotations
@@ -35,14 +36,28 @@ def read_replay_file(path: Path) -> dict[Key, str]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{where} is not valid JSON ({exc.msg}).") from None
-        key = _key_of(obj, where)
-        response = obj.get("response")
-        if not isinstance(response, str):
-            raise ConfigError(f"{where} has no string 'response'.")
-        if key in saved and saved[key] != response:
-            raise ConfigError(f"{where} repeats an entry with a different response.")
-        saved[key] = response
+        for key, response in _entries(obj, where):
+            if key in saved and saved[key] != response:
+                raise ConfigError(f"{where} repeats an entry with a different response.")
+            saved[key] = response
     return saved
+
+
+def _entries(obj: Any, where: str) -> list[tuple[Key, str]]:
+    """The saved responses of one line: a replay entry, or a run's record (every attempt
+    that got a response), so a run's own records.jsonl can be replayed as it is."""
+    if isinstance(obj, dict) and "response" not in obj and isinstance(obj.get("attempts"), list):
+        out = []
+        for attempt in obj["attempts"]:
+            if isinstance(attempt, dict) and isinstance(attempt.get("response"), str):
+                entry = {**obj, "attempt": attempt.get("index", 0)}
+                out.append((_key_of(entry, where), attempt["response"]))
+        return out
+    key = _key_of(obj, where)
+    response = obj.get("response")
+    if not isinstance(response, str):
+        raise ConfigError(f"{where} has no string 'response' (nor a record's 'attempts').")
+    return [(key, response)]
 
 
 def _key_of(obj: Any, where: str) -> Key:
@@ -82,6 +97,8 @@ class ReplayModel(Model):
         self.model_name = str(self.path)
         self.params = GenerationParams()
         self.saved = read_replay_file(self.path)
+        self.max_attempts = 1 + max((key[4] for key in self.saved), default=0)
+        """Attempts the file holds responses for: the default --attempts of a replay."""
         self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
 
     def identity(self) -> dict[str, Any]:

@@ -226,7 +226,7 @@ def check_resumable(folder: Path, config: Mapping[str, Any]) -> dict[str, Any]:
     if why is not None:
         raise ConfigError(
             f"{folder} holds a run with another configuration ({why}); "
-            "use another --out folder or the original settings."
+            "use another --out folder (or --fresh), or the original settings."
         )
     return old
 

@@ -272,3 +272,19 @@ def test_an_unwritable_out_folder_is_one_sentence(
     assert err.strip().splitlines()[-1] == (
         f"error: Cannot write the report to {blocker / 'report'}: Not a directory."
     )
+
+
+def test_against_paper_warns_when_the_run_is_not_on_the_hard_split(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    smoke = tmp_path / "smoke-run"
+    shutil.copytree(runs[0], smoke)
+    config = json.loads((smoke / "config.json").read_text())
+    config["split"] = "smoke"
+    (smoke / "config.json").write_text(json.dumps(config))
+    code, _, err = _invoke(str(smoke), "-B", "20", "--against", "paper")
+    assert code == 0 and "not comparable" in err
+    _, _, err_hard = _invoke(str(runs[0]), "-B", "20", "--against", "paper")
+    assert "not comparable" not in err_hard

@@ -83,6 +83,15 @@ def command(
             click.echo(f"{s.run.path}: {note}", err=True)
     if not any(s.groups for s in scores):
         raise NothingToScoreError("None of the given run folders holds a scorable record.")
+    if against == "paper":
+        for s in scores:
+            split = s.run.config.get("split")
+            if split not in (None, "hard"):
+                click.echo(
+                    f"{s.run.path}: note: the paper's rows are on the hard split; "
+                    f"this run is on {split!r}, so the two are not comparable.",
+                    err=True,
+                )
     comparisons = _compare_all(scores, replicates, seed) if compare else []
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)

@@ -279,3 +279,17 @@ def test_conflicting_data_flags_are_one_sentence(tmp_path: Path) -> None:
         )  # fmt: skip
         assert done.returncode == 2
         assert words in done.stderr.decode() and b"Traceback" not in done.stderr
+
+
+def test_a_failed_start_leaves_no_run_folder(tmp_path: Path) -> None:
+    bad_cache = tmp_path / "not-a-db"
+    bad_cache.write_text("this is not sqlite\n" * 100)
+    out = tmp_path / "never"
+    done = subprocess.run(
+        argv("--model", "reference", "--split", "smoke", "--domains", "airline",
+             "--cache", str(bad_cache), "--out", str(out)),
+        env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+    assert not out.exists()

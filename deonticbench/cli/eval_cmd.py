@@ -242,57 +242,62 @@ async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Opt
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
     try:
-        # Before any work: a missing key or an unreachable server is one sentence.
+        # Before any work: a missing key or an unreachable server is one sentence, and so
+        # is an unusable cache or sandbox; only then is the run folder touched.
         await model.check()
-        with RunFolder.open(options.out, config, retry_errors=options.retry_errors) as run:
-            if run.loaded.truncated:
-                click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
-            if run.loaded.dropped_errors:
-                click.echo(
-                    f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
-                    err=True,
+        cache = _open_cache(options)
+        solver = Solver(workers=options.workers, limits=Limits(**config["limits"]))
+        try:
+            with RunFolder.open(options.out, config, retry_errors=options.retry_errors) as run:
+                if run.loaded.truncated:
+                    click.echo(
+                        "note: cut a truncated last line from records.jsonl (crash).", err=True
+                    )
+                if run.loaded.dropped_errors:
+                    click.echo(
+                        f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
+                        err=True,
+                    )
+                click.echo(f"run folder: {options.out}", err=True)
+                progress = LiveProgress()
+                runner = Runner(
+                    model,
+                    solver,
+                    run,
+                    cache,
+                    attempts=options.attempts,
+                    concurrency=options.concurrency,
+                    observer=progress,
                 )
-            click.echo(f"run folder: {options.out}", err=True)
-            cache = _open_cache(options)
-            solver = Solver(workers=options.workers, limits=Limits(**config["limits"]))
-            progress = LiveProgress()
-            runner = Runner(
-                model,
-                solver,
-                run,
-                cache,
-                attempts=options.attempts,
-                concurrency=options.concurrency,
-                observer=progress,
-            )
-            try:
-                await runner.run(plan)
-            except asyncio.CancelledError:
-                interrupted = True
-            finally:
-                progress.finish()
-                # Kill running programs now rather than waiting for their timeouts.
-                solver.close()
-                if cache is not None:
-                    cache.close()
-            result = runner.result
-            in_plan = {key for unit in plan.units for key in unit.sample_keys()}
-            records = [r for key, r in run.done.items() if key in in_plan]
-            click.echo(summary_table(records, order=DOMAINS))
+                try:
+                    await runner.run(plan)
+                except asyncio.CancelledError:
+                    interrupted = True
+                finally:
+                    progress.finish()
+        finally:
+            # Kill running programs now rather than waiting for their timeouts.
+            solver.close()
+            if cache is not None:
+                cache.close()
+        result = runner.result
+        in_plan = {key for unit in plan.units for key in unit.sample_keys()}
+        records = [r for key, r in run.done.items() if key in in_plan]
+        click.echo(summary_table(records, order=DOMAINS))
+        click.echo(
+            f"{result.new} new records, {result.resumed} kept from before, "
+            f"{result.requests} requests sent, {result.cache_hits} cached responses used; "
+            f"records in {run.records_path}",
+            err=True,
+        )
+        missing = len(in_plan) - len(records)
+        if interrupted:
             click.echo(
-                f"{result.new} new records, {result.resumed} kept from before, "
-                f"{result.requests} requests sent, {result.cache_hits} cached responses used; "
-                f"records in {run.records_path}",
+                f"interrupted: {missing} samples left; run the same command to resume.",
                 err=True,
             )
-            missing = len(in_plan) - len(records)
-            if interrupted:
-                click.echo(
-                    f"interrupted: {missing} samples left; run the same command to resume.",
-                    err=True,
-                )
-                return 130
-            return 0
+            return 130
+        return 0
     except asyncio.CancelledError:
         click.echo("interrupted before any work; nothing was changed.", err=True)
         return 130

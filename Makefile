@@ -50,7 +50,7 @@ validate: install
 
 eval: install $(if $(filter local:%,$(MODEL)),local-model)
 	$(VENV)/bin/deonticbench eval --model '$(MODEL)' --split $(SPLIT) --domains $(DOMAINS) \
-	  --modes $(MODES) $(if $(K),-k $(K)) $(if $(OUT),--out $(OUT)) $(EVAL_ARGS)
+	  --modes $(MODES) $(if $(K),-k $(K)) $(if $(OUT),--out $(OUT)) --score $(EVAL_ARGS)
 
 bench: install
 	$(PY) benchmarks/executor.py

@@ -293,3 +293,15 @@ def test_a_failed_start_leaves_no_run_folder(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr.decode()
     assert b"Traceback" not in done.stderr
     assert not out.exists()
+
+
+def test_score_flag_ends_with_the_table2_layout(tmp_path: Path) -> None:
+    done = subprocess.run(
+        argv("--model", "reference", "--split", "smoke", "--domains", "airline",
+             "--modes", "zero-shot", "-k", "1", "--out", str(tmp_path / "run"), "--score"),
+        env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    text = done.stdout.decode()
+    assert "SARA Num." in text and "Airline" in text
+    assert "100.0 +0.0 -0.0" in text

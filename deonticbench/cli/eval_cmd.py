@@ -75,6 +75,12 @@ def _positive(name: str, value: int | None) -> None:
 )
 @click.option("--workers", type=int, default=None, help="Prolog workers (default: cores).")
 @click.option("--dry-run", is_flag=True, help="Count requests and prompt tokens, then exit.")
+@click.option(
+    "--score",
+    "score_after",
+    is_flag=True,
+    help="Finish with the paper's metrics (Table 2 layout, bootstrap CIs) for this run.",
+)
 def command(
     model_spec: str,
     domains: str,
@@ -96,6 +102,7 @@ def command(
     retry_errors: bool,
     workers: int | None,
     dry_run: bool,
+    score_after: bool,
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
     from ..data import SPLITS, resolve_source
@@ -147,6 +154,12 @@ def command(
     code = asyncio.run(_evaluate(model, plan, config, options))
     if code:
         sys.exit(code)
+    if score_after:
+        from ..report import render, table2
+        from ..scoring import score_runs
+
+        click.echo(render(table2(score_runs([out])), "table"))
+        click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,15 @@ def argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "deonticbench", "eval", *args]
 
 
+def eval_in(
+    tmp_path: Path, args: Sequence[str], timeout: float = 120
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the eval command as a user would, in ``tmp_path``, with no API key around."""
+    return subprocess.run(
+        list(args), env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=timeout
+    )
+
+
 def fake_args(fake: FakeProvider, out: Path, *extra: str) -> list[str]:
     return argv(
         "--model", f"openai-compatible:fake@{fake.openai_url}", "--domains", "airline",
@@ -88,7 +97,7 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_finished_samples(
     assert 4 <= len(before) < 2 * len(pool)
 
     fake.latency_s = 0.0
-    done = subprocess.run(args, env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120)
+    done = eval_in(tmp_path, args)
     assert done.returncode == 0, done.stderr.decode()
 
     lines = (out / RECORDS_NAME).read_text().splitlines()
@@ -130,13 +139,7 @@ def test_dry_run_counts_requests_and_tokens_and_sends_nothing(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    done = subprocess.run(
-        fake_args(fake, out, "-k", "3", "--dry-run"),
-        env=env(tmp_path),
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=120,
-    )
+    done = eval_in(tmp_path, fake_args(fake, out, "-k", "3", "--dry-run"))
     assert done.returncode == 0, done.stderr.decode()
     text = done.stdout.decode()
     # Five cases, K=3 drawn with one request each.
@@ -146,12 +149,8 @@ def test_dry_run_counts_requests_and_tokens_and_sends_nothing(
 
 
 def test_all_domains_and_modes_are_accepted(tmp_path: Path) -> None:
-    done = subprocess.run(
-        argv("--model", "reference", "--domains", "all", "--split", "smoke", "--dry-run"),
-        env=env(tmp_path),
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=120,
+    done = eval_in(
+        tmp_path, argv("--model", "reference", "--domains", "all", "--split", "smoke", "--dry-run")
     )
     assert done.returncode == 0, done.stderr.decode()
     text = done.stdout.decode()
@@ -173,14 +172,11 @@ def test_all_domains_and_modes_are_accepted(tmp_path: Path) -> None:
 def test_bad_input_is_one_sentence_before_any_work(
     tmp_path: Path, args: tuple[str, ...], phrase: str
 ) -> None:
-    done = subprocess.run(
+    done = eval_in(
+        tmp_path,
         argv(*args, "--split", "smoke", "--domains", "airline", "--limit", "1")
         if "--domains" not in args
         else argv(*args, "--split", "smoke"),
-        env=env(tmp_path),
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=120,
     )
     err = done.stderr.decode().strip()
     assert done.returncode == 2
@@ -190,32 +186,14 @@ def test_bad_input_is_one_sentence_before_any_work(
 
 def test_resuming_with_another_configuration_is_refused(fake: FakeProvider, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    first = subprocess.run(
-        fake_args(fake, out, "-k", "1", "--limit", "1"),
-        env=env(tmp_path),
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=120,
-    )
+    first = eval_in(tmp_path, fake_args(fake, out, "-k", "1", "--limit", "1"))
     assert first.returncode == 0, first.stderr.decode()
-    again = subprocess.run(
-        fake_args(fake, out, "-k", "2", "--limit", "1"),
-        env=env(tmp_path),
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=120,
-    )
+    again = eval_in(tmp_path, fake_args(fake, out, "-k", "2", "--limit", "1"))
     err = again.stderr.decode().strip()
     assert again.returncode == 2 and "another configuration" in err and "K for airline" in err
     assert len((out / RECORDS_NAME).read_text().splitlines()) == 1
     # A dry run says the same before estimating anything.
-    dry = subprocess.run(
-        fake_args(fake, out, "-k", "2", "--dry-run"),
-        env=env(tmp_path),
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=120,
-    )
+    dry = eval_in(tmp_path, fake_args(fake, out, "-k", "2", "--dry-run"))
     assert dry.returncode == 2 and "K for airline" in dry.stderr.decode()
 
 
@@ -226,11 +204,9 @@ def test_the_same_command_without_out_resumes_the_latest_run(
         "--model", f"openai-compatible:fake@{fake.openai_url}", "--domains", "airline",
         "--split", "smoke", "--modes", "direct", "-k", "1", "--no-cache",
     )  # fmt: skip
-    first = subprocess.run(
-        [*args, "--limit", "2"], env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120
-    )
+    first = eval_in(tmp_path, [*args, "--limit", "2"])
     assert first.returncode == 0, first.stderr.decode()
-    second = subprocess.run(args, env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120)
+    second = eval_in(tmp_path, args)
     assert second.returncode == 0, second.stderr.decode()
     (folder,) = (tmp_path / "runs").iterdir()
     assert folder.name.startswith("openai-compatible-fake-smoke-")
@@ -241,16 +217,16 @@ def test_the_same_command_without_out_resumes_the_latest_run(
 def test_a_runs_own_records_can_be_replayed(tmp_path: Path) -> None:
     common = ["--domains", "airline,uscis", "--split", "smoke", "--modes", "zero-shot", "-k", "1"]
     first = tmp_path / "first"
-    done = subprocess.run(
-        argv("--model", "reference", *common, "--out", str(first)),
-        env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=300,
-    )  # fmt: skip
+    done = eval_in(
+        tmp_path, argv("--model", "reference", *common, "--out", str(first)), timeout=300
+    )
     assert done.returncode == 0, done.stderr.decode()
     again = tmp_path / "again"
-    done = subprocess.run(
+    done = eval_in(
+        tmp_path,
         argv("--model", f"replay:{first / 'records.jsonl'}", *common, "--out", str(again)),
-        env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=300,
-    )  # fmt: skip
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr.decode()
 
     def outcomes(folder: Path) -> dict[tuple[str, str], tuple[str, int]]:
@@ -273,10 +249,7 @@ def test_conflicting_data_flags_are_one_sentence(tmp_path: Path) -> None:
         (("--revision", "abc"), "use it with --hub"),
         (("--hub", "--data-dir", str(tmp_path)), "choose one"),
     ):
-        done = subprocess.run(
-            argv("--model", "reference", "--split", "smoke", *extra),
-            env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120,
-        )  # fmt: skip
+        done = eval_in(tmp_path, argv("--model", "reference", "--split", "smoke", *extra))
         assert done.returncode == 2
         assert words in done.stderr.decode() and b"Traceback" not in done.stderr
 
@@ -285,22 +258,46 @@ def test_a_failed_start_leaves_no_run_folder(tmp_path: Path) -> None:
     bad_cache = tmp_path / "not-a-db"
     bad_cache.write_text("this is not sqlite\n" * 100)
     out = tmp_path / "never"
-    done = subprocess.run(
-        argv("--model", "reference", "--split", "smoke", "--domains", "airline",
-             "--cache", str(bad_cache), "--out", str(out)),
-        env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=120,
-    )  # fmt: skip
+    done = eval_in(
+        tmp_path,
+        argv(
+            "--model",
+            "reference",
+            "--split",
+            "smoke",
+            "--domains",
+            "airline",
+            "--cache",
+            str(bad_cache),
+            "--out",
+            str(out),
+        ),
+    )
     assert done.returncode == 2, done.stderr.decode()
     assert b"Traceback" not in done.stderr
     assert not out.exists()
 
 
 def test_score_flag_ends_with_the_table2_layout(tmp_path: Path) -> None:
-    done = subprocess.run(
-        argv("--model", "reference", "--split", "smoke", "--domains", "airline",
-             "--modes", "zero-shot", "-k", "1", "--out", str(tmp_path / "run"), "--score"),
-        env=env(tmp_path), cwd=tmp_path, capture_output=True, timeout=300,
-    )  # fmt: skip
+    done = eval_in(
+        tmp_path,
+        argv(
+            "--model",
+            "reference",
+            "--split",
+            "smoke",
+            "--domains",
+            "airline",
+            "--modes",
+            "zero-shot",
+            "-k",
+            "1",
+            "--out",
+            str(tmp_path / "run"),
+            "--score",
+        ),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr.decode()
     text = done.stdout.decode()
     assert "SARA Num." in text and "Airline" in text

@@ -14,8 +14,7 @@ import os
 import time
 from typing import Any
 
-from ..errors import ConfigError
-from ._sdk import MalformedResponse, classify_sdk_error
+from ._sdk import MalformedResponse, classify_sdk_error, import_sdk
 from .base import Completion, Request
 from .registry import Settings
 from .remote import RemoteModel, env_key
@@ -32,12 +31,7 @@ class AnthropicModel(RemoteModel):
 
     def client(self) -> Any:
         if self._client is None:
-            try:
-                import anthropic
-            except ImportError:
-                raise ConfigError(
-                    "the anthropic package is not installed: pip install -e '.[anthropic]'."
-                ) from None
+            anthropic = import_sdk("anthropic")
             self._client = anthropic.AsyncAnthropic(
                 api_key=env_key("ANTHROPIC_API_KEY", required=True, purpose="anthropic models"),
                 base_url=self.base_url,
@@ -47,10 +41,8 @@ class AnthropicModel(RemoteModel):
         return self._client
 
     async def check(self) -> None:
-        self.client()  # a missing anthropic package is one sentence from here
-        import anthropic
-
-        await self.check_with(anthropic, "ANTHROPIC_API_KEY")
+        self.client()
+        await self.check_with(import_sdk("anthropic"), "ANTHROPIC_API_KEY")
 
     def request_fields(self, request: Request) -> dict[str, Any]:
         """The JSON fields of one call: system apart, sampling parameters if set."""

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from ..errors import ConfigError
-from ._sdk import MalformedResponse, classify_sdk_error
+from ._sdk import MalformedResponse, classify_sdk_error, import_sdk
 from .base import Completion, Request
 from .registry import Settings
 from .remote import RemoteModel, env_key, split_usage
@@ -63,12 +63,7 @@ class OpenAIModel(RemoteModel):
 
     def client(self) -> Any:
         if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise ConfigError(
-                    "the openai package is not installed: pip install -e '.[openai]'."
-                ) from None
+            openai = import_sdk("openai")
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key(),
                 base_url=self.base_url,
@@ -78,10 +73,8 @@ class OpenAIModel(RemoteModel):
         return self._client
 
     async def check(self) -> None:
-        self.client()  # a missing openai package is one sentence from here
-        import openai
-
-        await self.check_with(openai, self.key_env)
+        self.client()
+        await self.check_with(import_sdk("openai"), self.key_env)
 
     # --- generation -----------------------------------------------------------------
 

@@ -19,8 +19,6 @@ import hashlib
 import json
 import os
 import tempfile
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -221,6 +219,11 @@ def _read_local(folder: Path) -> str:
 
 
 def _download(url: str, path: str) -> bytes:
+    # urllib (with http.client and email) is imported only when something is downloaded:
+    # local runs never pay for it at start-up.
+    import urllib.error
+    import urllib.request
+
     hint = f"check the network, set {STATUTES_URL_ENV} to a mirror, or pass --data-dir"
     request = urllib.request.Request(url, headers={"User-Agent": "deonticbench"})
     try:

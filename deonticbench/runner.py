@@ -11,11 +11,12 @@ and running Prolog overlap.  The K samples of one case share their first prompt,
 they are drawn with one request of ``n=K`` (the prompt is sent and billed once) and
 then followed one by one.
 
-Retry with feedback (paper B.1): when the *program* failed (no program in the response,
-a non-ok execution status, or no answer read from its output) and attempts remain, the
-model is shown its previous response and SWI-Prolog's output and asked again.  The
-decision never looks at the gold label: a program that printed a wrong answer is not
-retried, and the feedback holds nothing but the program's own output.  A request that
+Retry with feedback (paper B.1): when the *program* failed to answer (no program in the
+response, or no answer read from its output: an error stopped it, a limit killed it, it
+printed nothing or nothing readable) and attempts remain, the model is shown its
+previous response and SWI-Prolog's output and asked again.  The decision never looks at
+the gold label: a program that printed an answer, right or wrong, is not retried, and
+the feedback holds nothing but the program's own output.  A request that
 failed (after the backend's own retries) is repeated with the same prompt, in every
 mode; direct mode has no other retry, because it has no program to give feedback on.
 Every attempt is kept, so a run yields the first-attempt score (the paper's protocol)

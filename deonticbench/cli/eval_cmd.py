@@ -7,27 +7,25 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from ..errors import ConfigError, DeonticBenchError
-
-_MODE_NAMES = ("direct", "zero-shot", "few-shot")
-DEFAULT_ATTEMPTS = 2
+from ..records import MODES, Mode
 
 
-def _parse_modes(value: str) -> list[Any]:
+def _parse_modes(value: str) -> list[Mode]:
     if value.strip().lower() == "all":
-        return list(_MODE_NAMES)
+        return list(MODES)
     modes = [m.strip().lower() for m in value.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in _MODE_NAMES]
+    unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
         raise ConfigError(
             f"unknown mode {', '.join(unknown) or repr(value)}; choose from "
-            f"{', '.join(_MODE_NAMES)} (comma-separated) or all."
+            f"{', '.join(MODES)} (comma-separated) or all."
         )
-    return list(dict.fromkeys(modes))
+    return [cast(Mode, m) for m in dict.fromkeys(modes)]  # each once, in the order typed
 
 
 def _parse_params(values: tuple[str, ...]) -> dict[str, str]:
@@ -130,6 +128,8 @@ def command(
         click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
     if attempts is None:
         # A replay can only give as many attempts as were saved.
+        from ..runner import DEFAULT_ATTEMPTS
+
         attempts = getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS
     plan = plan_run(
         chosen, split=split, modes=mode_list, source=source, k=k, limit=limit, seed=seed

@@ -187,8 +187,8 @@ def _local_rows(dom: Domain, split: str, root: Path) -> tuple[list[Any], str]:
         return rows[:SMOKE_SIZE], str(folder / "hard.json")
     if not path.exists():
         hint = ""
-        if dom.name == "housing" and split == "whole":
-            hint = " The full housing split is published only on the hub: use --hub."
+        if split in dom.hub_only_splits:
+            hint = f" The full {dom.name} split is published only on the hub: use --hub."
         raise DataError(f"{path} does not exist.{hint}")
     return _read_json_list(path), str(path)
 

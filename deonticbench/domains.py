@@ -68,6 +68,8 @@ class Domain:
     few_shot_count: int = 2
     """Default number of few-shot exemplars."""
     required_fields: tuple[str, ...] = ("id", "question", "label", "reference_prolog")
+    hub_only_splits: tuple[str, ...] = ()
+    """Splits published only on the hub, not in the upstream repository's folders."""
 
     @property
     def metric(self) -> Literal["accuracy", "macro_f1"]:
@@ -156,6 +158,7 @@ HOUSING = Domain(
     answer_patterns=(r"^\s*housing_answer\(\s*(yes|no)\s*\)\s*\.?\s*$",),
     answer_line="housing_answer(yes) | housing_answer(no)",
     entrypoint=Entrypoint(answer_predicate="housing_answer", print_format="housing_answer(~w).~n"),
+    hub_only_splits=("whole",),  # 5,314 cases: upstream moved them to the hub only
     default_k=3,
     few_shot_count=1,
     required_fields=("id", "state", "question", "statutes", "label", "reference_prolog"),

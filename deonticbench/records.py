@@ -7,6 +7,7 @@ feedback).  ``SCHEMA`` is bumped whenever a field changes meaning.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -113,3 +114,26 @@ class Record:
             if a.outcome not in OUTCOMES:
                 raise ValueError(f"unknown outcome {a.outcome!r}")
         return record
+
+
+def parse_record_line(raw: bytes | str) -> Record | None:
+    """One line of a records.jsonl: the record, or None for a blank line.
+
+    A line that is not a record raises ValueError with the reason; what to do about it
+    (stop, cut a crash's tail, skip and count) is the reader's policy, not this parser's.
+    """
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError("not UTF-8") from None
+    if not raw.strip():
+        return None
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError:
+        raise ValueError("not valid JSON (corrupt or truncated)") from None
+    try:
+        return Record.from_json(obj)
+    except ValueError as exc:
+        raise ValueError(f"malformed record: {exc}") from None

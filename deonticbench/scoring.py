@@ -37,7 +37,7 @@ from .metrics import (
     point_metric,
     rates,
 )
-from .records import MODES, Attempt, Mode, Record
+from .records import MODES, Attempt, Mode, Record, parse_record_line
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -173,19 +173,11 @@ def _read_records(path: Path, report: LoadReport) -> list[Record]:
 def _parse_line(raw: bytes) -> tuple[Record | None, str | None]:
     """A record, or None with the reason it was skipped (None reason: blank line)."""
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None, "not UTF-8"
-    if not text.strip():
-        return None, None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
-        return None, "not valid JSON (corrupt or truncated)"
-    try:
-        record = Record.from_json(obj)
+        record = parse_record_line(raw)
     except ValueError as exc:
-        return None, f"malformed record: {exc}"
+        return None, str(exc)
+    if record is None:
+        return None, None
     if record.domain not in DOMAINS:
         return None, f"unknown domain {record.domain!r}"
     return record, None

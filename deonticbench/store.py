@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import ConfigError, DataError
-from .records import Record
+from .records import Record, parse_record_line
 
 CONFIG_NAME = "config.json"
 RECORDS_NAME = "records.jsonl"
@@ -279,17 +279,17 @@ def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> Loade
     for number, line in enumerate(lines, start=1):
         start = offset
         offset += len(line) + 1
-        if not line.strip():
-            continue
         try:
-            record = Record.from_json(json.loads(line))
-        except (ValueError, UnicodeDecodeError) as exc:
+            record = parse_record_line(line)
+        except ValueError as exc:
             if number == len(lines) and not tail:
                 # The last complete line is unreadable: a crash between writes of a
                 # multi-block line on some filesystems.  Treat it as the truncated tail.
                 truncated, good_end = True, start
                 break
             raise DataError(f"{file}: line {number} is not a valid record ({exc}).") from None
+        if record is None:  # a blank line
+            continue
         if record.key in records:
             duplicates += 1
             continue

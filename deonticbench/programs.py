@@ -63,6 +63,22 @@ def extract_program(text: str | None) -> str | None:
     return None
 
 
+_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)", re.MULTILINE)
+
+
+def has_fence(text: str) -> bool:
+    """Whether the text holds a fenced block (a response rather than bare code)."""
+    return bool(_FENCE_LINE.search(text))
+
+
+def unwrap_fenced(text: str) -> str:
+    """The code of a text that may be a raw response in a fence, as the published whole
+    splits store their reference programs; bare code is returned as it is."""
+    if has_fence(text):
+        return extract_program(text) or text
+    return text
+
+
 def _fenced_blocks(text: str) -> list[_Block]:
     blocks: list[_Block] = []
     pos = 0
@@ -144,6 +160,12 @@ class PreparedProgram:
 
 
 _MAIN_DEFINED = re.compile(r"^main\s*(:-|-->|\.)", re.MULTILINE)
+
+
+def defines_main(program: str) -> bool:
+    return bool(_MAIN_DEFINED.search(program))
+
+
 _INIT_MAIN = re.compile(
     r"^\s*:-\s*initialization\s*\(\s*main\s*(,\s*main\s*)?\)\s*\.", re.MULTILINE
 )
@@ -162,7 +184,7 @@ def ensure_entrypoint(domain: Domain, program: str) -> PreparedProgram:
         return PreparedProgram(text=program, repaired=False)
     notes: list[str] = []
     text = program.rstrip("\n") + "\n"
-    if not _MAIN_DEFINED.search(text):
+    if not defines_main(text):
         text += (
             f"\n% added by deonticbench: the domain's entrypoint (paper B.4)\n"
             f"main :- {entry.answer_predicate}(Result), format('{entry.print_format}', [Result]).\n"

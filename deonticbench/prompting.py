@@ -34,7 +34,7 @@ from .chat import Message
 from .data import Case, DataSource, cases_from_rows, load_cases
 from .domains import DOMAINS, Domain, get_domain
 from .errors import ConfigError, DataError
-from .programs import ensure_entrypoint, extract_program, strip_label_directives
+from .programs import defines_main, ensure_entrypoint, strip_label_directives, unwrap_fenced
 from .records import MODES, Mode
 
 SYSTEM_FILE = "system.txt"
@@ -49,9 +49,7 @@ FEEDBACK_OUTPUT_LIMIT = 6000
 loop would otherwise blow up the retry prompt.  Head and tail are kept."""
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)", re.MULTILINE)
 _RUN_DEFINED = re.compile(r"^run\s*:-", re.MULTILINE)
-_MAIN_DEFINED = re.compile(r"^main\s*(:-|-->|\.)", re.MULTILINE)
 
 
 class TemplateError(ConfigError):
@@ -173,14 +171,8 @@ def demonstration(domain: Domain, case: Case) -> str:
     programs name their entry ``run/0`` without an initialization directive, so they get
     ``main :- run.`` and the domain's entrypoint, as the prompt requires of the model.
     """
-    text = strip_label_directives(case.reference_prolog)
-    if _FENCE_LINE.search(text):
-        text = extract_program(text) or text
-    if (
-        domain.entrypoint is not None
-        and _RUN_DEFINED.search(text)
-        and not _MAIN_DEFINED.search(text)
-    ):
+    text = unwrap_fenced(strip_label_directives(case.reference_prolog))
+    if domain.entrypoint is not None and _RUN_DEFINED.search(text) and not defines_main(text):
         text = text.rstrip("\n") + "\n\nmain :- run.\n"
     text = ensure_entrypoint(domain, text).text
     return text.strip("\n")

@@ -16,7 +16,7 @@ from .data import Case, DataSource, load_cases
 from .domains import Domain
 from .errors import DataError
 from .outcomes import judge
-from .programs import extract_program, prepare_program
+from .programs import prepare_program, unwrap_fenced
 from .solver import Execution, Limits, Solver
 
 
@@ -123,8 +123,7 @@ def validate(
         for case in cases:
             # Some published reference programs (the whole splits) are raw model responses
             # in a ```prolog fence: they go through the same extraction as any response.
-            program = extract_program(case.reference_prolog) or case.reference_prolog
-            prepared = prepare_program(domain, program)
+            prepared = prepare_program(domain, unwrap_fenced(case.reference_prolog))
             jobs.append((domain, case, prepared.text, prepared.repaired))
     own = solver is None
     pool = solver or Solver(limits=limits)

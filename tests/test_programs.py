@@ -93,3 +93,11 @@ def test_no_label_reaches_a_prepared_reference_program(name: str) -> None:
         assert "Label:" not in prepared.text
         if domain.entrypoint:
             assert ":- initialization(main, main)." in prepared.text
+
+
+def test_unwrap_fenced_takes_code_out_of_a_stored_response_only() -> None:
+    from deonticbench.programs import unwrap_fenced
+
+    assert unwrap_fenced(fenced("a(1).\n:- halt.")) == "a(1).\n:- halt.\n"
+    bare = "% no fence here\nb(2).\n"
+    assert unwrap_fenced(bare) == bare

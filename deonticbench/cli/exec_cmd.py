@@ -10,7 +10,7 @@ import click
 from ..answers import Answer, answer_from_execution
 from ..domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError
-from ..programs import extract_program, prepare_program
+from ..programs import extract_program, has_fence, prepare_program
 from ..solver import Execution, Limits, run_program
 
 
@@ -42,7 +42,7 @@ def command(file: str, domain: str | None, timeout: float, as_json: bool) -> Non
         raise ConfigError(f"{file} is not UTF-8 text.") from None
     dom = get_domain(domain) if domain else None
     notes: tuple[str, ...] = ()
-    if "```" in program or "~~~" in program:
+    if has_fence(program):
         # A saved model response (or a fenced reference program): run what it holds.
         extracted = extract_program(program)
         if extracted is None:

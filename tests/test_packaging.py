@@ -1,0 +1,58 @@
+"""A regular (non-editable) install finds the top-level resource folders.
+
+The wheel is built without build isolation (offline) and installed with ``--no-deps``
+into a fresh venv; ``deonticbench._paths`` needs nothing beyond the standard library.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_regular_install_ships_prompts_prolog_data_and_eval(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(wheels),
+            str(ROOT),
+        ],
+        check=True,
+        cwd=tmp_path,
+    )
+    (wheel,) = wheels.glob("deonticbench-*.whl")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        check=True,
+    )
+    probe = (
+        "import deonticbench._paths as p\n"
+        "for folder in (p.PROMPTS, p.PROLOG, p.DATA, p.EVAL):\n"
+        "    assert folder.is_dir(), folder\n"
+        "assert 'site-packages' in str(p.ROOT), p.ROOT\n"
+        "assert (p.PROMPTS / 'system.txt').is_file()\n"
+        "assert (p.DATA / 'manifest.json').is_file()\n"
+        "assert (p.EVAL / 'models.yaml').is_file()\n"
+        "print(p.ROOT)\n"
+    )
+    done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("deonticbench/_share")

@@ -28,8 +28,8 @@ _PUBLIC = {
     "Domain": "domains",
     "DOMAINS": "domains",
     "get_domain": "domains",
-    "Mode": "records",
-    "MODES": "records",
+    "Mode": "modes",
+    "MODES": "modes",
     # the pipeline's stages
     "Solver": "solver",
     "Limits": "solver",
@@ -90,6 +90,7 @@ if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .domains import DOMAINS, Domain, get_domain
     from .errors import DeonticBenchError
     from .models import Model, load_model
+    from .modes import MODES, Mode
     from .outcomes import Outcome, judge
-    from .records import MODES, Attempt, Mode, Record
+    from .records import Attempt, Record
     from .solver import Execution, Limits, Solver

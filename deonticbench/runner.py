@@ -40,10 +40,11 @@ from .chat import Message
 from .data import Case, DataSource
 from .domains import Domain
 from .models.base import Completion, Model, Request
+from .modes import Mode
 from .outcomes import judge
 from .programs import extract_program, prepare_program
 from .prompting import Prompt, choose_exemplars, exemplar_pool, render, render_feedback
-from .records import Attempt, Mode, Record
+from .records import Attempt, Record
 from .solver import Execution, Limits, Solver
 from .store import CachedResponse, RecordKey, ResponseCache, RunFolder, cache_key
 
@@ -548,7 +549,7 @@ def build_config(
 
 
 @dataclass
-class EstimateRow:
+class DryRunRow:
     domain: str
     mode: str
     samples: int = 0
@@ -559,10 +560,10 @@ class EstimateRow:
 
 
 @dataclass
-class Estimate:
+class DryRunEstimate:
     """What a run would send, before anything is spent (``--dry-run``)."""
 
-    rows: list[EstimateRow]
+    rows: list[DryRunRow]
     attempts: int
 
     @property
@@ -586,18 +587,16 @@ def estimate(
     cache: ResponseCache | None = None,
     attempts: int = DEFAULT_ATTEMPTS,
     count_tokens: Callable[[Model, Sequence[Message]], int],
-) -> Estimate:
+) -> DryRunEstimate:
     """Count the first-attempt requests and their prompt tokens, exactly as ``Runner``
     would batch them (finished samples and cached responses excluded).  Retries depend
     on how programs fare, so they are only bounded, not counted."""
     finished = done or {}
     use_cache = cache if model.cacheable else None
     identity = model.identity()
-    rows: dict[tuple[str, str], EstimateRow] = {}
+    rows: dict[tuple[str, str], DryRunRow] = {}
     for unit in plan.units:
-        row = rows.setdefault(
-            (unit.domain.name, unit.mode), EstimateRow(unit.domain.name, unit.mode)
-        )
+        row = rows.setdefault((unit.domain.name, unit.mode), DryRunRow(unit.domain.name, unit.mode))
         row.samples += unit.k
         pending = [s for s, key in enumerate(unit.sample_keys()) if key not in finished]
         row.done += unit.k - len(pending)
@@ -615,7 +614,7 @@ def estimate(
         if batches:
             row.requests += batches
             row.prompt_tokens += batches * count_tokens(model, prompt.messages)
-    return Estimate(list(rows.values()), attempts)
+    return DryRunEstimate(list(rows.values()), attempts)
 
 
 __all__ = [

@@ -12,7 +12,7 @@ from typing import Any, cast
 import click
 
 from ..errors import ConfigError, DeonticBenchError
-from ..records import MODES, Mode
+from ..modes import MODES, Mode
 
 
 def _parse_modes(value: str) -> list[Mode]:

@@ -23,8 +23,8 @@ _PUBLIC = {
     # the data
     "Case": "data",
     "load_cases": "data",
-    "DataSource": "data",
-    "resolve_source": "data",
+    "DataSource": "sources",
+    "resolve_source": "sources",
     "Domain": "domains",
     "DOMAINS": "domains",
     "get_domain": "domains",
@@ -86,7 +86,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .answers import Answer, answer_from_execution
-    from .data import Case, DataSource, load_cases, resolve_source
+    from .data import Case, load_cases
     from .domains import DOMAINS, Domain, get_domain
     from .errors import DeonticBenchError
     from .models import Model, load_model
@@ -94,3 +94,4 @@ if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .outcomes import Outcome, judge
     from .records import Attempt, Record
     from .solver import Execution, Limits, Solver
+    from .sources import DataSource, resolve_source

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from .answers import Answer, read_direct_answer, read_program_answer
 from .chat import Message
-from .data import Case, DataSource
+from .data import Case, describe_source, load_cases, pin_source
 from .domains import Domain
 from .models.base import Completion, Model, Request
 from .modes import Mode
@@ -46,6 +46,7 @@ from .programs import extract_program, prepare_program
 from .prompting import Prompt, choose_exemplars, exemplar_pool, render, render_feedback
 from .records import Attempt, Record
 from .solver import Execution, Limits, Solver
+from .sources import DataSource
 from .store import CachedResponse, RecordKey, ResponseCache, RunFolder, cache_key
 
 DEFAULT_ATTEMPTS = 2
@@ -80,6 +81,8 @@ class RunPlan:
     units: list[Unit]
     seed: int
     pool_notes: dict[str, str] = field(default_factory=dict)
+    source: DataSource | None = None
+    """The data source, pinned: every case of the plan was read from this snapshot."""
 
     @property
     def total_samples(self) -> int:
@@ -106,9 +109,9 @@ def plan_run(
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
 ) -> RunPlan:
     """Load the cases and choose few-shot exemplars: everything a run will do, in order."""
-    from .data import load_cases
-
     loader = load or load_cases
+    if load is None:
+        source = pin_source(source)
     units: list[Unit] = []
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
@@ -130,7 +133,7 @@ def plan_run(
                         choose_exemplars(domain, pool, case, domain.few_shot_count, seed)
                     )
                 units.append(Unit(domain, case, mode, ks[domain.name], exemplars))
-    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes)
+    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source)
 
 
 # --- observing ------------------------------------------------------------------------
@@ -533,7 +536,7 @@ def build_config(
         "k": dict(plan.k),
         "attempts": attempts,
         "seed": plan.seed,
-        "data": source.describe(),
+        "data": describe_source(plan.source or source),
         "templates": template_hashes(),
         "few_shot_pools": dict(plan.pool_notes),
         "limits": asdict(limits),

@@ -103,11 +103,12 @@ def command(
     score_after: bool,
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
-    from ..data import SPLITS, resolve_source
+    from ..data import SPLITS
     from ..domains import parse_domains
     from ..models import load_model
     from ..runner import build_config, plan_run
     from ..solver import Limits
+    from ..sources import resolve_source
     from ..store import find_resumable, new_run_path
 
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):

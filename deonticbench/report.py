@@ -406,7 +406,7 @@ def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ())
                 "run": s.run.name,
                 "path": str(s.run.path),
                 "model": s.run.model,
-                "split": s.run.config.get("split"),
+                "split": s.run.split,
                 "stages": list(s.stages),
                 "bootstrap": s.bootstrap,
                 "seed": s.seed,

@@ -17,13 +17,14 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from .domains import DOMAINS, Domain
-from .errors import DeonticBenchError
+from .errors import ConfigError, DeonticBenchError
 from .metrics import (
     DEFAULT_BOOTSTRAP,
     NEGATIVE,
@@ -39,6 +40,7 @@ from .metrics import (
 )
 from .modes import MODES, Mode
 from .records import Attempt, Record, parse_record_line
+from .spec import RunSpec
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -87,21 +89,34 @@ class Run:
     def name(self) -> str:
         return self.path.name
 
+    @cached_property
+    def spec(self) -> RunSpec | None:
+        """The run's spec as config.json states it (None: the config names no model)."""
+        try:
+            return RunSpec.from_config(self.config, strict=False)
+        except ConfigError:
+            return None
+
     @property
     def model(self) -> str:
-        """The model spec: the runner writes ``{"spec": ...}``; a bare string also works."""
-        model = self.config.get("model")
-        if isinstance(model, dict):
-            model = model.get("spec") or model.get("model_name")
-        if isinstance(model, str) and model:
-            return model
+        """The model spec from config.json, else from the records."""
+        spec = self.spec
+        if spec is not None:
+            return spec.model
         return self.records[0].model if self.records else "?"
+
+    @property
+    def split(self) -> str | None:
+        """The split config.json names, if it names one."""
+        split = self.config.get("split")
+        return split if isinstance(split, str) else None
 
     def planned_k(self, domain: str) -> int | None:
         """Samples per case the run asked for (``config.json`` ``k``), if it says."""
-        k = self.config.get("k")
-        value = k.get(domain) if isinstance(k, dict) else None
-        return value if isinstance(value, int) and value > 0 else None
+        spec = self.spec
+        if spec is None or not isinstance(spec.k, tuple):
+            return None
+        return dict(spec.k).get(domain)
 
     @property
     def has_retries(self) -> bool:

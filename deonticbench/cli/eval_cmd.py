@@ -11,8 +11,10 @@ from typing import Any, cast
 
 import click
 
+from ..domains import parse_domains
 from ..errors import ConfigError, DeonticBenchError
 from ..modes import MODES, Mode
+from ..spec import DEFAULT_CONCURRENCY, RunSpec
 
 
 def _parse_modes(value: str) -> list[Mode]:
@@ -57,7 +59,13 @@ def _positive(name: str, value: int | None) -> None:
     default=None,
     help="Attempts per sample [default: 2; replay: as many as the file holds].",
 )
-@click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight.")
+@click.option(
+    "--concurrency",
+    type=int,
+    default=DEFAULT_CONCURRENCY,
+    show_default=True,
+    help="Requests in flight.",
+)
 @click.option("--limit", type=int, default=None, help="Only the first N cases of each domain.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar choice.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
@@ -103,56 +111,59 @@ def command(
     score_after: bool,
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
-    from ..data import SPLITS
-    from ..domains import parse_domains
     from ..models import load_model
     from ..runner import build_config, plan_run
-    from ..solver import Limits
     from ..sources import resolve_source
+    from ..spec import DEFAULT_ATTEMPTS, RunSpec
     from ..store import find_resumable, new_run_path
 
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
         _positive(name, value)
     _positive("--limit", limit)
     _positive("--workers", workers)
-    if split not in SPLITS:
-        raise ConfigError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}.")
-    chosen = parse_domains(domains)
-    mode_list = _parse_modes(modes)
     if revision and not hub:
         raise ConfigError("--revision picks a hub revision: use it with --hub.")
     if hub and data_dir:
         raise ConfigError("--hub and --data-dir name two data sources: choose one.")
-    source = resolve_source(data_dir, hub=hub, revision=revision)
-    model = load_model(model_spec, overrides=_parse_params(params) or None)
+    spec = RunSpec(
+        model=model_spec,
+        params=tuple(_parse_params(params).items()),
+        domains=tuple(d.name for d in parse_domains(domains)),
+        split=split,
+        modes=tuple(_parse_modes(modes)),
+        k=k,
+        attempts=attempts,
+        seed=seed,
+        limit=limit,
+        concurrency=concurrency,
+        data=resolve_source(data_dir, hub=hub, revision=revision),
+    )
+    model = load_model(spec.model, overrides=spec.param_overrides or None)
     if params and not model.cacheable:
         click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
-    if attempts is None:
+    if spec.attempts is None:
         # A replay can only give as many attempts as were saved.
-        from ..runner import DEFAULT_ATTEMPTS
-
-        attempts = getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS
+        spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
+    assert spec.data is not None and spec.attempts is not None
     plan = plan_run(
-        chosen, split=split, modes=mode_list, source=source, k=k, limit=limit, seed=seed
+        spec.domain_specs,
+        split=spec.split,
+        modes=spec.modes,
+        source=spec.data,
+        k=spec.k,
+        limit=spec.limit,
+        seed=spec.seed,
     )
-    limits = Limits()
-    config = build_config(
-        model,
-        plan,
-        source=source,
-        attempts=attempts,
-        limits=limits,
-        session={"limit": limit, "concurrency": concurrency},
-    )
+    config = build_config(spec, model, plan)
     if out is None:
         found = None if fresh else find_resumable(config)
         out = found or new_run_path(model.spec, split)
 
-    options = _Options(out, cache_path, no_cache, attempts, concurrency, workers, retry_errors)
+    options = _Options(out, cache_path, no_cache, workers, retry_errors)
     if dry_run:
-        _dry_run(model, plan, config, options)
+        _dry_run(model, plan, config, spec, options)
         return
-    code = asyncio.run(_evaluate(model, plan, config, options))
+    code = asyncio.run(_evaluate(model, plan, config, spec, options))
     if code:
         sys.exit(code)
     if score_after:
@@ -170,8 +181,6 @@ class _Options:
     out: Path
     cache_path: Path | None
     no_cache: bool
-    attempts: int
-    concurrency: int
     workers: int | None
     retry_errors: bool
 
@@ -184,7 +193,9 @@ def _open_cache(options: _Options) -> Any:
     return ResponseCache(options.cache_path or default_cache_path())
 
 
-def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -> None:
+def _dry_run(
+    model: Any, plan: Any, config: dict[str, Any], spec: RunSpec, options: _Options
+) -> None:
     from ..models import count_prompt_tokens, token_count_method
     from ..runner import estimate
     from ..store import CONFIG_NAME, RECORDS_NAME, check_resumable, read_records
@@ -206,7 +217,7 @@ def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -
             plan,
             done=done,
             cache=cache,
-            attempts=options.attempts,
+            attempts=spec.attempts or 1,
             count_tokens=count_prompt_tokens,
         )
     finally:
@@ -224,7 +235,7 @@ def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -
         f"total: {est.requests} requests, {est.prompt_tokens:,} prompt tokens for the first "
         f"attempt of {est.samples_left} samples (tokens counted with {token_count_method(model)})."
     )
-    retries = (options.attempts - 1) * est.samples_left
+    retries = ((spec.attempts or 1) - 1) * est.samples_left
     if retries:
         click.echo(
             f"retries with feedback add at most {retries} requests "
@@ -233,11 +244,13 @@ def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -
     click.echo("nothing was sent.")
 
 
-async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Options) -> int:
+async def _evaluate(
+    model: Any, plan: Any, config: dict[str, Any], spec: RunSpec, options: _Options
+) -> int:
     from ..domains import DOMAINS
     from ..progress import LiveProgress, summary_table
     from ..runner import Runner
-    from ..solver import Limits, Solver
+    from ..solver import Solver
     from ..store import RunFolder
 
     loop = asyncio.get_running_loop()
@@ -260,7 +273,7 @@ async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Opt
         # is an unusable cache or sandbox; only then is the run folder touched.
         await model.check()
         cache = _open_cache(options)
-        solver = Solver(workers=options.workers, limits=Limits(**config["limits"]))
+        solver = Solver(workers=options.workers, limits=spec.limits)
         try:
             with RunFolder.open(options.out, config, retry_errors=options.retry_errors) as run:
                 if run.loaded.truncated:
@@ -279,8 +292,8 @@ async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Opt
                     solver,
                     run,
                     cache,
-                    attempts=options.attempts,
-                    concurrency=options.concurrency,
+                    attempts=spec.attempts or 1,
+                    concurrency=spec.concurrency,
                     observer=progress,
                 )
                 try:

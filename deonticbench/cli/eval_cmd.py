@@ -7,14 +7,18 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import click
 
-from ..domains import parse_domains
-from ..errors import ConfigError, DeonticBenchError
+from ..api import CacheChoice, PreparedRun, arun, dry_run, prepare, score
+from ..domains import DOMAINS, parse_domains
+from ..errors import ConfigError
 from ..modes import MODES, Mode
+from ..progress import LiveProgress, summary_table
+from ..sources import resolve_source
 from ..spec import DEFAULT_CONCURRENCY, RunSpec
+from ..store import RunFolder
 
 
 def _parse_modes(value: str) -> list[Mode]:
@@ -111,12 +115,6 @@ def command(
     score_after: bool,
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
-    from ..models import load_model
-    from ..runner import build_config, plan_run
-    from ..sources import resolve_source
-    from ..spec import DEFAULT_ATTEMPTS, RunSpec
-    from ..store import find_resumable, new_run_path
-
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
         _positive(name, value)
     _positive("--limit", limit)
@@ -138,92 +136,43 @@ def command(
         concurrency=concurrency,
         data=resolve_source(data_dir, hub=hub, revision=revision),
     )
-    model = load_model(spec.model, overrides=spec.param_overrides or None)
-    if params and not model.cacheable:
-        click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
-    if spec.attempts is None:
-        # A replay can only give as many attempts as were saved.
-        spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
-    assert spec.data is not None and spec.attempts is not None
-    plan = plan_run(
-        spec.domain_specs,
-        split=spec.split,
-        modes=spec.modes,
-        source=spec.data,
-        k=spec.k,
-        limit=spec.limit,
-        seed=spec.seed,
-    )
-    config = build_config(spec, model, plan)
-    if out is None:
-        found = None if fresh else find_resumable(config)
-        out = found or new_run_path(model.spec, split)
-
-    options = _Options(out, cache_path, no_cache, workers, retry_errors)
+    prepared = prepare(spec, out, fresh=fresh)
+    if params and not prepared.model.cacheable:
+        click.echo(
+            f"note: {prepared.model.provider} generates nothing, so --param is ignored.",
+            err=True,
+        )
+    options = _Options(False if no_cache else cache_path, workers, retry_errors)
     if dry_run:
-        _dry_run(model, plan, config, spec, options)
+        _dry_run(prepared, options)
         return
-    code = asyncio.run(_evaluate(model, plan, config, spec, options))
+    code = asyncio.run(_evaluate(prepared, options))
     if code:
         sys.exit(code)
     if score_after:
         from ..report import render, table2
-        from ..scoring import score_runs
 
-        click.echo(render(table2(score_runs([out])), "table"))
-        click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
+        click.echo(render(table2(score(prepared.out).runs), "table"))
+        click.echo(
+            f"more: deonticbench score {prepared.out} --out <folder> (CSV, per-case, figure)"
+        )
 
 
 @dataclass(frozen=True)
 class _Options:
-    """How to run, as opposed to what (the plan) and with which model."""
+    """How to run, as opposed to what (the spec)."""
 
-    out: Path
-    cache_path: Path | None
-    no_cache: bool
+    cache: CacheChoice
     workers: int | None
     retry_errors: bool
 
 
-def _open_cache(options: _Options) -> Any:
-    from ..store import ResponseCache, default_cache_path
+def _dry_run(prepared: PreparedRun, options: _Options) -> None:
+    from ..models import token_count_method
 
-    if options.no_cache:
-        return None
-    return ResponseCache(options.cache_path or default_cache_path())
-
-
-def _dry_run(
-    model: Any, plan: Any, config: dict[str, Any], spec: RunSpec, options: _Options
-) -> None:
-    from ..models import count_prompt_tokens, token_count_method
-    from ..runner import estimate
-    from ..store import CONFIG_NAME, RECORDS_NAME, check_resumable, read_records
-
-    if (options.out / CONFIG_NAME).exists():
-        # The real run would refuse this folder: say so now, not after the estimate.
-        check_resumable(options.out, config)
-    done = (
-        read_records(options.out / RECORDS_NAME).records
-        if (options.out / RECORDS_NAME).exists()
-        else {}
-    )
-    if options.retry_errors:
-        done = {key: r for key, r in done.items() if r.final.error is None}
-    cache = _open_cache(options)
-    try:
-        est = estimate(
-            model,
-            plan,
-            done=done,
-            cache=cache,
-            attempts=spec.attempts or 1,
-            count_tokens=count_prompt_tokens,
-        )
-    finally:
-        if cache is not None:
-            cache.close()
-    click.echo(f"dry run for {model.spec} on {plan.split} -> {options.out}")
+    est = dry_run(prepared, cache=options.cache, retry_errors=options.retry_errors)
+    model, plan, attempts = prepared.model, prepared.plan, prepared.spec.attempts or 1
+    click.echo(f"dry run for {model.spec} on {plan.split} -> {prepared.out}")
     header = f"{'domain':<13} {'mode':<9} {'samples':>7} {'done':>5} {'cached':>6} "
     click.echo(header + f"{'requests':>8} {'prompt tokens':>13}")
     for r in est.rows:
@@ -235,7 +184,7 @@ def _dry_run(
         f"total: {est.requests} requests, {est.prompt_tokens:,} prompt tokens for the first "
         f"attempt of {est.samples_left} samples (tokens counted with {token_count_method(model)})."
     )
-    retries = ((spec.attempts or 1) - 1) * est.samples_left
+    retries = (attempts - 1) * est.samples_left
     if retries:
         click.echo(
             f"retries with feedback add at most {retries} requests "
@@ -244,83 +193,59 @@ def _dry_run(
     click.echo("nothing was sent.")
 
 
-async def _evaluate(
-    model: Any, plan: Any, config: dict[str, Any], spec: RunSpec, options: _Options
-) -> int:
-    from ..domains import DOMAINS
-    from ..progress import LiveProgress, summary_table
-    from ..runner import Runner
-    from ..solver import Solver
-    from ..store import RunFolder
+class _Progress(LiveProgress):
+    """The live display, plus what the folder held when it was opened."""
 
+    def opened(self, run: RunFolder) -> None:
+        if run.loaded.truncated:
+            click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
+        if run.loaded.dropped_errors:
+            click.echo(
+                f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
+                err=True,
+            )
+        click.echo(f"run folder: {run.path}", err=True)
+
+
+async def _evaluate(prepared: PreparedRun, options: _Options) -> int:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    interrupted = False
+    stopping = False
 
     def stop() -> None:
-        nonlocal interrupted
-        if interrupted:
+        nonlocal stopping
+        if stopping:
             return  # already stopping; a second Ctrl-C must not break the clean-up
-        interrupted = True
+        stopping = True
         click.echo("stopping: finished records are kept...", err=True)
         task.cancel()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
+    progress = _Progress()
     try:
-        # Before any work: a missing key or an unreachable server is one sentence, and so
-        # is an unusable cache or sandbox; only then is the run folder touched.
-        await model.check()
-        cache = _open_cache(options)
-        solver = Solver(workers=options.workers, limits=spec.limits)
         try:
-            with RunFolder.open(options.out, config, retry_errors=options.retry_errors) as run:
-                if run.loaded.truncated:
-                    click.echo(
-                        "note: cut a truncated last line from records.jsonl (crash).", err=True
-                    )
-                if run.loaded.dropped_errors:
-                    click.echo(
-                        f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
-                        err=True,
-                    )
-                click.echo(f"run folder: {options.out}", err=True)
-                progress = LiveProgress()
-                runner = Runner(
-                    model,
-                    solver,
-                    run,
-                    cache,
-                    attempts=spec.attempts or 1,
-                    concurrency=spec.concurrency,
-                    observer=progress,
-                )
-                try:
-                    await runner.run(plan)
-                except asyncio.CancelledError:
-                    interrupted = True
-                finally:
-                    progress.finish()
+            result = await arun(
+                prepared,
+                progress,
+                cache=options.cache,
+                retry_errors=options.retry_errors,
+                workers=options.workers,
+            )
         finally:
-            # Kill running programs now rather than waiting for their timeouts.
-            solver.close()
-            if cache is not None:
-                cache.close()
-        result = runner.result
-        in_plan = {key for unit in plan.units for key in unit.sample_keys()}
-        records = [r for key, r in run.done.items() if key in in_plan]
-        click.echo(summary_table(records, order=DOMAINS))
+            if progress.rows:
+                progress.finish()
+        click.echo(summary_table(result.records, order=DOMAINS))
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
             f"{result.requests} requests sent, {result.cache_hits} cached responses used; "
-            f"records in {run.records_path}",
+            f"records in {result.records_path}",
             err=True,
         )
-        missing = len(in_plan) - len(records)
-        if interrupted:
+        if result.interrupted:
             click.echo(
-                f"interrupted: {missing} samples left; run the same command to resume.",
+                f"interrupted: {result.missing} samples left; run the same command to resume.",
                 err=True,
             )
             return 130
@@ -328,9 +253,6 @@ async def _evaluate(
     except asyncio.CancelledError:
         click.echo("interrupted before any work; nothing was changed.", err=True)
         return 130
-    except DeonticBenchError:
-        raise
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-        await model.aclose()

@@ -1,7 +1,8 @@
 """Programs out of text: extraction from a model response, and preparation for running.
 
-Extraction rule (``extract_program``), applied to the response with any
-``<think>...</think>`` reasoning removed:
+Extraction rule (``extract_program``), applied to the response with its reasoning blocks
+(``<think>...</think>`` and the like, see ``reasoning``) removed, as before a direct
+answer is read:
 
 1. Fenced blocks are collected (```` ``` ```` or ``~~~``; an unterminated last fence runs
    to the end of the text, as happens when a response is cut off).  Blocks labelled
@@ -28,8 +29,8 @@ import re
 from dataclasses import dataclass
 
 from .domains import Domain
+from .reasoning import strip_reasoning
 
-_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
 _PROLOG_LABELS = {"prolog", "pl", "swipl", "swi-prolog", "swiprolog", "pro"}
 _RUNNING_DIRECTIVE = re.compile(
@@ -50,7 +51,7 @@ def extract_program(text: str | None) -> str | None:
     """Return the Prolog program in a model response, or None when there is none."""
     if not text:
         return None
-    text = _THINK.sub("", text)
+    text = strip_reasoning(text)
     blocks = _fenced_blocks(text)
     if blocks:
         chosen = _choose_blocks(blocks)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from ._paths import PROLOG
 from .domains import Domain
 from .reasoning import strip_reasoning
+from .unicode import utf8_encodable
 
 _FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
 _PROLOG_LABELS = {"prolog", "pl", "swipl", "swi-prolog", "swiprolog", "pro"}
@@ -263,13 +264,20 @@ def ensure_entrypoint(domain: Domain, program: str) -> PreparedProgram:
 
 
 def prepare_program(domain: Domain, program: str) -> PreparedProgram:
-    """Strip label directives, then ensure the entrypoint: the program the harness runs."""
-    stripped = strip_label_directives(program)
+    """Strip label directives, then ensure the entrypoint: the program the harness runs.
+
+    A program holding characters UTF-8 cannot encode (lone surrogates) cannot be written
+    for SWI-Prolog; each is replaced by U+FFFD and a note says how many were."""
+    encodable, replaced = utf8_encodable(program)
+    stripped = strip_label_directives(encodable)
     prepared = ensure_entrypoint(domain, stripped)
-    if stripped != program:
-        return PreparedProgram(
-            text=prepared.text,
-            repaired=prepared.repaired,
-            notes=("removed upstream Label directive", *prepared.notes),
-        )
-    return prepared
+    notes: list[str] = []
+    if replaced:
+        notes.append(f"replaced {replaced} character(s) UTF-8 cannot encode with U+FFFD")
+    if stripped != encodable:
+        notes.append("removed upstream Label directive")
+    if not notes:
+        return prepared
+    return PreparedProgram(
+        text=prepared.text, repaired=prepared.repaired, notes=(*notes, *prepared.notes)
+    )

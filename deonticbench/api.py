@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .metrics import DEFAULT_BOOTSTRAP
 from .models import Model, count_prompt_tokens, load_model
+from .models.loader import check_spec
 from .records import Record
 from .runner import DryRunEstimate, Observer, Runner, RunPlan, build_config, estimate, plan_run
 from .scoring import RunScores, ScoreRow, score_rows, score_runs
@@ -116,10 +117,7 @@ def prepare(
     Without ``out`` the newest folder under ``runs/`` with a matching configuration is
     resumed (unless ``fresh``), else a new one is named.
     """
-    model = load_model(spec.model, overrides=spec.param_overrides or None)
-    if spec.attempts is None:
-        # A replay can only give as many attempts as were saved.
-        spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
+    check_spec(spec.model)  # a misspelt model is one sentence before any data is loaded
     source = spec.data if spec.data is not None else resolve_source()
     plan = plan_run(
         spec.domain_specs,
@@ -130,6 +128,14 @@ def prepare(
         limit=spec.limit,
         seed=spec.seed,
     )
+    model = load_model(
+        spec.model,
+        overrides=spec.param_overrides or None,
+        cases=(unit.case for unit in plan.units),
+    )
+    if spec.attempts is None:
+        # A replay can only give as many attempts as were saved.
+        spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
     config = build_config(spec, model, plan)
     if out is None:
         found = None if fresh else find_resumable(config)

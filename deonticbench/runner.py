@@ -287,7 +287,8 @@ class Runner:
         request = Request(
             messages=tuple(prompt.messages),
             n=len(batch),
-            case=unit.case,
+            domain=unit.domain.name,
+            case_id=unit.case.id,
             mode=unit.mode,
             sample_start=batch[0],
             attempt=attempt,

@@ -32,7 +32,8 @@ REQUEST = Request(
         Message("user", "Decide the appeal."),
     ),
     n=2,
-    case=CASE,
+    domain=CASE.domain,
+    case_id=CASE.id,
     mode="zero-shot",
     sample_start=0,
     attempt=0,
@@ -78,7 +79,7 @@ async def test_retry_after_as_an_http_date_is_honoured(fake: FakeProvider) -> No
     fake.fail_next(status=429, retry_after=email.utils.formatdate(time.time() + 2, usegmt=True))
     model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
     (completion,) = await model.generate(
-        Request(REQUEST.messages, n=1, case=CASE, mode="direct", sample_start=0)
+        Request(REQUEST.messages, 1, CASE.domain, CASE.id, mode="direct", sample_start=0)
     )
     await model.aclose()
     assert completion.error is None

@@ -33,7 +33,13 @@ MESSAGES = (
 
 def request(n: int = 1, *, sample_start: int = 0) -> Request:
     return Request(
-        messages=MESSAGES, n=n, case=CASE, mode="direct", sample_start=sample_start, attempt=0
+        messages=MESSAGES,
+        n=n,
+        domain=CASE.domain,
+        case_id=CASE.id,
+        mode="direct",
+        sample_start=sample_start,
+        attempt=0,
     )
 
 

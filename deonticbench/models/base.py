@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..chat import Message
-from ..data import Case
 from ..modes import Mode
 
 
@@ -53,10 +52,16 @@ class GenerationParams:
 
 @dataclass(frozen=True)
 class Request:
+    """What a model may see, and nothing more: the chat messages, which sample of which
+    case and mode is asked for (for backends that look responses up or seed by them),
+    and how many.  No gold label and no reference program: a backend cannot leak what
+    it is never given (the ``reference`` backend gets its table when it is built)."""
+
     messages: tuple[Message, ...]
     n: int
     """How many samples to draw; ``generate`` returns exactly this many completions."""
-    case: Case
+    domain: str
+    case_id: str
     mode: Mode
     sample_start: int
     """Index of the first sample drawn: the request covers samples

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
+from .modes import mode_rank
 from .records import Record
 
 _REDRAW_S = 0.25
@@ -199,9 +200,6 @@ class SummaryRow:
         return self.first_correct / self.n if self.n else 0.0
 
 
-_MODE_ORDER = {"direct": 0, "zero-shot": 1, "few-shot": 2}
-
-
 def summary_rows(records: Iterable[Record], *, order: Iterable[str] = ()) -> list[SummaryRow]:
     """Per domain x mode: counts of final outcomes and of first-attempt successes;
     domains in ``order`` first (the paper's column order), then by name."""
@@ -225,7 +223,7 @@ def summary_rows(records: Iterable[Record], *, order: Iterable[str] = ()) -> lis
                 errors=sum(r.final.error is not None for r in group),
             )
         )
-    rows.sort(key=lambda r: (rank.get(r.domain, len(rank)), r.domain, _MODE_ORDER.get(r.mode, 9)))
+    rows.sort(key=lambda r: (rank.get(r.domain, len(rank)), r.domain, mode_rank(r.mode)))
     return rows
 
 

@@ -23,11 +23,13 @@ import json
 import os
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
+from .domains import DOMAINS
 from .errors import ConfigError, DataError
 from .records import Record, parse_record_line
 
@@ -78,9 +80,9 @@ def fingerprint(config: Mapping[str, Any]) -> dict[str, Any]:
 def config_mismatch(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
     """One clause saying why ``new`` cannot resume a run made with ``old`` (None: it can)."""
     a, b = fingerprint(old), fingerprint(new)
-    for field in FINGERPRINT_FIELDS:
-        if a[field] != b[field]:
-            return _describe_difference(field, a[field], b[field])
+    for name in FINGERPRINT_FIELDS:
+        if a[name] != b[name]:
+            return _describe_difference(name, a[name], b[name])
     old_k = old.get("k") or {}
     for domain, k in (new.get("k") or {}).items():
         if domain in old_k and old_k[domain] != k:
@@ -96,6 +98,10 @@ class LoadedRecords:
     duplicates: int
     dropped_errors: int = 0
     """Records taken out by ``retry_errors`` (their samples will be done again)."""
+    lines: int = 0
+    """Lines read, blank ones not counted."""
+    skipped: Counter[str] = field(default_factory=Counter)
+    """Forgiving reading: lines left out, by reason."""
 
 
 class RunFolder:
@@ -270,12 +276,25 @@ def _write_json_atomic(path: Path, obj: Any) -> None:
     os.replace(tmp, path)
 
 
-def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> LoadedRecords:
+ReadPolicy = Literal["strict", "forgiving"]
+"""How a records.jsonl is read.  ``strict`` (resuming a run): a damaged line other than
+a crash's last one is an error, since appending to it would bury the damage.
+``forgiving`` (scoring): every line that is not a usable record is skipped and counted
+with its reason, so that what is left can still be scored."""
+
+
+def read_records(
+    path: str | os.PathLike[str], *, repair: bool = False, policy: ReadPolicy = "strict"
+) -> LoadedRecords:
     """Read a records.jsonl: the first record of each key wins.
 
-    A last line without its newline, or that does not parse, is what a crash mid-write
-    leaves: it is dropped (and with ``repair`` cut from the file so appends start on a
-    clean line).  A bad line anywhere else is damage we must not paper over.
+    Strict: a last line without its newline, or that does not parse, is what a crash
+    mid-write leaves: it is dropped (and with ``repair`` cut from the file so appends
+    start on a clean line).  A bad line anywhere else raises DataError.
+
+    Forgiving: every line is tried, a last one without its newline too; a line that does
+    not parse, names an unknown domain, repeats a key or gives a case another gold
+    label than its earlier records is skipped, its reason counted in ``skipped``.
     """
     file = Path(path)
     records: dict[RecordKey, Record] = {}
@@ -286,9 +305,15 @@ def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> Loade
     # After a final newline, split leaves an empty last piece; otherwise the last piece
     # is a line the crash cut short.
     tail = lines.pop()
-    truncated = bool(tail.strip())
+    forgiving = policy == "forgiving"
+    if forgiving and tail:
+        lines.append(tail)  # read it too: it may be a whole record without its newline
+    truncated = bool(tail.strip()) and not forgiving
     good_end = len(raw) - len(tail)
     duplicates = 0
+    counted = 0
+    skipped: Counter[str] = Counter()
+    gold_of: dict[tuple[str, str], Any] = {}
     offset = 0
     for number, line in enumerate(lines, start=1):
         start = offset
@@ -296,6 +321,10 @@ def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> Loade
         try:
             record = parse_record_line(line)
         except ValueError as exc:
+            if forgiving:
+                counted += 1
+                skipped[str(exc)] += 1
+                continue
             if number == len(lines) and not tail:
                 # The last complete line is unreadable: a crash between writes of a
                 # multi-block line on some filesystems.  Treat it as the truncated tail.
@@ -304,16 +333,32 @@ def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> Loade
             raise DataError(f"{file}: line {number} is not a valid record ({exc}).") from None
         if record is None:  # a blank line
             continue
+        counted += 1
+        if forgiving and record.domain not in DOMAINS:
+            skipped[f"unknown domain {record.domain!r}"] += 1
+            continue
         if record.key in records:
             duplicates += 1
+            skipped["duplicate key (kept the first)"] += 1
             continue
+        case = (record.domain, record.case_id)
+        if forgiving and case in gold_of and gold_of[case] != record.gold:
+            skipped["gold differs from an earlier record of the case"] += 1
+            continue
+        gold_of.setdefault(case, record.gold)
         records[record.key] = record
     if truncated and repair:
         with open(file, "r+b") as fh:
             fh.truncate(good_end)
             fh.flush()
             os.fsync(fh.fileno())
-    return LoadedRecords(records, truncated=truncated, duplicates=duplicates)
+    return LoadedRecords(
+        records,
+        truncated=truncated,
+        duplicates=duplicates,
+        lines=counted,
+        skipped=skipped if forgiving else Counter(),
+    )
 
 
 def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:

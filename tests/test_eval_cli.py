@@ -344,3 +344,44 @@ def test_a_reply_with_a_lone_surrogate_never_stops_a_run(tmp_path: Path, mode: s
         if mode == "zero-shot":
             assert len(record.attempts) == 2  # the feedback turn carried the surrogate too
             assert "\ufffd" in (record.final.program or "")
+
+
+def test_concurrency_bounds_http_requests_when_n_is_emulated(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 7, point 8: a server that ignores n gets K single calls per request; the
+    --concurrency limit still counts HTTP requests in flight."""
+    fake.max_choices = 1
+    fake.latency_s = 0.1
+    args = fake_args(fake, tmp_path / "run", "-k", "4", "--concurrency", "2", "--no-cache")
+    done = eval_in(tmp_path, args)
+    assert done.returncode == 0, done.stderr.decode()
+    assert len(fake.generation_requests()) >= 4 * len(cases())
+    assert fake.max_in_flight == 2
+
+
+def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 7, point 7: choices as a string, every time: retried, then error records;
+    nothing of it reaches the response cache."""
+    from fakeproviders import Fault
+
+    def as_string(reply: dict[str, object]) -> dict[str, object]:
+        reply["choices"] = "Answer: 5"
+        return reply
+
+    fake.fail_next(Fault(reshape=as_string), times=10_000)
+    args = fake_args(
+        fake, tmp_path / "run", "-k", "1", "--param", "max_tries=2", "--param", "backoff_base_s=0"
+    )
+    done = eval_in(tmp_path, args)
+    assert done.returncode == 0, done.stderr.decode()
+    records = read_records(tmp_path / "run" / RECORDS_NAME).records
+    assert len(records) == len(cases())
+    for record in records.values():
+        assert (record.final.error or "").startswith("malformed response after 2 tries")
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM responses").fetchone() == (0,)

@@ -57,7 +57,9 @@ def _positive(name: str, value: int | None) -> None:
     default=None,
     help="Attempts per sample [default: 2; replay: as many as the file holds].",
 )
-@click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight.")
+@click.option(
+    "--concurrency", type=int, default=8, show_default=True, help="HTTP requests in flight."
+)
 @click.option("--limit", type=int, default=None, help="Only the first N cases of each domain.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar choice.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)

@@ -126,14 +126,23 @@ class RunFolder:
         a spent quota) are taken out of records.jsonl, so that those samples are done
         again; the file is rewritten atomically and keeps one line per sample."""
         folder = Path(path)
+        # A refused start leaves every file as it was: everything that can refuse (another
+        # configuration, a damaged records.jsonl) is checked read-only before anything is
+        # written, first without the lock (so a refusal creates no lock file either),
+        # then again under it, where another process can no longer change the answer.
+        if (folder / CONFIG_NAME).exists():
+            check_resumable(folder, config)
+            read_records(folder / RECORDS_NAME)
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot create the run folder {folder} ({exc.strerror}).") from None
         lock = _take_lock(folder)
         try:
+            loaded = read_records(folder / RECORDS_NAME)
             merged = _merge_config(folder, config)
-            loaded = read_records(folder / RECORDS_NAME, repair=True)
+            if loaded.truncated:
+                loaded = read_records(folder / RECORDS_NAME, repair=True)
             if retry_errors:
                 _drop_error_records(folder / RECORDS_NAME, loaded)
         except BaseException:

@@ -164,7 +164,7 @@ def _cached_commit(ds: Any) -> str | None:
 
 
 def _memory_file() -> Path:
-    from .statutes import cache_root
+    from ._paths import cache_root
 
     return cache_root() / "hub-revisions.json"
 

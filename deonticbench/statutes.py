@@ -10,7 +10,8 @@ Environment:
 
 * ``DEONTICBENCH_STATUTES_URL``: base URL holding the repository's files (a mirror, or
   a loopback server in tests); ``<base>/statutes/sara/section1`` must be the file.
-* ``DEONTICBENCH_CACHE``: cache folder instead of the platform's user cache folder.
+* ``DEONTICBENCH_CACHE``: cache folder instead of the platform's user cache folder
+  (``_paths.cache_root``; statutes go under its ``statutes/``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._paths import DATA
+from ._paths import CACHE_ENV, DATA, cache_root
 from .domains import Domain
 from .errors import DataError
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from .data import DataSource
 
 STATUTES_URL_ENV = "DEONTICBENCH_STATUTES_URL"
-CACHE_ENV = "DEONTICBENCH_CACHE"
 MANIFEST_PATH = DATA / "manifest.json"
 SEPARATOR = "\n\n\n\n"
 """Between concatenated statute files: upstream joins them with four newlines."""
@@ -80,16 +80,6 @@ def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
 @lru_cache(maxsize=1)
 def _manifest() -> Manifest:
     return load_manifest()
-
-
-def cache_root() -> Path:
-    """The deonticbench cache folder (``DEONTICBENCH_CACHE`` or the user cache dir)."""
-    chosen = os.environ.get(CACHE_ENV)
-    if chosen:
-        return Path(chosen).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("deonticbench"))
 
 
 def base_url(manifest: Manifest | None = None) -> str:

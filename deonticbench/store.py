@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ._paths import RESPONSES_FILE, cache_root
 from .errors import ConfigError, DataError
 from .records import Record, parse_record_line
 
 CONFIG_NAME = "config.json"
 RECORDS_NAME = "records.jsonl"
 LOCK_NAME = ".lock"
-CACHE_ENV = "DEONTICBENCH_CACHE"
 
 # The config fields that decide what a record means.  Resuming with any of them changed
 # would mix two experiments in one file; everything else (domains and modes added,
@@ -346,13 +346,9 @@ class CachedResponse:
 
 
 def default_cache_path() -> Path:
-    """``$DEONTICBENCH_CACHE``, else ``responses.sqlite`` in the user's cache folder."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("deonticbench")) / "responses.sqlite"
+    """``responses.sqlite`` in the cache folder (``$DEONTICBENCH_CACHE`` or the user's
+    cache folder, see ``_paths.cache_root``); ``--cache FILE`` names another file."""
+    return cache_root() / RESPONSES_FILE
 
 
 def cache_key(identity: Mapping[str, Any], prompt_hash: str, sample: int, attempt: int) -> str:

@@ -46,7 +46,7 @@ def fake() -> Iterator[FakeProvider]:
 def env(tmp_path: Path) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
     out["DEONTICBENCH_DATA"] = DATA
-    out["DEONTICBENCH_CACHE"] = str(tmp_path / "cache.sqlite")
+    out["DEONTICBENCH_CACHE"] = str(tmp_path / "cache")
     return out
 
 
@@ -383,5 +383,32 @@ def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
         assert (record.final.error or "").startswith("malformed response after 2 tries")
     import sqlite3
 
-    with sqlite3.connect(tmp_path / "cache.sqlite") as db:
+    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM responses").fetchone() == (0,)
+
+
+def test_deonticbench_cache_is_one_folder_and_cache_names_a_file(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 7, point 10: DEONTICBENCH_CACHE is a folder holding responses.sqlite (and
+    the statute and hub pins); --cache still names the sqlite file itself."""
+    done = eval_in(tmp_path, fake_args(fake, tmp_path / "run", "-k", "1"))
+    assert done.returncode == 0, done.stderr.decode()
+    folder = tmp_path / "cache"
+    assert folder.is_dir() and (folder / "responses.sqlite").is_file()
+    own = tmp_path / "elsewhere" / "mine.sqlite"
+    again = eval_in(tmp_path, fake_args(fake, tmp_path / "run2", "-k", "1", "--cache", str(own)))
+    assert again.returncode == 0, again.stderr.decode()
+    assert own.is_file()
+    # The old meaning (the sqlite file itself) is one sentence, not a silent second cache.
+    (tmp_path / "cache-file").write_bytes((folder / "responses.sqlite").read_bytes())
+    environment = env(tmp_path)
+    environment["DEONTICBENCH_CACHE"] = str(tmp_path / "cache-file")
+    refused = subprocess.run(
+        fake_args(fake, tmp_path / "run3", "-k", "1"),
+        env=environment, cwd=tmp_path, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    message = refused.stderr.decode()
+    assert message.startswith("error: DEONTICBENCH_CACHE names a folder") and "--cache" in message
+    assert not (tmp_path / "run3").exists()

@@ -288,3 +288,15 @@ def test_a_refused_resume_leaves_every_file_byte_identical(tmp_path: Path) -> No
     config = json.loads((folder / CONFIG_NAME).read_text())
     assert config["domains"] == ["airline"]
     assert [s["started"] for s in config["sessions"]] == ["now", "now"]
+
+
+def test_statute_and_hub_pins_live_in_the_cache_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 7, point 10: one folder, whichever module asks."""
+    from deonticbench import hub, statutes, store
+
+    monkeypatch.setenv("DEONTICBENCH_CACHE", str(tmp_path / "c"))
+    assert store.default_cache_path() == tmp_path / "c" / "responses.sqlite"
+    assert statutes.cache_root() == tmp_path / "c"
+    assert hub._memory_file() == tmp_path / "c" / "hub-revisions.json"

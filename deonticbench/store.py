@@ -45,13 +45,56 @@ RecordKey = tuple[str, str, str, int]
 
 
 def _describe_difference(field: str, old: Any, new: Any) -> str:
-    if field == "model":
-        return "the model or its sampling parameters differ"
     if field == "data":
         return "the data source or its revision differs"
     if field == "templates":
         return "the prompt templates have changed"
     return f"{field} differs ({_short(old)} before, {_short(new)} now)"
+
+
+def _describe_model_difference(old: Any, new: Any) -> str:
+    """Name both models; when the spec is the same, name the parameters that differ."""
+
+    def spec(model: Any) -> str:
+        return str(model.get("spec")) if isinstance(model, Mapping) else _short(model)
+
+    def identity(model: Any) -> Mapping[str, Any]:
+        value = model.get("identity") if isinstance(model, Mapping) else None
+        return value if isinstance(value, Mapping) else {}
+
+    if spec(old) != spec(new):
+        return f"the model differs ({spec(old)} before, {spec(new)} now)"
+    a, b = identity(old), identity(new)
+    changed = [
+        f"{key} {_short(a.get(key))} before, {_short(b.get(key))} now"
+        for key in sorted({*a, *b})
+        if a.get(key) != b.get(key)
+    ]
+    return f"the model {spec(new)} has other sampling parameters ({'; '.join(changed)})"
+
+
+def set_aside(folder: Path) -> Path:
+    """Move a run folder out of the way for ``--fresh``: renamed beside itself to
+    ``<name>.replaced-<time>``, nothing deleted.  Refused while another process writes it."""
+    lock = _take_lock(folder)
+    try:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = folder.with_name(f"{folder.name}.replaced-{stamp}")
+        number = 1
+        while target.exists():
+            number += 1
+            target = folder.with_name(f"{folder.name}.replaced-{stamp}-{number}")
+        try:
+            folder.rename(target)
+        except OSError as exc:
+            raise ConfigError(f"cannot move {folder} aside for --fresh ({exc.strerror}).") from None
+        return target
+    finally:
+        lock.close()
+
+
+def is_run_folder(folder: Path) -> bool:
+    return (folder / CONFIG_NAME).exists() or (folder / RECORDS_NAME).exists()
 
 
 def _short(value: Any) -> str:
@@ -80,6 +123,8 @@ def config_mismatch(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | Non
     a, b = fingerprint(old), fingerprint(new)
     for field in FINGERPRINT_FIELDS:
         if a[field] != b[field]:
+            if field == "model":
+                return _describe_model_difference(old.get("model"), new.get("model"))
             return _describe_difference(field, a[field], b[field])
     old_k = old.get("k") or {}
     for domain, k in (new.get("k") or {}).items():
@@ -249,7 +294,8 @@ def check_resumable(folder: Path, config: Mapping[str, Any]) -> dict[str, Any]:
     if why is not None:
         raise ConfigError(
             f"{folder} holds a run with another configuration ({why}); "
-            "use another --out folder (or --fresh), or the original settings."
+            "use another --out folder, --fresh to start this one afresh (the old run is "
+            "moved aside, not deleted), or the original settings."
         )
     return old
 

@@ -412,3 +412,33 @@ def test_deonticbench_cache_is_one_folder_and_cache_names_a_file(
     message = refused.stderr.decode()
     assert message.startswith("error: DEONTICBENCH_CACHE names a folder") and "--cache" in message
     assert not (tmp_path / "run3").exists()
+
+
+def test_fresh_with_out_starts_that_folder_afresh_and_keeps_the_old_run_aside(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 7, point 11: the refusal recommends --fresh, and --fresh does what it says;
+    a different model is named in the refusal, both of them."""
+    out = tmp_path / "run"
+    first = eval_in(tmp_path, fake_args(fake, out, "-k", "1", "--limit", "2"))
+    assert first.returncode == 0, first.stderr.decode()
+    old_records = (out / RECORDS_NAME).read_bytes()
+    other = [a.replace("openai-compatible:fake@", "openai-compatible:other@") for a in
+             fake_args(fake, out, "-k", "1", "--limit", "1")]  # fmt: skip
+    refused = eval_in(tmp_path, other)
+    message = refused.stderr.decode()
+    assert refused.returncode == 2 and "--fresh" in message
+    assert "openai-compatible:fake@" in message and "openai-compatible:other@" in message
+    assert (out / RECORDS_NAME).read_bytes() == old_records
+
+    fresh = eval_in(tmp_path, [*other, "--fresh"])
+    assert fresh.returncode == 0, fresh.stderr.decode()
+    assert "--fresh: the run in" in fresh.stderr.decode()
+    records = read_records(out / RECORDS_NAME).records
+    assert len(records) == 1 and {r.model for r in records.values()} == {
+        other[other.index("--model") + 1]
+    }
+    config = json.loads((out / "config.json").read_text())
+    assert len(config["sessions"]) == 1
+    (aside,) = [p for p in tmp_path.iterdir() if p.name.startswith("run.replaced-")]
+    assert (aside / RECORDS_NAME).read_bytes() == old_records

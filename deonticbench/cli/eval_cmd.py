@@ -63,7 +63,12 @@ def _positive(name: str, value: int | None) -> None:
 @click.option("--limit", type=int, default=None, help="Only the first N cases of each domain.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar choice.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
-@click.option("--fresh", is_flag=True, help="Start a new run folder even if one matches.")
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="Start afresh: a new run folder, or with --out the named one (its old run is "
+    "moved aside).",
+)
 @click.option("--data-dir", type=click.Path(path_type=Path), default=None)
 @click.option("--hub", is_flag=True, help="Load cases from the Hugging Face hub.")
 @click.option("--revision", default=None, help="Hub dataset revision (with --hub).")
@@ -149,7 +154,9 @@ def command(
         found = None if fresh else find_resumable(config)
         out = found or new_run_path(model.spec, split)
 
-    options = _Options(out, cache_path, no_cache, attempts, concurrency, workers, retry_errors)
+    options = _Options(
+        out, cache_path, no_cache, attempts, concurrency, workers, retry_errors, fresh
+    )
     if dry_run:
         _dry_run(model, plan, config, options)
         return
@@ -175,6 +182,8 @@ class _Options:
     concurrency: int
     workers: int | None
     retry_errors: bool
+    fresh: bool = False
+    """Start ``out`` afresh: an old run in it is moved aside first."""
 
 
 def _open_cache(options: _Options) -> Any:
@@ -190,14 +199,17 @@ def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -
     from ..runner import estimate
     from ..store import CONFIG_NAME, RECORDS_NAME, check_resumable, read_records
 
-    if (options.out / CONFIG_NAME).exists():
-        # The real run would refuse this folder: say so now, not after the estimate.
-        check_resumable(options.out, config)
-    done = (
-        read_records(options.out / RECORDS_NAME).records
-        if (options.out / RECORDS_NAME).exists()
-        else {}
-    )
+    if options.fresh:
+        done = {}  # the real run would move the old run aside and start from nothing
+    else:
+        if (options.out / CONFIG_NAME).exists():
+            # The real run would refuse this folder: say so now, not after the estimate.
+            check_resumable(options.out, config)
+        done = (
+            read_records(options.out / RECORDS_NAME).records
+            if (options.out / RECORDS_NAME).exists()
+            else {}
+        )
     if options.retry_errors:
         done = {key: r for key, r in done.items() if r.final.error is None}
     cache = _open_cache(options)
@@ -234,6 +246,26 @@ def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -
     click.echo("nothing was sent.")
 
 
+def _set_aside(out: Path) -> None:
+    """--fresh with a folder that holds a run: keep nothing of it in ``out``, lose nothing."""
+    from ..store import RECORDS_NAME, is_run_folder, read_config, set_aside
+
+    if not is_run_folder(out):
+        return
+    records = out / RECORDS_NAME
+    count = records.read_bytes().count(b"\n") if records.exists() else 0
+    try:
+        model = read_config(out).get("model", {}).get("spec", "an unknown model")
+    except DeonticBenchError:
+        model = "an unreadable configuration"
+    moved = set_aside(out)
+    click.echo(
+        f"--fresh: the run in {out} ({count} records, {model}) was moved to {moved}; "
+        f"{out} starts afresh with none of it.",
+        err=True,
+    )
+
+
 async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Options) -> int:
     from ..domains import DOMAINS
     from ..progress import LiveProgress, summary_table
@@ -263,6 +295,8 @@ async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Opt
         cache = _open_cache(options)
         solver = Solver(workers=options.workers, limits=Limits(**config["limits"]))
         try:
+            if options.fresh:
+                _set_aside(options.out)
             with RunFolder.open(options.out, config, retry_errors=options.retry_errors) as run:
                 if run.loaded.truncated:
                     click.echo(

@@ -442,3 +442,39 @@ def test_fresh_with_out_starts_that_folder_afresh_and_keeps_the_old_run_aside(
     assert len(config["sessions"]) == 1
     (aside,) = [p for p in tmp_path.iterdir() if p.name.startswith("run.replaced-")]
     assert (aside / RECORDS_NAME).read_bytes() == old_records
+
+
+def test_the_self_check_explains_reference_disagreements_and_capped_macro_f1(
+    tmp_path: Path,
+) -> None:
+    """Issue 7, point 12: the reference backend's misses are data defects, and a split
+    whose gold labels are one class caps macro-F1 at 50; the summary says both."""
+    done = eval_in(
+        tmp_path,
+        argv("--model", "reference", "--split", "hard", "--domains", "sara_binary,uscis",
+             "--modes", "zero-shot", "-k", "1", "--out", str(tmp_path / "run"), "--score"),
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    last = done.stdout.decode().strip().splitlines()[-1]
+    assert "docs/data-audit.md" in last
+    assert "sara_binary 9 of 30" in last and "uscis 14 of 28" in last
+    assert "23 case(s)" in last
+    assert "capped" not in done.stdout.decode()  # both classes are in the hard splits
+
+    smoke = eval_in(
+        tmp_path,
+        argv("--model", "reference", "--split", "smoke", "--domains", "housing,airline",
+             "--modes", "direct", "-k", "1", "--out", str(tmp_path / "smoke")),
+    )  # fmt: skip
+    assert smoke.returncode == 0, smoke.stderr.decode()
+    text = smoke.stdout.decode()
+    assert "every housing gold label in this run is 'yes'" in text and "capped at 50" in text
+    assert "data-audit" not in text  # direct reference answers are the gold labels
+
+
+def test_a_model_run_gets_no_data_audit_note(fake: FakeProvider, tmp_path: Path) -> None:
+    fake.responder = lambda r: "Answer: 1"  # wrong for every case
+    done = eval_in(tmp_path, fake_args(fake, tmp_path / "run", "-k", "1"))
+    assert done.returncode == 0, done.stderr.decode()
+    assert "data-audit" not in done.stdout.decode()

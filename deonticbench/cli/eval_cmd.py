@@ -160,7 +160,8 @@ def command(
     if dry_run:
         _dry_run(model, plan, config, options)
         return
-    code = asyncio.run(_evaluate(model, plan, config, options))
+    notes: list[str] = []
+    code = asyncio.run(_evaluate(model, plan, config, options, notes))
     if code:
         sys.exit(code)
     if score_after:
@@ -169,6 +170,9 @@ def command(
 
         click.echo(render(table2(score_runs([out])), "table"))
         click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
+    # Last, under the numbers they explain (the summary, or the paper's table).
+    for note in notes:
+        click.echo(note)
 
 
 @dataclass(frozen=True)
@@ -266,9 +270,13 @@ def _set_aside(out: Path) -> None:
     )
 
 
-async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Options) -> int:
+async def _evaluate(
+    model: Any, plan: Any, config: dict[str, Any], options: _Options, notes: list[str]
+) -> int:
+    """Run the plan; ``notes`` receives the sentences that explain the summary's numbers
+    (see ``progress.summary_notes``), for the caller to print under the last table."""
     from ..domains import DOMAINS
-    from ..progress import LiveProgress, summary_table
+    from ..progress import LiveProgress, summary_notes, summary_table
     from ..runner import Runner
     from ..solver import Limits, Solver
     from ..store import RunFolder
@@ -333,6 +341,7 @@ async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Opt
         in_plan = {key for unit in plan.units for key in unit.sample_keys()}
         records = [r for key, r in run.done.items() if key in in_plan]
         click.echo(summary_table(records, order=DOMAINS))
+        notes.extend(summary_notes(records, reference=model.provider == "reference"))
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
             f"{result.requests} requests sent, {result.cache_hits} cached responses used; "

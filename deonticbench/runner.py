@@ -5,7 +5,8 @@
     with Solver() as solver, RunFolder.open(out, config) as run:
         result = await Runner(model, solver, run, cache).run(plan)
 
-Concurrency: up to ``concurrency`` model requests are in flight at once, and program
+Concurrency: up to ``concurrency`` model requests, and provider calls (HTTP requests,
+however a backend splits a request), are in flight at once, and program
 executions go through the solver's pool (bounded by the cores), so waiting on the model
 and running Prolog overlap.  The K samples of one case share their first prompt, so
 they are drawn with one request of ``n=K`` (the prompt is sent and billed once) and
@@ -227,6 +228,9 @@ class Runner:
         self._result.resumed = sum(1 for u in plan.units for key in u.sample_keys() if key in done)
         self.observer.started(plan.totals(), [r for r in done.values() if _in_plan(plan, r)])
         self._requests = asyncio.Semaphore(self.concurrency)
+        # The bound is on HTTP calls: a backend that splits a request into single calls
+        # (a server ignoring n) still has at most `concurrency` of them in flight.
+        self.model.limit_in_flight(self.concurrency)
         # No more programs handed to the pool than it has workers: each waiting program
         # would hold one of asyncio's few default threads, which the event loop also
         # needs (name resolution for new connections, among others).

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from ._paths import RESPONSES_FILE, cache_root
 from .domains import DOMAINS
 from .errors import ConfigError, DataError
 from .records import Record, parse_record_line
@@ -36,7 +37,6 @@ from .records import Record, parse_record_line
 CONFIG_NAME = "config.json"
 RECORDS_NAME = "records.jsonl"
 LOCK_NAME = ".lock"
-CACHE_ENV = "DEONTICBENCH_CACHE"
 
 # The config fields that decide what a record means.  Resuming with any of them changed
 # would mix two experiments in one file; everything else (domains and modes added,
@@ -47,13 +47,56 @@ RecordKey = tuple[str, str, str, int]
 
 
 def _describe_difference(field: str, old: Any, new: Any) -> str:
-    if field == "model":
-        return "the model or its sampling parameters differ"
     if field == "data":
         return "the data source or its revision differs"
     if field == "templates":
         return "the prompt templates have changed"
     return f"{field} differs ({_short(old)} before, {_short(new)} now)"
+
+
+def _describe_model_difference(old: Any, new: Any) -> str:
+    """Name both models; when the spec is the same, name the parameters that differ."""
+
+    def spec(model: Any) -> str:
+        return str(model.get("spec")) if isinstance(model, Mapping) else _short(model)
+
+    def identity(model: Any) -> Mapping[str, Any]:
+        value = model.get("identity") if isinstance(model, Mapping) else None
+        return value if isinstance(value, Mapping) else {}
+
+    if spec(old) != spec(new):
+        return f"the model differs ({spec(old)} before, {spec(new)} now)"
+    a, b = identity(old), identity(new)
+    changed = [
+        f"{key} {_short(a.get(key))} before, {_short(b.get(key))} now"
+        for key in sorted({*a, *b})
+        if a.get(key) != b.get(key)
+    ]
+    return f"the model {spec(new)} has other sampling parameters ({'; '.join(changed)})"
+
+
+def set_aside(folder: Path) -> Path:
+    """Move a run folder out of the way for ``--fresh``: renamed beside itself to
+    ``<name>.replaced-<time>``, nothing deleted.  Refused while another process writes it."""
+    lock = _take_lock(folder)
+    try:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = folder.with_name(f"{folder.name}.replaced-{stamp}")
+        number = 1
+        while target.exists():
+            number += 1
+            target = folder.with_name(f"{folder.name}.replaced-{stamp}-{number}")
+        try:
+            folder.rename(target)
+        except OSError as exc:
+            raise ConfigError(f"cannot move {folder} aside for --fresh ({exc.strerror}).") from None
+        return target
+    finally:
+        lock.close()
+
+
+def is_run_folder(folder: Path) -> bool:
+    return (folder / CONFIG_NAME).exists() or (folder / RECORDS_NAME).exists()
 
 
 def _short(value: Any) -> str:
@@ -82,6 +125,8 @@ def config_mismatch(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | Non
     a, b = fingerprint(old), fingerprint(new)
     for name in FINGERPRINT_FIELDS:
         if a[name] != b[name]:
+            if name == "model":
+                return _describe_model_difference(old.get("model"), new.get("model"))
             return _describe_difference(name, a[name], b[name])
     old_k = old.get("k") or {}
     for domain, k in (new.get("k") or {}).items():
@@ -132,14 +177,23 @@ class RunFolder:
         a spent quota) are taken out of records.jsonl, so that those samples are done
         again; the file is rewritten atomically and keeps one line per sample."""
         folder = Path(path)
+        # A refused start leaves every file as it was: everything that can refuse (another
+        # configuration, a damaged records.jsonl) is checked read-only before anything is
+        # written, first without the lock (so a refusal creates no lock file either),
+        # then again under it, where another process can no longer change the answer.
+        if (folder / CONFIG_NAME).exists():
+            check_resumable(folder, config)
+            read_records(folder / RECORDS_NAME)
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot create the run folder {folder} ({exc.strerror}).") from None
         lock = _take_lock(folder)
         try:
+            loaded = read_records(folder / RECORDS_NAME)
             merged = _merge_config(folder, config)
-            loaded = read_records(folder / RECORDS_NAME, repair=True)
+            if loaded.truncated:
+                loaded = read_records(folder / RECORDS_NAME, repair=True)
             if retry_errors:
                 _drop_error_records(folder / RECORDS_NAME, loaded)
         except BaseException:
@@ -246,7 +300,8 @@ def check_resumable(folder: Path, config: Mapping[str, Any]) -> dict[str, Any]:
     if why is not None:
         raise ConfigError(
             f"{folder} holds a run with another configuration ({why}); "
-            "use another --out folder (or --fresh), or the original settings."
+            "use another --out folder, --fresh to start this one afresh (the old run is "
+            "moved aside, not deleted), or the original settings."
         )
     return old
 
@@ -382,13 +437,9 @@ class CachedResponse:
 
 
 def default_cache_path() -> Path:
-    """``$DEONTICBENCH_CACHE``, else ``responses.sqlite`` in the user's cache folder."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("deonticbench")) / "responses.sqlite"
+    """``responses.sqlite`` in the cache folder (``$DEONTICBENCH_CACHE`` or the user's
+    cache folder, see ``_paths.cache_root``); ``--cache FILE`` names another file."""
+    return cache_root() / RESPONSES_FILE
 
 
 def cache_key(identity: Mapping[str, Any], prompt_hash: str, sample: int, attempt: int) -> str:

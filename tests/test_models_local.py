@@ -122,7 +122,7 @@ def test_gemma_runs_one_housing_case_end_to_end(model_dir: Path, tmp_path: Path)
     sandboxed execution, answer reading and judging, ending in one record."""
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    env["DEONTICBENCH_CACHE"] = str(tmp_path / "cache.sqlite")
+    env["DEONTICBENCH_CACHE"] = str(tmp_path / "cache")
     env["DEONTICBENCH_MODEL_DIR"] = str(model_dir)
     args = ["--model", "local:gemma3-270m", "--split", "smoke", "--domains", "housing"]
     args += ["--modes", "zero-shot", "-k", "1", "--limit", "1", "--attempts", "1"]

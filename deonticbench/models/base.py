@@ -113,6 +113,11 @@ class Model(ABC):
             **self.params.to_dict(),
         }
 
+    def limit_in_flight(self, limit: int) -> None:  # noqa: B027 - no HTTP, nothing to bound
+        """Never have more than ``limit`` provider calls in flight at once, however a
+        request is split into calls (a server that ignores ``n`` gets one call per
+        sample).  The runner sets it from ``--concurrency``; HTTP backends honour it."""
+
     async def check(self) -> None:  # noqa: B027 - a no-op is the right default
         """Pre-flight before any work; raises ``ConfigError`` with one sentence."""
 

@@ -40,8 +40,8 @@ from .metrics import (
 )
 from .modes import MODES, Mode
 from .records import Attempt, Record
+from .recordsfile import read_records
 from .spec import RunSpec
-from .store import read_records
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")

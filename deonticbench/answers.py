@@ -107,8 +107,10 @@ _AMOUNT = (
     r"(?P<sign>[-+\u2212]\s*)?(?P<cur>\$\s*)?(?P<sign2>[-+\u2212]\s*)?"
     r"(?P<int>\d{1,3}(?:,\d{3})+|\d{1,3}(?:[" + _SPACES + r"]\d{3})+|\d+)"
     r"(?P<frac>\.\d+)?(?P<exp>[eE][-+]?\d+)?"
+    r"(?P<scale>\s*(?:thousand|million|billion)\b|k\b)?"
     r"(?P<unit>\s*(?:dollars\b|usd\b))?"
 )
+_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "billion": 1e9}
 _WHOLE = re.compile(r"\s*(?:usd\s*)?" + _AMOUNT + r"\s*\.?\s*", re.IGNORECASE)
 # In prose: not glued to a word, a digit or a separator on either side.
 _IN_TEXT = re.compile(
@@ -123,7 +125,7 @@ _NEGATED_AMOUNT = re.compile(r"\b(?:not|never|isn't|is\s+not|rather\s+than|inste
 def _to_float(match: re.Match[str]) -> float | None:
     digits = re.sub(r"[," + _SPACES + r"]", "", match.group("int"))
     text = digits + (match.group("frac") or "") + (match.group("exp") or "")
-    value = float(text)
+    value = float(text) * _SCALES.get((match.group("scale") or "").strip().lower(), 1.0)
     if (match.group("sign") or match.group("sign2") or "").strip() in ("-", "\u2212"):
         value = -value
     return value if math.isfinite(value) else None
@@ -165,8 +167,11 @@ def _amounts(text: str) -> list[_Amount]:
             and len(bare_int) == 4
             and 1900 <= int(bare_int) <= 2100
         )
+        # Digits on both sides of a space: "26 5670" is neither 26 nor 5670.  (A sign or
+        # a "$" between them, as in "150 + $200", is not a cut.)
         split = bool(
-            _SPLIT_AFTER.match(text, match.end()) or _SPLIT_BEFORE.search(text[: match.start()])
+            _SPLIT_AFTER.match(text, match.end())
+            or (match.group(0)[0].isdigit() and _SPLIT_BEFORE.search(text[: match.start()]))
         )
         negated = bool(_NEGATED_AMOUNT.search(text[: match.start()]))
         found.append(_Amount(value, currency, year_like, split, negated))
@@ -174,11 +179,17 @@ def _amounts(text: str) -> list[_Amount]:
 
 
 def _number_in(candidate: str) -> Answer | None:
-    """The amount a marked answer states: a currency amount outranks a bare number, and a
-    bare number outranks a year; the first of the best rank.  None when there is none."""
+    """The amount a marked answer states: after the last "=" when it is a calculation; a
+    currency amount outranks a bare number, and a bare number outranks a year; the first
+    of the best rank.  None when there is none; an abstention when the only amounts are
+    negated ("not $500") or a number is cut apart by a space."""
+    if "=" in candidate and _amounts(candidate.rsplit("=", 1)[1]):
+        candidate = candidate.rsplit("=", 1)[1]
     amounts = _amounts(candidate)
     if any(a.split for a in amounts):
         return Answer.abstain(f"a number cut apart by a space in {candidate.strip()!r}")
+    if amounts and all(a.negated for a in amounts):
+        return Answer.abstain(f"the marked answer only negates an amount: {candidate.strip()!r}")
     amounts = [a for a in amounts if not a.negated]
     if not amounts:
         return None

@@ -291,3 +291,27 @@ def test_answers_inside_reasoning_blocks_are_not_read(
     )
     orphan = f"draft {stated}{closing}\nNothing to add."
     assert read_direct_answer(domain, orphan).abstained
+
+
+@pytest.mark.parametrize(
+    ("domain", "text", "value"),
+    [
+        ("airline", "Answer: $150 + $200 = $350", 350.0),
+        ("airline", "Total cost: 2 x $75 = $150.", 150.0),
+        ("sara_numeric", "Answer: $1.5 million", 1_500_000.0),
+        ("sara_numeric", "Answer: $10k", 10_000.0),
+        ("sara_binary", "Answer: The hypothesis is not entailed.", "Contradiction"),
+        ("sara_binary", "Answer: entailed", "Entailment"),
+        ("uscis", "Answer: The appeal is sustained.", "Accepted"),
+    ],
+)
+def test_calculations_scales_and_the_domains_own_words(
+    domain: str, text: str, value: object
+) -> None:
+    assert read_direct_answer(get_domain(domain), text).value == value
+
+
+def test_a_marked_answer_that_only_negates_an_amount_abstains() -> None:
+    text = "The tax is $1,200 on the wages.\nAnswer: not $1,300"
+    answer = read_direct_answer(get_domain("sara_numeric"), text)
+    assert answer.abstained and "negates" in (answer.reason or "")

@@ -219,6 +219,13 @@ def _marked_answers(domain: Domain, text: str) -> list[str]:
     )
     found = [(m.start(), m.group(1)) for m in _BOXED.finditer(text)]
     found += [(m.start(), m.group(1)) for m in marked.finditer(text)]
+    # A marker alone on its line, as a heading ("## Final Answer", "**Answer:**"),
+    # marks the next non-empty line.
+    heading = re.compile(
+        r"^[ \t#>*_]*" + marker.removesuffix("[:=]") + r"[:=]?[ \t*_]*\n\s*([^\n]+)",
+        re.IGNORECASE | re.MULTILINE,
+    )
+    found += [(m.start(), m.group(1)) for m in heading.finditer(text)]
     return [candidate for _, candidate in sorted(found)]
 
 
@@ -288,6 +295,26 @@ _HEDGES = frozenset(
         "guess",
     ]
 )
+# Hedges that qualify a whole answer wherever they stand in it ("Answer: Yes
+# (probably)"); the weaker ones above ("may", "could") only in the label's own clause,
+# since an explanation after the label uses them about other things.
+_STRONG_HEDGES = frozenset(
+    [
+        "maybe",
+        "perhaps",
+        "possibly",
+        "probably",
+        "likely",
+        "unlikely",
+        "presumably",
+        "arguably",
+        "unclear",
+        "uncertain",
+        "unsure",
+        "undetermined",
+        "indeterminate",
+    ]
+)
 _AFTER_NEGATION = frozenset(["wrong", "incorrect", "false", "excluded", "ruled"])
 # Words that may stand between a negation and the label it governs ("is not an
 # Entailment", "cannot be accepted", "rather than"): the negation still governs it.
@@ -327,6 +354,7 @@ _BOUNDARY = re.compile(
     r"however|given|while|whereas|so|as)\b",
     re.IGNORECASE,
 )
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _MARKUP = re.compile(r"[*_#>`]+")
 
@@ -397,11 +425,19 @@ def _read_clause(domain: Domain, clause: str, end: str, *, prose: bool) -> _Read
 
 def _first_reading(domain: Domain, text: str) -> _Reading | None:
     """The reading of the first clause of a marked answer that names a label."""
-    for clause, end in _clauses(_MARKUP.sub("", text)):
+    text = _MARKUP.sub("", text)
+    for clause, end in _clauses(text):
         reading = _read_clause(domain, clause, end, prose=False)
         if reading is not None:
-            return reading
+            return _hedged_around(reading, text)
     return None
+
+
+def _hedged_around(reading: _Reading, text: str) -> _Reading:
+    """A reading whose surrounding answer is qualified by a strong hedge is hedged."""
+    if reading.label is not None and any(w in _STRONG_HEDGES for w in _words(text)):
+        return _Reading(problem=f"hedged answer {text.strip()!r}")
+    return reading
 
 
 def _bare(domain: Domain, clause: str) -> bool:
@@ -423,7 +459,13 @@ def _bare_label(domain: Domain, text: str, *, leading: bool) -> _Reading | None:
     clause, end = clauses[0] if leading else clauses[-1]
     if not _bare(domain, clause):
         return None
-    return _read_clause(domain, clause, end, prose=False)
+    reading = _read_clause(domain, clause, end, prose=False)
+    if reading is None:
+        return None
+    # The sentence the bare label stands in ("Yes, probably.") may hedge it.
+    line = lines[0] if leading else lines[-1]
+    sentences = [p for p in _SENTENCE_END.split(line) if p.strip()]
+    return _hedged_around(reading, sentences[0] if leading else sentences[-1])
 
 
 def _direct_class(domain: Domain, text: str) -> Answer:

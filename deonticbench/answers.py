@@ -8,7 +8,8 @@ docs/scoring.md states these rules for users; keep the two in step.
 Numbers (one reader, ``parse_number`` for a whole value and ``_amounts`` for values in
 prose, sharing one grammar): an optional sign, an optional ``$``, digits with optional
 thousands separators (commas, or spaces in groups of three), an optional decimal part and
-exponent, and an optional trailing full stop or ``dollars``/``USD``.  A value is read
+exponent, an optional scale (``k``, ``thousand``, ``million``, ``billion``), and an
+optional trailing full stop or ``dollars``/``USD``.  A value is read
 whole or not at all: ``26 567`` is 26567, never 26, and digits cut apart by a space in a
 way no grouping explains make the answer unreadable.
 
@@ -18,7 +19,9 @@ twice is one answer, two different values are a conflict.
 Direct text, after reasoning blocks (``<think>`` ...) are removed, by precedence:
 
 1. an explicit marker: ``\\boxed{}``, ``Answer:``, ``Final answer:`` or one of the
-   domain's ``answer_markers`` (the last marked answer that holds a value decides);
+   domain's ``answer_markers``, or such a marker alone on its line as a heading of the
+   next line (the last marked answer that holds a value decides; a calculation is read
+   after its last ``=``; a currency amount outranks a bare number, which outranks a year);
 2. binary domains: a bare label leading or ending the response ("Yes. The statute ...",
    "No, because ...", a last line "**Contradiction**"); both present and different is a
    conflict;

@@ -37,6 +37,7 @@ def test_evaluate_then_score_in_three_lines(tmp_path: Path) -> None:
     assert run.path == tmp_path / "run" and (run.path / "config.json").is_file()
     assert (run.planned, run.new, run.resumed, run.missing) == (10, 10, 0, 0)
     assert not run.interrupted and run.spec.attempts == 2  # resolved
+    assert run.spec.data == resolve_source(DATA)
     # The reference answers every case with its own gold material.
     assert all(r.final.outcome == "correct" for r in run.records)
 

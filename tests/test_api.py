@@ -73,3 +73,11 @@ def test_a_spec_for_another_run_in_the_folder_is_refused(tmp_path: Path) -> None
     evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
     with pytest.raises(ConfigError, match="another configuration"):
         evaluate(spec(modes=("direct",), seed=5), tmp_path / "run", cache=False)
+
+
+def test_a_spec_without_data_reads_deonticbench_data_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEONTICBENCH_DATA", DATA)
+    run = evaluate(spec(modes=("direct",), data=None), tmp_path / "run", cache=False)
+    assert run.spec.data == resolve_source(DATA) and run.new == 5

@@ -17,7 +17,7 @@
     recorded goals are then re-run, in SWI-Prolog's order, under the meta-interpreter.
 */
 
-:- module(deonticbench_analyse, [deonticbench_analyse/2]).
+:- module(deonticbench_analyse, [deonticbench_analyse/2, deonticbench_analyse_batch/2]).
 
 :- use_module(library(prolog_xref)).
 :- use_module(library(http/json)).
@@ -36,31 +36,62 @@ max_depth(300).             % nesting of user clauses followed
 max_nodes(20000).           % proof nodes recorded per program (work budget)
 max_solutions_kept(12).     % sub-proofs kept per findall/aggregate_all/forall
 run_seconds(6).             % wall clock per re-run goal
+program_seconds(15).        % wall clock for the whole analysis of one program
 
-target_module(deonticbench_target).
-target_file('target.pl').
+%   The program under analysis: its module and file (one per program of a batch).
+:- dynamic current_target/2.
+target_module(M) :- current_target(M, _).
 
 :- dynamic directive_seen/4.        % directive_seen(Seq, Line, Kind, Goal)
 :- dynamic load_message/3.          % load_message(Kind, Term, Line)
 :- dynamic node_count/1.
 
-%   --- entry point ------------------------------------------------------------
+%   --- entry points -------------------------------------------------------------
 
+%!  deonticbench_analyse(+Mode, +Text)
+%   Analyse one program; print its report as one JSON line.
 deonticbench_analyse(Mode, Text) :-
-    target_file(Name),
-    absolute_file_name(Name, File),
-    setup_call_cleanup(open(File, write, Out, [encoding(utf8)]),
+    analyse_one(Mode, 0, Text).
+
+%!  deonticbench_analyse_batch(+Mode, +Texts)
+%   Analyse several programs in one process (loading this analyser once), each in its
+%   own module and file, each bounded on its own; one JSON line per program, with its
+%   index, printed as soon as it is done.  A program that defeats a bound gets a line
+%   with analyser_error, and the batch goes on.
+deonticbench_analyse_batch(Mode, Texts) :-
+    forall(nth0(I, Texts, Text), analyse_one(Mode, I, Text)).
+
+analyse_one(Mode, I, Text) :-
+    format(atom(Name), 'target_~w.pl', [I]),
+    format(atom(Module), 'deonticbench_target_~w', [I]),
+    setup_call_cleanup(open(Name, write, Out, [encoding(utf8)]),
                        write(Out, Text),
                        close(Out)),
+    absolute_file_name(Name, File),
+    retractall(current_target(_, _)),
+    assertz(current_target(Module, File)),
+    retractall(directive_seen(_, _, _, _)),
+    retractall(load_message(_, _, _)),
+    flag(deonticbench_directive_seq, _, 0),
     analyser_version(Version),
+    program_seconds(Budget),
+    catch(call_with_time_limit(Budget, report(Mode, File, Static, Runs)), E, true),
+    (   var(E)
+    ->  Dict = _{index: I, analyser: Version, static: Static, runs: Runs}
+    ;   error_text(E, Why),
+        Dict = _{index: I, analyser: Version, analyser_error: Why}
+    ),
+    json_write_dict(current_output, Dict, [width(0)]),
+    nl,
+    flush_output,
+    catch(xref_clean(File), _, true).
+
+report(Mode, File, Static, Runs) :-
     static_report(File, Static),
     (   Mode == full
     ->  run_recorded_goals(Runs)
     ;   Runs = []
-    ),
-    json_write_dict(current_output, _{analyser: Version, static: Static, runs: Runs},
-                    [width(0)]),
-    nl.
+    ).
 
 %   --- loading the target without running it ---------------------------------
 
@@ -109,6 +140,7 @@ user:message_hook(Term, Kind, _Lines) :-
 
 load_target(File) :-
     target_module(M),
+    style_check(+singleton),
     catch(M:load_files(File, [silent(true)]), E, assertz(load_message(error, E, null))).
 
 %   --- static report ------------------------------------------------------------
@@ -257,15 +289,19 @@ run_one(Line, Kind, Goal, Run) :-
     assertz(node_count(0)),
     run_seconds(Seconds),
     copy_term(Goal, G),
+    nb_setval(deonticbench_undefined, null),
     catch(with_output_to(string(Output),
                          run_status(G, Seconds, Status, Nodes, Error)),
           E, ( Output = "", Status = error, Nodes = [], error_text(E, Error) )),
+    nb_getval(deonticbench_undefined, Undefined0),
+    (   Undefined0 = N/A -> format(string(Undefined), "~w/~w", [N, A]) ; Undefined = null ),
     proof_json(Nodes, Proof),
     node_count(Count),
     max_nodes(Max),
     ( Count > Max -> Truncated = true ; Truncated = false ),
     Run = _{ line: Line, kind: Kind, goal: GoalText, output: Output, status: Status,
-             error: Error, proof: Proof, nodes: Count, truncated: Truncated }.
+             error: Error, undefined: Undefined, proof: Proof, nodes: Count,
+             truncated: Truncated }.
 
 run_status(G, Seconds, Status, Nodes, Error) :-
     catch(call_with_time_limit(Seconds, prove_list(G, 0, Nodes0)), E, true),
@@ -274,7 +310,11 @@ run_status(G, Seconds, Status, Nodes, Error) :-
         ( nb_getval(deonticbench_halted, true) -> Status = halt ; Status = true )
     ;   E == time_limit_exceeded
     ->  Status = limit, Nodes = [], Error = "time limit of the proof"
-    ;   Status = error, Nodes = [], error_text(E, Error)
+    ;   Status = error, Nodes = [], error_text(E, Error),
+        (   E = error(existence_error(procedure, PI), _)
+        ->  nb_setval(deonticbench_undefined, PI)
+        ;   true
+        )
     ), !.
 run_status(_, _, false, [], null).
 

@@ -1,0 +1,279 @@
+"""Comparing a model's proof with the reference proof by meaning: values and constants,
+never predicate names (models never use the reference's names).
+
+Normalisation (docs/analysis.md repeats it):
+
+* **Numbers** are compared as floats.  Two numbers match when they differ by at most
+  0.01, or by at most 1 when both are 100 or more (the paper's $1 tolerance: programs
+  round at different steps).  A percentage and its fraction match (15 and 0.15).
+* **Numbers in the case text and statutes** are every decimal numeral, with ``$``,
+  thousands separators and ordinal suffixes removed (``$1,166.50`` -> 1166.5,
+  ``3rd`` -> 3); ``15%`` also gives 0.15; a month name gives its number (``Sep`` -> 9),
+  so dates reduce to year, month and day numbers, as programs write them.
+* **Names** (atoms and strings) are lower-cased and split into words at anything but
+  letters and digits (``"Alice"``, ``alice`` -> {alice}; ``business_class`` ->
+  {business, class}).  Two names match when at least 60% of the words of the first
+  (ignoring words under three letters and a few stop words) are words of the second.
+  A name occurs in a text when its words do, by the same rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..data import Case
+from ..domains import get_domain
+from .proof import Node, walk
+
+_NUMBER = re.compile(r"(?<![\w.])\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|st|nd|rd|th)?")
+_MONTHS = {
+    m: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )
+    for m in names
+}
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {"the", "and", "for", "has", "had", "was", "are", "not", "with", "from", "that", "its"}
+NAME_OVERLAP = 0.6
+SMALL_INTEGERS = range(0, 13)
+"""Integers this small are ordinals, counts and identifiers: never 'hallucinated'."""
+
+
+def numbers_in_text(text: str) -> list[float]:
+    found: list[float] = []
+    for match in _NUMBER.finditer(text):
+        whole, frac, suffix = match.group(1), match.group(2) or "", match.group(3)
+        value = float(whole.replace(",", "") + frac)
+        found.append(value)
+        if suffix == "%":
+            found.append(value / 100)
+    for word in _WORD.findall(text.lower()):
+        if word in _MONTHS:
+            found.append(float(_MONTHS[word]))
+    return found
+
+
+def name_words(value: str) -> frozenset[str]:
+    words = _WORD.findall(value.lower())
+    significant = [w for w in words if len(w) >= 3 and w not in _STOP and not w.isdigit()]
+    return frozenset(significant or words)
+
+
+def numbers_match(a: float, b: float) -> bool:
+    for x, y in ((a, b), (a * 100, b), (a, b * 100)):
+        tolerance = 1.0 if abs(x) >= 100 and abs(y) >= 100 else 0.01
+        if abs(x - y) <= tolerance:
+            return True
+    return False
+
+
+def names_match(a: frozenset[str], b: frozenset[str]) -> bool:
+    if not a:
+        return False
+    return len(a & b) / len(a) >= NAME_OVERLAP
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class CaseVocabulary:
+    """What the case states (its text) and what the law states (its statutes)."""
+
+    case_numbers: tuple[float, ...]
+    case_words: frozenset[str]
+    statute_numbers: tuple[float, ...]
+
+    @classmethod
+    def of(cls, case: Case) -> CaseVocabulary:
+        parts = [case.text, case.question, str(case.extra.get("state", ""))]
+        if get_domain(case.domain).statute_source == "case":
+            # Case-specific law is part of the case: its facts are drawn from it.
+            parts.append(case.statutes)
+        text = "\n".join(parts)
+        return cls(
+            case_numbers=tuple(sorted(set(numbers_in_text(text)))),
+            case_words=frozenset(_WORD.findall(text.lower())),
+            statute_numbers=tuple(sorted(set(numbers_in_text(case.statutes)))),
+        )
+
+    def in_case(self, value: Any) -> bool:
+        if is_number(value):
+            return any(numbers_match(float(value), n) for n in self.case_numbers)
+        if isinstance(value, str):
+            return names_match(name_words(value), self.case_words)
+        return False
+
+    def in_case_or_statutes(self, value: Any) -> bool:
+        if self.in_case(value):
+            return True
+        return is_number(value) and any(
+            numbers_match(float(value), n) for n in self.statute_numbers
+        )
+
+
+def fact_constants(proof: tuple[Node, ...]) -> list[Any]:
+    return [v for node in _facts(proof) for v in node.get("v") or [] if v is not None]
+
+
+def _facts(proof: tuple[Node, ...]) -> list[Node]:
+    return [n for n, _ in walk(proof) if n.get("k") == "fact"]
+
+
+def case_facts(proof: tuple[Node, ...], vocab: CaseVocabulary) -> list[Node]:
+    """Facts of the proof that state something of the case (a constant the case text has)."""
+    return [f for f in _facts(proof) if any(vocab.in_case(v) for v in f.get("v") or [])]
+
+
+def case_constants(proof: tuple[Node, ...], vocab: CaseVocabulary) -> list[Any]:
+    """The distinct constants of the proof's facts that occur in the case text."""
+    seen: list[Any] = []
+    for value in fact_constants(proof):
+        if vocab.in_case(value) and not any(_same(value, s) for s in seen):
+            seen.append(value)
+    return seen
+
+
+def used_constants(proof: tuple[Node, ...]) -> list[Any]:
+    """Every constant a proof rests on: its facts' constants and the numbers it computes
+    with (a program may write a case number into a rule instead of a fact)."""
+    values: list[Any] = list(fact_constants(proof))
+    for node, _ in walk(proof):
+        kind = node.get("k")
+        if kind == "arith":
+            values.extend(node.get("in") or [])
+        elif kind == "cmp":
+            values.extend(node.get("args") or [])
+    return values
+
+
+def _same(a: Any, b: Any) -> bool:
+    if is_number(a) and is_number(b):
+        return numbers_match(float(a), float(b))
+    if isinstance(a, str) and isinstance(b, str):
+        return names_match(name_words(a), name_words(b))
+    return False
+
+
+def fact_coverage(
+    reference: tuple[Node, ...], model: tuple[Node, ...], vocab: CaseVocabulary
+) -> tuple[float | None, list[Any]]:
+    """Share of the reference proof's case constants the model proof uses; and the
+    missing ones.  None when the reference proof uses no case constant."""
+    wanted = case_constants(reference, vocab)
+    if not wanted:
+        return None, []
+    have = used_constants(model)
+    missing = [w for w in wanted if not any(_same(w, h) for h in have)]
+    return 1 - len(missing) / len(wanted), missing
+
+
+@dataclass(frozen=True)
+class Step:
+    """A value a proof computes: an arithmetic result or an aggregate's value."""
+
+    value: float
+    goal: str
+    inputs: tuple[float, ...]
+    clause: str | None
+    line: int | None
+
+
+def computed_steps(proof: tuple[Node, ...]) -> list[Step]:
+    steps: list[Step] = []
+    for node, rule in walk(proof):
+        kind = node.get("k")
+        out: Any = node.get("out")
+        if kind not in ("arith", "aggregate_all") or not is_number(out):
+            continue
+        if float(out) in (0.0, 1.0):
+            continue  # too common to say anything
+        inputs = tuple(float(x) for x in node.get("in") or [] if is_number(x))
+        steps.append(
+            Step(
+                value=float(out),
+                goal=str(node.get("g", "")),
+                inputs=inputs,
+                clause=str(rule.get("g")) if rule else None,
+                line=rule.get("l") if rule else None,
+            )
+        )
+    return steps
+
+
+def model_values(proof: tuple[Node, ...]) -> list[float]:
+    """Every number the model proof holds: computed, compared, or stated in a fact."""
+    values = [s.value for s in computed_steps(proof)]
+    values += [float(v) for v in used_constants(proof) if is_number(v)]
+    return values
+
+
+def value_recall(
+    reference: tuple[Node, ...], model: tuple[Node, ...]
+) -> tuple[float | None, Step | None]:
+    """Share of the reference's intermediate values the model proof reaches, and the
+    first one (in the reference's proof order) it never reaches."""
+    wanted = computed_steps(reference)
+    if not wanted:
+        return None, None
+    have = model_values(model)
+    first: Step | None = None
+    hits = 0
+    distinct: list[float] = []
+    for step in wanted:
+        if any(numbers_match(step.value, d) for d in distinct):
+            continue
+        distinct.append(step.value)
+        if any(numbers_match(step.value, h) for h in have):
+            hits += 1
+        elif first is None:
+            first = step
+    return hits / len(distinct), first
+
+
+def hallucinated_constants(model: tuple[Node, ...], vocab: CaseVocabulary) -> list[float]:
+    """Numbers stated in the model proof's facts that occur nowhere in the case text or
+    statutes (small integers excepted).  Names are not checked: programs invent
+    identifiers freely (``bag2``, ``comp``), which is no hallucination."""
+    found: list[float] = []
+    for value in fact_constants(model):
+        if not is_number(value):
+            continue
+        number = float(value)
+        if number.is_integer() and int(number) in SMALL_INTEGERS:
+            continue
+        if not vocab.in_case_or_statutes(number) and number not in found:
+            found.append(number)
+    return found
+
+
+def comparisons(proof: tuple[Node, ...]) -> list[tuple[float, float, str]]:
+    found: list[tuple[float, float, str]] = []
+    for node, _ in walk(proof):
+        if node.get("k") == "cmp":
+            args = node.get("args") or []
+            if len(args) == 2 and all(is_number(a) for a in args):
+                found.append((float(args[0]), float(args[1]), str(node.get("g", ""))))
+    return found
+
+
+def numbers_of(values: Iterable[Any]) -> list[float]:
+    return [float(v) for v in values if is_number(v)]

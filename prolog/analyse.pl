@@ -45,6 +45,7 @@ target_module(M) :- current_target(M, _).
 :- dynamic directive_seen/4.        % directive_seen(Seq, Line, Kind, Goal)
 :- dynamic load_message/3.          % load_message(Kind, Term, Line)
 :- dynamic node_count/1.
+:- dynamic consulted/2.             % consulted(Seq, Line-Fact): facts read, kept on failure
 
 %   --- entry points -------------------------------------------------------------
 
@@ -287,6 +288,8 @@ run_one(Line, Kind, Goal, Run) :-
     term_text(Goal, GoalText),
     retractall(node_count(_)),
     assertz(node_count(0)),
+    retractall(consulted(_, _)),
+    flag(deonticbench_consulted, _, 0),
     run_seconds(Seconds),
     copy_term(Goal, G),
     nb_setval(deonticbench_undefined, null),
@@ -333,15 +336,17 @@ pr(true, _, L, L) :- !.
 pr((A, B), D, L0, L) :- !, pr(A, D, L0, L1), pr(B, D, L1, L).
 pr((C -> T ; E), D, L0, L) :- !,
     copy_term(C, C0),
+    consulted_mark(Seen),
     (   prove_list(C, D, CN)
     ->  L0 = [ite(then, C0, CN)|L1], pr(T, D, L1, L)
-    ;   failed_condition(C, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
+    ;   failed_condition(C, Seen, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
     ).
 pr((C *-> T ; E), D, L0, L) :- !,
     copy_term(C, C0),
+    consulted_mark(Seen),
     (   prove_list(C, D, CN)
     *-> L0 = [ite(then, C0, CN)|L1], pr(T, D, L1, L)
-    ;   failed_condition(C, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
+    ;   failed_condition(C, Seen, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
     ).
 pr((C -> T), D, L0, L) :- !,
     copy_term(C, C0),
@@ -426,20 +431,38 @@ extend_goal(G, Extra, G1) :-
 
 negation(G, D, L0, L) :-
     copy_term(G, Shown),
+    consulted_mark(Seen),
     (   prove_list(G, D, _)
     ->  fail
-    ;   failed_condition(G, CN),
+    ;   failed_condition(G, Seen, CN),
         L0 = [naf(Shown, CN)|L]
     ).
 
-%   When a condition fails, what can be seen of the failure: a comparison's values.
-failed_condition(C, [Node]) :-
+%   When a condition fails, what can be seen of the failure: a comparison's values, and
+%   the facts the failed attempt read (a failed search is no proof, but a conclusion
+%   drawn from a failure rests on those facts being as they are).
+failed_condition(C, Seen, Nodes) :-
+    consulted_since(Seen, Tried),
     strip_module(C, _, C1),
-    comparison(C1),
-    catch(comparison_values(C1, Op, A, B), _, fail),
-    !,
-    Node = cmp(C1, Op, A, B, false).
-failed_condition(_, []).
+    (   comparison(C1),
+        catch(comparison_values(C1, Op, A, B), _, fail)
+    ->  Nodes = [cmp(C1, Op, A, B, false)|Tried]
+    ;   Nodes = Tried
+    ).
+
+note_consulted(Line, G) :-
+    flag(deonticbench_consulted, N, N + 1),
+    (   N < 5000 -> copy_term(G, C), assertz(consulted(N, Line-C)) ; true ).
+
+consulted_mark(N) :- flag(deonticbench_consulted, N, N).
+
+consulted_since(Seen, Tried) :-
+    findall(Line-F, ( consulted(N, Line-F), N >= Seen ), Pairs0),
+    sort(Pairs0, Pairs),
+    max_solutions_kept(K), K2 is K * 4,
+    length(Pairs, Len),
+    (   Len > K2 -> length(Kept, K2), append(Kept, _, Pairs) ; Kept = Pairs ),
+    findall(tried(Line, F), member(Line-F, Kept), Tried).
 
 forall_actions([], _, []).
 forall_actions([(_, A)-CN|Rest], D, [sol(CN2)|Subs]) :-
@@ -540,7 +563,8 @@ user_step(G, D, L0, L) :-
         clause(M:G, Body, Ref),
         clause_line(Ref, Line),
         (   Body == true
-        ->  L0 = [fact(Line, G)|L]
+        ->  L0 = [fact(Line, G)|L],
+            note_consulted(Line, G)
         ;   split_at_cut(Body, Pre, Post)
         ->  pr(Pre, D1, Ns, Ns1), !, after_cut(Post, D1, Ns1, []),
             L0 = [rule(Line, G, Ns)|L]
@@ -619,6 +643,8 @@ over_budget :-
 proof_json(Nodes, Json) :- maplist(node_json, Nodes, Json).
 
 node_json(fact(Line, G), _{k: fact, l: Line, g: T, v: Vs}) :- !,
+    term_text(G, T), fact_constants(G, Vs).
+node_json(tried(Line, G), _{k: fact, tried: true, l: Line, g: T, v: Vs}) :- !,
     term_text(G, T), fact_constants(G, Vs).
 node_json(rule(Line, G, Ns), _{k: rule, l: Line, g: T, c: C}) :- !,
     term_text(G, T), proof_json(Ns, C).

@@ -20,7 +20,8 @@ Normalisation (docs/analysis.md repeats it):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +85,16 @@ def numbers_match(a: float, b: float) -> bool:
     return False
 
 
+def near_any(x: float, ordered: Sequence[float]) -> bool:
+    """Whether a sorted list holds a number matching ``x`` (same rule as numbers_match)."""
+    for y in (x, x * 100, x / 100):
+        tolerance = 1.0 if abs(y) >= 100 else 0.01
+        i = bisect_left(ordered, y - tolerance)
+        if i < len(ordered) and ordered[i] <= y + tolerance and numbers_match(x, ordered[i]):
+            return True
+    return False
+
+
 def names_match(a: frozenset[str], b: frozenset[str]) -> bool:
     if not a:
         return False
@@ -104,6 +115,14 @@ class CaseVocabulary:
 
     @classmethod
     def of(cls, case: Case) -> CaseVocabulary:
+        key = (case.domain, case.id, hash(case.text), hash(case.statutes))
+        found = _VOCABULARIES.get(key)
+        if found is None:
+            found = _VOCABULARIES[key] = cls._build(case)
+        return found
+
+    @classmethod
+    def _build(cls, case: Case) -> CaseVocabulary:
         parts = [case.text, case.question, str(case.extra.get("state", ""))]
         if get_domain(case.domain).statute_source == "case":
             # Case-specific law is part of the case: its facts are drawn from it.
@@ -117,7 +136,7 @@ class CaseVocabulary:
 
     def in_case(self, value: Any) -> bool:
         if is_number(value):
-            return any(numbers_match(float(value), n) for n in self.case_numbers)
+            return near_any(float(value), self.case_numbers)
         if isinstance(value, str):
             return names_match(name_words(value), self.case_words)
         return False
@@ -125,9 +144,10 @@ class CaseVocabulary:
     def in_case_or_statutes(self, value: Any) -> bool:
         if self.in_case(value):
             return True
-        return is_number(value) and any(
-            numbers_match(float(value), n) for n in self.statute_numbers
-        )
+        return is_number(value) and near_any(float(value), self.statute_numbers)
+
+
+_VOCABULARIES: dict[tuple[str, str, int, int], CaseVocabulary] = {}
 
 
 def fact_constants(proof: tuple[Node, ...]) -> list[Any]:
@@ -138,9 +158,25 @@ def _facts(proof: tuple[Node, ...]) -> list[Node]:
     return [n for n, _ in walk(proof) if n.get("k") == "fact"]
 
 
+YEARS = range(1900, 2101)
+
+
+def telling(value: Any) -> bool:
+    """A constant that can tie a fact to one case: not a small integer or a year, which
+    every case and every rule table mention."""
+    if is_number(value):
+        number = float(value)
+        if number.is_integer() and (int(number) in SMALL_INTEGERS or int(number) in YEARS):
+            return False
+    return True
+
+
 def case_facts(proof: tuple[Node, ...], vocab: CaseVocabulary) -> list[Node]:
-    """Facts of the proof that state something of the case (a constant the case text has)."""
-    return [f for f in _facts(proof) if any(vocab.in_case(v) for v in f.get("v") or [])]
+    """Facts of the proof that state something of the case: a telling constant that the
+    case text has (a name, an amount; years and small integers alone do not count)."""
+    return [
+        f for f in _facts(proof) if any(telling(v) and vocab.in_case(v) for v in f.get("v") or [])
+    ]
 
 
 def case_constants(proof: tuple[Node, ...], vocab: CaseVocabulary) -> list[Any]:
@@ -250,11 +286,13 @@ def value_recall(
 
 
 def hallucinated_constants(model: tuple[Node, ...], vocab: CaseVocabulary) -> list[float]:
-    """Numbers stated in the model proof's facts that occur nowhere in the case text or
-    statutes (small integers excepted).  Names are not checked: programs invent
-    identifiers freely (``bag2``, ``comp``), which is no hallucination."""
+    """Numbers stated in the model proof's *case facts* (see ``case_facts``) that occur
+    nowhere in the case text or statutes (small integers excepted).  Rule tables (facts
+    with no constant of the case, e.g. a tax bracket) are the law, not the case, and are
+    not checked.  Names are not checked: programs invent identifiers freely (``bag2``,
+    ``comp``), which is no hallucination."""
     found: list[float] = []
-    for value in fact_constants(model):
+    for value in [v for f in case_facts(model, vocab) for v in f.get("v") or []]:
         if not is_number(value):
             continue
         number = float(value)

@@ -20,8 +20,11 @@ A proof is a list of nodes in execution order; every node is a JSON object with 
 * ``cmp``: an arithmetic comparison; ``op``, ``args`` (evaluated), ``ok`` its truth.
 * ``ite``: an if-then-else; ``branch`` then/else, ``g`` the condition, ``c`` its proof
   (then) or what can be seen of its failure (else: a failed comparison's values).
-* ``or``: which side of a disjunction was taken; ``naf``: a negation that held (``c``:
-  the failed comparison when the negated goal was one).
+* ``or``: which side of a disjunction was taken; ``naf``: a negation that held.  Under
+  a failed condition (``ite`` else) or a negation, ``c`` holds the failed comparison
+  when the goal was one, and the facts the failed attempt read, as ``fact`` nodes
+  marked ``tried`` (a failed search is no proof; a conclusion drawn from a failure
+  rests on those facts being as they are).
 * ``findall``, ``aggregate_all``, ``forall``, ``bagof``, ``setof``: ``n`` solutions,
   ``out`` the aggregate's value, ``c`` up to 12 sub-proofs.
 * ``builtin``: any other built-in or library call, with its arguments after the call.
@@ -156,6 +159,8 @@ def render(nodes: tuple[Node, ...] | list[Node], indent: int = 0) -> list[str]:
         goal = node.get("g", "")
         if kind == "rule":
             lines.append(f"{pad}{goal}    [rule, line {node.get('l')}]")
+        elif kind == "fact" and node.get("tried"):
+            lines.append(f"{pad}{goal}    [fact read by the failed attempt, line {node.get('l')}]")
         elif kind == "fact":
             lines.append(f"{pad}{goal}    [fact, line {node.get('l')}]")
         elif kind == "arith":

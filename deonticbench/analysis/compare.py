@@ -102,7 +102,8 @@ def names_match(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    kind = type(value)
+    return kind is int or kind is float
 
 
 @dataclass(frozen=True)
@@ -179,13 +180,42 @@ def case_facts(proof: tuple[Node, ...], vocab: CaseVocabulary) -> list[Node]:
     ]
 
 
+def _key(value: Any) -> Any:
+    if is_number(value):
+        return round(float(value), 2)
+    return name_words(str(value))
+
+
 def case_constants(proof: tuple[Node, ...], vocab: CaseVocabulary) -> list[Any]:
     """The distinct constants of the proof's facts that occur in the case text."""
-    seen: list[Any] = []
+    seen: dict[Any, Any] = {}
     for value in fact_constants(proof):
-        if vocab.in_case(value) and not any(_same(value, s) for s in seen):
-            seen.append(value)
-    return seen
+        key = _key(value)
+        if key not in seen and vocab.in_case(value):
+            seen[key] = value
+    return list(seen.values())
+
+
+@dataclass(frozen=True)
+class Holdings:
+    """A proof's constants, indexed for matching: sorted numbers and name word sets."""
+
+    numbers: tuple[float, ...]
+    names: tuple[frozenset[str], ...]
+
+    @classmethod
+    def of(cls, values: Iterable[Any]) -> Holdings:
+        numbers = sorted({float(v) for v in values if is_number(v)})
+        names = {name_words(v) for v in values if isinstance(v, str)}
+        return cls(tuple(numbers), tuple(names))
+
+    def has(self, value: Any) -> bool:
+        if is_number(value):
+            return near_any(float(value), self.numbers)
+        if isinstance(value, str):
+            words = name_words(value)
+            return any(names_match(words, held) for held in self.names)
+        return False
 
 
 def used_constants(proof: tuple[Node, ...]) -> list[Any]:
@@ -217,8 +247,8 @@ def fact_coverage(
     wanted = case_constants(reference, vocab)
     if not wanted:
         return None, []
-    have = used_constants(model)
-    missing = [w for w in wanted if not any(_same(w, h) for h in have)]
+    have = Holdings.of(used_constants(model))
+    missing = [w for w in wanted if not have.has(w)]
     return 1 - len(missing) / len(wanted), missing
 
 
@@ -233,7 +263,19 @@ class Step:
     line: int | None
 
 
+_STEPS: dict[int, tuple[Any, list[Step]]] = {}
+
+
 def computed_steps(proof: tuple[Node, ...]) -> list[Step]:
+    hit = _STEPS.get(id(proof))
+    if hit is not None and hit[0] is proof:
+        return hit[1]
+    steps = _computed_steps(proof)
+    _STEPS[id(proof)] = (proof, steps)
+    return steps
+
+
+def _computed_steps(proof: tuple[Node, ...]) -> list[Step]:
     steps: list[Step] = []
     for node, rule in walk(proof):
         kind = node.get("k")
@@ -270,15 +312,15 @@ def value_recall(
     wanted = computed_steps(reference)
     if not wanted:
         return None, None
-    have = model_values(model)
+    have = Holdings.of(model_values(model)).numbers
     first: Step | None = None
     hits = 0
-    distinct: list[float] = []
+    distinct: set[float] = set()
     for step in wanted:
-        if any(numbers_match(step.value, d) for d in distinct):
+        if round(step.value, 2) in distinct:
             continue
-        distinct.append(step.value)
-        if any(numbers_match(step.value, h) for h in have):
+        distinct.add(round(step.value, 2))
+        if near_any(step.value, have):
             hits += 1
         elif first is None:
             first = step

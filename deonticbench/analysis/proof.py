@@ -35,7 +35,6 @@ A proof is a list of nodes in execution order; every node is a JSON object with 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,18 +105,27 @@ def answer_goal(domain: Domain, runs: tuple[GoalRun, ...]) -> tuple[GoalRun, Ans
     return None
 
 
-def walk(nodes: tuple[Node, ...] | list[Node]) -> Iterator[tuple[Node, Node | None]]:
-    """Every node in execution order (pre-order), with the user rule it occurs in."""
+_FLAT: dict[int, tuple[Any, list[tuple[Node, Node | None]]]] = {}
 
-    def visit(items: Any, rule: Node | None) -> Iterator[tuple[Node, Node | None]]:
-        for node in items or ():
-            if not isinstance(node, dict):
-                continue
-            yield node, rule
-            inner = node if node.get("k") == "rule" else rule
-            yield from visit(node.get("c"), inner)
 
-    yield from visit(nodes, None)
+def walk(nodes: tuple[Node, ...] | list[Node]) -> list[tuple[Node, Node | None]]:
+    """Every node in execution order (pre-order), with the user rule it occurs in.
+    Flattened once per proof (the comparison walks the same proofs many times)."""
+    key = id(nodes)
+    hit = _FLAT.get(key)
+    if hit is not None and hit[0] is nodes:
+        return hit[1]
+    flat: list[tuple[Node, Node | None]] = []
+    stack: list[tuple[Any, Node | None]] = [(n, None) for n in reversed(list(nodes or ()))]
+    while stack:
+        node, rule = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        flat.append((node, rule))
+        inner = node if node.get("k") == "rule" else rule
+        stack.extend((c, inner) for c in reversed(node.get("c") or ()))
+    _FLAT[key] = (nodes, flat)  # holding the proof keeps its id from being reused
+    return flat
 
 
 def facts(nodes: tuple[Node, ...]) -> list[Node]:

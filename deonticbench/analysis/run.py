@@ -161,17 +161,21 @@ def analyse_run(
         cache.close()
         if own:
             pool.close()
+    proven: dict[tuple[str, str], Proven | None] = {}
+
+    def proven_of(domain: Domain, program: str) -> Proven | None:
+        key = (domain.name, canonical(program))
+        if key not in proven:
+            proven[key] = Proven.of(domain, reports.get(key[1]))
+        return proven[key]
+
     rows: list[AnalysisRow] = []
     for record in records:
         domain = get_domain(record.domain)
         case = cases[(record.domain, record.case_id)]
-        reference = Proven.of(domain, reports.get(canonical(reference_program(domain, case))))
+        reference = proven_of(domain, reference_program(domain, case))
         for stage, attempt in _stages(record).items():
-            model = (
-                Proven.of(domain, reports.get(canonical(attempt.program)))
-                if attempt.program
-                else None
-            )
+            model = proven_of(domain, attempt.program) if attempt.program else None
             rows.append(
                 AnalysisRow(
                     domain=record.domain,

@@ -161,11 +161,13 @@ static_report(File, Static) :-
     findall([N, A], signature(File, N, A), Sigs0),
     sort(Sigs0, Sigs),
     findall(F, fail_rule(F), FailRules),
+    program_constants(Constants),
     findall(_{line: L, kind: K, goal: T},
             ( directive_seen(_, L, K, G), term_text(G, T) ), Directives),
     Static = _{ defined: Defined, called: Called, undefined: Undefined,
                 syntax_errors: Syntax, warnings: Warnings, signatures: Sigs,
-                fail_rules: FailRules, directives: Directives }.
+                fail_rules: FailRules, directives: Directives,
+                constants: Constants }.
 
 xref_hidden(H) :- functor(H, N, _), sub_atom(N, 0, _, _, '$').
 
@@ -205,6 +207,33 @@ signature(File, N, A) :-
     ),
     \+ xref_hidden(H),
     functor(H, N, A).
+
+%   Every constant the program's clauses state (heads and bodies, facts and rules):
+%   numbers, atoms and strings, each once.  Predicate names are not constants.
+program_constants(Constants) :-
+    target_module(M),
+    findall(V,
+            ( current_predicate(M:N/A), functor(H, N, A),
+              \+ predicate_property(M:H, imported_from(_)),
+              catch(clause(M:H, B), _, fail),
+              clause_constant(H-B, X), json_value(X, V) ),
+            All),
+    sort(All, Constants).
+
+clause_constant(T, X) :-
+    sub_term(X, T), atomic(X), X \== [],
+    \+ goal_name(X, T).
+
+%   An atom that only names a goal (a 0-arity call such as `eligible`) is a predicate
+%   name, not a constant; it is kept when it also occurs as an argument.
+goal_name(X, _) :- \+ atom(X), !, fail.
+goal_name(X, H-B) :- ( H == X ; body_goal_atom(B, X) ), !.
+
+body_goal_atom(B, X) :- B == X, !.
+body_goal_atom(B, X) :-
+    compound(B), B =.. [F|Args],
+    memberchk(F, [',', ';', '->', '*->', '\\+', findall, forall, once, ignore, call]),
+    member(A, Args), body_goal_atom(A, X), !.
 
 %   Clauses whose whole body is fail/false: a decision hard-coded to fail.
 fail_rule(_{name: N, arity: A, line: L}) :-
@@ -298,7 +327,9 @@ run_one(Line, Kind, Goal, Run) :-
           E, ( Output = "", Status = error, Nodes = [], error_text(E, Error) )),
     nb_getval(deonticbench_undefined, Undefined0),
     (   Undefined0 = N/A -> format(string(Undefined), "~w/~w", [N, A]) ; Undefined = null ),
-    proof_json(Nodes, Proof),
+    failed_steps(Failed),
+    (   Failed == [] -> AllNodes = Nodes ; append(Nodes, [attempts(Failed)], AllNodes) ),
+    proof_json(AllNodes, Proof),
     node_count(Count),
     max_nodes(Max),
     ( Count > Max -> Truncated = true ; Truncated = false ),
@@ -450,19 +481,36 @@ failed_condition(C, Seen, Nodes) :-
     ;   Nodes = Tried
     ).
 
-note_consulted(Line, G) :-
+note_consulted(Line, G) :- note_tried(Line-fact(G)).
+
+%   Steps are noted as they happen, so that a failed attempt's facts, arithmetic and
+%   comparisons can still be shown (assert survives the backtracking that undoes them).
+note_tried(Item) :-
     flag(deonticbench_consulted, N, N + 1),
-    (   N < 5000 -> copy_term(G, C), assertz(consulted(N, Line-C)) ; true ).
+    (   N < 5000 -> copy_term(Item, C), assertz(consulted(N, C)) ; true ).
 
 consulted_mark(N) :- flag(deonticbench_consulted, N, N).
 
 consulted_since(Seen, Tried) :-
-    findall(Line-F, ( consulted(N, Line-F), N >= Seen ), Pairs0),
-    sort(Pairs0, Pairs),
-    max_solutions_kept(K), K2 is K * 4,
-    length(Pairs, Len),
-    (   Len > K2 -> length(Kept, K2), append(Kept, _, Pairs) ; Kept = Pairs ),
-    findall(tried(Line, F), member(Line-F, Kept), Tried).
+    findall(Item, ( consulted(N, Item), N >= Seen ), Items0),
+    list_to_set(Items0, Items),
+    max_solutions_kept(K), K2 is K * 8,
+    length(Items, Len),
+    (   Len > K2 -> length(Kept, K2), append(Kept, _, Items) ; Kept = Items ),
+    maplist(tried_node, Kept, Tried).
+
+%   Every arithmetic step and comparison of the goal's attempts that failed anywhere
+%   (not only under a condition): computation, though not proof.
+failed_steps(Steps) :-
+    findall(Item, ( consulted(_, Item), Item \= _-fact(_) ), Items0),
+    list_to_set(Items0, Items),
+    length(Items, Len),
+    (   Len > 2000 -> length(Kept, 2000), append(Kept, _, Items) ; Kept = Items ),
+    maplist(tried_node, Kept, Steps).
+
+tried_node(Line-fact(F), tried(Line, F)).
+tried_node(_-arith(G, Ins, Out), tried_arith(G, Ins, Out)).
+tried_node(_-cmp(G, Op, A, B, Ok), tried_cmp(G, Op, A, B, Ok)).
 
 forall_actions([], _, []).
 forall_actions([(_, A)-CN|Rest], D, [sol(CN2)|Subs]) :-
@@ -520,6 +568,7 @@ arith(G, L0, L) :-
     (   G = (_ is Expr) -> expression_numbers(Expr, Ins) ; expression_numbers(G, Ins) ),
     call(M:G),
     (   G = (Out is _) -> true ; G = succ(_, Out) -> true ; G = plus(_, _, Out) ),
+    note_tried(null-arith(G, Ins, Out)),
     L0 = [arith(G, Ins, Out)|L].
 
 expression_numbers(E, Ns) :-
@@ -540,8 +589,11 @@ compare_step(G, L0, L) :-
     count_node,
     comparison_values(G, Op, A, B),
     C =.. [Op, A, B],
-    call(C),
-    L0 = [cmp(G, Op, A, B, true)|L].
+    (   call(C)
+    ->  L0 = [cmp(G, Op, A, B, true)|L]
+    ;   note_tried(null-cmp(G, Op, A, B, false)),
+        fail
+    ).
 
 %   Predicates the program itself defines (clauses in the target module).
 user_predicate(G) :-
@@ -646,6 +698,10 @@ node_json(fact(Line, G), _{k: fact, l: Line, g: T, v: Vs}) :- !,
     term_text(G, T), fact_constants(G, Vs).
 node_json(tried(Line, G), _{k: fact, tried: true, l: Line, g: T, v: Vs}) :- !,
     term_text(G, T), fact_constants(G, Vs).
+node_json(tried_arith(G, Ins, Out), J) :- !,
+    node_json(arith(G, Ins, Out), J0), J = J0.put(tried, true).
+node_json(tried_cmp(G, Op, A, B, Ok), J) :- !,
+    node_json(cmp(G, Op, A, B, Ok), J0), J = J0.put(tried, true).
 node_json(rule(Line, G, Ns), _{k: rule, l: Line, g: T, c: C}) :- !,
     term_text(G, T), proof_json(Ns, C).
 node_json(arith(G, Ins, Out), _{k: arith, g: T, in: InsJ, out: OutJ}) :- !,
@@ -661,6 +717,8 @@ node_json(coll(Kind, G, N, R, Subs), _{k: Kind, g: T, n: N, out: RJ, c: J}) :- !
     term_text(G, T), json_value(R, RJ), maplist(solution_json, Subs, J).
 node_json(builtin(G), _{k: builtin, g: T}) :- !, term_text(G, T).
 node_json(opaque(_, G, Reason), _{k: opaque, g: T, reason: Reason}) :- !, term_text(G, T).
+node_json(attempts(Ns), _{k: attempts, n: N, c: J}) :- !,
+    length(Ns, N), proof_json(Ns, J).
 node_json(cut, _{k: cut}) :- !.
 node_json(halt, _{k: halt}) :- !.
 node_json(X, _{k: unknown, g: T}) :- term_text(X, T).

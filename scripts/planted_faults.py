@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -197,30 +198,31 @@ def build(
             for case, program, report in zip(cases, programs, reports, strict=True):
                 proven = Proven.of(domain, None if "analyser_error" in report else report)
                 chosen = _choose(domain, case, program, proven, solver, seed)
-                for sample, (expected, text) in enumerate(chosen):
+                for sample, (expected, fault, text) in enumerate(chosen):
                     entry = {"domain": domain.name, "case_id": case.id, "mode": MODE}
                     response = f"```prolog\n{text}```\n"
                     rf.write(json.dumps({**entry, "sample": sample, "response": response}) + "\n")
-                    lf.write(json.dumps({**entry, "sample": sample, "expected": expected}) + "\n")
+                    label = {**entry, "sample": sample, "expected": expected, "fault": fault}
+                    lf.write(json.dumps(label) + "\n")
     return replay, labels
 
 
 def _choose(
     domain: Domain, case: Case, program: str, proven: Proven | None, solver: Solver, seed: int
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, str, str]]:
     faults = candidate_faults(domain, case, program, proven, places(solver, program))
     tries = [(cls, f) for cls in CLASSES for f in faults[cls][:TRIES]]
     texts = mutants(solver, program, [f for _, f in tries], seed)
-    ok = [(cls, t) for (cls, _), t in zip(tries, texts, strict=True) if t]
-    executions = solver.map([t for _, t in ok])
-    chosen: dict[str, str] = {}
-    for (cls, text), execution in zip(ok, executions, strict=True):
+    ok = [(cls, f, t) for (cls, f), t in zip(tries, texts, strict=True) if t]
+    executions = solver.map([t for _, _, t in ok])
+    chosen: dict[str, tuple[str, str, str]] = {}
+    for (cls, fault, text), execution in zip(ok, executions, strict=True):
         if cls in chosen:
             continue
         outcome = judge(domain, answer_from_execution(domain, execution), case.gold)
         if outcome == EXPECTED_OUTCOME[cls]:
-            chosen[cls] = text
-    return [(cls, chosen[cls]) for cls in CLASSES if cls in chosen]
+            chosen[cls] = (cls, fault, text)
+    return [chosen[cls] for cls in CLASSES if cls in chosen]
 
 
 def run_pipeline(replay: Path, labels: Path, out: Path, domains: Sequence[str]) -> Path:
@@ -228,6 +230,7 @@ def run_pipeline(replay: Path, labels: Path, out: Path, domains: Sequence[str]) 
     rows = [json.loads(x) for x in labels.read_text().splitlines() if x.strip()]
     k = 1 + max((r["sample"] for r in rows), default=0)
     run = out / "run"
+    shutil.rmtree(run, ignore_errors=True)
     env = dict(os.environ)
     cli = [sys.executable, "-m", "deonticbench"]
     subprocess.run(

@@ -3,9 +3,11 @@ never predicate names (models never use the reference's names).
 
 Normalisation (docs/analysis.md repeats it):
 
-* **Numbers** are compared as floats.  Two numbers match when they differ by at most
-  0.01, or by at most 1 when both are 100 or more (the paper's $1 tolerance: programs
-  round at different steps).  A percentage and its fraction match (15 and 0.15).
+* **Numbers** are compared as floats.  Two computed values match when they differ by
+  at most 0.01 or one part in 10,000 (programs round at different steps; the scorer's
+  $1 would be too loose: 2599.5 is not 2600).  A constant occurs in a text only when it
+  equals one of the text's numbers to the cent.  A percentage and its fraction match
+  (15 and 0.15).
 * **Numbers in the case text and statutes** are every decimal numeral, with ``$``,
   thousands separators and ordinal suffixes removed (``$1,166.50`` -> 1166.5,
   ``3rd`` -> 3); ``15%`` also gives 0.15; a month name gives its number (``Sep`` -> 9),
@@ -53,6 +55,9 @@ _MONTHS = {
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = {"the", "and", "for", "has", "had", "was", "are", "not", "with", "from", "that", "its"}
 NAME_OVERLAP = 0.6
+RELATIVE = 1e-4
+"""Computed values match within a cent or one part in 10,000 (rounding at another step),
+not within the scorer's $1, which would let 2599.5 pass for 2600."""
 SMALL_INTEGERS = range(0, 13)
 """Integers this small are ordinals, counts and identifiers: never 'hallucinated'."""
 
@@ -79,19 +84,21 @@ def name_words(value: str) -> frozenset[str]:
 
 def numbers_match(a: float, b: float) -> bool:
     for x, y in ((a, b), (a * 100, b), (a, b * 100)):
-        tolerance = 1.0 if abs(x) >= 100 and abs(y) >= 100 else 0.01
-        if abs(x - y) <= tolerance:
+        if abs(x - y) <= max(0.01, RELATIVE * max(abs(x), abs(y))):
             return True
     return False
 
 
-def near_any(x: float, ordered: Sequence[float]) -> bool:
-    """Whether a sorted list holds a number matching ``x`` (same rule as numbers_match)."""
+def near_any(x: float, ordered: Sequence[float], exact: bool = False) -> bool:
+    """Whether a sorted list holds a number matching ``x`` (same rule as numbers_match;
+    ``exact``: within a cent, for constants a program copies from a text)."""
     for y in (x, x * 100, x / 100):
-        tolerance = 1.0 if abs(y) >= 100 else 0.01
+        tolerance = 0.01 if exact else max(0.01, RELATIVE * abs(y) * 1.01)
         i = bisect_left(ordered, y - tolerance)
-        if i < len(ordered) and ordered[i] <= y + tolerance and numbers_match(x, ordered[i]):
-            return True
+        while i < len(ordered) and ordered[i] <= y + tolerance:
+            if exact or numbers_match(x, ordered[i]):
+                return True
+            i += 1
     return False
 
 
@@ -136,8 +143,9 @@ class CaseVocabulary:
         )
 
     def in_case(self, value: Any) -> bool:
+        """Whether the case states this constant (numbers exactly, to the cent)."""
         if is_number(value):
-            return near_any(float(value), self.case_numbers)
+            return near_any(float(value), self.case_numbers, exact=True)
         if isinstance(value, str):
             return names_match(name_words(value), self.case_words)
         return False
@@ -145,7 +153,7 @@ class CaseVocabulary:
     def in_case_or_statutes(self, value: Any) -> bool:
         if self.in_case(value):
             return True
-        return is_number(value) and near_any(float(value), self.statute_numbers)
+        return is_number(value) and near_any(float(value), self.statute_numbers, exact=True)
 
 
 _VOCABULARIES: dict[tuple[str, str, int, int], CaseVocabulary] = {}
@@ -263,26 +271,30 @@ class Step:
     line: int | None
 
 
-_STEPS: dict[int, tuple[Any, list[Step]]] = {}
+_STEPS: dict[tuple[int, bool], tuple[Any, list[Step]]] = {}
 
 
-def computed_steps(proof: tuple[Node, ...]) -> list[Step]:
-    hit = _STEPS.get(id(proof))
+def computed_steps(proof: tuple[Node, ...], trivial: bool = False) -> list[Step]:
+    hit = _STEPS.get((id(proof), trivial))
     if hit is not None and hit[0] is proof:
         return hit[1]
-    steps = _computed_steps(proof)
-    _STEPS[id(proof)] = (proof, steps)
+    steps = _computed_steps(proof, trivial)
+    _STEPS[(id(proof), trivial)] = (proof, steps)
     return steps
 
 
-def _computed_steps(proof: tuple[Node, ...]) -> list[Step]:
+def _computed_steps(proof: tuple[Node, ...], trivial: bool = False) -> list[Step]:
+    """Values the proof computes; with ``trivial``, also 0 and 1 results and the steps
+    of failed attempts (``tried``), which are computation but not proof."""
     steps: list[Step] = []
     for node, rule in walk(proof):
         kind = node.get("k")
+        if node.get("tried") and not trivial:
+            continue
         out: Any = node.get("out")
         if kind not in ("arith", "aggregate_all") or not is_number(out):
             continue
-        if float(out) in (0.0, 1.0):
+        if float(out) in (0.0, 1.0) and not trivial:
             continue  # too common to say anything
         inputs = tuple(float(x) for x in node.get("in") or [] if is_number(x))
         steps.append(
@@ -297,9 +309,14 @@ def _computed_steps(proof: tuple[Node, ...]) -> list[Step]:
     return steps
 
 
+def all_steps(proof: tuple[Node, ...]) -> list[Step]:
+    """Every arithmetic step, 0 and 1 results included (for matching inputs)."""
+    return computed_steps(proof, trivial=True)
+
+
 def model_values(proof: tuple[Node, ...]) -> list[float]:
     """Every number the model proof holds: computed, compared, or stated in a fact."""
-    values = [s.value for s in computed_steps(proof)]
+    values = [s.value for s in all_steps(proof)]
     values += [float(v) for v in used_constants(proof) if is_number(v)]
     return values
 
@@ -345,10 +362,10 @@ def hallucinated_constants(model: tuple[Node, ...], vocab: CaseVocabulary) -> li
     return found
 
 
-def comparisons(proof: tuple[Node, ...]) -> list[tuple[float, float, str]]:
+def comparisons(proof: tuple[Node, ...], tried: bool = False) -> list[tuple[float, float, str]]:
     found: list[tuple[float, float, str]] = []
     for node, _ in walk(proof):
-        if node.get("k") == "cmp":
+        if node.get("k") == "cmp" and (tried or not node.get("tried")):
             args = node.get("args") or []
             if len(args) == 2 and all(is_number(a) for a in args):
                 found.append((float(args[0]), float(args[1]), str(node.get("g", ""))))

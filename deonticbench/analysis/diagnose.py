@@ -165,13 +165,14 @@ def _category(
     if model is None or not model.proof:
         return "unknown", "the model's answer has no proof"
     ref_proof, proof = reference.proof, model.proof
-    if diag.fact_coverage is not None and diag.fact_coverage < 1:
-        shown = ", ".join(str(m) for m in diag.missing_constants[:4])
-        return "entity_fact", f"case constants missing: {shown}"
+    absent = _absent_from_program(ref_proof, model, vocab)
+    if absent:
+        shown = ", ".join(str(m) for m in absent[:4])
+        return "entity_fact", f"case constants the model's program never states: {shown}"
     steps = compare.computed_steps(ref_proof)
     _, first = compare.value_recall(ref_proof, proof)
     if first is not None:
-        for step in compare.computed_steps(proof):
+        for step in compare.all_steps(proof):
             if _same_inputs(first.inputs, step.inputs) and not numbers_match(
                 first.value, step.value
             ):
@@ -184,6 +185,15 @@ def _category(
     if not steps:
         return "wrong_rule", "same facts, another conclusion"
     return "unknown", "every reference value reached, yet another answer"
+
+
+def _absent_from_program(
+    ref_proof: tuple[dict[str, Any], ...], model: Proven, vocab: CaseVocabulary
+) -> list[Any]:
+    """Case constants the reference proof's facts use that the model's program states
+    nowhere (in no fact and no rule: a program may write a case number into a rule)."""
+    stated = compare.Holdings.of(model.report["static"].get("constants") or [])
+    return [c for c in compare.case_constants(ref_proof, vocab) if not stated.has(c)]
 
 
 def _same_inputs(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
@@ -207,7 +217,7 @@ def _threshold_flip(
     data = [s.value for s in steps] + [
         float(v) for v in compare.case_constants(ref_proof, vocab) if compare.is_number(v)
     ]
-    model_cmps = compare.comparisons(proof)
+    model_cmps = compare.comparisons(proof, tried=True)
     for a, b, goal in compare.comparisons(ref_proof):
         for x, t in ((a, b), (b, a)):
             if not any(numbers_match(x, d) for d in data) or any(numbers_match(t, d) for d in data):

@@ -22,15 +22,17 @@ A proof is a list of nodes in execution order; every node is a JSON object with 
   (then) or what can be seen of its failure (else: a failed comparison's values).
 * ``or``: which side of a disjunction was taken; ``naf``: a negation that held.  Under
   a failed condition (``ite`` else) or a negation, ``c`` holds the failed comparison
-  when the goal was one, and the facts the failed attempt read, as ``fact`` nodes
-  marked ``tried`` (a failed search is no proof; a conclusion drawn from a failure
-  rests on those facts being as they are).
+  when the goal was one, and the facts, arithmetic and comparisons of the failed
+  attempt, as nodes marked ``tried`` (a failed search is no proof; a conclusion drawn
+  from a failure rests on those facts being as they are, and on those steps).
 * ``findall``, ``aggregate_all``, ``forall``, ``bagof``, ``setof``: ``n`` solutions,
   ``out`` the aggregate's value, ``c`` up to 12 sub-proofs.
 * ``builtin``: any other built-in or library call, with its arguments after the call.
 * ``opaque``: a goal the interpreter did not look into (``reason``: a library
   meta-predicate calling back into the program, or the depth/size bound).
 * ``cut``: a cut inside a control construct, approximated; ``halt``: the program halted.
+* ``attempts`` (last, when any): the arithmetic steps and comparisons of every attempt
+  that failed during the goal (marked ``tried``): computation, though not proof.
 """
 
 from __future__ import annotations
@@ -172,9 +174,11 @@ def render(nodes: tuple[Node, ...] | list[Node], indent: int = 0) -> list[str]:
         elif kind == "fact":
             lines.append(f"{pad}{goal}    [fact, line {node.get('l')}]")
         elif kind == "arith":
-            lines.append(f"{pad}{goal}    [= {node.get('out')}]")
+            tried = ", in the failed attempt" if node.get("tried") else ""
+            lines.append(f"{pad}{goal}    [= {node.get('out')}{tried}]")
         elif kind == "cmp":
-            lines.append(f"{pad}{goal}    [{'true' if node.get('ok') else 'false'}]")
+            tried = ", in the failed attempt" if node.get("tried") else ""
+            lines.append(f"{pad}{goal}    [{'true' if node.get('ok') else 'false'}{tried}]")
         elif kind == "ite":
             lines.append(f"{pad}if {goal} -> {node.get('branch')}")
         elif kind == "or":
@@ -187,6 +191,9 @@ def render(nodes: tuple[Node, ...] | list[Node], indent: int = 0) -> list[str]:
             lines.append(f"{pad}{goal}    [{node.get('n')} solutions{shown}]")
         elif kind == "solution":
             lines.append(f"{pad}solution:")
+        elif kind == "attempts":
+            lines.append(f"{pad}({node.get('n')} steps of failed attempts, not shown)")
+            continue
         elif kind == "opaque":
             lines.append(f"{pad}{goal}    [opaque: {node.get('reason')}]")
         elif kind == "builtin":

@@ -345,8 +345,8 @@ run_status(G, Seconds, Status, Nodes, Error) :-
     ;   E == time_limit_exceeded
     ->  Status = limit, Nodes = [], Error = "time limit of the proof"
     ;   Status = error, Nodes = [], error_text(E, Error),
-        (   E = error(existence_error(procedure, PI), _)
-        ->  nb_setval(deonticbench_undefined, PI)
+        (   E = error(existence_error(procedure, PI0), _)
+        ->  strip_module(PI0, _, PI), nb_setval(deonticbench_undefined, PI)
         ;   true
         )
     ), !.
@@ -672,7 +672,8 @@ other_step(G, L0, L) :-
     ).
 
 undefined_or_rethrow(E, G) :-
-    (   E = error(existence_error(procedure, PI), _),
+    (   E = error(existence_error(procedure, PI0), _),
+        strip_module(PI0, _, PI),
         functor(G, N, A), PI == N/A
     ->  nb_setval(deonticbench_undefined, N/A)
     ;   true

@@ -26,6 +26,7 @@
 :- use_module(library(pairs)).
 :- use_module(library(aggregate)).
 :- use_module(library(time)).
+:- use_module(library(occurs)).
 
 %!  analyser_version(-Version)
 %   Bumped whenever an output field changes meaning: the Python side caches by it.
@@ -33,7 +34,7 @@ analyser_version('deonticbench-analyse/1').
 
 % Bounds of one proof (the sandbox's wall clock, CPU and memory limits apply on top).
 max_depth(300).             % nesting of user clauses followed
-max_nodes(20000).           % proof nodes recorded per program (work budget)
+max_nodes(5000).            % proof nodes recorded per program (work budget)
 max_solutions_kept(12).     % sub-proofs kept per findall/aggregate_all/forall
 run_seconds(6).             % wall clock per re-run goal
 program_seconds(15).        % wall clock for the whole analysis of one program
@@ -42,8 +43,8 @@ program_seconds(15).        % wall clock for the whole analysis of one program
 :- dynamic current_target/2.
 target_module(M) :- current_target(M, _).
 
-:- dynamic directive_seen/4.        % directive_seen(Seq, Line, Kind, Goal)
-:- dynamic load_message/3.          % load_message(Kind, Term, Line)
+:- dynamic directive_seen/5.        % directive_seen(Module, Seq, Line, Kind, Goal)
+:- dynamic load_message/4.          % load_message(Module, Kind, Term, Line)
 :- dynamic node_count/1.
 :- dynamic consulted/2.             % consulted(Seq, Line-Fact): facts read, kept on failure
 
@@ -59,46 +60,72 @@ deonticbench_analyse(Mode, Text) :-
 %   own module and file, each bounded on its own; one JSON line per program, with its
 %   index, printed as soon as it is done.  A program that defeats a bound gets a line
 %   with analyser_error, and the batch goes on.
+%   Every program of a batch is read (cross-referenced and loaded) before any is run:
+%   running one program's goals can load libraries that change how the next program
+%   would be read.
 deonticbench_analyse_batch(Mode, Texts) :-
-    forall(nth0(I, Texts, Text), analyse_one(Mode, I, Text)).
+    findall(I-Static, ( nth0(I, Texts, Text), read_one(I, Text, Static) ), Read),
+    forall(member(I-Static, Read), report_one(Mode, I, Static)).
 
 analyse_one(Mode, I, Text) :-
+    read_one(I, Text, Static),
+    report_one(Mode, I, Static).
+
+select_target(I, Module, File) :-
     format(atom(Name), 'target_~w.pl', [I]),
     format(atom(Module), 'deonticbench_target_~w', [I]),
-    setup_call_cleanup(open(Name, write, Out, [encoding(utf8)]),
-                       write(Out, Text),
-                       close(Out)),
     absolute_file_name(Name, File),
     retractall(current_target(_, _)),
-    assertz(current_target(Module, File)),
-    retractall(directive_seen(_, _, _, _)),
-    retractall(load_message(_, _, _)),
+    assertz(current_target(Module, File)).
+
+%   Static is the static report, or error(Why).
+read_one(I, Text, Static) :-
+    select_target(I, Module, File),
+    setup_call_cleanup(open(File, write, Out, [encoding(utf8)]),
+                       write(Out, Text),
+                       close(Out)),
+    retractall(directive_seen(Module, _, _, _, _)),
+    retractall(load_message(Module, _, _, _)),
     flag(deonticbench_directive_seq, _, 0),
+    program_seconds(Budget),
+    catch(call_with_time_limit(Budget, without_autoload(static_report(File, Static0))), E, true),
+    (   var(E) -> Static = Static0 ; error_text(E, Why), Static = error(Why) ),
+    catch(xref_clean(File), _, true).
+
+%   Reading never autoloads: asking whether a library defines main/0 would load
+%   library(main), after which the cross-referencer reads `initialization(main, main)`
+%   of every later program as a call of main/1.
+without_autoload(Goal) :-
+    current_prolog_flag(autoload, Old),
+    setup_call_cleanup(set_prolog_flag(autoload, false),
+                       Goal,
+                       set_prolog_flag(autoload, Old)).
+
+report_one(Mode, I, Static) :-
+    select_target(I, _, _),
     analyser_version(Version),
     program_seconds(Budget),
-    catch(call_with_time_limit(Budget, report(Mode, File, Static, Runs)), E, true),
-    (   var(E)
-    ->  Dict = _{index: I, analyser: Version, static: Static, runs: Runs}
-    ;   error_text(E, Why),
-        Dict = _{index: I, analyser: Version, analyser_error: Why}
+    (   Static = error(Why)
+    ->  Dict = _{index: I, analyser: Version, analyser_error: Why}
+    ;   Mode == full
+    ->  catch(call_with_time_limit(Budget, run_recorded_goals(Runs)), E, true),
+        (   var(E)
+        ->  Dict = _{index: I, analyser: Version, static: Static, runs: Runs}
+        ;   error_text(E, Why2),
+            Dict = _{index: I, analyser: Version, analyser_error: Why2}
+        )
+    ;   Dict = _{index: I, analyser: Version, static: Static, runs: []}
     ),
     json_write_dict(current_output, Dict, [width(0)]),
     nl,
-    flush_output,
-    catch(xref_clean(File), _, true).
-
-report(Mode, File, Static, Runs) :-
-    static_report(File, Static),
-    (   Mode == full
-    ->  run_recorded_goals(Runs)
-    ;   Runs = []
-    ).
+    flush_output.
 
 %   --- loading the target without running it ---------------------------------
 
 %   Directives of the target are recorded, not run, when they would execute goals.
 system:term_expansion((:- Directive), Expanded) :-
-    target_module(M),
+    current_target(M, File),
+    prolog_load_context(source, File),      % the target itself, never a library it loads
     prolog_load_context(module, M),
     \+ declaration(Directive),
     prolog_load_context(term_position, Pos),
@@ -107,7 +134,7 @@ system:term_expansion((:- Directive), Expanded) :-
     (   Kind == ignored
     ->  true
     ;   flag(deonticbench_directive_seq, Seq, Seq+1),
-        assertz(directive_seen(Seq, Line, Kind, Goal))
+        assertz(directive_seen(M, Seq, Line, Kind, Goal))
     ),
     Expanded = [].
 
@@ -136,13 +163,13 @@ user:message_hook(Term, Kind, _Lines) :-
     prolog_load_context(module, M),
     target_module(M),
     (   source_location(_, Line) -> true ; Line = null ),
-    assertz(load_message(Kind, Term, Line)),
+    assertz(load_message(M, Kind, Term, Line)),
     fail.
 
 load_target(File) :-
     target_module(M),
     style_check(+singleton),
-    catch(M:load_files(File, [silent(true)]), E, assertz(load_message(error, E, null))).
+    catch(M:load_files(File, [silent(true)]), E, assertz(load_message(M, error, E, null))).
 
 %   --- static report ------------------------------------------------------------
 
@@ -162,8 +189,9 @@ static_report(File, Static) :-
     sort(Sigs0, Sigs),
     findall(F, fail_rule(F), FailRules),
     program_constants(Constants),
+    target_module(M),
     findall(_{line: L, kind: K, goal: T},
-            ( directive_seen(_, L, K, G), term_text(G, T) ), Directives),
+            ( directive_seen(M, _, L, K, G), term_text(G, T) ), Directives),
     Static = _{ defined: Defined, called: Called, undefined: Undefined,
                 syntax_errors: Syntax, warnings: Warnings, signatures: Sigs,
                 fail_rules: FailRules, directives: Directives,
@@ -227,7 +255,7 @@ clause_constant(T, X) :-
 %   An atom that only names a goal (a 0-arity call such as `eligible`) is a predicate
 %   name, not a constant; it is kept when it also occurs as an argument.
 goal_name(X, _) :- \+ atom(X), !, fail.
-goal_name(X, H-B) :- ( H == X ; body_goal_atom(B, X) ), !.
+goal_name(X, H-B) :- ( H == X, B \== true ; body_goal_atom(B, X) ), !.
 
 body_goal_atom(B, X) :- B == X, !.
 body_goal_atom(B, X) :-
@@ -246,7 +274,8 @@ fail_rule(_{name: N, arity: A, line: L}) :-
     clause_line(Ref, L).
 
 syntax_error_entry(_{line: L, column: C, message: Msg}) :-
-    load_message(error, Term, _),
+    target_module(M),
+    load_message(M, error, Term, _),
     Term = error(syntax_error(_), Where),
     where_position(Where, L, C),
     message_text(Term, Msg).
@@ -256,7 +285,8 @@ where_position(stream(_, L, LinePos, _), L, C) :- !, C is LinePos + 1.
 where_position(_, null, null).
 
 warning_entry(_{kind: K, line: L, message: Msg}) :-
-    load_message(Kind, Term, L0),
+    target_module(M),
+    load_message(M, Kind, Term, L0),
     \+ Term = error(syntax_error(_), _),
     warning_kind(Kind, Term, K),
     message_line(Term, L0, L),
@@ -297,9 +327,10 @@ message_to_codes(Term, Codes) :-
 %   initialization/1 goals in file order, then the initialization(G, main) goal, after
 %   which the program halts.  A goal calling halt/0,1 ends the program there.
 run_recorded_goals(Runs) :-
-    findall(Seq-d(L, directive, G), directive_seen(Seq, L, directive, G), Plain),
-    findall(Seq-d(L, initialization, G), directive_seen(Seq, L, initialization, G), Init),
-    findall(Seq-d(L, main, G), directive_seen(Seq, L, main, G), Main),
+    target_module(M),
+    findall(Seq-d(L, directive, G), directive_seen(M, Seq, L, directive, G), Plain),
+    findall(Seq-d(L, initialization, G), directive_seen(M, Seq, L, initialization, G), Init),
+    findall(Seq-d(L, main, G), directive_seen(M, Seq, L, main, G), Main),
     pairs_values(Plain, P), pairs_values(Init, I), pairs_values(Main, Ms),
     append([P, I, Ms], Goals),
     nb_setval(deonticbench_halted, false),

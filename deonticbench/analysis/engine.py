@@ -179,5 +179,6 @@ def _map_sized(solver: Solver, jobs: list[str], sizes: list[int]) -> list[Execut
     def one(pair: tuple[str, int]) -> Execution:
         return solver.run(pair[0], analysis_limits(solver.limits, pair[1]))
 
+    solver.start_all()
     with ThreadPoolExecutor(solver.size) as pool:
         return list(pool.map(one, zip(jobs, sizes, strict=True)))

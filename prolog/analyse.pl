@@ -533,13 +533,14 @@ consulted_since(Seen, Tried) :-
 %   Every arithmetic step and comparison of the goal's attempts that failed anywhere
 %   (not only under a condition): computation, though not proof.
 failed_steps(Steps) :-
-    findall(Item, ( consulted(_, Item), Item \= _-fact(_) ), Items0),
+    findall(Item, ( consulted(_, Item), Item \= _-fact(_), Item \= _-fail_rule(_) ), Items0),
     list_to_set(Items0, Items),
     length(Items, Len),
     (   Len > 2000 -> length(Kept, 2000), append(Kept, _, Items) ; Kept = Items ),
     maplist(tried_node, Kept, Steps).
 
 tried_node(Line-fact(F), tried(Line, F)).
+tried_node(Line-fail_rule(G), fail_rule(Line, G)).
 tried_node(_-arith(G, Ins, Out), tried_arith(G, Ins, Out)).
 tried_node(_-cmp(G, Op, A, B, Ok), tried_cmp(G, Op, A, B, Ok)).
 
@@ -645,7 +646,10 @@ user_step(G, D, L0, L) :-
         target_module(M),
         clause(M:G, Body, Ref),
         clause_line(Ref, Line),
-        (   Body == true
+        (   ( Body == fail ; Body == false )
+        ->  note_tried(Line-fail_rule(G)),      % a decision hard-coded to fail
+            fail
+        ;   Body == true
         ->  L0 = [fact(Line, G)|L],
             note_consulted(Line, G)
         ;   split_at_cut(Body, Pre, Post)
@@ -730,6 +734,8 @@ node_json(fact(Line, G), _{k: fact, l: Line, g: T, v: Vs}) :- !,
     term_text(G, T), fact_constants(G, Vs).
 node_json(tried(Line, G), _{k: fact, tried: true, l: Line, g: T, v: Vs}) :- !,
     term_text(G, T), fact_constants(G, Vs).
+node_json(fail_rule(Line, G), _{k: fail_rule, tried: true, l: Line, g: T}) :- !,
+    term_text(G, T).
 node_json(tried_arith(G, Ins, Out), J) :- !,
     node_json(arith(G, Ins, Out), J0), J = J0.put(tried, true).
 node_json(tried_cmp(G, Op, A, B, Ok), J) :- !,

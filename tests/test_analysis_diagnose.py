@@ -130,3 +130,48 @@ def test_derivation_axis(diagnoses: dict[str, Diagnosis]) -> None:
     assert diagnoses["ungrounded"].derivation == "ungrounded"
     assert diagnoses["ungrounded"].hallucinated_constants == [1234.0]
     assert diagnoses["impl_bug"].derivation == "no_proof"
+
+
+USCIS = get_domain("uscis")
+USCIS_CASE = Case(
+    domain="uscis",
+    id="synthetic_2",
+    question="Should this case be accepted or dismissed?",
+    gold="Dismissed",
+    reference_prolog="",
+    statutes="A petitioner must show national importance of the proposed endeavor.",
+    text="The petitioner holds a doctor of medicine degree and proposes cancer research.",
+)
+DECIDED_BY_FAIL = """\
+holds_doctor_of_medicine_degree.
+proposes_cancer_research.
+national_importance :- fail.
+eligible :- holds_doctor_of_medicine_degree, national_importance.
+decision('Dismissed') :- \\+ eligible.
+decision('Accepted') :- eligible.
+main :- decision(D), format("~w~n", [D]).
+:- initialization(main, main).
+"""
+
+
+def test_a_decision_resting_on_a_fail_rule_is_hard_coded() -> None:
+    derived = DECIDED_BY_FAIL.replace(
+        "national_importance :- fail.", "national_importance :- proposes_cancer_research."
+    ).replace("eligible :- holds", "eligible :- \\+ proposes_cancer_research, holds")
+    with Solver(workers=1) as solver:
+        reports = analyse_many([DECIDED_BY_FAIL, derived], "full", solver)
+        executions = solver.map([DECIDED_BY_FAIL, derived])
+    found = []
+    for program, report, execution in zip(
+        [DECIDED_BY_FAIL, derived], reports, executions, strict=True
+    ):
+        answer = answer_from_execution(USCIS, execution)
+        attempt = Attempt(
+            index=0, prompt_hash="", response=None, program=program,
+            execution=execution.to_dict(), answer=answer.value,
+            outcome=judge(USCIS, answer, USCIS_CASE.gold),
+        )  # fmt: skip
+        proven = Proven.of(USCIS, report)
+        found.append(diagnose(USCIS, USCIS_CASE, attempt, proven, proven))
+    assert [d.outcome for d in found] == ["correct", "correct"]
+    assert [d.derivation for d in found] == ["hard_coded", "grounded"]

@@ -107,7 +107,9 @@ def test_point_biserial_matches_pearson() -> None:
     assert found is not None
     r, low, high = found
     # the textbook form: (M1 - M0) / s * sqrt(p q), s the population deviation
-    m1, m0 = sum(v for v, c in zip(x, y) if c) / 3, sum(v for v, c in zip(x, y) if not c) / 2
+    pairs = list(zip(x, y, strict=True))
+    m1 = sum(v for v, c in pairs if c) / 3
+    m0 = sum(v for v, c in pairs if not c) / 2
     mean = sum(x) / 5
     s = (sum((v - mean) ** 2 for v in x) / 5) ** 0.5
     assert r == pytest.approx((m1 - m0) / s * (0.6 * 0.4) ** 0.5)

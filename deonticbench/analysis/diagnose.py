@@ -22,8 +22,9 @@ that applies:
 
 Derivation, for every program-mode attempt (correct ones too), the first that applies:
 ``no_proof`` (no answer goal, or its proof failed), ``hard_coded`` (the proof uses no
-fact stating something of the case, or the printed answer is a constant of a fact it
-uses), ``ungrounded`` (a fact it uses states a number found in neither the case nor the
+fact stating something of the case, or rests on a failed attempt that tried a clause
+whose whole body is ``fail``, or the printed answer is a constant of a fact it uses),
+``ungrounded`` (a fact it uses states a number found in neither the case nor the
 statutes), ``grounded``.
 """
 
@@ -260,6 +261,8 @@ def _derivation(attempt: Attempt, model: Proven | None, vocab: CaseVocabulary) -
     proof = model.proof
     if not compare.case_facts(proof, vocab):
         return "hard_coded"
+    if any(n.get("k") == "fail_rule" for n, _ in walk(proof)):
+        return "hard_coded"  # the answer rests on a clause `p :- fail.` that was tried
     answer = attempt.answer
     for node in compare._facts(proof):
         for value in node.get("v") or []:

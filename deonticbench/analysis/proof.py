@@ -31,6 +31,8 @@ A proof is a list of nodes in execution order; every node is a JSON object with 
 * ``opaque``: a goal the interpreter did not look into (``reason``: a library
   meta-predicate calling back into the program, or the depth/size bound).
 * ``cut``: a cut inside a control construct, approximated; ``halt``: the program halted.
+* ``fail_rule`` (under a failed condition or a negation): a clause whose whole body is
+  ``fail``/``false`` that the failed attempt tried: the decision was hard-coded.
 * ``attempts`` (last, when any): the arithmetic steps and comparisons of every attempt
   that failed during the goal (marked ``tried``): computation, though not proof.
 """
@@ -169,6 +171,8 @@ def render(nodes: tuple[Node, ...] | list[Node], indent: int = 0) -> list[str]:
         goal = node.get("g", "")
         if kind == "rule":
             lines.append(f"{pad}{goal}    [rule, line {node.get('l')}]")
+        elif kind == "fail_rule":
+            lines.append(f"{pad}{goal} :- fail.    [hard-coded failure, line {node.get('l')}]")
         elif kind == "fact" and node.get("tried"):
             lines.append(f"{pad}{goal}    [fact read by the failed attempt, line {node.get('l')}]")
         elif kind == "fact":

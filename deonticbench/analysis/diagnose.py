@@ -22,9 +22,9 @@ that applies:
 
 Derivation, for every program-mode attempt (correct ones too), the first that applies:
 ``no_proof`` (no answer goal, or its proof failed), ``hard_coded`` (the proof uses no
-fact stating something of the case, or rests on a failed attempt that tried a clause
-whose whole body is ``fail``, or the printed answer is a constant of a fact it uses),
-``ungrounded`` (a fact it uses states a number found in neither the case nor the
+fact stating something of the case, or, in a binary domain, rests on a failed attempt
+that tried a clause whose whole body is ``fail``, or the printed answer is a constant
+of a fact it uses), ``ungrounded`` (a fact it uses states a number found in neither the case nor the
 statutes), ``grounded``.
 """
 
@@ -117,7 +117,7 @@ def diagnose(
         outcome=attempt.outcome,
         category=None,
         reason="",
-        derivation=_derivation(attempt, model, vocab),
+        derivation=_derivation(attempt, model, vocab, domain.label_kind == "binary"),
         signature_jaccard=jaccard,
         undefined=[f"{u.name}/{u.arity}" for u in static.undefined] if static else [],
         syntax_errors=len(static.syntax_errors) if static else 0,
@@ -253,7 +253,9 @@ def _undefined_on_path(model: Proven | None) -> str | None:
     return None
 
 
-def _derivation(attempt: Attempt, model: Proven | None, vocab: CaseVocabulary) -> Derivation:
+def _derivation(
+    attempt: Attempt, model: Proven | None, vocab: CaseVocabulary, binary: bool
+) -> Derivation:
     if model is None or model.run is None or not model.run.succeeded or not model.proof:
         return "no_proof"
     if attempt.answer is None:
@@ -261,8 +263,10 @@ def _derivation(attempt: Attempt, model: Proven | None, vocab: CaseVocabulary) -
     proof = model.proof
     if not compare.case_facts(proof, vocab):
         return "hard_coded"
-    if any(n.get("k") == "fail_rule" for n, _ in walk(proof)):
-        return "hard_coded"  # the answer rests on a clause `p :- fail.` that was tried
+    if binary and any(n.get("k") == "fail_rule" for n, _ in walk(proof)):
+        # A decision that rests on a tried clause `p :- fail.`: written in, not derived.
+        # (In numeric programs such clauses prune alternatives; they decide nothing.)
+        return "hard_coded"
     answer = attempt.answer
     for node in compare._facts(proof):
         for value in node.get("v") or []:

@@ -34,8 +34,8 @@ analyser_version('deonticbench-analyse/1').
 
 % Bounds of one proof (the sandbox's wall clock, CPU and memory limits apply on top).
 max_depth(300).             % nesting of user clauses followed
-max_nodes(5000).            % proof nodes recorded per program (work budget)
-max_solutions_kept(12).     % sub-proofs kept per findall/aggregate_all/forall
+max_nodes(2000).            % proof nodes recorded per program (work budget)
+max_solutions_kept(6).     % sub-proofs kept per findall/aggregate_all/forall
 run_seconds(6).             % wall clock per re-run goal
 program_seconds(15).        % wall clock for the whole analysis of one program
 
@@ -536,7 +536,7 @@ failed_steps(Steps) :-
     findall(Item, ( consulted(_, Item), Item \= _-fact(_), Item \= _-fail_rule(_) ), Items0),
     list_to_set(Items0, Items),
     length(Items, Len),
-    (   Len > 2000 -> length(Kept, 2000), append(Kept, _, Items) ; Kept = Items ),
+    (   Len > 300 -> length(Kept, 300), append(Kept, _, Items) ; Kept = Items ),
     maplist(tried_node, Kept, Steps).
 
 tried_node(Line-fact(F), tried(Line, F)).

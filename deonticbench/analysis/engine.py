@@ -137,7 +137,7 @@ def run_analyser(
     return parse_report(execution)
 
 
-BATCH = 12
+BATCH = 24
 """Programs per analyser job: loading the analyser and library(prolog_xref) costs more
 CPU than analysing a typical program, so a batch pays it once."""
 

@@ -174,8 +174,11 @@ def analyse_run(
         domain = get_domain(record.domain)
         case = cases[(record.domain, record.case_id)]
         reference = proven_of(domain, reference_program(domain, case))
+        done: dict[int, Diagnosis] = {}
         for stage, attempt in _stages(record).items():
-            model = proven_of(domain, attempt.program) if attempt.program else None
+            if attempt.index not in done:  # one attempt is both first and final
+                model = proven_of(domain, attempt.program) if attempt.program else None
+                done[attempt.index] = diagnose(domain, case, attempt, model, reference)
             rows.append(
                 AnalysisRow(
                     domain=record.domain,
@@ -184,7 +187,7 @@ def analyse_run(
                     sample=record.sample,
                     stage=stage,
                     attempt=attempt.index,
-                    diagnosis=diagnose(domain, case, attempt, model, reference),
+                    diagnosis=done[attempt.index],
                 )
             )
     out = folder / ANALYSIS_FILE

@@ -143,12 +143,12 @@ def analyse_run(
             cases[(name, case.id)] = case
     wanted: list[str] = []
     for record in records:
-        case = cases.get((record.domain, record.case_id))
-        if case is None:
+        found = cases.get((record.domain, record.case_id))
+        if found is None:
             raise DataError(
                 f"case {record.case_id} of {record.domain} is not in the {split} split."
             )
-        wanted.append(reference_program(get_domain(record.domain), case))
+        wanted.append(reference_program(get_domain(record.domain), found))
         wanted.extend(a.program for a in _stages(record).values() if a.program)
     cache = ReportCache(folder / CACHE_FILE)
     own = solver is None

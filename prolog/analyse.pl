@@ -622,7 +622,8 @@ compare_step(G, L0, L) :-
     comparison_values(G, Op, A, B),
     C =.. [Op, A, B],
     (   call(C)
-    ->  L0 = [cmp(G, Op, A, B, true)|L]
+    ->  note_tried(null-cmp(G, Op, A, B, true)),   % kept should the attempt fail later
+        L0 = [cmp(G, Op, A, B, true)|L]
     ;   note_tried(null-cmp(G, Op, A, B, false)),
         fail
     ).

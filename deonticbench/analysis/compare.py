@@ -315,9 +315,14 @@ def all_steps(proof: tuple[Node, ...]) -> list[Step]:
 
 
 def model_values(proof: tuple[Node, ...]) -> list[float]:
-    """Every number the model proof holds: computed, compared, or stated in a fact."""
+    """Every number the model's computation holds: computed (failed attempts included),
+    computed with, or stated in a fact.  Not the numbers it merely compares with: a
+    claim's amount (``Tax =:= 2600``) is given, not reached."""
     values = [s.value for s in all_steps(proof)]
-    values += [float(v) for v in used_constants(proof) if is_number(v)]
+    values += [float(v) for v in fact_constants(proof) if is_number(v)]
+    for node, _ in walk(proof):
+        if node.get("k") == "arith":
+            values.extend(float(x) for x in node.get("in") or [] if is_number(x))
     return values
 
 

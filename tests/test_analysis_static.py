@@ -12,6 +12,7 @@ import pytest
 
 from deonticbench.analysis import analyse_static, signature_jaccard
 from deonticbench.solver import Solver
+from deonticbench.solver.pool import SANDBOX_PROLOG, bwrap_works
 
 PROGRAM = """\
 % tax facts
@@ -92,3 +93,15 @@ def test_same_report_without_bubblewrap() -> None:
     with Solver(workers=1, sandbox="rlimits") as plain:
         report = analyse_static(PROGRAM, plain)
     assert report.undefined_signatures == {("helper", 1)}
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot create namespaces here")
+def test_prolog_folder_is_visible_read_only_in_the_sandbox(solver: Solver) -> None:
+    probe = (
+        ":- initialization(main, main).\n"
+        f"main :- ( exists_file('{SANDBOX_PROLOG}/analyse.pl') -> writeln(visible) ; true ),\n"
+        f"    catch(( open('{SANDBOX_PROLOG}/analyse.pl', append, S), close(S),\n"
+        "            writeln(writable) ), _, writeln(read_only)).\n"
+    )
+    execution = solver.run(probe)
+    assert execution.stdout.split() == ["visible", "read_only"]

@@ -57,6 +57,7 @@ bench: install
 	$(PY) benchmarks/executor.py
 	$(PY) benchmarks/runner.py
 	$(PY) benchmarks/scoring.py
+	$(PY) benchmarks/analysis.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

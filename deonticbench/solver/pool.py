@@ -29,6 +29,7 @@ from pathlib import Path
 from queue import Queue
 from typing import IO, Any, Literal
 
+from .._paths import PROLOG
 from ..errors import SandboxError
 from .classify import classify
 from .execution import Execution, Limits, SandboxKind
@@ -45,6 +46,8 @@ _PYTHON = os.path.realpath(sys.executable)
 # reach only that worker's programs.
 _UID_RANGE = range(61000, 62000)
 _UID_LOCKS = Path(tempfile.gettempdir()) / "deonticbench-uids"
+SANDBOX_PROLOG = "/opt/deonticbench/prolog"
+"""Where the bwrap sandbox shows the harness's ``prolog/`` folder (read-only)."""
 
 
 def _claim_uid() -> tuple[int, IO[bytes]]:
@@ -78,6 +81,13 @@ def _system_binds() -> list[str]:
     for path in {sys.base_prefix, str(_SUPERVISOR.parent)}:
         if not path.startswith(("/usr/", "/etc/")):
             args += ["--ro-bind", path, path]
+    # The harness's own Prolog (prolog/: the analyser), read-only at a fixed path whose
+    # parents every job uid may traverse (a host path may sit under a private home).
+    if PROLOG.is_dir():
+        parent = os.path.dirname(SANDBOX_PROLOG)
+        args += ["--perms", "0755", "--dir", os.path.dirname(parent)]
+        args += ["--perms", "0755", "--dir", parent]
+        args += ["--ro-bind", str(PROLOG.resolve()), SANDBOX_PROLOG]
     return args
 
 
@@ -302,7 +312,23 @@ class Solver:
 
         return await asyncio.to_thread(self.run, program, limits)
 
+    def start_all(self) -> None:
+        """Start every idle worker that is not running, from the calling thread.
+
+        bubblewrap's ``--die-with-parent`` ties a worker to the *thread* that started it
+        (Linux's parent-death signal follows the thread), so a worker started inside a
+        short-lived pool thread dies with that thread."""
+        workers = [self._idle.get() for _ in range(self.size)]
+        try:
+            for worker in workers:
+                if worker.proc is None or worker.proc.poll() is not None:
+                    worker.start()
+        finally:
+            for worker in workers:
+                self._idle.put(worker)
+
     def map(self, programs: Iterable[str], limits: Limits | None = None) -> list[Execution]:
+        self.start_all()
         with ThreadPoolExecutor(self.size) as pool:
             return list(pool.map(lambda p: self.run(p, limits), programs))
 

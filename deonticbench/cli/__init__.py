@@ -20,6 +20,8 @@ _COMMANDS = {
     "validate": "validate_cmd",
     "eval": "eval_cmd",
     "score": "score_cmd",
+    "serve-reward": "serve_reward_cmd",
+    "export": "export_cmd",
 }
 
 

@@ -49,7 +49,7 @@ from ..errors import DeonticBenchError
 from ..outcomes import judge
 from ..programs import extract_program, prepare_program, unwrap_fenced
 from ..solver import Execution, Limits, Solver
-from .pool import process_solver
+from .pool import process_solver, run_in_pool
 from .signatures import Signatures, jaccard, program_signatures, signatures_from_rows
 
 RewardMode = Literal["paper", "eval"]
@@ -351,8 +351,7 @@ def score(
         result = entry.result()
         return RewardResult(**{**asdict(result), "cached": True})
     try:
-        pool = solver or process_solver()
-        execution = pool.run(program, limits)
+        execution = run_in_pool(program, limits, solver)
         result = _judge(domain, target, program, execution, checked)
     except BaseException as exc:
         store.forget(key)
@@ -379,7 +378,7 @@ def score_batch(
     check_mode(mode)
     if not completions:
         return []
-    pool = solver or process_solver()
+    size = solver.size if solver is not None else process_solver().size
 
     def one(index: int) -> RewardResult:
         return score(
@@ -387,11 +386,13 @@ def score_batch(
             targets[index],
             mode=mode,
             timeout_s=timeout_s,
-            solver=pool,
+            solver=solver,
             cache=cache,
         )
 
-    threads = max(1, min(len(completions), pool.size))
+    # These threads only extract, wait and judge; programs run on the pool's own threads
+    # (see ``pool``), so a duplicate waiting for its twin never holds up a worker.
+    threads = max(1, min(len(completions), 2 * size))
     with ThreadPoolExecutor(threads) as executor:
         return list(executor.map(one, range(len(completions))))
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from queue import Queue
 from typing import IO, Any, Literal
 
+from .._paths import PROLOG
 from ..errors import SandboxError
 from .classify import classify
 from .execution import Execution, Limits, SandboxKind
@@ -45,6 +46,8 @@ _PYTHON = os.path.realpath(sys.executable)
 # reach only that worker's programs.
 _UID_RANGE = range(61000, 62000)
 _UID_LOCKS = Path(tempfile.gettempdir()) / "deonticbench-uids"
+SANDBOX_PROLOG = "/opt/deonticbench/prolog"
+"""Where the bwrap sandbox shows the harness's ``prolog/`` folder (read-only)."""
 
 
 def _claim_uid() -> tuple[int, IO[bytes]]:
@@ -78,6 +81,13 @@ def _system_binds() -> list[str]:
     for path in {sys.base_prefix, str(_SUPERVISOR.parent)}:
         if not path.startswith(("/usr/", "/etc/")):
             args += ["--ro-bind", path, path]
+    # The harness's own Prolog (prolog/: the analyser), read-only at a fixed path whose
+    # parents every job uid may traverse (a host path may sit under a private home).
+    if PROLOG.is_dir():
+        parent = os.path.dirname(SANDBOX_PROLOG)
+        args += ["--perms", "0755", "--dir", os.path.dirname(parent)]
+        args += ["--perms", "0755", "--dir", parent]
+        args += ["--ro-bind", str(PROLOG.resolve()), SANDBOX_PROLOG]
     return args
 
 

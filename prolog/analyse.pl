@@ -1,0 +1,624 @@
+/*  deonticbench's own Prolog: what a program says (static analysis) and how it reached
+    the answer it printed (a proof of each goal that printed something).
+
+    Run by the real SWI-Prolog inside the same sandbox, under the same limits, as the
+    programs it analyses.  The harness sends a small driver program that consults this
+    file, holds the target program as a string, and calls
+
+        deonticbench_analyse(Mode, TargetText)      % Mode: static | full
+
+    which prints ONE JSON object on stdout (see docs/analysis.md for every field).
+
+    Reading is SWI-Prolog's own: library(prolog_xref) for definitions and calls (it reads
+    a file without running its directives), and the ordinary compiler (load_files/2) for
+    syntax errors, load warnings and the clauses the meta-interpreter walks.  While the
+    target loads, every directive that would *run* something is recorded instead of run
+    (declarations such as dynamic/1, use_module/1 or op/3 are executed as usual); the
+    recorded goals are then re-run, in SWI-Prolog's order, under the meta-interpreter.
+*/
+
+:- module(deonticbench_analyse, [deonticbench_analyse/2]).
+
+:- use_module(library(prolog_xref)).
+:- use_module(library(http/json)).
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(pairs)).
+:- use_module(library(aggregate)).
+:- use_module(library(time)).
+
+%!  analyser_version(-Version)
+%   Bumped whenever an output field changes meaning: the Python side caches by it.
+analyser_version('deonticbench-analyse/1').
+
+% Bounds of one proof (the sandbox's wall clock, CPU and memory limits apply on top).
+max_depth(300).             % nesting of user clauses followed
+max_nodes(20000).           % proof nodes recorded per program (work budget)
+max_solutions_kept(12).     % sub-proofs kept per findall/aggregate_all/forall
+run_seconds(6).             % wall clock per re-run goal
+
+target_module(deonticbench_target).
+target_file('target.pl').
+
+:- dynamic directive_seen/4.        % directive_seen(Seq, Line, Kind, Goal)
+:- dynamic load_message/3.          % load_message(Kind, Term, Line)
+:- dynamic node_count/1.
+
+%   --- entry point ------------------------------------------------------------
+
+deonticbench_analyse(Mode, Text) :-
+    target_file(Name),
+    absolute_file_name(Name, File),
+    setup_call_cleanup(open(File, write, Out, [encoding(utf8)]),
+                       write(Out, Text),
+                       close(Out)),
+    analyser_version(Version),
+    static_report(File, Static),
+    (   Mode == full
+    ->  run_recorded_goals(Runs)
+    ;   Runs = []
+    ),
+    json_write_dict(current_output, _{analyser: Version, static: Static, runs: Runs},
+                    [width(0)]),
+    nl.
+
+%   --- loading the target without running it ---------------------------------
+
+%   Directives of the target are recorded, not run, when they would execute goals.
+system:term_expansion((:- Directive), Expanded) :-
+    target_module(M),
+    prolog_load_context(module, M),
+    \+ declaration(Directive),
+    prolog_load_context(term_position, Pos),
+    stream_position_data(line_count, Pos, Line),
+    directive_kind(Directive, Kind, Goal),
+    (   Kind == ignored
+    ->  true
+    ;   flag(deonticbench_directive_seq, Seq, Seq+1),
+        assertz(directive_seen(Seq, Line, Kind, Goal))
+    ),
+    Expanded = [].
+
+declaration(Var) :- var(Var), !, fail.
+declaration((A, B)) :- !, declaration(A), declaration(B).
+declaration(D) :-
+    compound(D),
+    compound_name_arity(D, Name, Arity),
+    memberchk(Name/Arity,
+              [ (dynamic)/1, (discontiguous)/1, (multifile)/1, use_module/1,
+                use_module/2, ensure_loaded/1, set_prolog_flag/2, op/3, style_check/1,
+                (table)/1, encoding/1, license/1, (meta_predicate)/1,
+                (module_transparent)/1, (det)/1, autoload/1, autoload/2
+              ]).
+
+directive_kind(module(_, _), ignored, true) :- !.      % stay in our module
+directive_kind(initialization(G), initialization, G) :- !.
+directive_kind(initialization(G, now), directive, G) :- !.
+directive_kind(initialization(G, main), main, G) :- !.
+directive_kind(initialization(G, _), initialization, G) :- !.
+directive_kind(G, directive, G).
+
+:- multifile user:message_hook/3.
+user:message_hook(Term, Kind, _Lines) :-
+    memberchk(Kind, [error, warning]),
+    prolog_load_context(module, M),
+    target_module(M),
+    (   source_location(_, Line) -> true ; Line = null ),
+    assertz(load_message(Kind, Term, Line)),
+    fail.
+
+load_target(File) :-
+    target_module(M),
+    catch(M:load_files(File, [silent(true)]), E, assertz(load_message(error, E, null))).
+
+%   --- static report ------------------------------------------------------------
+
+static_report(File, Static) :-
+    catch(xref_source(File, [silent(true)]), _, true),
+    load_target(File),
+    findall(D, defined_entry(File, D), Defined0),
+    sort(line, @=<, Defined0, Defined),
+    findall(N-A, (xref_called(File, H, _), \+ xref_hidden(H), functor(H, N, A)), Called0),
+    sort(Called0, Called1),
+    maplist(pi_dict, Called1, Called),
+    findall(U, undefined_entry(File, U), Undefined0),
+    sort(Undefined0, Undefined),
+    findall(E, syntax_error_entry(E), Syntax),
+    findall(W, warning_entry(W), Warnings),
+    findall([N, A], signature(File, N, A), Sigs0),
+    sort(Sigs0, Sigs),
+    findall(F, fail_rule(F), FailRules),
+    findall(_{line: L, kind: K, goal: T},
+            ( directive_seen(_, L, K, G), term_text(G, T) ), Directives),
+    Static = _{ defined: Defined, called: Called, undefined: Undefined,
+                syntax_errors: Syntax, warnings: Warnings, signatures: Sigs,
+                fail_rules: FailRules, directives: Directives }.
+
+xref_hidden(H) :- functor(H, N, _), sub_atom(N, 0, _, _, '$').
+
+pi_dict(N-A, _{name: N, arity: A}).
+
+defined_entry(File, _{name: N, arity: A, line: L}) :-
+    xref_defined(File, H, How),
+    how_line(How, L),
+    functor(H, N, A).
+
+how_line(local(L), L) :- !.
+how_line(dynamic(L), L) :- !.
+how_line(multifile(L), L) :- !.
+how_line(_, null).
+
+%   Called, not defined by the program, not built in, not in an autoloadable library.
+undefined_entry(File, _{name: N, arity: A, by: ByText}) :-
+    xref_called(File, H, By),
+    \+ xref_hidden(H),
+    \+ xref_defined(File, H, _),
+    \+ known_elsewhere(H),
+    functor(H, N, A),
+    caller_text(By, ByText).
+
+caller_text(By, T) :- functor(By, N, A), format(string(T), "~w/~w", [N, A]).
+
+known_elsewhere(H) :- predicate_property(system:H, defined), !.
+known_elsewhere(H) :- functor(H, N, A), functor(G, N, A), '$autoload':library_index(G, _, _), !.
+known_elsewhere(H) :- target_module(M), predicate_property(M:H, imported_from(_)), !.
+
+%   S(P) of paper B.5.2: every predicate the program defines (clause heads, facts
+%   included) and every predicate it calls that is neither built in nor from a library;
+%   name/arity pairs, so comments and layout play no part.
+signature(File, N, A) :-
+    (   xref_defined(File, H, How), How \= imported(_)
+    ;   xref_called(File, H, _), \+ xref_defined(File, H, _), \+ known_elsewhere(H)
+    ),
+    \+ xref_hidden(H),
+    functor(H, N, A).
+
+%   Clauses whose whole body is fail/false: a decision hard-coded to fail.
+fail_rule(_{name: N, arity: A, line: L}) :-
+    target_module(M),
+    current_predicate(M:N/A),
+    functor(H, N, A),
+    \+ predicate_property(M:H, imported_from(_)),
+    catch(clause(M:H, Body, Ref), _, fail),
+    ( Body == fail ; Body == false ),
+    clause_line(Ref, L).
+
+syntax_error_entry(_{line: L, column: C, message: Msg}) :-
+    load_message(error, Term, _),
+    Term = error(syntax_error(_), Where),
+    where_position(Where, L, C),
+    message_text(Term, Msg).
+
+where_position(file(_, L, LinePos, _), L, C) :- !, C is LinePos + 1.
+where_position(stream(_, L, LinePos, _), L, C) :- !, C is LinePos + 1.
+where_position(_, null, null).
+
+warning_entry(_{kind: K, line: L, message: Msg}) :-
+    load_message(Kind, Term, L0),
+    \+ Term = error(syntax_error(_), _),
+    warning_kind(Kind, Term, K),
+    message_line(Term, L0, L),
+    message_text(Term, Msg).
+
+warning_kind(_, singletons(_, _), singleton) :- !.
+warning_kind(_, error(permission_error(modify, static_procedure, _), _), redefined_builtin) :- !.
+warning_kind(_, error(permission_error(_, _, _), _), permission) :- !.
+warning_kind(_, ignored_weak_import(_, _), redefined_library) :- !.
+warning_kind(_, local_definition(_, _), redefined_library) :- !.
+warning_kind(_, redefined_procedure(_, _), redefined) :- !.
+warning_kind(_, discontiguous(_, _), discontiguous) :- !.
+warning_kind(error, _, error) :- !.
+warning_kind(_, _, other).
+
+message_line(error(_, file(_, L, _, _)), _, L) :- !.
+message_line(_, L, L).
+
+%   The message as SWI-Prolog words it, without the file:line prefix (the line is a
+%   field of its own).
+message_text(Term0, Text) :-
+    (   Term0 = error(E, _) -> Term = error(E, _) ; Term = Term0 ),
+    catch(( message_to_codes(Term, Codes) -> string_codes(Text1, Codes) ; Text1 = "" ),
+          _, Text1 = ""),
+    split_string(Text1, "", " \n", [Text0]),
+    (   Text0 == ""
+    ->  term_text(Term, Text)
+    ;   Text = Text0
+    ).
+
+message_to_codes(Term, Codes) :-
+    '$messages':translate_message(Term, Lines, []),
+    with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).
+
+%   --- re-running the goals that print -----------------------------------------
+
+%   SWI-Prolog's order: plain directives in file order while loading, then
+%   initialization/1 goals in file order, then the initialization(G, main) goal, after
+%   which the program halts.  A goal calling halt/0,1 ends the program there.
+run_recorded_goals(Runs) :-
+    findall(Seq-d(L, directive, G), directive_seen(Seq, L, directive, G), Plain),
+    findall(Seq-d(L, initialization, G), directive_seen(Seq, L, initialization, G), Init),
+    findall(Seq-d(L, main, G), directive_seen(Seq, L, main, G), Main),
+    pairs_values(Plain, P), pairs_values(Init, I), pairs_values(Main, Ms),
+    append([P, I, Ms], Goals),
+    nb_setval(deonticbench_halted, false),
+    run_goals(Goals, Runs).
+
+run_goals([], []).
+run_goals([d(Line, Kind, Goal)|Rest], [Run|Runs]) :-
+    run_one(Line, Kind, Goal, Run),
+    (   ( get_dict(status, Run, halt) ; Kind == main )
+    ->  Runs = []
+    ;   run_goals(Rest, Runs)
+    ).
+
+run_one(Line, Kind, Goal, Run) :-
+    term_text(Goal, GoalText),
+    retractall(node_count(_)),
+    assertz(node_count(0)),
+    run_seconds(Seconds),
+    copy_term(Goal, G),
+    catch(with_output_to(string(Output),
+                         run_status(G, Seconds, Status, Nodes, Error)),
+          E, ( Output = "", Status = error, Nodes = [], error_text(E, Error) )),
+    proof_json(Nodes, Proof),
+    node_count(Count),
+    max_nodes(Max),
+    ( Count > Max -> Truncated = true ; Truncated = false ),
+    Run = _{ line: Line, kind: Kind, goal: GoalText, output: Output, status: Status,
+             error: Error, proof: Proof, nodes: Count, truncated: Truncated }.
+
+run_status(G, Seconds, Status, Nodes, Error) :-
+    catch(call_with_time_limit(Seconds, prove_list(G, 0, Nodes0)), E, true),
+    (   var(E)
+    ->  Nodes = Nodes0, Error = null,
+        ( nb_getval(deonticbench_halted, true) -> Status = halt ; Status = true )
+    ;   E == time_limit_exceeded
+    ->  Status = limit, Nodes = [], Error = "time limit of the proof"
+    ;   Status = error, Nodes = [], error_text(E, Error)
+    ), !.
+run_status(_, _, false, [], null).
+
+error_text(E, Text) :-
+    catch(( message_to_codes(E, Codes), string_codes(Text, Codes) ), _, term_text(E, Text)).
+
+%   --- the meta-interpreter ----------------------------------------------------
+
+%!  prove_list(+Goal, +Depth, -Nodes) is nondet.
+%   Nodes is the proof of Goal, one node per step, in execution order.
+prove_list(G, D, Nodes) :- pr(G, D, Nodes, []).
+
+pr(G, _, _, _) :- var(G), !, throw(error(instantiation_error, _)).
+pr(_:G, D, L0, L) :- !, pr(G, D, L0, L).
+pr(true, _, L, L) :- !.
+pr((A, B), D, L0, L) :- !, pr(A, D, L0, L1), pr(B, D, L1, L).
+pr((C -> T ; E), D, L0, L) :- !,
+    copy_term(C, C0),
+    (   prove_list(C, D, CN)
+    ->  L0 = [ite(then, C0, CN)|L1], pr(T, D, L1, L)
+    ;   failed_condition(C, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
+    ).
+pr((C *-> T ; E), D, L0, L) :- !,
+    copy_term(C, C0),
+    (   prove_list(C, D, CN)
+    *-> L0 = [ite(then, C0, CN)|L1], pr(T, D, L1, L)
+    ;   failed_condition(C, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
+    ).
+pr((C -> T), D, L0, L) :- !,
+    copy_term(C, C0),
+    (   prove_list(C, D, CN)
+    ->  L0 = [ite(then, C0, CN)|L1], pr(T, D, L1, L)
+    ).
+pr((A ; B), D, L0, L) :- !,
+    (   L0 = [or(left)|L1], pr(A, D, L1, L)
+    ;   L0 = [or(right)|L1], pr(B, D, L1, L)
+    ).
+pr(\+ G, D, L0, L) :- !, negation(G, D, L0, L).
+pr(not(G), D, L0, L) :- !, negation(G, D, L0, L).
+pr(call(G), D, L0, L) :- !, pr(G, D, L0, L).
+pr(G, D, L0, L) :-
+    compound(G), compound_name_arguments(G, call, [G0|Extra]), !,
+    extend_goal(G0, Extra, G1),
+    pr(G1, D, L0, L).
+pr(once(G), D, L0, L) :- !, once(pr(G, D, L0, L)).
+pr(ignore(G), D, L0, L) :- !, ( pr(G, D, L0, L) -> true ; L0 = L ).
+pr(forall(C, A), D, L0, L) :- !,
+    copy_term(forall(C, A), Shown),
+    findall((C, A)-CN, prove_list(C, D, CN), Sols),
+    forall_actions(Sols, D, Subs),
+    length(Sols, N),
+    kept(Subs, Kept),
+    L0 = [coll(forall, Shown, N, null, Kept)|L].
+pr(findall(T, G, R), D, L0, L) :- !,
+    copy_term(findall(T, G, R), Shown),
+    findall(T-Ns, prove_list(G, D, Ns), Pairs),
+    pairs_keys_values(Pairs, Ts, Subs),
+    length(Ts, N), kept(Subs, Kept),
+    R = Ts,
+    L0 = [coll(findall, Shown, N, null, Kept)|L].
+pr(findall(T, G, R, Tail), D, L0, L) :- !,
+    findall(T-Ns, prove_list(G, D, Ns), Pairs),
+    pairs_keys_values(Pairs, Ts, Subs),
+    length(Ts, N), kept(Subs, Kept),
+    append(Ts, Tail, R),
+    L0 = [coll(findall, findall(T, G, R, Tail), N, null, Kept)|L].
+pr(aggregate_all(Spec, G, R), D, L0, L) :- !,
+    copy_term(aggregate_all(Spec, G, R), Shown),
+    aggregate_template(Spec, Template, Spec2, X),
+    findall(Template-Ns, prove_list(G, D, Ns), Pairs),
+    pairs_keys_values(Pairs, Ts, Subs),
+    aggregate_all(Spec2, member(X, Ts), R),
+    length(Ts, N), kept(Subs, Kept),
+    L0 = [coll(aggregate_all, Shown, N, R, Kept)|L].
+pr(G, D, L0, L) :-
+    ( G = bagof(T, Q, R), Kind = bagof ; G = setof(T, Q, R), Kind = setof ), !,
+    copy_term(G, Shown),
+    caret_inner(Q, Inner),
+    wrap_carets(Q, prove_list(Inner, D, Ns), Goal),
+    bagof(T-Ns, Goal, Pairs),
+    pairs_keys_values(Pairs, Ts0, Subs),
+    ( Kind == setof -> sort(Ts0, R) ; R = Ts0 ),
+    length(Ts0, N), kept(Subs, Kept),
+    L0 = [coll(Kind, Shown, N, null, Kept)|L].
+pr(maplist(G, L1), D, L0, L) :- !, maplist_pr(G, [L1], D, L0, L).
+pr(maplist(G, L1, L2), D, L0, L) :- !, maplist_pr(G, [L1, L2], D, L0, L).
+pr(maplist(G, L1, L2, L3), D, L0, L) :- !, maplist_pr(G, [L1, L2, L3], D, L0, L).
+pr(foldl(G, Xs, V0, V), D, L0, L) :- !, foldl_pr(Xs, G, V0, V, D, L0, L).
+pr(catch(G, C, R), D, L0, L) :- !,
+    catch(pr(G, D, L0, L), Ball, ( \+ own_ball(Ball), Ball = C, pr(R, D, L0, L) )).
+pr(!, _, [cut|L], L) :- !.                % a cut inside a control construct: see docs
+pr(halt, _, [halt|L], L) :- !, nb_setval(deonticbench_halted, true).
+pr(halt(_), _, [halt|L], L) :- !, nb_setval(deonticbench_halted, true).
+pr(G, _, L0, L) :- arith_goal(G), !, arith(G, L0, L).
+pr(G, _, L0, L) :- comparison(G), !, compare_step(G, L0, L).
+pr(G, D, L0, L) :- user_predicate(G), !, user_step(G, D, L0, L).
+pr(G, _, L0, L) :- other_step(G, L0, L).
+
+own_ball(time_limit_exceeded).
+
+caret_inner(_^Q, Inner) :- !, caret_inner(Q, Inner).
+caret_inner(Q, Q).
+wrap_carets(V^Q, Call, V^W) :- !, wrap_carets(Q, Call, W).
+wrap_carets(_, Call, Call).
+
+extend_goal(M:G, Extra, M:G1) :- !, extend_goal(G, Extra, G1).
+extend_goal(G, Extra, G1) :-
+    G =.. List, append(List, Extra, List1), G1 =.. List1.
+
+negation(G, D, L0, L) :-
+    copy_term(G, Shown),
+    (   prove_list(G, D, _)
+    ->  fail
+    ;   failed_condition(G, CN),
+        L0 = [naf(Shown, CN)|L]
+    ).
+
+%   When a condition fails, what can be seen of the failure: a comparison's values.
+failed_condition(C, [Node]) :-
+    strip_module(C, _, C1),
+    comparison(C1),
+    catch(comparison_values(C1, Op, A, B), _, fail),
+    !,
+    Node = cmp(C1, Op, A, B, false).
+failed_condition(_, []).
+
+forall_actions([], _, []).
+forall_actions([(_, A)-CN|Rest], D, [sol(CN2)|Subs]) :-
+    (   prove_list(A, D, AN)
+    ->  append(CN, AN, CN2)
+    ;   fail
+    ),
+    forall_actions(Rest, D, Subs).
+
+kept(Subs, Kept) :-
+    max_solutions_kept(K),
+    length(Subs, N),
+    (   N =< K -> Kept0 = Subs
+    ;   length(Kept0, K), append(Kept0, _, Subs)
+    ),
+    maplist(as_solution, Kept0, Kept).
+
+as_solution(sol(X), sol(X)) :- !.
+as_solution(X, sol(X)).
+
+aggregate_template(count, true, count, _) :- !.
+aggregate_template(count(T), T, count, _) :- !.
+aggregate_template(Spec, T-W, Spec2, X-Y) :-
+    compound(Spec), compound_name_arguments(Spec, F, [T, W]), !,
+    compound_name_arguments(Spec2, F, [X, Y]).
+aggregate_template(Spec, T, Spec2, X) :-
+    compound(Spec), compound_name_arguments(Spec, F, [T]),
+    compound_name_arguments(Spec2, F, [X]).
+
+maplist_pr(G, Lists, D, L0, L) :-
+    (   maplist(==([]), Lists) -> L0 = L
+    ;   maplist(list_step, Lists, Heads, Tails),
+        extend_goal(G, Heads, Call),
+        pr(Call, D, L0, L1),
+        maplist_pr(G, Tails, D, L1, L)
+    ;   maplist(=([]), Lists), L0 = L
+    ).
+
+list_step([H|T], H, T).
+
+foldl_pr([], _, V, V, _, L, L).
+foldl_pr([X|Xs], G, V0, V, D, L0, L) :-
+    extend_goal(G, [X, V0, V1], Call),
+    pr(Call, D, L0, L1),
+    foldl_pr(Xs, G, V1, V, D, L1, L).
+
+%   Arithmetic: the evaluated expression's numbers and the result are recorded.
+arith_goal(_ is _).
+arith_goal(succ(_, _)).
+arith_goal(plus(_, _, _)).
+
+arith(G, L0, L) :-
+    count_node,
+    target_module(M),
+    (   G = (_ is Expr) -> expression_numbers(Expr, Ins) ; expression_numbers(G, Ins) ),
+    call(M:G),
+    (   G = (Out is _) -> true ; G = succ(_, Out) -> true ; G = plus(_, _, Out) ),
+    L0 = [arith(G, Ins, Out)|L].
+
+expression_numbers(E, Ns) :-
+    findall(N, ( sub_term(N, E), number(N) ), Ns).
+
+comparison(_ < _).
+comparison(_ > _).
+comparison(_ =< _).
+comparison(_ >= _).
+comparison(_ =:= _).
+comparison(_ =\= _).
+
+comparison_values(G, Op, A, B) :-
+    G =.. [Op, X, Y],
+    A is X, B is Y.
+
+compare_step(G, L0, L) :-
+    count_node,
+    comparison_values(G, Op, A, B),
+    C =.. [Op, A, B],
+    call(C),
+    L0 = [cmp(G, Op, A, B, true)|L].
+
+%   Predicates the program itself defines (clauses in the target module).
+user_predicate(G) :-
+    target_module(M),
+    callable(G),
+    \+ predicate_property(M:G, imported_from(_)),
+    (   predicate_property(M:G, number_of_clauses(_))
+    ;   predicate_property(M:G, dynamic)
+    ),
+    \+ predicate_property(M:G, built_in).
+
+user_step(G, D, L0, L) :-
+    count_node,
+    max_depth(MaxD),
+    (   over_budget -> direct(G, budget, L0, L)
+    ;   D >= MaxD -> direct(G, depth, L0, L)
+    ;   D1 is D + 1,
+        target_module(M),
+        clause(M:G, Body, Ref),
+        clause_line(Ref, Line),
+        (   Body == true
+        ->  L0 = [fact(Line, G)|L]
+        ;   split_at_cut(Body, Pre, Post)
+        ->  pr(Pre, D1, Ns, Ns1), !, after_cut(Post, D1, Ns1, []),
+            L0 = [rule(Line, G, Ns)|L]
+        ;   pr(Body, D1, Ns, []),
+            L0 = [rule(Line, G, Ns)|L]
+        )
+    ).
+
+after_cut(Post, D, L0, L) :-
+    (   split_at_cut(Post, Pre, Post2)
+    ->  once(pr(Pre, D, L0, L1)), after_cut(Post2, D, L1, L)
+    ;   pr(Post, D, L0, L)
+    ).
+
+split_at_cut(Body, Pre, Post) :-
+    conj_list(Body, Goals),
+    append(Before, [Cut|After], Goals), Cut == !, !,
+    list_conj(Before, Pre),
+    list_conj(After, Post).
+
+conj_list(G, [G]) :- var(G), !.
+conj_list((A, B), L) :- !, conj_list(A, LA), conj_list(B, LB), append(LA, LB, L).
+conj_list(G, [G]).
+
+list_conj([], true).
+list_conj([G], G) :- !.
+list_conj([G|Gs], (G, C)) :- list_conj(Gs, C).
+
+clause_line(Ref, Line) :-
+    (   clause_property(Ref, line_count(Line)) -> true ; Line = null ).
+
+direct(G, Reason, L0, L) :-
+    target_module(M),
+    copy_term(G, Shown),
+    call(M:G),
+    L0 = [opaque(Shown, G, Reason)|L].
+
+%   Everything else: built-ins and library predicates, run as they are.  A library
+%   predicate that calls back into the program (meta-predicate) is opaque: its inner
+%   proof is not seen.
+other_step(G, L0, L) :-
+    count_node,
+    target_module(M),
+    copy_term(G, Shown),
+    (   meta_call(M:G)
+    ->  Kind = opaque
+    ;   Kind = builtin
+    ),
+    catch(call(M:G), E, undefined_or_rethrow(E, G)),
+    (   Kind == opaque
+    ->  L0 = [opaque(Shown, G, 'meta-call into the program')|L]
+    ;   L0 = [builtin(G)|L]
+    ).
+
+undefined_or_rethrow(E, G) :-
+    (   E = error(existence_error(procedure, PI), _),
+        functor(G, N, A), PI == N/A
+    ->  nb_setval(deonticbench_undefined, N/A)
+    ;   true
+    ),
+    throw(E).
+
+meta_call(Goal) :-
+    predicate_property(Goal, meta_predicate(Spec)),
+    Spec =.. [_|Args],
+    member(A, Args), ( integer(A) ; A == ^ ; A == // ), !.
+
+count_node :-
+    retract(node_count(N)), N1 is N + 1, assertz(node_count(N1)).
+
+over_budget :-
+    node_count(N), max_nodes(Max), N > Max.
+
+%   --- proof -> JSON ------------------------------------------------------------
+
+proof_json(Nodes, Json) :- maplist(node_json, Nodes, Json).
+
+node_json(fact(Line, G), _{k: fact, l: Line, g: T, v: Vs}) :- !,
+    term_text(G, T), fact_constants(G, Vs).
+node_json(rule(Line, G, Ns), _{k: rule, l: Line, g: T, c: C}) :- !,
+    term_text(G, T), proof_json(Ns, C).
+node_json(arith(G, Ins, Out), _{k: arith, g: T, in: InsJ, out: OutJ}) :- !,
+    term_text(G, T), maplist(json_value, Ins, InsJ), json_value(Out, OutJ).
+node_json(cmp(G, Op, A, B, Ok), _{k: cmp, g: T, op: Op, args: [AJ, BJ], ok: Ok}) :- !,
+    term_text(G, T), json_value(A, AJ), json_value(B, BJ).
+node_json(ite(Branch, C, Ns), _{k: ite, branch: Branch, g: T, c: J}) :- !,
+    term_text(C, T), proof_json(Ns, J).
+node_json(or(Side), _{k: or, branch: Side}) :- !.
+node_json(naf(G, Ns), _{k: naf, g: T, c: J}) :- !,
+    term_text(G, T), proof_json(Ns, J).
+node_json(coll(Kind, G, N, R, Subs), _{k: Kind, g: T, n: N, out: RJ, c: J}) :- !,
+    term_text(G, T), json_value(R, RJ), maplist(solution_json, Subs, J).
+node_json(builtin(G), _{k: builtin, g: T}) :- !, term_text(G, T).
+node_json(opaque(_, G, Reason), _{k: opaque, g: T, reason: Reason}) :- !, term_text(G, T).
+node_json(cut, _{k: cut}) :- !.
+node_json(halt, _{k: halt}) :- !.
+node_json(X, _{k: unknown, g: T}) :- term_text(X, T).
+
+solution_json(sol(Ns), _{k: solution, c: J}) :- proof_json(Ns, J).
+
+%   The constants a fact states: its atomic arguments, at any depth; a fact without
+%   arguments states its own name.
+fact_constants(G, Vs) :-
+    (   atom(G) -> Vs = [G]
+    ;   findall(V, ( sub_term(X, G), X \== G, atomic(X), X \== [], json_value(X, V) ), Vs)
+    ).
+
+json_value(X, null) :- var(X), !.
+json_value(X, X) :- integer(X), !.
+json_value(X, X) :- float(X), X =:= X, X =\= inf, X =\= -inf, !.
+json_value(X, S) :- number(X), !, format(string(S), "~w", [X]).
+json_value(X, S) :- string(X), !, S = X.
+json_value(X, S) :- atom(X), !, atom_string(X, S).
+json_value(X, S) :- term_text(X, S).
+
+term_text(T, S) :-
+    copy_term(T, C),
+    numbervars(C, 0, _, [singletons(true)]),
+    catch(format(string(S), "~W",
+                 [C, [quoted(true), numbervars(true), max_depth(12), portray(false)]]),
+          _, S = "?").

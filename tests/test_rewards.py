@@ -114,6 +114,47 @@ def test_sara_numeric_reference_printing_cents_is_exact_only_in_eval(
     assert evaluation.outcome == paper.outcome == "correct"
 
 
+REFERENCE = (
+    "fee(bag, 30).\n"
+    "total(T) :- fee(bag, F), T is F + 100.\n"
+    "main :- total(T), format('Total cost: ~w~n', [T]).\n"
+    ":- initialization(main, main).\n"
+)
+
+
+def test_partial_credit_is_a_fifth_of_the_signature_jaccard_for_failed_programs() -> None:
+    target = RewardTarget(
+        domain="airline", gold=130, case_id="synthetic", reference_program=REFERENCE
+    )
+    # S(P*) = {fee/2, total/1, main/0}
+    assert target.signatures() == {("fee", 2), ("total", 1), ("main", 0)}
+    # A runtime error (division by zero), S(P) = {fee/2, cost/1, main/0}: J = 2/4.
+    crashing = fenced(
+        "fee(bag, 30).\n"
+        "cost(T) :- fee(bag, F), T is F / 0.\n"
+        "main :- cost(T), format('Total cost: ~w~n', [T]).\n"
+        ":- initialization(main, main)."
+    )
+    result = score(crashing, target)
+    assert result.status == "runtime_error" and not result.executable
+    assert result.jaccard == 0.5 and result.reward == pytest.approx(0.2 * 0.5)
+    # A syntax error: partial credit too, bounded by 0.2.
+    broken = fenced(REFERENCE.replace("T is F + 100.", "T is F + ."))
+    broken_result = score(broken, target)
+    assert broken_result.status == "syntax_error"
+    assert 0.0 < broken_result.reward <= 0.2
+    assert broken_result.reward == pytest.approx(0.2 * (broken_result.jaccard or 0.0))
+    # The same reference structure running to a wrong answer, or timing out: nothing.
+    wrong = score(fenced(REFERENCE.replace("+ 100", "+ 1")), target)
+    assert (wrong.status, wrong.reward, wrong.jaccard) == ("ok", 0.0, None)
+    slow = fenced(REFERENCE.replace("main :- total(T)", "main :- repeat, fail, total(T)"))
+    timed_out = score(slow, target, timeout_s=1.0)
+    assert (timed_out.status, timed_out.reward) == ("timeout", 0.0)
+    # The benchmark's own judging gives no partial credit.
+    assert score(crashing, target, mode="eval").reward == 0.0
+    assert score(fenced(REFERENCE), target).reward == 1.0
+
+
 def test_no_program_timeout_and_wrong_answer_earn_nothing(airline: list[Case]) -> None:
     target = RewardTarget.from_case(airline[0])
     nothing = score("I think the total is a lot of money.", target)

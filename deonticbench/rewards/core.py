@@ -42,6 +42,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..analysis.engine import AnalyserError
 from ..answers import answer_from_execution
 from ..data import Case, Gold, normalise_gold
 from ..domains import Domain, get_domain
@@ -132,14 +133,15 @@ class RewardTarget:
             sort_keys=True,
         )
 
-    def signatures(self) -> Signatures:
+    def signatures(self, solver: Solver | None = None) -> Signatures:
         """S(P*): given, or read from the reference program the harness would run."""
         if self.reference_signatures is not None:
             return self.reference_signatures
         if self.reference_program is None:
             return frozenset()
         domain = get_domain(self.domain)
-        return program_signatures(_harness_program(domain, unwrap_fenced(self.reference_program)))
+        reference = _harness_program(domain, unwrap_fenced(self.reference_program))
+        return program_signatures(reference, solver)
 
     def key(self) -> str:
         signatures = sorted(self.reference_signatures or ())
@@ -203,8 +205,22 @@ def _no_program(mode: RewardMode) -> RewardResult:
     )
 
 
+def _similarity(program: str, target: RewardTarget, solver: Solver | None) -> float:
+    """Jaccard(S(P), S(P*)); 0 when the analyser itself could not read the program (a
+    limit hit while reading it): no structure seen, no credit."""
+    try:
+        return jaccard(program_signatures(program, solver), target.signatures(solver))
+    except AnalyserError:
+        return 0.0
+
+
 def _judge(
-    domain: Domain, target: RewardTarget, program: str, execution: Execution, mode: RewardMode
+    domain: Domain,
+    target: RewardTarget,
+    program: str,
+    execution: Execution,
+    mode: RewardMode,
+    solver: Solver | None = None,
 ) -> RewardResult:
     answer = answer_from_execution(domain, execution)
     outcome = judge(domain, answer, target.gold)
@@ -219,7 +235,7 @@ def _judge(
         if correct:
             reward = 1.0
         elif execution.status in NOT_EXECUTABLE:
-            similarity = jaccard(program_signatures(program), target.signatures())
+            similarity = _similarity(program, target, solver)
             reward = PARTIAL_CREDIT * similarity
         else:
             reward = 0.0
@@ -352,7 +368,7 @@ def score(
         return RewardResult(**{**asdict(result), "cached": True})
     try:
         execution = run_in_pool(program, limits, solver)
-        result = _judge(domain, target, program, execution, checked)
+        result = _judge(domain, target, program, execution, checked, solver)
     except BaseException as exc:
         store.forget(key)
         entry.set_exception(exc)

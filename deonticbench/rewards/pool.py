@@ -26,9 +26,13 @@ import atexit
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from ..solver import Execution, Limits, Solver
+
+T = TypeVar("T")
 
 WORKERS_ENV = "DEONTICBENCH_REWARD_WORKERS"
 """How many sandbox workers each process's pool has (default: the machine's cores)."""
@@ -57,6 +61,16 @@ def run_in_pool(
     else:
         pool, runners = solver, _runners_for(solver)
     return runners.submit(pool.run, program, limits).result()
+
+
+def call_in_pool(job: Callable[[Solver], T], solver: Solver | None = None) -> T:
+    """Run ``job(pool)`` on one of the pool's own threads (for work that drives the
+    pool itself, such as the static analysis)."""
+    if solver is None:
+        pool, runners = _ensure()
+    else:
+        pool, runners = solver, _runners_for(solver)
+    return runners.submit(job, pool).result()
 
 
 def _runners_for(solver: Solver) -> ThreadPoolExecutor:

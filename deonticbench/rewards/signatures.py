@@ -10,32 +10,44 @@ parquet and JSON all hold without mixing types in a column).
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from typing import Any
+
+from ..analysis.static import analyse_static, signature_jaccard
+from ..solver import Solver
+from .pool import call_in_pool
 
 Signature = tuple[str, int]
 Signatures = frozenset[Signature]
 
+_CACHE_SIZE = 16384
+_cache: OrderedDict[str, Signatures] = OrderedDict()
+_lock = threading.Lock()
 
-def program_signatures(program: str) -> Signatures:
-    """S(P): the predicate signatures a program defines, as SWI-Prolog reads it."""
-    return _cached_signatures(program)
 
-
-@lru_cache(maxsize=4096)
-def _cached_signatures(program: str) -> Signatures:
-    # Imported on first use: the static analysis starts swipl, which only the partial
-    # credit of a failed program (and the exports) need.
-    from ..analysis.static import analyse_static
-
-    return frozenset((str(name), int(arity)) for name, arity in analyse_static(program).signatures)
+def program_signatures(program: str, solver: Solver | None = None) -> Signatures:
+    """S(P): the predicate signatures of a program, as SWI-Prolog reads it (run in the
+    sandbox pool, like the program itself: the text is untrusted)."""
+    key = hashlib.sha256(program.encode("utf-8")).hexdigest()
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    found = call_in_pool(lambda pool: analyse_static(program, pool).signatures, solver)
+    signatures = frozenset((str(name), int(arity)) for name, arity in found)
+    with _lock:
+        _cache[key] = signatures
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return signatures
 
 
 def jaccard(generated: Signatures, reference: Signatures) -> float:
     """|S(P) ∩ S(P*)| / |S(P) ∪ S(P*)|, as the static analysis defines it."""
-    from ..analysis.static import signature_jaccard
-
     return float(signature_jaccard(generated, reference))
 
 

@@ -46,6 +46,11 @@ def program_signatures(program: str, solver: Solver | None = None) -> Signatures
     return signatures
 
 
+def clear_signature_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
 def jaccard(generated: Signatures, reference: Signatures) -> float:
     """|S(P) ∩ S(P*)| / |S(P) ∪ S(P*)|, as the static analysis defines it."""
     return float(signature_jaccard(generated, reference))

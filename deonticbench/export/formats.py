@@ -88,12 +88,10 @@ def rows_for(fmt: str, split: str, examples: Sequence[Example], pairs: Sequence[
             for e, r in pairs
         ]
     if fmt == "trl-grpo":
-        rows = []
-        for e in examples:
-            columns = _target_columns(e)
-            label = json.dumps(columns, sort_keys=True)
-            rows.append({"prompt": e.chat(), **columns, "label": label})
-        return rows
+        return [
+            {"prompt": e.chat(), **_target_columns(e), "label": e.target.to_label()}
+            for e in examples
+        ]
     if fmt == "verl":
         return [
             {

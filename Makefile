@@ -56,6 +56,7 @@ bench: install
 	$(PY) benchmarks/executor.py
 	$(PY) benchmarks/runner.py
 	$(PY) benchmarks/scoring.py
+	$(PY) benchmarks/analysis.py
 	$(PY) benchmarks/rewards.py
 
 clean:

@@ -17,7 +17,7 @@
     recorded goals are then re-run, in SWI-Prolog's order, under the meta-interpreter.
 */
 
-:- module(deonticbench_analyse, [deonticbench_analyse/2]).
+:- module(deonticbench_analyse, [deonticbench_analyse/2, deonticbench_analyse_batch/2]).
 
 :- use_module(library(prolog_xref)).
 :- use_module(library(http/json)).
@@ -26,6 +26,7 @@
 :- use_module(library(pairs)).
 :- use_module(library(aggregate)).
 :- use_module(library(time)).
+:- use_module(library(occurs)).
 
 %!  analyser_version(-Version)
 %   Bumped whenever an output field changes meaning: the Python side caches by it.
@@ -33,40 +34,98 @@ analyser_version('deonticbench-analyse/1').
 
 % Bounds of one proof (the sandbox's wall clock, CPU and memory limits apply on top).
 max_depth(300).             % nesting of user clauses followed
-max_nodes(20000).           % proof nodes recorded per program (work budget)
+max_nodes(5000).            % proof nodes recorded per program (work budget)
 max_solutions_kept(12).     % sub-proofs kept per findall/aggregate_all/forall
 run_seconds(6).             % wall clock per re-run goal
+program_seconds(15).        % wall clock for the whole analysis of one program
 
-target_module(deonticbench_target).
-target_file('target.pl').
+%   The program under analysis: its module and file (one per program of a batch).
+:- dynamic current_target/2.
+target_module(M) :- current_target(M, _).
 
-:- dynamic directive_seen/4.        % directive_seen(Seq, Line, Kind, Goal)
-:- dynamic load_message/3.          % load_message(Kind, Term, Line)
+:- dynamic directive_seen/5.        % directive_seen(Module, Seq, Line, Kind, Goal)
+:- dynamic load_message/4.          % load_message(Module, Kind, Term, Line)
 :- dynamic node_count/1.
+:- dynamic consulted/2.             % consulted(Seq, Line-Fact): facts read, kept on failure
 
-%   --- entry point ------------------------------------------------------------
+%   --- entry points -------------------------------------------------------------
 
+%!  deonticbench_analyse(+Mode, +Text)
+%   Analyse one program; print its report as one JSON line.
 deonticbench_analyse(Mode, Text) :-
-    target_file(Name),
+    analyse_one(Mode, 0, Text).
+
+%!  deonticbench_analyse_batch(+Mode, +Texts)
+%   Analyse several programs in one process (loading this analyser once), each in its
+%   own module and file, each bounded on its own; one JSON line per program, with its
+%   index, printed as soon as it is done.  A program that defeats a bound gets a line
+%   with analyser_error, and the batch goes on.
+%   Every program of a batch is read (cross-referenced and loaded) before any is run:
+%   running one program's goals can load libraries that change how the next program
+%   would be read.
+deonticbench_analyse_batch(Mode, Texts) :-
+    findall(I-Static, ( nth0(I, Texts, Text), read_one(I, Text, Static) ), Read),
+    forall(member(I-Static, Read), report_one(Mode, I, Static)).
+
+analyse_one(Mode, I, Text) :-
+    read_one(I, Text, Static),
+    report_one(Mode, I, Static).
+
+select_target(I, Module, File) :-
+    format(atom(Name), 'target_~w.pl', [I]),
+    format(atom(Module), 'deonticbench_target_~w', [I]),
     absolute_file_name(Name, File),
+    retractall(current_target(_, _)),
+    assertz(current_target(Module, File)).
+
+%   Static is the static report, or error(Why).
+read_one(I, Text, Static) :-
+    select_target(I, Module, File),
     setup_call_cleanup(open(File, write, Out, [encoding(utf8)]),
                        write(Out, Text),
                        close(Out)),
+    retractall(directive_seen(Module, _, _, _, _)),
+    retractall(load_message(Module, _, _, _)),
+    flag(deonticbench_directive_seq, _, 0),
+    program_seconds(Budget),
+    catch(call_with_time_limit(Budget, without_autoload(static_report(File, Static0))), E, true),
+    (   var(E) -> Static = Static0 ; error_text(E, Why), Static = error(Why) ),
+    catch(xref_clean(File), _, true).
+
+%   Reading never autoloads: asking whether a library defines main/0 would load
+%   library(main), after which the cross-referencer reads `initialization(main, main)`
+%   of every later program as a call of main/1.
+without_autoload(Goal) :-
+    current_prolog_flag(autoload, Old),
+    setup_call_cleanup(set_prolog_flag(autoload, false),
+                       Goal,
+                       set_prolog_flag(autoload, Old)).
+
+report_one(Mode, I, Static) :-
+    select_target(I, _, _),
     analyser_version(Version),
-    static_report(File, Static),
-    (   Mode == full
-    ->  run_recorded_goals(Runs)
-    ;   Runs = []
+    program_seconds(Budget),
+    (   Static = error(Why)
+    ->  Dict = _{index: I, analyser: Version, analyser_error: Why}
+    ;   Mode == full
+    ->  catch(call_with_time_limit(Budget, run_recorded_goals(Runs)), E, true),
+        (   var(E)
+        ->  Dict = _{index: I, analyser: Version, static: Static, runs: Runs}
+        ;   error_text(E, Why2),
+            Dict = _{index: I, analyser: Version, analyser_error: Why2}
+        )
+    ;   Dict = _{index: I, analyser: Version, static: Static, runs: []}
     ),
-    json_write_dict(current_output, _{analyser: Version, static: Static, runs: Runs},
-                    [width(0)]),
-    nl.
+    json_write_dict(current_output, Dict, [width(0)]),
+    nl,
+    flush_output.
 
 %   --- loading the target without running it ---------------------------------
 
 %   Directives of the target are recorded, not run, when they would execute goals.
 system:term_expansion((:- Directive), Expanded) :-
-    target_module(M),
+    current_target(M, File),
+    prolog_load_context(source, File),      % the target itself, never a library it loads
     prolog_load_context(module, M),
     \+ declaration(Directive),
     prolog_load_context(term_position, Pos),
@@ -75,7 +134,7 @@ system:term_expansion((:- Directive), Expanded) :-
     (   Kind == ignored
     ->  true
     ;   flag(deonticbench_directive_seq, Seq, Seq+1),
-        assertz(directive_seen(Seq, Line, Kind, Goal))
+        assertz(directive_seen(M, Seq, Line, Kind, Goal))
     ),
     Expanded = [].
 
@@ -104,12 +163,13 @@ user:message_hook(Term, Kind, _Lines) :-
     prolog_load_context(module, M),
     target_module(M),
     (   source_location(_, Line) -> true ; Line = null ),
-    assertz(load_message(Kind, Term, Line)),
+    assertz(load_message(M, Kind, Term, Line)),
     fail.
 
 load_target(File) :-
     target_module(M),
-    catch(M:load_files(File, [silent(true)]), E, assertz(load_message(error, E, null))).
+    style_check(+singleton),
+    catch(M:load_files(File, [silent(true)]), E, assertz(load_message(M, error, E, null))).
 
 %   --- static report ------------------------------------------------------------
 
@@ -128,11 +188,14 @@ static_report(File, Static) :-
     findall([N, A], signature(File, N, A), Sigs0),
     sort(Sigs0, Sigs),
     findall(F, fail_rule(F), FailRules),
+    program_constants(Constants),
+    target_module(M),
     findall(_{line: L, kind: K, goal: T},
-            ( directive_seen(_, L, K, G), term_text(G, T) ), Directives),
+            ( directive_seen(M, _, L, K, G), term_text(G, T) ), Directives),
     Static = _{ defined: Defined, called: Called, undefined: Undefined,
                 syntax_errors: Syntax, warnings: Warnings, signatures: Sigs,
-                fail_rules: FailRules, directives: Directives }.
+                fail_rules: FailRules, directives: Directives,
+                constants: Constants }.
 
 xref_hidden(H) :- functor(H, N, _), sub_atom(N, 0, _, _, '$').
 
@@ -173,6 +236,33 @@ signature(File, N, A) :-
     \+ xref_hidden(H),
     functor(H, N, A).
 
+%   Every constant the program's clauses state (heads and bodies, facts and rules):
+%   numbers, atoms and strings, each once.  Predicate names are not constants.
+program_constants(Constants) :-
+    target_module(M),
+    findall(V,
+            ( current_predicate(M:N/A), functor(H, N, A),
+              \+ predicate_property(M:H, imported_from(_)),
+              catch(clause(M:H, B), _, fail),
+              clause_constant(H-B, X), json_value(X, V) ),
+            All),
+    sort(All, Constants).
+
+clause_constant(T, X) :-
+    sub_term(X, T), atomic(X), X \== [],
+    \+ goal_name(X, T).
+
+%   An atom that only names a goal (a 0-arity call such as `eligible`) is a predicate
+%   name, not a constant; it is kept when it also occurs as an argument.
+goal_name(X, _) :- \+ atom(X), !, fail.
+goal_name(X, H-B) :- ( H == X, B \== true ; body_goal_atom(B, X) ), !.
+
+body_goal_atom(B, X) :- B == X, !.
+body_goal_atom(B, X) :-
+    compound(B), B =.. [F|Args],
+    memberchk(F, [',', ';', '->', '*->', '\\+', findall, forall, once, ignore, call]),
+    member(A, Args), body_goal_atom(A, X), !.
+
 %   Clauses whose whole body is fail/false: a decision hard-coded to fail.
 fail_rule(_{name: N, arity: A, line: L}) :-
     target_module(M),
@@ -184,7 +274,8 @@ fail_rule(_{name: N, arity: A, line: L}) :-
     clause_line(Ref, L).
 
 syntax_error_entry(_{line: L, column: C, message: Msg}) :-
-    load_message(error, Term, _),
+    target_module(M),
+    load_message(M, error, Term, _),
     Term = error(syntax_error(_), Where),
     where_position(Where, L, C),
     message_text(Term, Msg).
@@ -194,7 +285,8 @@ where_position(stream(_, L, LinePos, _), L, C) :- !, C is LinePos + 1.
 where_position(_, null, null).
 
 warning_entry(_{kind: K, line: L, message: Msg}) :-
-    load_message(Kind, Term, L0),
+    target_module(M),
+    load_message(M, Kind, Term, L0),
     \+ Term = error(syntax_error(_), _),
     warning_kind(Kind, Term, K),
     message_line(Term, L0, L),
@@ -235,9 +327,10 @@ message_to_codes(Term, Codes) :-
 %   initialization/1 goals in file order, then the initialization(G, main) goal, after
 %   which the program halts.  A goal calling halt/0,1 ends the program there.
 run_recorded_goals(Runs) :-
-    findall(Seq-d(L, directive, G), directive_seen(Seq, L, directive, G), Plain),
-    findall(Seq-d(L, initialization, G), directive_seen(Seq, L, initialization, G), Init),
-    findall(Seq-d(L, main, G), directive_seen(Seq, L, main, G), Main),
+    target_module(M),
+    findall(Seq-d(L, directive, G), directive_seen(M, Seq, L, directive, G), Plain),
+    findall(Seq-d(L, initialization, G), directive_seen(M, Seq, L, initialization, G), Init),
+    findall(Seq-d(L, main, G), directive_seen(M, Seq, L, main, G), Main),
     pairs_values(Plain, P), pairs_values(Init, I), pairs_values(Main, Ms),
     append([P, I, Ms], Goals),
     nb_setval(deonticbench_halted, false),
@@ -255,17 +348,25 @@ run_one(Line, Kind, Goal, Run) :-
     term_text(Goal, GoalText),
     retractall(node_count(_)),
     assertz(node_count(0)),
+    retractall(consulted(_, _)),
+    flag(deonticbench_consulted, _, 0),
     run_seconds(Seconds),
     copy_term(Goal, G),
+    nb_setval(deonticbench_undefined, null),
     catch(with_output_to(string(Output),
                          run_status(G, Seconds, Status, Nodes, Error)),
           E, ( Output = "", Status = error, Nodes = [], error_text(E, Error) )),
-    proof_json(Nodes, Proof),
+    nb_getval(deonticbench_undefined, Undefined0),
+    (   Undefined0 = N/A -> format(string(Undefined), "~w/~w", [N, A]) ; Undefined = null ),
+    failed_steps(Failed),
+    (   Failed == [] -> AllNodes = Nodes ; append(Nodes, [attempts(Failed)], AllNodes) ),
+    proof_json(AllNodes, Proof),
     node_count(Count),
     max_nodes(Max),
     ( Count > Max -> Truncated = true ; Truncated = false ),
     Run = _{ line: Line, kind: Kind, goal: GoalText, output: Output, status: Status,
-             error: Error, proof: Proof, nodes: Count, truncated: Truncated }.
+             error: Error, undefined: Undefined, proof: Proof, nodes: Count,
+             truncated: Truncated }.
 
 run_status(G, Seconds, Status, Nodes, Error) :-
     catch(call_with_time_limit(Seconds, prove_list(G, 0, Nodes0)), E, true),
@@ -274,7 +375,11 @@ run_status(G, Seconds, Status, Nodes, Error) :-
         ( nb_getval(deonticbench_halted, true) -> Status = halt ; Status = true )
     ;   E == time_limit_exceeded
     ->  Status = limit, Nodes = [], Error = "time limit of the proof"
-    ;   Status = error, Nodes = [], error_text(E, Error)
+    ;   Status = error, Nodes = [], error_text(E, Error),
+        (   E = error(existence_error(procedure, PI0), _)
+        ->  strip_module(PI0, _, PI), nb_setval(deonticbench_undefined, PI)
+        ;   true
+        )
     ), !.
 run_status(_, _, false, [], null).
 
@@ -293,15 +398,17 @@ pr(true, _, L, L) :- !.
 pr((A, B), D, L0, L) :- !, pr(A, D, L0, L1), pr(B, D, L1, L).
 pr((C -> T ; E), D, L0, L) :- !,
     copy_term(C, C0),
+    consulted_mark(Seen),
     (   prove_list(C, D, CN)
     ->  L0 = [ite(then, C0, CN)|L1], pr(T, D, L1, L)
-    ;   failed_condition(C, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
+    ;   failed_condition(C, Seen, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
     ).
 pr((C *-> T ; E), D, L0, L) :- !,
     copy_term(C, C0),
+    consulted_mark(Seen),
     (   prove_list(C, D, CN)
     *-> L0 = [ite(then, C0, CN)|L1], pr(T, D, L1, L)
-    ;   failed_condition(C, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
+    ;   failed_condition(C, Seen, CN), L0 = [ite(else, C0, CN)|L1], pr(E, D, L1, L)
     ).
 pr((C -> T), D, L0, L) :- !,
     copy_term(C, C0),
@@ -386,20 +493,56 @@ extend_goal(G, Extra, G1) :-
 
 negation(G, D, L0, L) :-
     copy_term(G, Shown),
+    consulted_mark(Seen),
     (   prove_list(G, D, _)
     ->  fail
-    ;   failed_condition(G, CN),
+    ;   failed_condition(G, Seen, CN),
         L0 = [naf(Shown, CN)|L]
     ).
 
-%   When a condition fails, what can be seen of the failure: a comparison's values.
-failed_condition(C, [Node]) :-
+%   When a condition fails, what can be seen of the failure: a comparison's values, and
+%   the facts the failed attempt read (a failed search is no proof, but a conclusion
+%   drawn from a failure rests on those facts being as they are).
+failed_condition(C, Seen, Nodes) :-
+    consulted_since(Seen, Tried),
     strip_module(C, _, C1),
-    comparison(C1),
-    catch(comparison_values(C1, Op, A, B), _, fail),
-    !,
-    Node = cmp(C1, Op, A, B, false).
-failed_condition(_, []).
+    (   comparison(C1),
+        catch(comparison_values(C1, Op, A, B), _, fail)
+    ->  Nodes = [cmp(C1, Op, A, B, false)|Tried]
+    ;   Nodes = Tried
+    ).
+
+note_consulted(Line, G) :- note_tried(Line-fact(G)).
+
+%   Steps are noted as they happen, so that a failed attempt's facts, arithmetic and
+%   comparisons can still be shown (assert survives the backtracking that undoes them).
+note_tried(Item) :-
+    flag(deonticbench_consulted, N, N + 1),
+    (   N < 5000 -> copy_term(Item, C), assertz(consulted(N, C)) ; true ).
+
+consulted_mark(N) :- flag(deonticbench_consulted, N, N).
+
+consulted_since(Seen, Tried) :-
+    findall(Item, ( consulted(N, Item), N >= Seen ), Items0),
+    list_to_set(Items0, Items),
+    max_solutions_kept(K), K2 is K * 8,
+    length(Items, Len),
+    (   Len > K2 -> length(Kept, K2), append(Kept, _, Items) ; Kept = Items ),
+    maplist(tried_node, Kept, Tried).
+
+%   Every arithmetic step and comparison of the goal's attempts that failed anywhere
+%   (not only under a condition): computation, though not proof.
+failed_steps(Steps) :-
+    findall(Item, ( consulted(_, Item), Item \= _-fact(_), Item \= _-fail_rule(_) ), Items0),
+    list_to_set(Items0, Items),
+    length(Items, Len),
+    (   Len > 2000 -> length(Kept, 2000), append(Kept, _, Items) ; Kept = Items ),
+    maplist(tried_node, Kept, Steps).
+
+tried_node(Line-fact(F), tried(Line, F)).
+tried_node(Line-fail_rule(G), fail_rule(Line, G)).
+tried_node(_-arith(G, Ins, Out), tried_arith(G, Ins, Out)).
+tried_node(_-cmp(G, Op, A, B, Ok), tried_cmp(G, Op, A, B, Ok)).
 
 forall_actions([], _, []).
 forall_actions([(_, A)-CN|Rest], D, [sol(CN2)|Subs]) :-
@@ -457,6 +600,7 @@ arith(G, L0, L) :-
     (   G = (_ is Expr) -> expression_numbers(Expr, Ins) ; expression_numbers(G, Ins) ),
     call(M:G),
     (   G = (Out is _) -> true ; G = succ(_, Out) -> true ; G = plus(_, _, Out) ),
+    note_tried(null-arith(G, Ins, Out)),
     L0 = [arith(G, Ins, Out)|L].
 
 expression_numbers(E, Ns) :-
@@ -477,8 +621,11 @@ compare_step(G, L0, L) :-
     count_node,
     comparison_values(G, Op, A, B),
     C =.. [Op, A, B],
-    call(C),
-    L0 = [cmp(G, Op, A, B, true)|L].
+    (   call(C)
+    ->  L0 = [cmp(G, Op, A, B, true)|L]
+    ;   note_tried(null-cmp(G, Op, A, B, false)),
+        fail
+    ).
 
 %   Predicates the program itself defines (clauses in the target module).
 user_predicate(G) :-
@@ -499,8 +646,12 @@ user_step(G, D, L0, L) :-
         target_module(M),
         clause(M:G, Body, Ref),
         clause_line(Ref, Line),
-        (   Body == true
-        ->  L0 = [fact(Line, G)|L]
+        (   ( Body == fail ; Body == false )
+        ->  note_tried(Line-fail_rule(G)),      % a decision hard-coded to fail
+            fail
+        ;   Body == true
+        ->  L0 = [fact(Line, G)|L],
+            note_consulted(Line, G)
         ;   split_at_cut(Body, Pre, Post)
         ->  pr(Pre, D1, Ns, Ns1), !, after_cut(Post, D1, Ns1, []),
             L0 = [rule(Line, G, Ns)|L]
@@ -556,7 +707,8 @@ other_step(G, L0, L) :-
     ).
 
 undefined_or_rethrow(E, G) :-
-    (   E = error(existence_error(procedure, PI), _),
+    (   E = error(existence_error(procedure, PI0), _),
+        strip_module(PI0, _, PI),
         functor(G, N, A), PI == N/A
     ->  nb_setval(deonticbench_undefined, N/A)
     ;   true
@@ -580,6 +732,14 @@ proof_json(Nodes, Json) :- maplist(node_json, Nodes, Json).
 
 node_json(fact(Line, G), _{k: fact, l: Line, g: T, v: Vs}) :- !,
     term_text(G, T), fact_constants(G, Vs).
+node_json(tried(Line, G), _{k: fact, tried: true, l: Line, g: T, v: Vs}) :- !,
+    term_text(G, T), fact_constants(G, Vs).
+node_json(fail_rule(Line, G), _{k: fail_rule, tried: true, l: Line, g: T}) :- !,
+    term_text(G, T).
+node_json(tried_arith(G, Ins, Out), J) :- !,
+    node_json(arith(G, Ins, Out), J0), J = J0.put(tried, true).
+node_json(tried_cmp(G, Op, A, B, Ok), J) :- !,
+    node_json(cmp(G, Op, A, B, Ok), J0), J = J0.put(tried, true).
 node_json(rule(Line, G, Ns), _{k: rule, l: Line, g: T, c: C}) :- !,
     term_text(G, T), proof_json(Ns, C).
 node_json(arith(G, Ins, Out), _{k: arith, g: T, in: InsJ, out: OutJ}) :- !,
@@ -595,6 +755,8 @@ node_json(coll(Kind, G, N, R, Subs), _{k: Kind, g: T, n: N, out: RJ, c: J}) :- !
     term_text(G, T), json_value(R, RJ), maplist(solution_json, Subs, J).
 node_json(builtin(G), _{k: builtin, g: T}) :- !, term_text(G, T).
 node_json(opaque(_, G, Reason), _{k: opaque, g: T, reason: Reason}) :- !, term_text(G, T).
+node_json(attempts(Ns), _{k: attempts, n: N, c: J}) :- !,
+    length(Ns, N), proof_json(Ns, J).
 node_json(cut, _{k: cut}) :- !.
 node_json(halt, _{k: halt}) :- !.
 node_json(X, _{k: unknown, g: T}) :- term_text(X, T).

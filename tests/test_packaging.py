@@ -51,6 +51,9 @@ def test_regular_install_ships_prompts_prolog_data_and_eval(tmp_path: Path) -> N
         "assert (p.PROMPTS / 'system.txt').is_file()\n"
         "assert (p.DATA / 'manifest.json').is_file()\n"
         "assert (p.EVAL / 'models.yaml').is_file()\n"
+        "assert (p.PROLOG / 'analyse.pl').is_file() and (p.PROLOG / 'mutate.pl').is_file()\n"
+        "from deonticbench.analysis.engine import ANALYSER\n"
+        "assert ANALYSER == p.PROLOG / 'analyse.pl', ANALYSER\n"
         "print(p.ROOT)\n"
     )
     done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, cwd=tmp_path)

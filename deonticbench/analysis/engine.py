@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
 from typing import Any, Literal
@@ -61,30 +62,63 @@ def prolog_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def driver_program(mode: AnalyserMode, program: str, sandbox: SandboxKind = "bwrap") -> str:
+def canonical(program: str) -> str:
+    """The text analysed and cached: trailing blank space never changes a program."""
+    return program.rstrip() + "\n"
+
+
+def driver_program(
+    mode: AnalyserMode, programs: str | Sequence[str], sandbox: SandboxKind = "bwrap"
+) -> str:
     """The job: under bwrap, consult the analyser where the sandbox shows ``prolog/``
     read-only; under plain rlimits (where the job's uid may not read the host path) the
-    analyser's text is the job itself, followed by the call."""
-    call = f":- initialization(deonticbench_analyse({mode}, {prolog_string(program)}), main).\n"
+    analyser's text is the job itself, followed by the call.  A list of programs is one
+    batch job (the analyser loads once and bounds each program on its own)."""
+    if isinstance(programs, str):
+        goal = f"deonticbench_analyse({mode}, {prolog_string(canonical(programs))})"
+    else:
+        texts = ", ".join(prolog_string(canonical(p)) for p in programs)
+        goal = f"deonticbench_analyse_batch({mode}, [{texts}])"
+    call = f":- initialization({goal}, main).\n"
     if sandbox == "bwrap":
         return f":- encoding(utf8).\n:- use_module('{SANDBOX_PROLOG}/{ANALYSER.name}').\n{call}"
     return ANALYSER.read_text(encoding="utf-8") + "\n" + call
 
 
-def analysis_limits(base: Limits | None = None) -> Limits:
-    return replace(base or Limits(), output_bytes=OUTPUT_BYTES)
+def analysis_limits(base: Limits | None = None, batch: int = 1) -> Limits:
+    """A program's limits, with room for a proof tree in the output; a batch of N
+    programs gets N times the time (each program is bounded inside the analyser)."""
+    lim = base or Limits()
+    return replace(
+        lim,
+        output_bytes=OUTPUT_BYTES * batch,
+        timeout_s=lim.timeout_s * batch,
+        cpu_s=lim.cpu_s * batch,
+    )
+
+
+def parse_reports(execution: Execution) -> dict[int, dict[str, Any]]:
+    """The analyser's JSON lines by program index (a killed batch yields a prefix)."""
+    found: dict[int, dict[str, Any]] = {}
+    for line in execution.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            report = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(report, dict) and isinstance(report.get("index"), int):
+            found[report["index"]] = report
+    return found
 
 
 def parse_report(execution: Execution) -> dict[str, Any]:
-    """The analyser's JSON object from its execution, or AnalyserError saying why not."""
-    for line in reversed(execution.stdout.splitlines()):
-        if line.startswith("{"):
-            try:
-                report = json.loads(line)
-            except json.JSONDecodeError:
-                break
-            if isinstance(report, dict):
-                return report
+    """The one program's report, or AnalyserError saying why there is none."""
+    report = parse_reports(execution).get(0)
+    if report is not None and "analyser_error" not in report:
+        return report
+    if report is not None:
+        raise AnalyserError(f"the analyser gave up: {report['analyser_error']}".strip())
     reason = execution.limit or execution.status
     tail = execution.stderr.strip().splitlines()[-1:] or [""]
     raise AnalyserError(f"the analyser produced no report ({reason}) {tail[0]}".strip())
@@ -101,3 +135,50 @@ def run_analyser(
     else:
         execution = solver.run(driver_program(mode, program, solver.sandbox), lim)
     return parse_report(execution)
+
+
+BATCH = 12
+"""Programs per analyser job: loading the analyser and library(prolog_xref) costs more
+CPU than analysing a typical program, so a batch pays it once."""
+
+
+def analyse_many(
+    programs: Sequence[str], mode: AnalyserMode, solver: Solver, batch: int = BATCH
+) -> list[dict[str, Any]]:
+    """Reports for many programs, in order; a program whose analysis failed gets
+    ``{"analyser_error": why}``.  Programs of a batch that died are retried alone."""
+    results: list[dict[str, Any] | None] = [None] * len(programs)
+    chunks = [list(range(i, min(i + batch, len(programs)))) for i in range(0, len(programs), batch)]
+    jobs = [driver_program(mode, [programs[i] for i in chunk], solver.sandbox) for chunk in chunks]
+    sizes = [len(c) for c in chunks]
+    executions = _map_sized(solver, jobs, sizes)
+    retry: list[int] = []
+    for chunk, execution in zip(chunks, executions, strict=True):
+        found = parse_reports(execution)
+        for offset, index in enumerate(chunk):
+            if offset in found:
+                results[index] = found[offset]
+            else:
+                retry.append(index)
+    if retry:
+        alone = [driver_program(mode, programs[i], solver.sandbox) for i in retry]
+        for index, execution in zip(
+            retry, _map_sized(solver, alone, [1] * len(alone)), strict=True
+        ):
+            report = parse_reports(execution).get(0)
+            if report is None:
+                reason = execution.limit or execution.status
+                report = {"analyser_error": f"the analyser produced no report ({reason})"}
+            results[index] = report
+    return [r if r is not None else {"analyser_error": "not analysed"} for r in results]
+
+
+def _map_sized(solver: Solver, jobs: list[str], sizes: list[int]) -> list[Execution]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(pair: tuple[str, int]) -> Execution:
+        return solver.run(pair[0], analysis_limits(solver.limits, pair[1]))
+
+    solver.start_all()
+    with ThreadPoolExecutor(solver.size) as pool:
+        return list(pool.map(one, zip(jobs, sizes, strict=True)))

@@ -20,6 +20,7 @@ _COMMANDS = {
     "validate": "validate_cmd",
     "eval": "eval_cmd",
     "score": "score_cmd",
+    "analyze": "analyze_cmd",
     "serve-reward": "serve_reward_cmd",
     "export": "export_cmd",
 }

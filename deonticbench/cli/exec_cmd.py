@@ -9,7 +9,7 @@ import click
 
 from ..answers import Answer, answer_from_execution
 from ..domains import DOMAINS, Domain, get_domain
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..programs import extract_program, has_fence, prepare_program
 from ..solver import Execution, Limits, run_program
 
@@ -29,7 +29,23 @@ from ..solver import Execution, Limits, run_program
     help="Seconds.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def command(file: str, domain: str | None, timeout: float, as_json: bool) -> None:
+@click.option(
+    "--explain", is_flag=True, help="Also print the proof of the answer (docs/analysis.md)."
+)
+@click.option(
+    "--case",
+    "case_id",
+    default=None,
+    help="With --explain and --domain: compare with this case's reference program.",
+)
+def command(
+    file: str,
+    domain: str | None,
+    timeout: float,
+    as_json: bool,
+    explain: bool = False,
+    case_id: str | None = None,
+) -> None:
     """Run the Prolog program in FILE in the sandbox and show what it did.
 
     FILE may also be a saved model response: its fenced Prolog is extracted first."""
@@ -84,8 +100,34 @@ def command(file: str, domain: str | None, timeout: float, as_json: bool) -> Non
         if execution.stderr:
             click.echo("--- stderr ---")
             click.echo(execution.stderr.rstrip("\n"))
+    if explain or case_id:
+        _explain(program, dom or found_domain, execution, case_id, timeout)
     if execution.status != "ok":
         raise SystemExit(1)
+
+
+def _explain(
+    program: str, dom: Domain | None, execution: Execution, case_id: str | None, timeout: float
+) -> None:
+    from ..analysis.explain import explain
+    from ..data import load_cases
+
+    case = None
+    if case_id is not None:
+        if dom is None:
+            raise ConfigError("--case needs --domain.")
+        found = []
+        for split in ("hard", "whole"):
+            try:
+                found += [c for c in load_cases(dom, split) if c.id == case_id]
+            except DataError:
+                continue  # a split this source lacks (housing's whole split offline)
+            if found:
+                break
+        if not found:
+            raise ConfigError(f"no case {case_id!r} in {dom.name}'s hard or whole split.")
+        case = found[0]
+    click.echo(explain(program, dom, execution, case, limits=Limits(timeout_s=timeout)))
 
 
 def _answer(dom: Domain | None, execution: Execution) -> tuple[Domain | None, Answer | None]:

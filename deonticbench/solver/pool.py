@@ -312,7 +312,23 @@ class Solver:
 
         return await asyncio.to_thread(self.run, program, limits)
 
+    def start_all(self) -> None:
+        """Start every idle worker that is not running, from the calling thread.
+
+        bubblewrap's ``--die-with-parent`` ties a worker to the *thread* that started it
+        (Linux's parent-death signal follows the thread), so a worker started inside a
+        short-lived pool thread dies with that thread."""
+        workers = [self._idle.get() for _ in range(self.size)]
+        try:
+            for worker in workers:
+                if worker.proc is None or worker.proc.poll() is not None:
+                    worker.start()
+        finally:
+            for worker in workers:
+                self._idle.put(worker)
+
     def map(self, programs: Iterable[str], limits: Limits | None = None) -> list[Execution]:
+        self.start_all()
         with ThreadPoolExecutor(self.size) as pool:
             return list(pool.map(lambda p: self.run(p, limits), programs))
 

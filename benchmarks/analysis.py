@@ -1,0 +1,67 @@
+"""Analysis benchmark: ``analyze`` on a reference run of hard versus ``validate --split
+hard``, side by side in one run.
+
+Both run every hard reference program in the same sandbox pool: validate runs each once;
+analyze runs the Prolog analyser on each (static analysis with library(prolog_xref), the
+meta-interpreted proof of the answer) and compares it with its reference.  The run folder
+is made first with ``eval --model reference`` (not timed); analyze starts from an empty
+cache every round.  Rounds interleave the two so machine noise hits both alike.
+
+Goal (issue 9): analyze at most 3x the time of validate.
+Usage: python benchmarks/analysis.py [--rounds N] [--workers W]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from deonticbench.analysis.run import CACHE_FILE, analyse_run
+from deonticbench.domains import parse_domains
+from deonticbench.solver import Solver
+from deonticbench.validate import validate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=None)
+    args = parser.parse_args()
+    if not os.environ.get("DEONTICBENCH_DATA"):
+        sys.exit("set DEONTICBENCH_DATA to the data mirror (make bench does)")
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "reference-hard"
+        subprocess.run(
+            [sys.executable, "-m", "deonticbench", "eval", "--model", "reference",
+             "--split", "hard", "--modes", "zero-shot", "-k", "1", "--out", str(run),
+             "--no-cache"],
+            check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        times: dict[str, list[float]] = {"validate": [], "analyze": []}
+        with Solver(workers=args.workers) as solver:
+            validate(parse_domains("all"), "hard", solver=solver)  # warm the workers
+            for _ in range(args.rounds):
+                started = time.perf_counter()
+                validate(parse_domains("all"), "hard", solver=solver)
+                times["validate"].append(time.perf_counter() - started)
+                (run / CACHE_FILE).unlink(missing_ok=True)
+                started = time.perf_counter()
+                _rows, counts = analyse_run(run, solver=solver)
+                times["analyze"].append(time.perf_counter() - started)
+        v, a = statistics.median(times["validate"]), statistics.median(times["analyze"])
+        print(f"programs: {counts['programs']} distinct ({counts['records']} records)")
+        print(f"validate --split hard: {v:.2f} s   analyze (empty cache): {a:.2f} s")
+        print(f"ratio analyze / validate: {a / v:.2f}x   (goal: <= 3x)")
+        started = time.perf_counter()
+        analyse_run(run, workers=args.workers)
+        print(f"analyze again (everything cached): {time.perf_counter() - started:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

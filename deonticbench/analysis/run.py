@@ -1,0 +1,213 @@
+"""``analyze`` over a run folder: every program-mode record's first and final attempt,
+diagnosed against its case's reference program, written to ``RUN/analysis.jsonl``.
+
+The expensive part (running the Prolog analyser) is cached in
+``RUN/analysis-cache.sqlite`` by program content and analyser version, so a re-run only
+analyses programs it has not seen; the Python comparison is cheap and always redone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..data import Case, DataSource, load_cases, resolve_source
+from ..domains import Domain, get_domain
+from ..errors import DataError
+from ..programs import prepare_program, unwrap_fenced
+from ..records import Attempt, Record
+from ..solver import Solver
+from ..store import iter_records, read_config
+from .diagnose import Diagnosis, Proven, diagnose
+from .engine import analyse_many, analyser_version, canonical
+
+ANALYSIS_FILE = "analysis.jsonl"
+CACHE_FILE = "analysis-cache.sqlite"
+STAGES = ("first", "final")
+
+
+def reference_program(domain: Domain, case: Case) -> str:
+    """The reference program as the harness runs it (validate prepares it the same way)."""
+    return prepare_program(domain, unwrap_fenced(case.reference_prolog)).text
+
+
+class ReportCache:
+    """Analyser reports by sha256(program) and analyser version."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._db = sqlite3.connect(str(path) if path else ":memory:")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, report TEXT NOT NULL)"
+        )
+        self.version = analyser_version()
+
+    def key(self, program: str) -> str:
+        digest = hashlib.sha256(program.encode("utf-8")).hexdigest()
+        return f"{self.version}:{digest}"
+
+    def get(self, program: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT report FROM reports WHERE key = ?", (self.key(program),)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, program: str, report: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO reports VALUES (?, ?)",
+            (self.key(program), json.dumps(report)),
+        )
+
+    def commit(self) -> None:
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.commit()
+        self._db.close()
+
+
+def analyse_programs(
+    programs: Iterable[str], cache: ReportCache, solver: Solver
+) -> tuple[dict[str, dict[str, Any] | None], int]:
+    """Full analyser reports for distinct programs (None when the analyser failed);
+    and how many were analysed now rather than read from the cache."""
+    reports: dict[str, dict[str, Any] | None] = {}
+    todo: list[str] = []
+    for program in dict.fromkeys(canonical(p) for p in programs):
+        cached = cache.get(program)
+        if cached is not None:
+            reports[program] = cached
+        else:
+            todo.append(program)
+    for program, report in zip(todo, analyse_many(todo, "full", solver), strict=True):
+        cache.put(program, report)
+        reports[program] = report
+    cache.commit()
+    usable = {p: (None if "analyser_error" in r else r) for p, r in reports.items() if r}
+    return usable, len(todo)
+
+
+@dataclass
+class AnalysisRow:
+    domain: str
+    case_id: str
+    mode: str
+    sample: int
+    stage: str
+    attempt: int
+    diagnosis: Diagnosis
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "case_id": self.case_id,
+            "mode": self.mode,
+            "sample": self.sample,
+            "stage": self.stage,
+            "attempt": self.attempt,
+            **self.diagnosis.to_dict(),
+        }
+
+
+def source_of_run(config: dict[str, Any]) -> DataSource:
+    data = config.get("data") or {}
+    if data.get("kind") == "local" and data.get("path"):
+        return resolve_source(data["path"])
+    if data.get("kind") == "hub":
+        return resolve_source(hub=True, revision=data.get("revision"))
+    return resolve_source()
+
+
+def analyse_run(
+    run_dir: str | Path,
+    *,
+    solver: Solver | None = None,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[AnalysisRow], dict[str, int]]:
+    """Analyse a run folder and write ``analysis.jsonl``; the rows and some counts."""
+    folder = Path(run_dir)
+    if not (folder / "records.jsonl").is_file():
+        raise DataError(f"{folder} is not a run folder: it has no records.jsonl.")
+    config = read_config(folder)
+    records = [r for r in iter_records(folder) if r.mode != "direct"]
+    split = str(config.get("split", "hard"))
+    source = source_of_run(config)
+    cases: dict[tuple[str, str], Case] = {}
+    for name in sorted({r.domain for r in records}):
+        for case in load_cases(name, split, source):
+            cases[(name, case.id)] = case
+    wanted: list[str] = []
+    for record in records:
+        case = cases.get((record.domain, record.case_id))
+        if case is None:
+            raise DataError(
+                f"case {record.case_id} of {record.domain} is not in the {split} split."
+            )
+        wanted.append(reference_program(get_domain(record.domain), case))
+        wanted.extend(a.program for a in _stages(record).values() if a.program)
+    cache = ReportCache(folder / CACHE_FILE)
+    own = solver is None
+    pool = solver or Solver(workers=workers)
+    try:
+        if progress:
+            progress(f"analysing {len(set(wanted))} distinct programs")
+        reports, fresh = analyse_programs(wanted, cache, pool)
+    finally:
+        cache.close()
+        if own:
+            pool.close()
+    proven: dict[tuple[str, str], Proven | None] = {}
+
+    def proven_of(domain: Domain, program: str) -> Proven | None:
+        key = (domain.name, canonical(program))
+        if key not in proven:
+            proven[key] = Proven.of(domain, reports.get(key[1]))
+        return proven[key]
+
+    rows: list[AnalysisRow] = []
+    for record in records:
+        domain = get_domain(record.domain)
+        case = cases[(record.domain, record.case_id)]
+        reference = proven_of(domain, reference_program(domain, case))
+        for stage, attempt in _stages(record).items():
+            model = proven_of(domain, attempt.program) if attempt.program else None
+            rows.append(
+                AnalysisRow(
+                    domain=record.domain,
+                    case_id=record.case_id,
+                    mode=record.mode,
+                    sample=record.sample,
+                    stage=stage,
+                    attempt=attempt.index,
+                    diagnosis=diagnose(domain, case, attempt, model, reference),
+                )
+            )
+    out = folder / ANALYSIS_FILE
+    tmp = out.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row.to_json()) + "\n")
+    tmp.replace(out)
+    counts = {
+        "records": len(records),
+        "programs": len(reports),
+        "analysed": fresh,
+        "cached": len(reports) - fresh,
+        "failed": sum(1 for r in reports.values() if r is None),
+    }
+    return rows, counts
+
+
+def _stages(record: Record) -> dict[str, Attempt]:
+    return {"first": record.first, "final": record.final}
+
+
+def read_analysis(run_dir: str | Path) -> list[dict[str, Any]]:
+    path = Path(run_dir) / ANALYSIS_FILE
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

@@ -1,0 +1,50 @@
+"""``deonticbench analyze``: why a run's programs failed (docs/analysis.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also write the tables (text, markdown) and a per-sample CSV here.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the analysis rows as JSON lines.")
+@click.option(
+    "--stage",
+    type=click.Choice(["first", "final"]),
+    default="first",
+    show_default=True,
+    help="Which attempt the tables describe.",
+)
+@click.option("--workers", type=int, default=None, help="Prolog workers (default: cores).")
+def command(run: str, out: str | None, as_json: bool, stage: str, workers: int | None) -> None:
+    """Analyse the program-mode records of the run folder RUN: writes RUN/analysis.jsonl
+    and prints the failure taxonomy, the outcome × derivation table, mean structural
+    measures and their correlation with correctness."""
+    from ..analysis.run import analyse_run
+    from ..analysis.tables import all_tables, render, write_outputs
+
+    rows, counts = analyse_run(run, workers=workers)
+    payload = [r.to_json() for r in rows]
+    if as_json:
+        for row in payload:
+            click.echo(json.dumps(row))
+    else:
+        click.echo(
+            f"{counts['records']} program-mode records; {counts['programs']} distinct programs "
+            f"({counts['analysed']} analysed now, {counts['cached']} from the cache, "
+            f"{counts['failed']} the analyser could not read)\n"
+        )
+        click.echo(render(all_tables(payload, stage)), nl=False)
+        click.echo(f"rows: {Path(run) / 'analysis.jsonl'}")
+    if out:
+        for path in write_outputs(payload, Path(out), stage):
+            click.echo(f"wrote {path}", err=as_json)

@@ -23,9 +23,11 @@ from ..data import DataSource
 from ..domains import Domain
 from ..errors import ConfigError, DataError
 from ..records import Mode
+from ..rewards.signatures import prefetch_signatures
 from .formats import (
     FORMATS,
     PREFERENCE_FORMATS,
+    REWARD_FORMATS,
     Pair,
     dataset_info,
     file_name,
@@ -132,6 +134,10 @@ def export_dataset(
                 f"{rejected_from} has no wrong or abstained {mode} answer to any exported "
                 "prompt, so there is no preference pair to write."
             )
+    if fmt in REWARD_FORMATS:
+        # Every row carries S(P*): read all the reference programs in batches first.
+        references = [e.target.reference_text() for e in examples]
+        prefetch_signatures([t for t in references if t is not None])
     rows = rows_for(fmt, split, examples, pairs)
     folder.mkdir(parents=True, exist_ok=True)
     write_rows(fmt, target, rows)

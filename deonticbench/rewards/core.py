@@ -51,7 +51,13 @@ from ..outcomes import judge
 from ..programs import extract_program, prepare_program, unwrap_fenced
 from ..solver import Execution, Limits, Solver
 from .pool import process_solver, run_in_pool
-from .signatures import Signatures, jaccard, program_signatures, signatures_from_rows
+from .signatures import (
+    Signatures,
+    jaccard,
+    prefetch_signatures,
+    program_signatures,
+    signatures_from_rows,
+)
 
 RewardMode = Literal["paper", "eval"]
 REWARD_MODES: tuple[RewardMode, ...] = ("paper", "eval")
@@ -137,11 +143,15 @@ class RewardTarget:
         """S(P*): given, or read from the reference program the harness would run."""
         if self.reference_signatures is not None:
             return self.reference_signatures
-        if self.reference_program is None:
-            return frozenset()
+        reference = self.reference_text()
+        return frozenset() if reference is None else program_signatures(reference, solver)
+
+    def reference_text(self) -> str | None:
+        """The reference program as the harness runs it, when S(P*) must be read from it."""
+        if self.reference_signatures is not None or self.reference_program is None:
+            return None
         domain = get_domain(self.domain)
-        reference = _harness_program(domain, unwrap_fenced(self.reference_program))
-        return program_signatures(reference, solver)
+        return _harness_program(domain, unwrap_fenced(self.reference_program))
 
     def key(self) -> str:
         signatures = sorted(self.reference_signatures or ())
@@ -353,28 +363,20 @@ def score(
     cache: RewardCache | None = None,
 ) -> RewardResult:
     """Score one completion (a model response) against its case."""
-    checked = check_mode(mode)
-    domain = get_domain(target.domain)
-    extracted = extract_program(completion)
-    if extracted is None:
-        return _no_program(checked)
-    program = _harness_program(domain, extracted)
-    limits = _limits(timeout_s)
-    store = _CACHE if cache is None else cache
-    key = _cache_key(checked, limits, target, program)
-    entry, mine = store.claim(key)
-    if not mine:
-        result = entry.result()
-        return RewardResult(**{**asdict(result), "cached": True})
-    try:
-        execution = run_in_pool(program, limits, solver)
-        result = _judge(domain, target, program, execution, checked, solver)
-    except BaseException as exc:
-        store.forget(key)
-        entry.set_exception(exc)
-        raise
-    entry.set_result(result)
-    return result
+    return score_batch(
+        [completion], [target], mode=mode, timeout_s=timeout_s, solver=solver, cache=cache
+    )[0]
+
+
+@dataclass
+class _Job:
+    """One distinct (program, case) of a batch that this call computes."""
+
+    domain: Domain
+    target: RewardTarget
+    program: str
+    key: str
+    entry: Future[RewardResult]
 
 
 def score_batch(
@@ -386,31 +388,86 @@ def score_batch(
     solver: Solver | None = None,
     cache: RewardCache | None = None,
 ) -> list[RewardResult]:
-    """Score many completions at once, spread over every worker of the pool."""
+    """Score many completions at once, spread over every worker of the pool.
+
+    Each distinct (program, case) runs once, whatever the number of its copies in the
+    batch or in calls made at the same time (those wait for it); the failed programs
+    that earn partial credit are then read by the static analysis in batches.
+    """
     if len(completions) != len(targets):
         raise RewardInputError(
             f"{len(completions)} completions but {len(targets)} targets: they must pair up"
         )
-    check_mode(mode)
-    if not completions:
-        return []
+    checked = check_mode(mode)
+    limits = _limits(timeout_s)
+    store = _CACHE if cache is None else cache
+    results: list[RewardResult | None] = [None] * len(completions)
+    own: dict[str, _Job] = {}
+    waiting: list[tuple[int, Future[RewardResult]]] = []
+    for index, (completion, target) in enumerate(zip(completions, targets, strict=True)):
+        domain = get_domain(target.domain)
+        extracted = extract_program(completion)
+        if extracted is None:
+            results[index] = _no_program(checked)
+            continue
+        program = _harness_program(domain, extracted)
+        key = _cache_key(checked, limits, target, program)
+        if key in own:
+            waiting.append((index, own[key].entry))
+            continue
+        entry, mine = store.claim(key)
+        if mine:
+            own[key] = _Job(domain, target, program, key, entry)
+            waiting.append((index, entry))
+        else:
+            waiting.append((index, entry))
+    jobs = list(own.values())
+    try:
+        _compute(jobs, checked, limits, solver)
+    except BaseException as exc:
+        for job in jobs:
+            store.forget(job.key)
+            if not job.entry.done():
+                job.entry.set_exception(exc)
+        raise
+    computed = {id(job.entry) for job in jobs}
+    first_use: set[int] = set()
+    for index, entry in waiting:
+        result = entry.result()
+        if id(entry) in computed and id(entry) not in first_use:
+            first_use.add(id(entry))  # the copy that actually ran
+            results[index] = result
+        else:
+            results[index] = RewardResult(**{**asdict(result), "cached": True})
+    return [r for r in results if r is not None]
+
+
+def _compute(jobs: Sequence[_Job], mode: RewardMode, limits: Limits, solver: Solver | None) -> None:
+    if not jobs:
+        return
     size = solver.size if solver is not None else process_solver().size
+    # These threads only hand programs over and wait: the programs run on the pool's own
+    # long-lived threads (see ``pool``).
+    with ThreadPoolExecutor(max(1, min(len(jobs), size))) as executor:
+        executions = list(executor.map(lambda job: run_in_pool(job.program, limits, solver), jobs))
+    if mode == "paper":
+        failed = [
+            job
+            for job, execution in zip(jobs, executions, strict=True)
+            if _earns_partial_credit(job.domain, job.target, execution)
+        ]
+        texts = [job.program for job in failed]
+        texts += [t for t in {job.target.reference_text() for job in failed} if t is not None]
+        prefetch_signatures(texts, solver)
+    for job, execution in zip(jobs, executions, strict=True):
+        job.entry.set_result(_judge(job.domain, job.target, job.program, execution, mode, solver))
 
-    def one(index: int) -> RewardResult:
-        return score(
-            completions[index],
-            targets[index],
-            mode=mode,
-            timeout_s=timeout_s,
-            solver=solver,
-            cache=cache,
-        )
 
-    # These threads only extract, wait and judge; programs run on the pool's own threads
-    # (see ``pool``), so a duplicate waiting for its twin never holds up a worker.
-    threads = max(1, min(len(completions), 2 * size))
-    with ThreadPoolExecutor(threads) as executor:
-        return list(executor.map(one, range(len(completions))))
+def _earns_partial_credit(domain: Domain, target: RewardTarget, execution: Execution) -> bool:
+    if execution.status not in NOT_EXECUTABLE:
+        return False
+    answer = answer_from_execution(domain, execution)
+    return answer.value is None or not _exact(domain, answer.value, target.gold)
 
 
 __all__ = [

@@ -16,7 +16,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..analysis.static import analyse_static, signature_jaccard
+from ..analysis.engine import analyse_many
+from ..analysis.static import analyse_static, signature_jaccard, static_from_json
 from ..solver import Solver
 from .pool import call_in_pool
 
@@ -44,6 +45,34 @@ def program_signatures(program: str, solver: Solver | None = None) -> Signatures
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return signatures
+
+
+def prefetch_signatures(programs: Iterable[str], solver: Solver | None = None) -> None:
+    """Read the signatures of many programs at once into the cache.
+
+    The analyser's own start (SWI-Prolog loading ``library(prolog_xref)``) costs more
+    than reading a typical program, so the batch form pays it once per dozen programs
+    (``analysis.engine.analyse_many``).  A program the analyser gave up on is left out:
+    ``program_signatures`` will then say why.
+    """
+    wanted: dict[str, str] = {}
+    with _lock:
+        for program in programs:
+            key = hashlib.sha256(program.encode("utf-8")).hexdigest()
+            if key not in _cache:
+                wanted.setdefault(key, program)
+    if not wanted:
+        return
+    texts = list(wanted.values())
+    reports = call_in_pool(lambda pool: analyse_many(texts, "static", pool), solver)
+    with _lock:
+        for key, report in zip(wanted, reports, strict=True):
+            if "analyser_error" in report or "static" not in report:
+                continue
+            found = static_from_json(report["static"]).signatures
+            _cache[key] = frozenset((str(name), int(arity)) for name, arity in found)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
 
 
 def clear_signature_cache() -> None:

@@ -58,6 +58,7 @@ bench: install
 	$(PY) benchmarks/runner.py
 	$(PY) benchmarks/scoring.py
 	$(PY) benchmarks/analysis.py
+	$(PY) benchmarks/rewards.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

@@ -372,6 +372,12 @@ def _content_key(case: Case) -> tuple[str, ...]:
     return ("content", case.text.strip(), case.question.strip(), str(case.extra.get("state", "")))
 
 
+def problem_key(case: Case) -> tuple[str, ...]:
+    """What makes two cases the same problem whatever their ids (see ``_content_key``):
+    the training exports hold out the hard split by this key as well as by id."""
+    return _content_key(case)
+
+
 def exemplar_pool(
     domain: Domain, source: DataSource, *, prompts_dir: Path | None = None
 ) -> tuple[list[Case], str]:

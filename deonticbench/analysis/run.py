@@ -139,8 +139,8 @@ def analyse_run(
     source = source_of_run(config)
     cases: dict[tuple[str, str], Case] = {}
     for name in sorted({r.domain for r in records}):
-        for case in load_cases(name, split, source):
-            cases[(name, case.id)] = case
+        for loaded in load_cases(name, split, source):
+            cases[(name, loaded.id)] = loaded
     wanted: list[str] = []
     for record in records:
         found = cases.get((record.domain, record.case_id))

@@ -21,6 +21,8 @@ _COMMANDS = {
     "eval": "eval_cmd",
     "score": "score_cmd",
     "analyze": "analyze_cmd",
+    "serve-reward": "serve_reward_cmd",
+    "export": "export_cmd",
 }
 
 

@@ -1,0 +1,226 @@
+"""Training data from the benchmark: SFT, DPO and RL files for LLaMA-Factory, TRL and verl.
+
+    report = export_dataset("trl-sft", out_dir, source=resolve_source())
+
+See ``pool`` for what goes in (the whole split minus the hard split, prompts as the
+harness renders them, reference programs re-verified in the sandbox) and ``formats`` for
+the file shapes.  Every export writes ``manifest.json``: the data source and its revision
+(hub commit, or sha256 of the local files read), template hashes, the counts per domain
+and the sha256 of every file written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..data import DataSource
+from ..domains import Domain
+from ..errors import ConfigError, DataError
+from ..records import Mode
+from ..rewards.signatures import prefetch_signatures
+from .formats import (
+    FORMATS,
+    PREFERENCE_FORMATS,
+    REWARD_FORMATS,
+    Pair,
+    dataset_info,
+    file_name,
+    rows_for,
+    write_rows,
+)
+from .pool import (
+    PROGRAM_MODES,
+    DomainCounts,
+    Example,
+    assert_no_hard_case,
+    build_examples,
+    rejected_completions,
+    training_pool,
+)
+
+MANIFEST = "manifest.json"
+DATASET_INFO = "dataset_info.json"
+
+
+@dataclass
+class ExportReport:
+    format: str
+    split: str
+    out: Path
+    counts: dict[str, DomainCounts] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    """File name -> sha256."""
+    rows: int = 0
+
+
+def export_dataset(
+    fmt: str,
+    out: str | Path,
+    *,
+    source: DataSource,
+    domains: Sequence[Domain],
+    mode: Mode = "zero-shot",
+    split: str = "train",
+    allow_test: bool = False,
+    rejected_from: str | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    timeout_s: float | None = None,
+    skip_missing: bool = False,
+) -> ExportReport:
+    """Write one training (or, with ``allow_test``, hard-split test) file and its manifest."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}.")
+    if mode not in PROGRAM_MODES:
+        raise ConfigError(
+            f"the {mode} prompt has no program to train on; use zero-shot or few-shot."
+        )
+    if split not in ("train", "hard"):
+        raise ConfigError(f"unknown export split {split!r}; choose train or hard.")
+    if split == "hard" and not allow_test:
+        raise ConfigError(
+            "the hard split is the benchmark's test set: exporting it needs --allow-test "
+            "(it is written as a test file, never a training file)."
+        )
+    if fmt in PREFERENCE_FORMATS and not rejected_from:
+        raise ConfigError(
+            f"{fmt} needs rejected completions: pass --rejected-from RUN, a run folder of "
+            "the base model on the whole split (its wrong or abstained answers are rejected)."
+        )
+    folder = Path(out)
+    target = folder / file_name(fmt, split)
+    if target.exists():
+        raise ConfigError(f"{target} already exists; choose another --out or remove it.")
+    report = ExportReport(format=fmt, split=split, out=folder)
+    examples: list[Example] = []
+    for domain in domains:
+        counts = DomainCounts(domain.name)
+        report.counts[domain.name] = counts
+        try:
+            cases = _cases(domain, source, split, counts)
+        except DataError as exc:
+            if not skip_missing:
+                raise
+            counts.skipped = str(exc)
+            continue
+        if limit is not None:
+            cases = cases[:limit]
+            counts.pool = len(cases)
+        built = build_examples(
+            domain, cases, source, mode, seed=seed, counts=counts, timeout_s=timeout_s
+        )
+        if split == "train":
+            assert_no_hard_case(domain, source, (e.case for e in built))
+        examples.extend(built)
+    pairs: list[Pair] = []
+    if fmt in PREFERENCE_FORMATS:
+        assert rejected_from is not None
+        found = rejected_completions(rejected_from, examples, mode)
+        for example in examples:
+            texts = found.get((example.domain, example.case.id), [])
+            if texts:
+                report.counts[example.domain].rejected += 1
+            for text in texts:
+                pairs.append((example, text))
+                report.counts[example.domain].pairs += 1
+        if not pairs:
+            raise DataError(
+                f"{rejected_from} has no wrong or abstained {mode} answer to any exported "
+                "prompt, so there is no preference pair to write."
+            )
+    if fmt in REWARD_FORMATS:
+        # Every row carries S(P*): read all the reference programs in batches first.
+        references = [e.target.reference_text() for e in examples]
+        prefetch_signatures([t for t in references if t is not None])
+    rows = rows_for(fmt, split, examples, pairs)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_rows(fmt, target, rows)
+    report.rows = len(rows)
+    report.files[target.name] = _sha256(target)
+    info = dataset_info(fmt, target.name)
+    if info is not None:
+        info_path = folder / DATASET_INFO
+        info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        report.files[DATASET_INFO] = _sha256(info_path)
+    _write_manifest(report, source, domains, mode, seed, rejected_from, timeout_s)
+    return report
+
+
+def _cases(domain: Domain, source: DataSource, split: str, counts: DomainCounts) -> list[Any]:
+    if split == "train":
+        return training_pool(domain, source, counts)
+    from ..data import load_cases
+
+    cases = load_cases(domain, "hard", source)
+    counts.hard = counts.pool = len(cases)
+    return cases
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _data_revision(source: DataSource, domains: Sequence[Domain], split: str) -> dict[str, Any]:
+    described = source.describe()
+    if source.kind == "local" and source.path is not None:
+        # A local folder has no commit to name: the files read say which data it was.
+        files: dict[str, str] = {}
+        for domain in domains:
+            for name in ("whole", "hard") if split == "train" else ("hard",):
+                path = source.path / "data" / domain.mirror_dir / f"{name}.json"
+                if path.exists():
+                    files[f"data/{domain.mirror_dir}/{name}.json"] = _sha256(path)
+        described["files_sha256"] = files
+    return described
+
+
+def _write_manifest(
+    report: ExportReport,
+    source: DataSource,
+    domains: Sequence[Domain],
+    mode: Mode,
+    seed: int,
+    rejected_from: str | None,
+    timeout_s: float | None,
+) -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ..prompting import template_hashes
+
+    try:
+        package = version("deonticbench")
+    except PackageNotFoundError:
+        package = "unknown"
+    manifest = {
+        "harness": "deonticbench",
+        "version": package,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "format": report.format,
+        "split": "whole minus hard" if report.split == "train" else "hard (test only)",
+        "prompt_mode": mode,
+        "seed": seed,
+        "verification": {
+            "judge": "eval (the benchmark's: within $1 / class match)",
+            "timeout_s": timeout_s if timeout_s is not None else 20.0,
+        },
+        "rejected_from": str(Path(rejected_from).resolve()) if rejected_from else None,
+        "data": _data_revision(source, domains, report.split),
+        "templates": {k: v for k, v in template_hashes(domains).items() if mode in k},
+        "domains": {name: counts.to_json() for name, counts in report.counts.items()},
+        "rows": report.rows,
+        "files": dict(report.files),
+    }
+    (report.out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+__all__ = ["FORMATS", "ExportReport", "export_dataset"]

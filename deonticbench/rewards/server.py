@@ -1,0 +1,147 @@
+"""The reward over HTTP, in OpenRLHF's remote reward protocol (``deonticbench serve-reward``).
+
+    POST /get_reward   {"query": [...], "prompts": [...], "labels": [...]}
+                    -> {"rewards": [...], "scores": [...], "extra_logs": {...}}
+    GET  /health       {"status": "ok", "mode": ..., "timeout_s": ..., "workers": ...}
+
+``labels`` are the JSON ``label`` column of the trl-grpo export (domain, case id, gold,
+reference signatures).  A request scores its whole batch across the sandbox pool; at
+most ``max_batches`` requests are scored at once and the rest wait, and uvicorn turns
+away connections beyond ``limit_concurrency`` with 503 rather than queueing without end.
+On SIGINT/SIGTERM uvicorn stops accepting, lets the requests in flight finish (up to
+``graceful_s``), and the pool is closed on the way out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from .core import REWARD_MODES, RewardInputError, RewardMode, check_mode
+from .openrlhf import as_openrlhf, score_queries
+from .pool import close_process_solver, process_solver
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    mode: RewardMode = "paper"
+    timeout_s: float | None = None
+    max_batches: int = 4
+    """Requests scored at once; the others wait their turn."""
+    max_batch_size: int = 4096
+    """Completions one request may carry."""
+
+
+def create_app(settings: ServerSettings | None = None) -> Starlette:
+    config = settings or ServerSettings()
+    check_mode(config.mode)
+    gate: asyncio.Semaphore | None = None
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        nonlocal gate
+        gate = asyncio.Semaphore(max(1, config.max_batches))
+        process_solver()  # start the sandbox before the first request, not during it
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(close_process_solver)
+
+    async def health(request: Request) -> JSONResponse:
+        solver = process_solver()
+        return JSONResponse(
+            {
+                "status": "ok",
+                "mode": config.mode,
+                "timeout_s": config.timeout_s,
+                "workers": solver.size,
+                "sandbox": solver.sandbox,
+            }
+        )
+
+    async def get_reward(request: Request) -> JSONResponse:
+        try:
+            body = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _bad("the request body is not JSON")
+        try:
+            queries, prompts, labels = _read_batch(body, config.max_batch_size)
+        except RewardInputError as exc:
+            return _bad(str(exc))
+        assert gate is not None
+        async with gate:
+            try:
+                results = await asyncio.to_thread(
+                    score_queries,
+                    queries,
+                    prompts,
+                    labels,
+                    mode=config.mode,
+                    timeout_s=config.timeout_s,
+                )
+            except RewardInputError as exc:
+                return _bad(str(exc))
+        return JSONResponse(as_openrlhf(results))
+
+    return Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/get_reward", get_reward, methods=["POST"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def _bad(message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=400)
+
+
+def _read_batch(body: Any, limit: int) -> tuple[list[str], list[str] | None, list[Any]]:
+    if not isinstance(body, dict):
+        raise RewardInputError("the request must be a JSON object")
+    queries = body.get("query")
+    labels = body.get("labels")
+    prompts = body.get("prompts")
+    if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
+        raise RewardInputError("'query' must be a list of strings")
+    if not isinstance(labels, list) or len(labels) != len(queries):
+        raise RewardInputError("'labels' must be a list with one label per query")
+    if prompts is not None and (not isinstance(prompts, list) or len(prompts) != len(queries)):
+        raise RewardInputError("'prompts' must be a list with one prompt per query")
+    if len(queries) > limit:
+        raise RewardInputError(f"a request may carry at most {limit} queries")
+    return queries, prompts, labels
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    settings: ServerSettings | None = None,
+    limit_concurrency: int = 64,
+    graceful_s: float = 60.0,
+) -> None:
+    """Run the reward server until SIGINT/SIGTERM (then finish what is in flight)."""
+    import uvicorn
+
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        limit_concurrency=limit_concurrency,
+        timeout_graceful_shutdown=max(1, round(graceful_s)),
+        log_level="warning",
+        access_log=False,
+    )
+
+
+__all__ = ["REWARD_MODES", "ServerSettings", "create_app", "serve"]

@@ -21,8 +21,9 @@ from ..domains import Domain, get_domain
 from ..errors import DataError
 from ..programs import prepare_program, unwrap_fenced
 from ..records import Attempt, Record
+from ..recordsfile import iter_records
+from ..runconfig import read_config
 from ..solver import Solver
-from ..store import iter_records, read_config
 from .diagnose import Diagnosis, Proven, diagnose
 from .engine import analyse_many, analyser_version, canonical
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data import DataSource
+from ..data import DataSource, describe_source
 from ..domains import Domain
 from ..errors import ConfigError, DataError
 from ..records import Mode
@@ -171,7 +171,7 @@ def _sha256(path: Path) -> str:
 
 
 def _data_revision(source: DataSource, domains: Sequence[Domain], split: str) -> dict[str, Any]:
-    described = source.describe()
+    described = describe_source(source)
     if source.kind == "local" and source.path is not None:
         # A local folder has no commit to name: the files read say which data it was.
         files: dict[str, str] = {}

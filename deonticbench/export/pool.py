@@ -18,11 +18,11 @@ from ..chat import Message
 from ..data import Case, DataSource, load_cases
 from ..domains import Domain
 from ..errors import ConfigError, DataError
+from ..plan import plan_run
 from ..prompting import demonstration, problem_key, render
 from ..records import Mode
+from ..recordsfile import iter_records
 from ..rewards.core import RewardTarget, score_batch
-from ..runner import plan_run
-from ..store import iter_records
 
 PROGRAM_MODES: tuple[Mode, ...] = ("zero-shot", "few-shot")
 """Prompt modes whose completion is a program (direct mode has no program to train on)."""

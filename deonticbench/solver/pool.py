@@ -1,11 +1,13 @@
 """A bounded pool of warm sandboxed workers.
 
 Each worker is one long-lived supervisor process (``supervisor.py``), started inside
-bubblewrap when bubblewrap works here, that runs one program at a time in a fresh
-``swipl``.  Starting the sandbox costs ~10 ms and ``swipl`` ~15 ms; paying the first once
-per worker rather than once per program is what lets the pool beat a plain loop on two
-cores.  Isolation between consecutive programs of a worker is the supervisor's job
-(fresh directory, own uid, everything killed and removed after each program).
+bubblewrap when bubblewrap works here, that runs one program at a time.  Starting the
+sandbox costs ~10 ms and ``swipl`` ~15 ms: with the ``fork`` executor (the default) both
+are paid once per worker, because the supervisor keeps a booted SWI-Prolog (the fork
+server, ``prolog/fork_server.pl``) that forks one child per program; with ``fresh`` each
+program gets a new ``swipl`` process.  Both give the same results.  Isolation between
+consecutive programs of a worker is the supervisor's job (fresh directory, own uid,
+everything killed and removed after each program).
 
 The pool is thread-safe: ``run`` blocks until a worker is free; ``map`` and ``arun``
 spread work across all workers.
@@ -29,13 +31,20 @@ from pathlib import Path
 from queue import Queue
 from typing import IO, Any, Literal
 
+from .._paths import PROLOG
 from ..errors import SandboxError
 from .classify import classify
 from .execution import Execution, Limits, SandboxKind
 
 SandboxChoice = Literal["auto", "bwrap", "rlimits"]
+ExecutorKind = Literal["fork", "fresh"]
+EXECUTORS: tuple[ExecutorKind, ...] = ("fork", "fresh")
+"""``fork``: each program is a child forked from a booted SWI-Prolog in the worker's
+sandbox (falls back to ``fresh`` where that cannot start); ``fresh``: each program is a
+new ``swipl`` process.  Results are the same; ``fork`` skips SWI-Prolog's start-up."""
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
+_FORK_SERVER = PROLOG / "fork_server.pl"
 # The interpreter itself, not a virtualenv's symlink to it: only the base installation
 # is visible inside the sandbox.
 _PYTHON = os.path.realpath(sys.executable)
@@ -75,8 +84,9 @@ def _system_binds() -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    for path in {sys.base_prefix, str(_SUPERVISOR.parent)}:
-        if not path.startswith(("/usr/", "/etc/")):
+    # The harness's own Prolog (the fork server) is read there too, never written.
+    for path in {sys.base_prefix, str(_SUPERVISOR.parent), str(PROLOG.resolve())}:
+        if not path.startswith(("/usr/", "/etc/")) and os.path.isdir(path):
             args += ["--ro-bind", path, path]
     return args
 
@@ -150,6 +160,16 @@ def resolve_sandbox(choice: SandboxChoice) -> SandboxKind:
 
 
 @cache
+def _warn_fork_fallback(reason: str) -> None:
+    warnings.warn(
+        f"the fork server cannot start here ({reason}): programs run in fresh swipl "
+        "processes (same results, slower).",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+@cache
 def _warn_once() -> None:
     warnings.warn(
         "bubblewrap is unavailable: programs run with process limits, a private directory and "
@@ -162,9 +182,13 @@ def _warn_once() -> None:
 class _Worker:
     """One supervisor process; restarted when it dies or stops answering."""
 
-    def __init__(self, slot: int, sandbox: SandboxKind) -> None:
+    def __init__(self, slot: int, sandbox: SandboxKind, executor: ExecutorKind = "fresh") -> None:
         self.slot = slot
         self.sandbox = sandbox
+        self.requested: ExecutorKind = executor
+        self.executor: ExecutorKind | None = None
+        """What the running supervisor uses (None before it starts)."""
+        self.last_report: dict[str, Any] = {}
         self.uid: int | None = None
         self._uid_lock: IO[bytes] | None = None
         self.proc: subprocess.Popen[str] | None = None
@@ -181,6 +205,9 @@ class _Worker:
             workdir = self._hostdir
             argv = []
         argv += [_PYTHON, "-I", "-S", str(_SUPERVISOR), "--workdir", workdir]
+        argv += ["--executor", self.requested]
+        if self.requested == "fork":
+            argv += ["--fork-server", str(_FORK_SERVER.resolve())]
         if os.geteuid() == 0 and self.uid is None:
             self.uid, self._uid_lock = _claim_uid()
         if self.uid is not None:
@@ -197,8 +224,12 @@ class _Worker:
                 start_new_session=True,
                 bufsize=1,
             )
-            hello = self._read_line(timeout=30.0)
-            if hello and json.loads(hello).get("ready"):
+            hello = self._read_line(timeout=60.0)
+            said = json.loads(hello) if hello else {}
+            if said.get("ready"):
+                self.executor = said.get("executor", "fresh")
+                if said.get("fallback"):
+                    _warn_fork_fallback(str(said["fallback"]))
                 return
             self.stop()
             errors.seek(0)
@@ -249,6 +280,7 @@ class _Worker:
             report: dict[str, Any] = {"error": "the sandbox worker died or stopped answering"}
         else:
             report = json.loads(line)
+        self.last_report = report
         return classify(report, self.sandbox)
 
     def stop(self) -> None:
@@ -278,15 +310,26 @@ class Solver:
         workers: int | None = None,
         limits: Limits | None = None,
         sandbox: SandboxChoice = "auto",
+        executor: ExecutorKind = "fork",
     ) -> None:
+        if executor not in EXECUTORS:
+            raise SandboxError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}.")
         self.limits = limits or Limits()
         self.sandbox: SandboxKind = resolve_sandbox(sandbox)
+        self.requested_executor: ExecutorKind = executor
         self.size = max(1, workers or os.cpu_count() or 1)
         self._idle: Queue[_Worker] = Queue()
-        self._all = [_Worker(slot, self.sandbox) for slot in range(self.size)]
+        self._all = [_Worker(slot, self.sandbox, executor) for slot in range(self.size)]
         for worker in self._all:
             self._idle.put(worker)
         self._closed = False
+
+    @property
+    def executor(self) -> ExecutorKind:
+        """The executor in use: the one asked for, unless a worker had to fall back."""
+        if any(w.executor == "fresh" for w in self._all):
+            return "fresh"
+        return self.requested_executor
 
     def run(self, program: str, limits: Limits | None = None) -> Execution:
         if self._closed:
@@ -318,7 +361,9 @@ class Solver:
         self.close()
 
 
-def run_program(program: str, limits: Limits | None = None) -> Execution:
+def run_program(
+    program: str, limits: Limits | None = None, executor: ExecutorKind = "fork"
+) -> Execution:
     """Run one program in a one-worker pool (convenient; a pool is faster for many)."""
-    with Solver(workers=1, limits=limits) as solver:
+    with Solver(workers=1, limits=limits, executor=executor) as solver:
         return solver.run(program)

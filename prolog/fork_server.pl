@@ -1,0 +1,211 @@
+/*  The fork server (the "zygote") of one sandbox worker.
+
+    Started once per worker, inside the worker's sandbox, by the supervisor
+    (deonticbench/solver/supervisor.py) as
+
+        swipl --stack-limit=512m --no-packs -q -f none -t halt \
+              -g "load_files('.../fork_server.pl', [silent(true)])" -g fork_server:serve
+
+    it boots SWI-Prolog once and then forks one child per program.  The child
+    becomes what `swipl --stack-limit=S --no-packs -q -f program.pl -t halt`
+    would have been: it takes the job's stdout and stderr (FIFOs the supervisor
+    reads), its directory, environment and command-line flags, drops to the
+    job's uid, waits until the supervisor has applied the job's rlimits, and then
+    runs the very boot steps SWI-Prolog runs for `-f file -t halt` (load the file
+    as the init file, run initialization(_, program) and initialization(_, main)
+    goals, then the toplevel goal `halt`).  The server itself never runs a
+    program, never reads one, and stays undumpable (prctl), so a child, which
+    runs under another uid, can neither signal, trace nor read it.
+
+    Protocol: one Prolog term per line on the server's stdin, one line of text
+    per reply on its stdout (both are moved off fds 0 and 1 first, so that the
+    children inherit pristine standard streams):
+
+        job(Dir, File, OutFifo, ErrFifo, Uid, StackBytes, OsArgv).
+            -> "started <pid>" | "failed <message>"
+        go.       (the supervisor has applied the child's rlimits)
+            -> "exited <code>" | "signaled <signal>"
+        abort.    (the supervisor gave up on the child: it will kill it)
+            -> "exited ..." | "signaled ..." once the child is gone
+*/
+
+:- module(fork_server, [serve/0]).
+
+:- use_module(library(unix), [fork/1, wait/2, dup/2, pipe/2, prctl/1]).
+:- use_module(library(uid), [setuid/1, setgid/1, setgroups/1]).
+
+%   Exit code of a child whose set-up failed before the program ran; the
+%   supervisor recognises it together with the message prefix below.
+setup_failed_code(125).
+
+serve :-
+    catch(boot, E, (print_message(error, E), halt(3))).
+
+%   The control streams: fresh descriptors for the supervisor's pipes, while
+%   fds 0 and 1 (behind user_input and user_output) become /dev/null, which is
+%   where a child's stdin stays and its stdout is replaced.
+boot :-
+    check_internals,
+    prctl(set_dumpable(false)),
+    open('/dev/fd/0', read, In, [encoding(utf8), bom(false)]),
+    open('/dev/fd/1', write, Out, [encoding(utf8)]),
+    open('/dev/null', read, NullIn),
+    open('/dev/null', write, NullOut),
+    dup(NullIn, 0),
+    dup(NullOut, 1),
+    close(NullIn),
+    close(NullOut),
+    current_prolog_flag(pid, Pid),
+    format(Out, "ready ~w~n", [Pid]),
+    flush_output(Out),
+    loop(In, Out).
+
+%   The boot steps a child replays are SWI-Prolog internals: refuse to start
+%   (the supervisor then runs programs in fresh processes) if this SWI-Prolog
+%   does not have them, or if anything already registered program or main
+%   initialization goals, which the children would otherwise inherit.
+check_internals :-
+    forall(member(PI, [ load_init_file/2, initialise_error/1, run_program_init/0,
+                        run_main_init/0, '$toplevel'/0, version/0 ]),
+           (   current_predicate('$toplevel':PI)
+           ->  true
+           ;   throw(error(existence_error(procedure, '$toplevel':PI), _))
+           )),
+    (   '$init_goal'(when(W), G, _)
+    ->  throw(error(permission_error(fork, init_goal, W-G), _))
+    ;   true
+    ).
+
+loop(In, Out) :-
+    read_term(In, Request, [double_quotes(string)]),
+    (   Request == end_of_file
+    ->  halt(0)
+    ;   handle(Request, In, Out),
+        loop(In, Out)
+    ).
+
+handle(job(Dir, File, OutFifo, ErrFifo, Uid, Stack, OsArgv), In, Out) :-
+    !,
+    Job = job(Dir, File, OutFifo, ErrFifo, Uid, Stack, OsArgv),
+    (   catch(start_child(Job, In, Out, Pid, GoWrite), E, (failed(Out, E), fail))
+    ->  reply(Out, "started ~w", [Pid]),
+        read_term(In, Go, []),
+        % The child blocks on this pipe until released; on anything but `go`
+        % it reads end-of-file and exits without running the program.
+        (   Go == go
+        ->  catch(put_char(GoWrite, g), _, true)
+        ;   true
+        ),
+        catch(close(GoWrite), _, true),
+        wait(Pid, Status),
+        report(Out, Status)
+    ;   true
+    ).
+handle(Request, _, Out) :-
+    failed(Out, unknown_request(Request)).
+
+start_child(Job, In, Out, Pid, GoWrite) :-
+    Job = job(_, _, OutFifo, ErrFifo, _, _, _),
+    % The supervisor holds the read ends already, so these opens do not block.
+    open(OutFifo, write, ChildOut),
+    open(ErrFifo, write, ChildErr),
+    pipe(GoRead, GoWrite),
+    flush_output(Out),
+    fork(Pid),
+    (   Pid == child
+    ->  child(Job, In, Out, ChildOut, ChildErr, GoRead, GoWrite)
+    ;   close(ChildOut),
+        close(ChildErr),
+        close(GoRead)
+    ).
+
+report(Out, exited(Code)) :- !, reply(Out, "exited ~w", [Code]).
+report(Out, signaled(Signal)) :- !, signal_number(Signal, N), reply(Out, "signaled ~w", [N]).
+report(Out, Other) :- failed(Out, wait(Other)).
+
+signal_number(N, N) :- integer(N), !.
+signal_number(Name, N) :- catch(current_signal(Name, N, _), _, fail), !.
+signal_number(_, 9).
+
+failed(Out, Reason) :-
+    format(string(Text), "~q", [Reason]),
+    split_string(Text, "\n", "", Lines),
+    atomic_list_concat(Lines, ' ', OneLine),
+    reply(Out, "failed ~w", [OneLine]).
+
+reply(Out, Format, Args) :-
+    format(Out, Format, Args),
+    nl(Out),
+    flush_output(Out).
+
+%!  child(+Job, +In, +Out, +ChildOut, +ChildErr, +GoRead, +GoWrite)
+%
+%   Runs in the forked child: never returns, always halts.
+child(job(Dir, File, _, _, Uid, Stack, OsArgv), In, Out, ChildOut, ChildErr, GoRead, GoWrite) :-
+    (   catch(become_job(Dir, Uid, Stack, OsArgv, In, Out, ChildOut, ChildErr,
+                         GoRead, GoWrite),
+              E, (setup_failed(E), fail))
+    ->  run_as_fresh(File)
+    ;   setup_failed_code(Code),
+        halt(Code)
+    ).
+
+setup_failed(E) :-
+    catch(format(user_error, "fork_server: the child's set-up failed: ~q~n", [E]), _, true).
+
+become_job(Dir, Uid, Stack, OsArgv, In, Out, ChildOut, ChildErr, GoRead, GoWrite) :-
+    close(In),
+    close(Out),
+    close(GoWrite),
+    dup(ChildOut, 1),
+    dup(ChildErr, 2),
+    close(ChildOut),
+    close(ChildErr),
+    working_directory(_, Dir),
+    % The environment of a fresh swipl: PATH and LANG are the server's own.
+    setenv('HOME', Dir),
+    setenv('TMPDIR', Dir),
+    atom_string(DirAtom, Dir),
+    set_prolog_flag(tmp_dir, DirAtom),
+    set_prolog_flag(stack_limit, Stack),
+    maplist(atom_string, OsArgvAtoms, OsArgv),
+    set_prolog_flag(os_argv, OsArgvAtoms),
+    drop_privileges(Uid),
+    % Block until the supervisor has set this process's rlimits (prlimit(2):
+    % library(rlimit) can only set soft limits, and not the address space).
+    get_char(GoRead, Go),
+    close(GoRead),
+    Go == g,
+    set_random(seed(random)).
+
+drop_privileges(none) :- !.
+drop_privileges(Uid) :-
+    setgroups([]),
+    setgid(Uid),
+    setuid(Uid),
+    % setuid() made us undumpable like our parent; a fresh process is not,
+    % and may read its own /proc/self files.
+    prctl(set_dumpable(true)).
+
+%   The rest of what swipl does for `-f File -t halt` after booting (see
+%   '$initialise'/0 and '$compile'/0 in boot/toplevel.pl): load the file as
+%   the init file; with no initialization(_, main|program) goals print the
+%   (silenced) banner, otherwise run them; then run the toplevel goal `halt`.
+%   A failed or raising initialisation ends in exit code 1, as it does there.
+run_as_fresh(File) :-
+    (   catch(initialise_as_fresh(File), E, '$toplevel':initialise_error(E))
+    ->  (   catch('$toplevel':'$toplevel', E2, (print_message(error, E2), fail))
+        ->  halt(0)
+        ;   halt(1)
+        )
+    ;   halt(1)
+    ).
+
+initialise_as_fresh(OsFile) :-
+    prolog_to_os_filename(File, OsFile),
+    '$toplevel':load_init_file(File, explicit),
+    (   \+ '$init_goal'(when(_), _, _)
+    ->  '$toplevel':version
+    ;   '$toplevel':run_program_init,
+        '$toplevel':run_main_init
+    ).

@@ -29,7 +29,11 @@
             -> "exited ..." | "signaled ..." once the child is gone
 */
 
-:- module(fork_server, [serve/0]).
+:- module(fork_server, []).
+%   Resolve this module's calls in `system` only: through the default `user`,
+%   every built-in it calls would show up as imported into `user`, where a
+%   program could see it.
+:- set_module(base(system)).
 
 :- use_module(library(unix), [fork/1, wait/2, dup/2, pipe/2, prctl/1]).
 :- use_module(library(uid), [setuid/1, setgid/1, setgroups/1]).
@@ -65,16 +69,26 @@ boot :-
 %   does not have them, or if anything already registered program or main
 %   initialization goals, which the children would otherwise inherit.
 check_internals :-
-    forall(member(PI, [ load_init_file/2, initialise_error/1, run_program_init/0,
+    internals_present([ load_init_file/2, initialise_error/1, run_program_init/0,
                         run_main_init/0, '$toplevel'/0, version/0 ]),
-           (   current_predicate('$toplevel':PI)
-           ->  true
-           ;   throw(error(existence_error(procedure, '$toplevel':PI), _))
-           )),
     (   '$init_goal'(when(W), G, _)
     ->  throw(error(permission_error(fork, init_goal, W-G), _))
     ;   true
     ).
+
+internals_present([]).
+internals_present([PI|PIs]) :-
+    (   current_predicate('$toplevel':PI)
+    ->  internals_present(PIs)
+    ;   throw(error(existence_error(procedure, '$toplevel':PI), _))
+    ).
+
+%   (Written out rather than with library(apply) or library(lists): every
+%   library loaded here is loaded in every child too.)
+strings_atoms([], []).
+strings_atoms([S|Ss], [A|As]) :-
+    atom_string(A, S),
+    strings_atoms(Ss, As).
 
 loop(In, Out) :-
     read_term(In, Request, [double_quotes(string)]),
@@ -165,17 +179,16 @@ become_job(Dir, Uid, Stack, OsArgv, In, Out, ChildOut, ChildErr, GoRead, GoWrite
     % The environment of a fresh swipl: PATH and LANG are the server's own.
     setenv('HOME', Dir),
     setenv('TMPDIR', Dir),
-    atom_string(DirAtom, Dir),
-    set_prolog_flag(tmp_dir, DirAtom),
     set_prolog_flag(stack_limit, Stack),
-    maplist(atom_string, OsArgvAtoms, OsArgv),
+    strings_atoms(OsArgv, OsArgvAtoms),
     set_prolog_flag(os_argv, OsArgvAtoms),
-    drop_privileges(Uid),
-    % Block until the supervisor has set this process's rlimits (prlimit(2):
-    % library(rlimit) can only set soft limits, and not the address space).
+    % Block until the supervisor has set this process's rlimits with prlimit(2)
+    % (library(rlimit) sets soft limits only, and not the address space); it
+    % may do so only while we still have its uid.
     get_char(GoRead, Go),
     close(GoRead),
     Go == g,
+    drop_privileges(Uid),
     set_random(seed(random)).
 
 drop_privileges(none) :- !.

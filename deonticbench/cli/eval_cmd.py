@@ -13,6 +13,7 @@ import click
 
 from ..errors import ConfigError, DeonticBenchError
 from ..records import MODES, Mode
+from ._options import executor_option
 
 
 def _parse_modes(value: str) -> list[Mode]:
@@ -72,6 +73,7 @@ def _positive(name: str, value: int | None) -> None:
     "--retry-errors", is_flag=True, help="Redo samples of this run whose last request failed."
 )
 @click.option("--workers", type=int, default=None, help="Prolog workers (default: cores).")
+@executor_option
 @click.option("--dry-run", is_flag=True, help="Count requests and prompt tokens, then exit.")
 @click.option(
     "--score",
@@ -99,6 +101,7 @@ def command(
     no_cache: bool,
     retry_errors: bool,
     workers: int | None,
+    executor: str,
     dry_run: bool,
     score_after: bool,
 ) -> None:
@@ -147,7 +150,9 @@ def command(
         found = None if fresh else find_resumable(config)
         out = found or new_run_path(model.spec, split)
 
-    options = _Options(out, cache_path, no_cache, attempts, concurrency, workers, retry_errors)
+    options = _Options(
+        out, cache_path, no_cache, attempts, concurrency, workers, retry_errors, executor
+    )
     if dry_run:
         _dry_run(model, plan, config, options)
         return
@@ -173,6 +178,7 @@ class _Options:
     concurrency: int
     workers: int | None
     retry_errors: bool
+    executor: str = "fork"
 
 
 def _open_cache(options: _Options) -> Any:
@@ -259,7 +265,11 @@ async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Opt
         # is an unusable cache or sandbox; only then is the run folder touched.
         await model.check()
         cache = _open_cache(options)
-        solver = Solver(workers=options.workers, limits=Limits(**config["limits"]))
+        solver = Solver(
+            workers=options.workers,
+            limits=Limits(**config["limits"]),
+            executor=options.executor,  # type: ignore[arg-type]  # a click.Choice of EXECUTORS
+        )
         try:
             with RunFolder.open(options.out, config, retry_errors=options.retry_errors) as run:
                 if run.loaded.truncated:

@@ -11,7 +11,8 @@ from ..answers import Answer, answer_from_execution
 from ..domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError
 from ..programs import extract_program, has_fence, prepare_program
-from ..solver import Execution, Limits, run_program
+from ..solver import Execution, ExecutorKind, Limits, run_program
+from ._options import executor_option
 
 
 @click.command()
@@ -28,8 +29,11 @@ from ..solver import Execution, Limits, run_program
     show_default=True,
     help="Seconds.",
 )
+@executor_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def command(file: str, domain: str | None, timeout: float, as_json: bool) -> None:
+def command(
+    file: str, domain: str | None, timeout: float, executor: ExecutorKind, as_json: bool
+) -> None:
     """Run the Prolog program in FILE in the sandbox and show what it did.
 
     FILE may also be a saved model response: its fenced Prolog is extracted first."""
@@ -51,7 +55,7 @@ def command(file: str, domain: str | None, timeout: float, as_json: bool) -> Non
     if dom is not None:
         prepared = prepare_program(dom, program)
         program, notes = prepared.text, notes + prepared.notes
-    execution = run_program(program, Limits(timeout_s=timeout))
+    execution = run_program(program, Limits(timeout_s=timeout), executor=executor)
     found_domain, answer = _answer(dom, execution)
     if as_json:
         payload = execution.to_dict()

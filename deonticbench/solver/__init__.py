@@ -11,8 +11,17 @@ SWI-Prolog there (``executor="fork"``, the default) or as a fresh ``swipl`` proc
 ``Execution`` says what happened.
 """
 
-from .execution import KILLED, STATUSES, Execution, Limits, SandboxKind, Status
-from .pool import EXECUTORS, ExecutorKind, Solver, run_program
+from .execution import (
+    EXECUTORS,
+    KILLED,
+    STATUSES,
+    Execution,
+    ExecutorKind,
+    Limits,
+    SandboxKind,
+    Status,
+)
+from .pool import Solver, run_program
 
 __all__ = [
     "EXECUTORS",

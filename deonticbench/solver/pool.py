@@ -34,14 +34,9 @@ from typing import IO, Any, Literal
 from .._paths import PROLOG
 from ..errors import SandboxError
 from .classify import classify
-from .execution import Execution, Limits, SandboxKind
+from .execution import EXECUTORS, Execution, ExecutorKind, Limits, SandboxKind
 
 SandboxChoice = Literal["auto", "bwrap", "rlimits"]
-ExecutorKind = Literal["fork", "fresh"]
-EXECUTORS: tuple[ExecutorKind, ...] = ("fork", "fresh")
-"""``fork``: each program is a child forked from a booted SWI-Prolog in the worker's
-sandbox (falls back to ``fresh`` where that cannot start); ``fresh``: each program is a
-new ``swipl`` process.  Results are the same; ``fork`` skips SWI-Prolog's start-up."""
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
 _FORK_SERVER = PROLOG / "fork_server.pl"
@@ -313,7 +308,9 @@ class Solver:
         executor: ExecutorKind = "fork",
     ) -> None:
         if executor not in EXECUTORS:
-            raise SandboxError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}.")
+            raise SandboxError(
+                f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}."
+            )
         self.limits = limits or Limits()
         self.sandbox: SandboxKind = resolve_sandbox(sandbox)
         self.requested_executor: ExecutorKind = executor

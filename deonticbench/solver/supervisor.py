@@ -58,25 +58,35 @@ def _set_subreaper() -> None:
         pass
 
 
-def _descendants(root: int) -> dict[int, tuple[int, str]]:
-    """Every process whose ancestry reaches ``root``, as pid -> (parent pid, state)."""
-    table: dict[int, tuple[int, str]] = {}
+def _process_table() -> dict[int, tuple[int, str, int]]:
+    """Every process we can see, as pid -> (parent pid, state, owner uid)."""
+    table: dict[int, tuple[int, str, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
                 stat = fh.read()
+                owner = os.fstat(fh.fileno()).st_uid
         except OSError:
             continue
         # The command name may hold spaces and parentheses: fields resume after the last ')'.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        table[int(entry)] = (int(fields[1]), fields[0].decode())
+        table[int(entry)] = (int(fields[1]), fields[0].decode(), owner)
+    return table
+
+
+def _descendants(
+    root: int, table: dict[int, tuple[int, str, int]] | None = None
+) -> dict[int, tuple[int, str]]:
+    """Every process whose ancestry reaches ``root``, as pid -> (parent pid, state)."""
+    if table is None:
+        table = _process_table()
     found: dict[int, tuple[int, str]] = {}
     frontier = {root}
     while frontier:
-        nxt = {pid for pid, (ppid, _) in table.items() if ppid in frontier and pid not in found}
-        found.update({pid: table[pid] for pid in nxt})
+        nxt = {pid for pid, (ppid, _, _) in table.items() if ppid in frontier and pid not in found}
+        found.update({pid: table[pid][:2] for pid in nxt})
         frontier = nxt
     return found
 
@@ -105,9 +115,12 @@ def kill_everything(uid: int | None, keep: int | None = None, spare: int | None 
     me = os.getpid()
     killed = 0
     for _ in range(200):
-        if uid is not None:
+        table = _process_table()
+        # Killing by uid takes a fork: only when a process of the uid is there to kill.
+        if uid is not None and any(u == uid and st != "Z" for _, st, u in table.values()):
             _kill_uid(uid)
-        procs = _descendants(me)
+            table = _process_table()
+        procs = _descendants(me, table)
         live = [pid for pid, (_, state) in procs.items() if state != "Z" and pid != spare]
         zombies = [pid for pid, (ppid, state) in procs.items() if state == "Z" and ppid == me]
         for pid in live:
@@ -330,7 +343,7 @@ class ForkServer:
 
     def start(self) -> None:
         self.stop()
-        load = f"load_files({_prolog_atom(self.script)}, [silent(true)])"
+        load = f"load_files({_prolog_atom(self.script)}, [silent(true), imports([])])"
         argv = [
             "swipl",
             "--stack-limit=512m",
@@ -345,7 +358,7 @@ class ForkServer:
             "-g",
             "fork_server:serve",
         ]
-        self._errors = tempfile.TemporaryFile(dir=self.workroot)
+        self._errors = tempfile.TemporaryFile(dir=self.workroot)  # noqa: SIM115 - held while it runs
         try:
             self.proc = subprocess.Popen(
                 argv,

@@ -16,7 +16,7 @@ from .data import Case, DataSource, load_cases
 from .domains import Domain
 from .errors import DataError
 from .outcomes import judge
-from .programs import prepare_program, unwrap_fenced
+from .programs import PreparedProgram, prepare_program, unwrap_fenced
 from .solver import Execution, Limits, Solver
 
 
@@ -83,6 +83,13 @@ class DomainReport:
         }
 
 
+def reference_program(domain: Domain, case: Case) -> PreparedProgram:
+    """The program ``validate`` runs for a case: its reference program through the same
+    extraction as any response (some published ones, in the whole splits, are raw model
+    responses in a ```prolog fence)."""
+    return prepare_program(domain, unwrap_fenced(case.reference_prolog))
+
+
 def check_case(domain: Domain, case: Case, execution: Execution, repaired: bool) -> CaseCheck:
     answer = answer_from_execution(domain, execution)
     return CaseCheck(
@@ -121,9 +128,7 @@ def validate(
             reports[domain.name].skipped = str(exc)
             continue
         for case in cases:
-            # Some published reference programs (the whole splits) are raw model responses
-            # in a ```prolog fence: they go through the same extraction as any response.
-            prepared = prepare_program(domain, unwrap_fenced(case.reference_prolog))
+            prepared = reference_program(domain, case)
             jobs.append((domain, case, prepared.text, prepared.repaired))
     own = solver is None
     pool = solver or Solver(limits=limits)

@@ -233,9 +233,16 @@ def _read_outputs(
     }
 
 
-def _prepare(job: dict[str, Any], uid: int | None, workroot: str, seq: int) -> tuple[str, str]:
-    """The job's private directory with its program in it: (directory, program path)."""
-    jobdir = os.path.join(workroot, f"job-{os.getpid()}-{seq}")
+def _prepare(job: dict[str, Any], uid: int | None, workroot: str) -> tuple[str, str]:
+    """The job's private directory with its program in it: (directory, program path).
+
+    Its path is the same for every job of a worker (a worker runs one job at a time, and
+    the directory is new each time): so is a program's environment (HOME and TMPDIR name
+    it), which the fork server therefore starts with, and a forked child's
+    /proc/self/environ reads as a fresh process's does."""
+    jobdir = _jobdir(workroot)
+    if os.path.lexists(jobdir):
+        _rmtree(jobdir)  # what a job that crashed the supervisor left
     os.mkdir(jobdir, 0o700)
     program = os.path.join(jobdir, "program.pl")
     with open(program, "w", encoding="utf-8") as fh:
@@ -244,6 +251,10 @@ def _prepare(job: dict[str, Any], uid: int | None, workroot: str, seq: int) -> t
         os.chown(jobdir, uid, uid)
         os.chown(program, uid, uid)
     return jobdir, program
+
+
+def _jobdir(workroot: str) -> str:
+    return os.path.join(workroot, "job")
 
 
 def _swipl_argv(job: dict[str, Any], program: str) -> list[str]:
@@ -278,9 +289,9 @@ def _report(
     }
 
 
-def run_job(job: dict[str, Any], uid: int | None, workroot: str, seq: int) -> dict[str, Any]:
+def run_job(job: dict[str, Any], uid: int | None, workroot: str) -> dict[str, Any]:
     """Run one program in a fresh ``swipl`` process."""
-    jobdir, program = _prepare(job, uid, workroot, seq)
+    jobdir, program = _prepare(job, uid, workroot)
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -368,7 +379,7 @@ class ForkServer:
                 cwd=self.workroot,
                 # The keys of a program's environment, in the same order: a child only
                 # changes the values of HOME and TMPDIR.
-                env=_env(self.workroot),
+                env=_env(_jobdir(self.workroot)),
                 start_new_session=True,
                 close_fds=True,
             )
@@ -479,13 +490,15 @@ def _exit_line(line: str) -> int:
 
 
 def run_forked(
-    job: dict[str, Any], uid: int | None, workroot: str, seq: int, server: ForkServer
+    job: dict[str, Any], uid: int | None, workroot: str, server: ForkServer
 ) -> dict[str, Any]:
     """Run one program in a child of the fork server; raises ForkServerDied."""
-    jobdir, program = _prepare(job, uid, workroot, seq)
+    jobdir, program = _prepare(job, uid, workroot)
     # The child's stdout and stderr: FIFOs in a directory only we can enter, opened by
     # the server (as root) before it forks, so the program cannot reach them by name.
-    iodir = os.path.join(workroot, f"io-{os.getpid()}-{seq}")
+    iodir = os.path.join(workroot, "io")
+    if os.path.lexists(iodir):
+        _rmtree(iodir)
     os.mkdir(iodir, 0o700)
     fds: dict[int, str] = {}
     try:
@@ -592,7 +605,7 @@ class Executor:
             self.server.stop()
         self.server, self.fallback = None, reason
 
-    def run(self, job: dict[str, Any], seq: int) -> dict[str, Any]:
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
         died: list[str] = []
         while self.server is not None and len(died) < 2:
             if not self.server.running:
@@ -602,7 +615,7 @@ class Executor:
                     self._fall_back(str(exc))
                     break
             try:
-                return self._tag(run_forked(job, self.uid, self.workroot, seq, self.server))
+                return self._tag(run_forked(job, self.uid, self.workroot, self.server))
             except ForkServerDied as exc:
                 died.append(str(exc))
                 self.server.stop()
@@ -611,7 +624,7 @@ class Executor:
             return self._tag(
                 {"error": f"the fork server died twice running this program: {died[-1]}"}
             )
-        return self._tag(run_job(job, self.uid, self.workroot, seq))
+        return self._tag(run_job(job, self.uid, self.workroot))
 
     def _tag(self, result: dict[str, Any]) -> dict[str, Any]:
         result.setdefault("wall_s", 0.0)
@@ -682,7 +695,6 @@ def main() -> None:
         kill_everything(args.uid)  # a previous worker's leftovers under our uid
     executor = Executor(args.executor, args.fork_server, args.uid, args.workdir)
     out = sys.stdout
-    seq = 0
     hello = {"ready": True, "pid": os.getpid(), "executor": executor.kind}
     if executor.fallback:
         hello["fallback"] = executor.fallback
@@ -691,9 +703,8 @@ def main() -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
-        seq += 1
         try:
-            result = executor.run(json.loads(line), seq)
+            result = executor.run(json.loads(line))
         except Exception as exc:  # the supervisor must survive any one job
             kill_everything(args.uid, spare=executor.server.pid if executor.server else None)
             result = {"error": f"supervisor: {type(exc).__name__}: {exc}", "wall_s": 0.0}

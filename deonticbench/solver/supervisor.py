@@ -580,6 +580,10 @@ def _fork_and_collect(
     return _report(returncode, captured, wall, leftovers)
 
 
+# Failed starts in a row after which a worker stops trying its fork server.
+_FORK_SERVER_STARTS = 3
+
+
 class Executor:
     """Runs each job in a forked child when the fork server works, else in a fresh
     process; restarts a dead fork server and retries its job once."""
@@ -588,6 +592,7 @@ class Executor:
         self.uid = uid
         self.workroot = workroot
         self.restarts = 0
+        self.failed_starts = 0
         self.fallback: str | None = None
         self.server = ForkServer(script, workroot) if kind == "fork" and script else None
         if self.server is not None:
@@ -606,25 +611,37 @@ class Executor:
         self.server, self.fallback = None, reason
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        """Run one job: a dead fork server is restarted and the job retried once; a
+        second death is reported as the job's result."""
         died: list[str] = []
         while self.server is not None and len(died) < 2:
-            if not self.server.running:
-                try:
-                    self.server.start()
-                except ForkServerUnavailable as exc:
-                    self._fall_back(str(exc))
-                    break
             try:
+                if not self.server.running:
+                    self._restart()
                 return self._tag(run_forked(job, self.uid, self.workroot, self.server))
-            except ForkServerDied as exc:
+            except (ForkServerDied, ForkServerUnavailable) as exc:
                 died.append(str(exc))
-                self.server.stop()
-                self.restarts += 1
+                if self.server is not None:
+                    self.server.stop()
         if died and self.server is not None:
             return self._tag(
                 {"error": f"the fork server died twice running this program: {died[-1]}"}
             )
         return self._tag(run_job(job, self.uid, self.workroot))
+
+    def _restart(self) -> None:
+        """Start the fork server again; after several failed starts in a row, give up on
+        it and run programs in fresh processes (same results, slower)."""
+        assert self.server is not None
+        self.restarts += 1
+        try:
+            self.server.start()
+        except ForkServerUnavailable as exc:
+            self.failed_starts += 1
+            if self.failed_starts >= _FORK_SERVER_STARTS:
+                self._fall_back(str(exc))
+            raise
+        self.failed_starts = 0
 
     def _tag(self, result: dict[str, Any]) -> dict[str, Any]:
         result.setdefault("wall_s", 0.0)

@@ -18,11 +18,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
+import time
 import warnings
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -186,7 +187,8 @@ class _Worker:
         self.last_report: dict[str, Any] = {}
         self.uid: int | None = None
         self._uid_lock: IO[bytes] | None = None
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._pending = b""
         self._hostdir: str | None = None
 
     def start(self) -> None:
@@ -214,11 +216,11 @@ class _Worker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errors,
-                text=True,
                 env=env,
                 start_new_session=True,
-                bufsize=1,
+                bufsize=0,
             )
+            self._pending = b""
             hello = self._read_line(timeout=60.0)
             said = json.loads(hello) if hello else {}
             if said.get("ready"):
@@ -233,22 +235,26 @@ class _Worker:
         raise SandboxError(f"the {self.sandbox} sandbox worker did not start{reason}.")
 
     def _read_line(self, timeout: float) -> str | None:
+        """The supervisor's next line, or None if it ends or says nothing in time."""
         assert self.proc is not None and self.proc.stdout is not None
-        stream = self.proc.stdout
-        result: list[str] = []
-
-        def read() -> None:
-            # The worker may be stopped (and the stream closed) while we wait.
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
             try:
-                result.append(stream.readline())
-            except (OSError, ValueError):
-                pass
-
-        reader = threading.Thread(target=read)
-        reader.daemon = True
-        reader.start()
-        reader.join(timeout)
-        return result[0] if result and result[0] else None
+                chunk = os.read(fd, 1 << 20)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode("utf-8")
 
     def execute(self, program: str, limits: Limits) -> Execution:
         if self.proc is None or self.proc.poll() is not None:
@@ -265,8 +271,9 @@ class _Worker:
             "processes": limits.processes,
         }
         try:
-            self.proc.stdin.write(json.dumps(job) + "\n")
-            self.proc.stdin.flush()
+            data = memoryview(json.dumps(job).encode("utf-8") + b"\n")
+            while data:
+                data = data[self.proc.stdin.write(data) or 0 :]
             line = self._read_line(timeout=limits.timeout_s + _WATCHDOG_GRACE_S)
         except (BrokenPipeError, OSError):
             line = None

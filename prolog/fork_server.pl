@@ -211,8 +211,20 @@ run_as_fresh(File) :-
         ->  halt(0)
         ;   halt(1)
         )
-    ;   halt(1)
+    ;   close_program_streams,
+        halt(1)
     ).
+
+%   A fresh swipl halts from C after a failed initialisation, outside any
+%   query; here halt/1 runs inside one, where closing a stream that cannot be
+%   flushed (a file past RLIMIT_FSIZE: SIGXFSZ) while the halt hooks run
+%   crashes SWI-Prolog 9.0.4.  Closing the program's output streams first, as
+%   halt would, keeps the exit code 1 that a fresh process gives.
+close_program_streams :-
+    forall(( stream_property(S, mode(M)), M \== read,
+             \+ stream_property(S, alias(user_output)),
+             \+ stream_property(S, alias(user_error)) ),
+           catch(close(S, [force(true)]), _, true)).
 
 initialise_as_fresh(OsFile) :-
     prolog_to_os_filename(File, OsFile),

@@ -170,3 +170,31 @@ def test_boot_semantics_match() -> None:
         if fresh != fork:
             found.append(f"{job.program!r}: fresh {fresh} fork {fork}")
     assert found == []
+
+
+LIMITED = Limits(timeout_s=10, cpu_s=1, memory_mb=1024, file_size_mb=1, processes=4)
+LIMIT_PROGRAMS = {
+    "cpu": "spin :- spin.\n:- spin.\n",
+    "file_size": ":- open('big', write, S), forall(between(1, 40000, _),"
+    " write(S, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx')), close(S).\n",
+    "memory": ":- set_prolog_flag(stack_limit, 4 000 000 000), length(L, 300 000 000),"
+    " writeln(L).\n",
+    "processes": ":- use_module(library(process)).\n"
+    ":- forall(between(1, 8, _), catch(process_create(path(sleep), ['5'], []), E,"
+    " (print_message(error, E)))), writeln(spawned).\n",
+    "limits_seen": ":- read_file_to_string('/proc/self/limits', S, []), write(S).\n",
+}
+
+
+def test_rlimits_bind_forked_children_as_fresh_processes() -> None:
+    """The rlimits a forked child gets with prlimit(2) are the ones a fresh process gets
+    with setrlimit(2), soft and hard: same limit hit, same /proc/self/limits."""
+    jobs = [Job(name, program) for name, program in LIMIT_PROGRAMS.items()]
+    results = {job.name: (fresh, fork) for job, fresh, fork in _run_both(jobs, LIMITED)}
+    for name, (fresh, fork) in results.items():
+        assert fresh == fork, name
+    assert results["cpu"][1]["status"] == "resource_limit"
+    # SWI-Prolog turns SIGXFSZ into an I/O error, in both.
+    assert results["file_size"][1]["status"] == "runtime_error"
+    assert results["memory"][1]["status"] in ("resource_limit", "runtime_error")
+    assert "Max cpu time              1                    2" in str(results["limits_seen"][1])

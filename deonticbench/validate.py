@@ -117,22 +117,23 @@ def validate(
     With ``skip_missing``, a domain whose split the source lacks (housing's whole split
     offline) is reported as skipped instead of stopping the whole validation.
     """
-    jobs: list[tuple[Domain, Case, str, bool]] = []
-    reports = {d.name: DomainReport(domain=d.name) for d in domains}
-    for domain in domains:
-        try:
-            cases = load_cases(domain, split, source)
-        except DataError as exc:
-            if not skip_missing:
-                raise
-            reports[domain.name].skipped = str(exc)
-            continue
-        for case in cases:
-            prepared = reference_program(domain, case)
-            jobs.append((domain, case, prepared.text, prepared.repaired))
     own = solver is None
     pool = solver or Solver(limits=limits)
+    pool.warm_up()  # boot the sandboxes while the cases load
+    jobs: list[tuple[Domain, Case, str, bool]] = []
+    reports = {d.name: DomainReport(domain=d.name) for d in domains}
     try:
+        for domain in domains:
+            try:
+                cases = load_cases(domain, split, source)
+            except DataError as exc:
+                if not skip_missing:
+                    raise
+                reports[domain.name].skipped = str(exc)
+                continue
+            for case in cases:
+                prepared = reference_program(domain, case)
+                jobs.append((domain, case, prepared.text, prepared.repaired))
         executions = pool.map([program for _, _, program, _ in jobs], limits)
     finally:
         if own:

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Iterable
@@ -327,6 +328,27 @@ class Solver:
         for worker in self._all:
             self._idle.put(worker)
         self._closed = False
+        self._warming: list[threading.Thread] = []
+
+    def warm_up(self) -> None:
+        """Start every worker now, in the background, and return at once: the first
+        programs then need not wait for sandboxes and fork servers to boot (``validate``
+        loads its cases meanwhile)."""
+
+        def start_one() -> None:
+            worker = self._idle.get()
+            try:
+                if not self._closed and (worker.proc is None or worker.proc.poll() is not None):
+                    worker.start()
+            except SandboxError:
+                pass  # the first run() starts it again and reports why it cannot
+            finally:
+                self._idle.put(worker)
+
+        for _ in self._all:
+            thread = threading.Thread(target=start_one, daemon=True)
+            thread.start()
+            self._warming.append(thread)
 
     @property
     def executor(self) -> ExecutorKind:
@@ -355,6 +377,8 @@ class Solver:
 
     def close(self) -> None:
         self._closed = True
+        for thread in self._warming:
+            thread.join()
         for worker in self._all:
             worker.stop()
 

@@ -176,6 +176,27 @@ def _warn_once() -> None:
     )
 
 
+_LAUNCHER: ThreadPoolExecutor | None = None
+_LAUNCHER_LOCK = threading.Lock()
+
+
+def _launch(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """Start a worker from one long-lived thread.  bubblewrap's --die-with-parent kills
+    the sandbox when the *thread* that started it ends (Linux ties the parent-death signal
+    to the thread), and workers are started from whatever thread first needs them (a
+    ``map`` pool, ``warm_up``): those end long before the worker should."""
+    global _LAUNCHER
+    with _LAUNCHER_LOCK:
+        if _LAUNCHER is None:
+            _LAUNCHER = ThreadPoolExecutor(1, thread_name_prefix="deonticbench-launcher")
+        launcher = _LAUNCHER
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(argv, **options)
+
+    return launcher.submit(start).result()
+
+
 class _Worker:
     """One supervisor process; restarted when it dies or stops answering."""
 
@@ -212,7 +233,7 @@ class _Worker:
             argv += ["--uid", str(self.uid)]
         # The supervisor's stderr goes to a file, read only to explain a failed start.
         with tempfile.TemporaryFile() as errors:
-            self.proc = subprocess.Popen(
+            self.proc = _launch(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

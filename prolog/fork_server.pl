@@ -25,6 +25,7 @@
             -> "started <pid>" | "failed <message>"
         go.       (the supervisor has applied the child's rlimits)
             -> "exited <code>" | "signaled <signal>"
+               | "failed set_up_failed(...)" (the child never ran the program)
         abort.    (the supervisor gave up on the child: it will kill it)
             -> "exited ..." | "signaled ..." once the child is gone
 */
@@ -101,7 +102,7 @@ loop(In, Out) :-
 handle(job(Dir, File, OutFifo, ErrFifo, Uid, Stack, OsArgv), In, Out) :-
     !,
     Job = job(Dir, File, OutFifo, ErrFifo, Uid, Stack, OsArgv),
-    (   catch(start_child(Job, In, Out, Pid, GoWrite), E, (failed(Out, E), fail))
+    (   catch(start_child(Job, In, Out, Pid, GoWrite, SetUp), E, (failed(Out, E), fail))
     ->  reply(Out, "started ~w", [Pid]),
         read_term(In, Go, []),
         % The child blocks on this pipe until released; on anything but `go`
@@ -112,25 +113,35 @@ handle(job(Dir, File, OutFifo, ErrFifo, Uid, Stack, OsArgv), In, Out) :-
         ),
         catch(close(GoWrite), _, true),
         wait(Pid, Status),
-        report(Out, Status)
+        % The child says on this pipe that it became the job, just before it
+        % runs the program (which never holds the pipe).
+        catch(get_char(SetUp, Said), _, Said = end_of_file),
+        close(SetUp),
+        (   Said == s
+        ->  report(Out, Status)
+        ;   failed(Out, set_up_failed(Status))
+        )
     ;   true
     ).
 handle(Request, _, Out) :-
     failed(Out, unknown_request(Request)).
 
-start_child(Job, In, Out, Pid, GoWrite) :-
+start_child(Job, In, Out, Pid, GoWrite, SetUpRead) :-
     Job = job(_, _, OutFifo, ErrFifo, _, _, _),
     % The supervisor holds the read ends already, so these opens do not block.
     open(OutFifo, write, ChildOut),
     open(ErrFifo, write, ChildErr),
     pipe(GoRead, GoWrite),
+    pipe(SetUpRead, SetUpWrite),
     flush_output(Out),
     fork(Pid),
     (   Pid == child
-    ->  child(Job, In, Out, ChildOut, ChildErr, GoRead, GoWrite)
+    ->  close(SetUpRead),
+        child(Job, In, Out, ChildOut, ChildErr, GoRead, GoWrite, SetUpWrite)
     ;   close(ChildOut),
         close(ChildErr),
-        close(GoRead)
+        close(GoRead),
+        close(SetUpWrite)
     ).
 
 report(Out, exited(Code)) :- !, reply(Out, "exited ~w", [Code]).
@@ -152,14 +163,17 @@ reply(Out, Format, Args) :-
     nl(Out),
     flush_output(Out).
 
-%!  child(+Job, +In, +Out, +ChildOut, +ChildErr, +GoRead, +GoWrite)
+%!  child(+Job, +In, +Out, +ChildOut, +ChildErr, +GoRead, +GoWrite, +SetUp)
 %
 %   Runs in the forked child: never returns, always halts.
-child(job(Dir, File, _, _, Uid, Stack, OsArgv), In, Out, ChildOut, ChildErr, GoRead, GoWrite) :-
+child(job(Dir, File, _, _, Uid, Stack, OsArgv), In, Out, ChildOut, ChildErr, GoRead, GoWrite,
+      SetUp) :-
     (   catch(become_job(Dir, Uid, Stack, OsArgv, In, Out, ChildOut, ChildErr,
                          GoRead, GoWrite),
               E, (setup_failed(E), fail))
-    ->  run_as_fresh(File)
+    ->  put_char(SetUp, s),
+        close(SetUp),
+        run_as_fresh(File)
     ;   setup_failed_code(Code),
         halt(Code)
     ).

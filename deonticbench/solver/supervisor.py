@@ -486,7 +486,9 @@ def _exit_line(line: str) -> int:
         return int(value)
     if kind == "signaled":
         return -int(value)
-    raise ForkServerDied(f"unexpected reply {line!r}")
+    # "failed ...": the child could not become the job before the program ran (the
+    # server knows it from a pipe the program never holds, so no program can say so).
+    raise ForkServerDied(f"the child {value}" if kind == "failed" else f"it said {line!r}")
 
 
 def run_forked(

@@ -173,7 +173,9 @@ child(job(Dir, File, _, _, Uid, Stack, OsArgv), In, Out, ChildOut, ChildErr, GoR
               E, (setup_failed(E), fail))
     ->  put_char(SetUp, s),
         close(SetUp),
-        run_as_fresh(File)
+        % Nothing may return into the server's loop.
+        catch(run_as_fresh(File), _, initialisation_failed),
+        halt(1)
     ;   setup_failed_code(Code),
         halt(Code)
     ).
@@ -220,14 +222,25 @@ drop_privileges(Uid) :-
 %   (silenced) banner, otherwise run them; then run the toplevel goal `halt`.
 %   A failed or raising initialisation ends in exit code 1, as it does there.
 run_as_fresh(File) :-
-    (   catch(initialise_as_fresh(File), E, '$toplevel':initialise_error(E))
+    (   catch(initialise_as_fresh(File), E, initialise_error(E))
     ->  (   catch('$toplevel':'$toplevel', E2, (print_message(error, E2), fail))
         ->  halt(0)
         ;   halt(1)
         )
-    ;   close_program_streams,
-        halt(1)
+    ;   initialisation_failed
     ).
+
+%   abort/0 ('$aborted') is re-thrown once its handler completes: out of
+%   '$initialise' in a fresh swipl, which then exits with 1 and says nothing.
+initialise_error(E) :-
+    (   E == '$aborted'
+    ->  initialisation_failed
+    ;   '$toplevel':initialise_error(E)
+    ).
+
+initialisation_failed :-
+    close_program_streams,
+    halt(1).
 
 %   A fresh swipl halts from C after a failed initialisation, outside any
 %   query; here halt/1 runs inside one, where closing a stream that cannot be

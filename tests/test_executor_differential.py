@@ -158,6 +158,23 @@ BOOT_PROGRAMS = [
     ":- use_module(library(time)), catch(call_with_time_limit(0.2, (repeat, fail)), E, "
     "(print(E), nl)).\n",
     ":- initialization(main, main).\nmain :- sleep(0.05), format('~a~n', [done]).\n",
+    ":- writeln(a), abort.\n:- writeln(b).\n",
+    ":- initialization(main, main).\nmain :- writeln(a), abort.\n",
+    ":- set_prolog_flag(toplevel_goal, (writeln(top), fail)).\n",
+    ":- set_prolog_flag(toplevel_goal, writeln(top)).\n",
+    ":- initialization(main, main).\nmain :- thread_create(repeat, _, [detached(true)]),"
+    " writeln(left_a_thread).\n",
+    ":- module(m, []).\n:- writeln(in_module).\n",
+    ":- table fib/2.\nfib(0, 0).\nfib(1, 1).\nfib(N, F) :- N > 1, A is N-1, B is N-2,"
+    " fib(A, FA), fib(B, FB), F is FA+FB.\n:- fib(200, F), writeln(F).\n",
+    ":- X is random(1000000), Y is random(1000000), ( X == Y -> true ; writeln(random_ok) ).\n",
+    ":- initialization(main, main).\nmain :- throw(error(type_error(integer, a), _)).\n",
+    ":- initialization(main, main).\nmain :- halt(7).\n",
+    "x :- y.\n:- x.\n",
+    ":- style_check(-singleton).\np(X) :- true.\n:- writeln(quiet).\n",
+    ":- ensure_loaded(library(lists)), sum_list([1, 2], S), writeln(S).\n",
+    ":- consult('/nonexistent.pl').\n:- writeln(after).\n",
+    ":- initialization(main, main).\nmain :- format('~w', [no_newline_at_exit]).\n",
 ]
 
 

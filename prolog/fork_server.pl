@@ -4,13 +4,15 @@
     (deonticbench/solver/supervisor.py) as
 
         swipl --stack-limit=512m --no-packs -q -f none -t halt \
-              -g "load_files('.../fork_server.pl', [silent(true)])" -g fork_server:serve
+              -g "load_files('.../fork_server.pl', [silent(true), imports([])])" \
+              -g fork_server:serve
 
     it boots SWI-Prolog once and then forks one child per program.  The child
     becomes what `swipl --stack-limit=S --no-packs -q -f program.pl -t halt`
     would have been: it takes the job's stdout and stderr (FIFOs the supervisor
-    reads), its directory, environment and command-line flags, drops to the
-    job's uid, waits until the supervisor has applied the job's rlimits, and then
+    reads), its directory, environment and command-line flags, waits until the
+    supervisor has applied the job's rlimits (prlimit(2), allowed only while
+    the child still has the supervisor's uid), drops to the job's uid, and then
     runs the very boot steps SWI-Prolog runs for `-f file -t halt` (load the file
     as the init file, run initialization(_, program) and initialization(_, main)
     goals, then the toplevel goal `halt`).  The server itself never runs a
@@ -39,8 +41,8 @@
 :- use_module(library(unix), [fork/1, wait/2, dup/2, pipe/2, prctl/1]).
 :- use_module(library(uid), [setuid/1, setgid/1, setgroups/1]).
 
-%   Exit code of a child whose set-up failed before the program ran; the
-%   supervisor recognises it together with the message prefix below.
+%   Exit code of a child whose set-up failed before the program ran (the
+%   server then replies "failed set_up_failed(...)", whatever the code).
 setup_failed_code(125).
 
 serve :-
@@ -217,7 +219,7 @@ drop_privileges(Uid) :-
     prctl(set_dumpable(true)).
 
 %   The rest of what swipl does for `-f File -t halt` after booting (see
-%   '$initialise'/0 and '$compile'/0 in boot/toplevel.pl): load the file as
+%   '$initialise'/0 and '$toplevel'/0 in boot/toplevel.pl): load the file as
 %   the init file; with no initialization(_, main|program) goals print the
 %   (silenced) banner, otherwise run them; then run the toplevel goal `halt`.
 %   A failed or raising initialisation ends in exit code 1, as it does there.

@@ -206,8 +206,9 @@ become_job(Dir, Uid, Stack, OsArgv, In, Out, ChildOut, ChildErr, GoRead, GoWrite
     get_char(GoRead, Go),
     close(GoRead),
     Go == g,
-    drop_privileges(Uid),
-    set_random(seed(random)).
+    drop_privileges(Uid).
+    % (No set_random/1 here: SWI-Prolog seeds its generator on first use, in
+    % each child anew, as in a fresh process, because the server never uses it.)
 
 drop_privileges(none) :- !.
 drop_privileges(Uid) :-

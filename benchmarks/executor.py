@@ -1,19 +1,26 @@
-"""Executor benchmark: the sandboxed pool versus a plain one-after-another swipl loop.
+"""Executor benchmark: both executors of the sandboxed pool versus a plain swipl loop.
 
-Both sides run every reference program of the hard split (all domains), measured in the
-same run and interleaved (loop, pool, loop, pool, ...) so machine noise hits both alike:
+Every side runs every reference program of the hard split (all domains), measured in the
+same run and interleaved (loop, fork, fresh, loop, fork, fresh, ...) so machine noise hits
+all alike:
 
 * plain loop: ``swipl -q -f program.pl`` per program, one after another, no sandbox;
-* pool: ``deonticbench validate --split hard`` end to end as a user runs it, command
-  start-up, data loading, sandbox set-up and answer checking included.
+* fork / fresh: ``deonticbench validate --split hard --executor fork|fresh`` end to end
+  as a user runs it, command start-up, data loading, sandbox set-up and answer checking
+  included.
 
-Goal (issue 2): pool time <= 0.6 x loop time on this 2-core machine, sandbox on.
+Then a warm pool's throughput for a 640-program batch (the hard programs, cycled), the
+shape of a training step's reward batch: programs per second through ``Solver.map``.
+
+Goals (issue 13): fork validate <= 0.25 x loop time on this 2-core machine, sandbox on;
+a 640-program batch at >= 200 programs per second.
 Usage: python benchmarks/executor.py [--rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -25,7 +32,10 @@ from pathlib import Path
 
 from deonticbench.data import load_cases, resolve_source
 from deonticbench.domains import DOMAINS
-from deonticbench.programs import prepare_program
+from deonticbench.solver import EXECUTORS, Solver
+from deonticbench.validate import reference_program
+
+BATCH = 640
 
 
 def write_programs(folder: Path) -> list[Path]:
@@ -34,7 +44,7 @@ def write_programs(folder: Path) -> list[Path]:
     for domain in DOMAINS.values():
         for case in load_cases(domain, "hard", source):
             path = folder / f"{domain.name}-{len(paths)}.pl"
-            path.write_text(prepare_program(domain, case.reference_prolog).text)
+            path.write_text(reference_program(domain, case).text)
             paths.append(path)
     return paths
 
@@ -52,11 +62,24 @@ def plain_loop(paths: list[Path]) -> float:
     return time.perf_counter() - started
 
 
-def pool_cli() -> tuple[float, dict[str, object]]:
+def validate_cli(executor: str) -> tuple[float, dict[str, object]]:
     command = [sys.executable, "-m", "deonticbench", "validate", "--split", "hard", "--json"]
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [*command, "--executor", executor], capture_output=True, text=True, check=True
+    )
     return time.perf_counter() - started, json.loads(done.stdout)
+
+
+def batch_rate(paths: list[Path], executor: str) -> float:
+    programs = [p.read_text() for p in itertools.islice(itertools.cycle(paths), BATCH)]
+    with Solver(executor=executor) as solver:  # type: ignore[arg-type]
+        solver.map(programs[: solver.size * 2])  # warm: sandboxes and fork servers up
+        started = time.perf_counter()
+        executions = solver.map(programs)
+        seconds = time.perf_counter() - started
+    assert len(executions) == BATCH
+    return BATCH / seconds
 
 
 def main() -> None:
@@ -67,22 +90,39 @@ def main() -> None:
         sys.exit("set DEONTICBENCH_DATA to the data folder (make bench does)")
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_programs(Path(tmp))
-        loops, pools = [], []
+        loops: list[float] = []
+        runs: dict[str, list[float]] = {e: [] for e in EXECUTORS}
+        rates: dict[str, list[float]] = {e: [] for e in EXECUTORS}
         sandbox = "?"
         for round_no in range(1, args.rounds + 1):
             loops.append(plain_loop(paths))
-            seconds, report = pool_cli()
-            pools.append(seconds)
-            sandbox = str(report["sandbox"])
-            print(
-                f"round {round_no}: plain loop {loops[-1]:.2f} s, "
-                f"deonticbench validate {pools[-1]:.2f} s, ratio {pools[-1] / loops[-1]:.2f}"
-            )
-    loop_s, pool_s = statistics.median(loops), statistics.median(pools)
+            line = f"round {round_no}: plain loop {loops[-1]:.2f} s"
+            for executor in EXECUTORS:
+                seconds, report = validate_cli(executor)
+                assert report["executor"] == executor, report["executor"]
+                runs[executor].append(seconds)
+                sandbox = str(report["sandbox"])
+                line += f", validate {executor} {seconds:.2f} s ({seconds / loops[-1]:.2f})"
+            for executor in EXECUTORS:
+                rates[executor].append(batch_rate(paths, executor))
+                line += f", batch {executor} {rates[executor][-1]:.0f}/s"
+            print(line, flush=True)
+    loop_s = statistics.median(loops)
     print(f"programs: {len(paths)}   cores: {os.cpu_count()}   sandbox: {sandbox}")
     print(f"plain swipl loop (median): {loop_s:.2f} s")
-    print(f"deonticbench validate, end to end (median): {pool_s:.2f} s")
-    print(f"ratio pool/loop: {pool_s / loop_s:.2f}   (goal <= 0.60)")
+    for executor in EXECUTORS:
+        seconds = statistics.median(runs[executor])
+        print(
+            f"deonticbench validate --executor {executor}, end to end (median): "
+            f"{seconds:.2f} s   ratio to the loop: {seconds / loop_s:.2f}"
+            + ("   (goal <= 0.25)" if executor == "fork" else "")
+        )
+    for executor in EXECUTORS:
+        rate = statistics.median(rates[executor])
+        print(
+            f"{BATCH}-program batch, warm pool, {executor}: {rate:.0f} programs/s"
+            + ("   (goal >= 200)" if executor == "fork" else "")
+        )
 
 
 if __name__ == "__main__":

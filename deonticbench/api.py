@@ -40,7 +40,7 @@ from .runfolder import RunFolder, is_run_folder, set_aside
 from .runner import Observer, Runner
 from .runs import find_resumable, new_run_path
 from .scoring import RunScores, ScoreRow, score_rows, score_runs
-from .solver import Solver
+from .solver import ExecutorKind, Solver
 from .sources import resolve_source
 from .spec import DEFAULT_ATTEMPTS, RunSpec
 
@@ -196,6 +196,7 @@ async def arun(
     cache: CacheChoice = None,
     retry_errors: bool = False,
     workers: int | None = None,
+    executor: ExecutorKind = "fork",
 ) -> EvalResult:
     """Run a prepared run.  Cancelling it stops cleanly: finished records are on disk
     and the result says ``interrupted``.  A cancellation before the run folder is
@@ -206,7 +207,7 @@ async def arun(
         # is an unusable cache or sandbox; only then is the run folder touched.
         await model.check()
         opened_cache = open_cache(cache)
-        solver = Solver(workers=workers, limits=spec.limits)
+        solver = Solver(workers=workers, limits=spec.limits, executor=executor)
         interrupted = False
         try:
             if prepared.fresh:
@@ -281,17 +282,26 @@ def evaluate(
     cache: CacheChoice = None,
     retry_errors: bool = False,
     workers: int | None = None,
+    executor: ExecutorKind = "fork",
 ) -> EvalResult:
     """Evaluate ``spec`` into the run folder ``out`` (resumed when it holds this run).
 
     ``observer`` is told about progress (``progress.LiveProgress`` draws it); ``cache``
     is the response cache (None: the default file, False: none); ``workers`` the Prolog
-    workers (default: the cores).  Must not be called from a running event loop: use
-    ``await arun(prepare(spec, out), ...)`` there.
+    workers (default: the cores); ``executor`` how each program starts (``fork`` from a
+    booted SWI-Prolog, or a ``fresh`` process: the same results).  Must not be called
+    from a running event loop: use ``await arun(prepare(spec, out), ...)`` there.
     """
     prepared = prepare(spec, out, fresh=fresh)
     return asyncio.run(
-        arun(prepared, observer, cache=cache, retry_errors=retry_errors, workers=workers)
+        arun(
+            prepared,
+            observer,
+            cache=cache,
+            retry_errors=retry_errors,
+            workers=workers,
+            executor=executor,
+        )
     )
 
 

@@ -16,7 +16,7 @@ from .data import Case, load_cases
 from .domains import Domain
 from .errors import DataError
 from .outcomes import judge
-from .programs import prepare_program, unwrap_fenced
+from .programs import PreparedProgram, prepare_program, unwrap_fenced
 from .solver import Execution, Limits, Solver
 from .sources import DataSource
 
@@ -84,6 +84,13 @@ class DomainReport:
         }
 
 
+def reference_program(domain: Domain, case: Case) -> PreparedProgram:
+    """The program ``validate`` runs for a case: its reference program through the same
+    extraction as any response (some published ones, in the whole splits, are raw model
+    responses in a ```prolog fence)."""
+    return prepare_program(domain, unwrap_fenced(case.reference_prolog))
+
+
 def check_case(domain: Domain, case: Case, execution: Execution, repaired: bool) -> CaseCheck:
     answer = answer_from_execution(domain, execution)
     return CaseCheck(
@@ -111,24 +118,23 @@ def validate(
     With ``skip_missing``, a domain whose split the source lacks (housing's whole split
     offline) is reported as skipped instead of stopping the whole validation.
     """
-    jobs: list[tuple[Domain, Case, str, bool]] = []
-    reports = {d.name: DomainReport(domain=d.name) for d in domains}
-    for domain in domains:
-        try:
-            cases = load_cases(domain, split, source)
-        except DataError as exc:
-            if not skip_missing:
-                raise
-            reports[domain.name].skipped = str(exc)
-            continue
-        for case in cases:
-            # Some published reference programs (the whole splits) are raw model responses
-            # in a ```prolog fence: they go through the same extraction as any response.
-            prepared = prepare_program(domain, unwrap_fenced(case.reference_prolog))
-            jobs.append((domain, case, prepared.text, prepared.repaired))
     own = solver is None
     pool = solver or Solver(limits=limits)
+    pool.warm_up()  # boot the sandboxes while the cases load
+    jobs: list[tuple[Domain, Case, str, bool]] = []
+    reports = {d.name: DomainReport(domain=d.name) for d in domains}
     try:
+        for domain in domains:
+            try:
+                cases = load_cases(domain, split, source)
+            except DataError as exc:
+                if not skip_missing:
+                    raise
+                reports[domain.name].skipped = str(exc)
+                continue
+            for case in cases:
+                prepared = reference_program(domain, case)
+                jobs.append((domain, case, prepared.text, prepared.repaired))
         executions = pool.map([program for _, _, program, _ in jobs], limits)
     finally:
         if own:

@@ -20,10 +20,10 @@ import pytest
 from deonticbench.data import Case, load_cases, resolve_source
 from deonticbench.domains import get_domain
 from deonticbench.export.pool import DomainCounts, build_examples, training_pool
+from deonticbench.plan import plan_run
 from deonticbench.prompting import problem_key, render
 from deonticbench.records import Attempt, Record
 from deonticbench.rewards import RewardCache, RewardTarget, score
-from deonticbench.plan import plan_run
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA (the data mirror)"

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import hostile_programs as hostile
 import pytest
 
 from deonticbench.solver import Limits, Solver
@@ -59,9 +60,7 @@ def outside(tmp_path: Path) -> Path:
 
 def test_shell_cannot_write_outside(solver: Solver, outside: Path) -> None:
     target = outside / "from_shell.txt"
-    execution = solver.run(
-        f":- catch(shell('echo pwned > {target}'), E, (print_message(error, E))).\n"
-    )
+    execution = solver.run(hostile.shell_writes_outside(target))
     assert not target.exists()
     assert execution.status in ("ok", "runtime_error", "no_output")
     _still_works(solver)
@@ -69,12 +68,7 @@ def test_shell_cannot_write_outside(solver: Solver, outside: Path) -> None:
 
 def test_process_create_cannot_write_outside(solver: Solver, outside: Path) -> None:
     target = outside / "from_process.txt"
-    program = (
-        ":- use_module(library(process)).\n"
-        f":- process_create(path(sh), ['-c', 'echo pwned > {target}'], [process(P)]),"
-        " process_wait(P, S), writeln(S).\n"
-    )
-    solver.run(program)
+    solver.run(hostile.process_writes_outside(target))
     assert not target.exists()
     _still_works(solver)
 
@@ -85,9 +79,7 @@ def test_writing_a_file_outside_fails(solver: Solver, outside: Path) -> None:
         Path("/root/deonticbench-escape.txt"),
         Path("/etc/escape"),
     ):
-        execution = solver.run(
-            f":- open('{target}', write, S), write(S, pwned), close(S), writeln(wrote).\n"
-        )
+        execution = solver.run(hostile.writes_file(target))
         assert not target.exists(), target
         assert "wrote" not in execution.stdout
         assert execution.status == "runtime_error"
@@ -95,20 +87,14 @@ def test_writing_a_file_outside_fails(solver: Solver, outside: Path) -> None:
 
 def test_deleting_a_file_outside_fails(solver: Solver, outside: Path) -> None:
     keep = outside / "keep.txt"
-    execution = solver.run(f":- delete_file('{keep}'), writeln(deleted).\n")
+    execution = solver.run(hostile.deletes_file(keep))
     assert keep.read_text() == "precious"
     assert execution.status == "runtime_error"
     assert "deleted" not in execution.stdout
 
 
 def test_environment_holds_no_secret(solver: Solver) -> None:
-    program = (
-        ":- ( getenv('OPENAI_API_KEY', V) -> format('key=~w~n', [V]) ; writeln(no_key) ).\n"
-        ":- read_file_to_string('/proc/self/environ', S, []), writeln(S).\n"
-        ":- forall(member(P, ['/proc/1/environ', '/proc/2/environ']),"
-        " catch((read_file_to_string(P, T, []), writeln(T)), _, true)).\n"
-    )
-    execution = solver.run(program)
+    execution = solver.run(hostile.READS_SECRETS)
     assert "no_key" in execution.stdout
     for secret in ("sk-test-secret-value-123", "sk-ant-test-secret-456"):
         assert secret not in execution.stdout + execution.stderr
@@ -132,10 +118,7 @@ def test_no_network_under_bwrap() -> None:
     thread = threading.Thread(target=accept)
     thread.start()
     with Solver(workers=1, limits=Limits(timeout_s=TIMEOUT), sandbox="bwrap") as solver:
-        execution = solver.run(
-            ":- use_module(library(socket)).\n"
-            f":- tcp_connect('127.0.0.1':{port}, S, []), writeln(connected), close(S).\n"
-        )
+        execution = solver.run(hostile.connects(port))
     thread.join()
     server.close()
     assert not accepted
@@ -144,49 +127,40 @@ def test_no_network_under_bwrap() -> None:
 
 
 def test_infinite_loop_times_out(solver: Solver) -> None:
-    execution = solver.run("loop :- loop.\n:- loop.\n")
+    execution = solver.run(hostile.INFINITE_LOOP)
     assert execution.status == "timeout"
     assert execution.wall_s <= TIMEOUT + 2
     _still_works(solver)
 
 
 def test_ignoring_sigterm_does_not_help(solver: Solver) -> None:
-    program = ":- on_signal(term, _, true), on_signal(int, _, true).\nspin :- spin.\n:- spin.\n"
     started = time.monotonic()
-    execution = solver.run(program)
+    execution = solver.run(hostile.IGNORES_SIGTERM)
     assert execution.status == "timeout"
     assert time.monotonic() - started <= TIMEOUT + 2
 
 
 def test_unbounded_memory_is_a_resource_limit(solver: Solver) -> None:
-    program = (
-        ":- set_prolog_flag(stack_limit, 100 000 000 000).\n"
-        "grow(L) :- length(X, 1000000), grow([X|L]).\n:- grow([]).\n"
-    )
-    execution = solver.run(program)
+    execution = solver.run(hostile.UNBOUNDED_MEMORY)
     assert execution.status in ("resource_limit", "timeout"), execution
     assert execution.wall_s <= TIMEOUT + 2
     _still_works(solver)
 
 
 def test_unbounded_recursion_is_a_resource_limit(solver: Solver) -> None:
-    execution = solver.run("r(N) :- M is N + 1, r(M), true.\n:- r(0).\n")
+    execution = solver.run(hostile.UNBOUNDED_RECURSION)
     assert execution.status == "resource_limit", execution
     _still_works(solver)
 
 
 def test_raised_table_space_still_bounded(solver: Solver) -> None:
-    program = (
-        ":- set_prolog_flag(table_space, 100 000 000 000).\n"
-        ":- table p/1.\np(X) :- between(1, inf, X).\n:- p(_), fail ; true.\n"
-    )
-    execution = solver.run(program)
+    execution = solver.run(hostile.RAISED_TABLE_SPACE)
     assert execution.status in ("resource_limit", "timeout"), execution
     assert execution.wall_s <= TIMEOUT + 2
 
 
 def test_output_flood_is_capped(solver: Solver) -> None:
-    execution = solver.run(":- repeat, write(xxxxxxxxxxxxxxxxxxxxxxxx), fail.\n")
+    execution = solver.run(hostile.OUTPUT_FLOOD)
     assert execution.status == "resource_limit"
     assert execution.limit == "output"
     assert len(execution.stdout) <= solver.limits.output_bytes
@@ -195,12 +169,7 @@ def test_output_flood_is_capped(solver: Solver) -> None:
 
 def test_fork_bomb_is_contained(solver: Solver) -> None:
     marker = f"987{uuid.uuid4().int % 10**6}"
-    program = (
-        ":- use_module(library(process)).\n"
-        f"spawn :- catch(process_create(path(sleep), ['{marker}'], []), _, true).\n"
-        ":- forall(between(1, 500, _), spawn), writeln(spawned).\n"
-    )
-    execution = solver.run(program)
+    execution = solver.run(hostile.fork_bomb(marker))
     assert execution.wall_s <= TIMEOUT + 2
     time.sleep(0.2)
     assert _processes_with(marker) == []
@@ -209,28 +178,22 @@ def test_fork_bomb_is_contained(solver: Solver) -> None:
 
 def test_background_process_does_not_outlive_the_program(solver: Solver) -> None:
     marker = f"876{uuid.uuid4().int % 10**6}"
-    program = (
-        ":- use_module(library(process)).\n"
-        f":- process_create(path(setsid), ['sh', '-c', 'sleep {marker} &'], [detached(true)]).\n"
-        f":- process_create(path(sh), ['-c', 'nohup sleep {marker} >/dev/null 2>&1 &'], []).\n"
-        ":- writeln(done).\n"
-    )
-    execution = solver.run(program)
+    execution = solver.run(hostile.leaves_background_processes(marker))
     assert execution.stdout.startswith("done")
     time.sleep(0.2)
     assert _processes_with(marker) == []
 
 
-@pytest.mark.parametrize("code", [1, 2, 3, 127, 255])
+@pytest.mark.parametrize("code", hostile.HALT_CODES)
 def test_halt_with_odd_codes(solver: Solver, code: int) -> None:
-    execution = solver.run(f":- writeln(before), halt({code}).\n")
+    execution = solver.run(hostile.halts_with(code))
     assert execution.exit_code == code
     assert execution.status == "runtime_error"
     assert execution.stdout == "before\n"
 
 
 def test_reading_stdin_gets_end_of_file(solver: Solver) -> None:
-    execution = solver.run(":- read(X), writeln(X).\n")
+    execution = solver.run(hostile.READS_STDIN)
     assert execution.status == "ok"
     assert execution.stdout.strip() == "end_of_file"
     assert execution.wall_s < TIMEOUT
@@ -240,26 +203,12 @@ def test_consecutive_programs_are_isolated(outside: Path) -> None:
     """One worker, two programs: the second sees nothing of the first."""
     sandbox = SANDBOXES[0]
     marker = f"765{uuid.uuid4().int % 10**6}"
-    first = (
-        ":- use_module(library(process)).\n"
-        ":- open('secret.txt', write, S), write(S, first), close(S).\n"
-        ":- catch((open('/tmp/left.txt', write, S2), close(S2)), _, true).\n"
-        ":- catch((open('/dev/shm/left.txt', write, S3), close(S3)), _, true).\n"
-        f":- process_create(path(setsid), ['sleep', '{marker}'], [detached(true)]).\n"
-        ":- working_directory(D, D), writeln(D).\n"
-    )
-    second_template = (
-        ":- ( exists_file('{dir}secret.txt') -> writeln(saw_file) ; writeln(no_file) ).\n"
-        ":- ( exists_file('/tmp/left.txt') -> writeln(saw_tmp) ; writeln(no_tmp) ).\n"
-        ":- ( exists_file('/dev/shm/left.txt') -> writeln(saw_shm) ; writeln(no_shm) ).\n"
-        ":- directory_files('.', Fs), length(Fs, N), format('entries=~w~n', [N]).\n"
-    )
     with Solver(workers=1, limits=Limits(timeout_s=TIMEOUT), sandbox=sandbox) as solver:
-        one = solver.run(first)
+        one = solver.run(hostile.leaves_traces(marker))
         first_dir = one.stdout.strip().splitlines()[-1]
         time.sleep(0.1)
         assert _processes_with(marker) == []
-        two = solver.run(second_template.replace("{dir}", first_dir))
+        two = solver.run(hostile.looks_for_traces(first_dir))
     assert "no_file" in two.stdout
     assert "no_tmp" in two.stdout
     assert "no_shm" in two.stdout

@@ -124,3 +124,21 @@ def test_concurrent_pools_do_not_kill_each_others_programs() -> None:
 
     if os.geteuid() == 0:
         assert len(uids) == 4
+
+
+def test_workers_outlive_the_thread_that_started_them() -> None:
+    """bubblewrap's --die-with-parent follows the starting *thread*: a worker started by
+    a thread that has ended (a finished map, warm_up) must still be the same process."""
+    import threading
+    import time
+
+    with Solver(workers=2) as solver:
+        solver.warm_up()
+        starter = threading.Thread(target=lambda: solver.run(":- writeln(a).\n"))
+        starter.start()
+        starter.join()
+        time.sleep(0.3)
+        pids = {w.slot: w.proc.pid for w in solver._all if w.proc is not None}
+        assert len(pids) == 2
+        assert [e.stdout for e in solver.map([":- writeln(b).\n"] * 4)] == ["b\n"] * 4
+        assert {w.slot: w.proc.pid for w in solver._all if w.proc is not None} == pids

@@ -119,3 +119,31 @@ def test_nonsense_numbers_are_refused() -> None:
         assert done.returncode == 2 and "Invalid value" in done.stderr
     done = run_cli("exec", "/dev/null", "--timeout", "-1")
     assert done.returncode == 2 and "Invalid value" in done.stderr
+
+
+def test_validate_runs_with_either_executor() -> None:
+    reports = {}
+    for executor in ("fork", "fresh"):
+        done = run_cli(
+            "validate", "--split", "smoke", "--domains", "airline", "--json", "--executor", executor
+        )
+        assert done.returncode == 0, done.stderr
+        reports[executor] = json.loads(done.stdout)
+        assert reports[executor]["executor"] == executor
+    assert reports["fork"]["domains"]["airline"]["agree"] == 5
+    fork_view = {k: v for k, v in reports["fork"]["domains"]["airline"].items() if k != "seconds"}
+    fresh_view = {k: v for k, v in reports["fresh"]["domains"]["airline"].items() if k != "seconds"}
+    assert fork_view == fresh_view
+    bad = run_cli("validate", "--split", "smoke", "--executor", "thread")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+
+
+def test_exec_takes_the_executor(tmp_path: Path) -> None:
+    program = tmp_path / "p.pl"
+    program.write_text(":- initialization(main, main).\nmain :- writeln(hi), halt(4).\n")
+    seen = []
+    for executor in ("fork", "fresh"):
+        done = run_cli("exec", str(program), "--json", "--executor", executor)
+        payload = json.loads(done.stdout)
+        seen.append((payload["status"], payload["stdout"], payload["exit_code"]))
+    assert seen == [("runtime_error", "hi\n", 4)] * 2

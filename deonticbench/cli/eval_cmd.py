@@ -17,8 +17,10 @@ from ..errors import ConfigError
 from ..modes import MODES, Mode
 from ..progress import LiveProgress, summary_notes, summary_table
 from ..runfolder import RunFolder
+from ..solver import ExecutorKind
 from ..sources import resolve_source
 from ..spec import DEFAULT_CONCURRENCY, RunSpec
+from ._options import executor_option
 
 
 def _parse_modes(value: str) -> list[Mode]:
@@ -82,6 +84,7 @@ def _positive(name: str, value: int | None) -> None:
     "--retry-errors", is_flag=True, help="Redo samples of this run whose last request failed."
 )
 @click.option("--workers", type=int, default=None, help="Prolog workers (default: cores).")
+@executor_option
 @click.option("--dry-run", is_flag=True, help="Count requests and prompt tokens, then exit.")
 @click.option(
     "--score",
@@ -109,6 +112,7 @@ def command(
     no_cache: bool,
     retry_errors: bool,
     workers: int | None,
+    executor: str,
     dry_run: bool,
     score_after: bool,
 ) -> None:
@@ -140,7 +144,12 @@ def command(
             f"note: {prepared.model.provider} generates nothing, so --param is ignored.",
             err=True,
         )
-    options = _Options(False if no_cache else cache_path, workers, retry_errors)
+    options = _Options(
+        False if no_cache else cache_path,
+        workers,
+        retry_errors,
+        cast(ExecutorKind, executor),  # a click.Choice of EXECUTORS
+    )
     if dry_run:
         _dry_run(prepared, options)
         return
@@ -167,6 +176,7 @@ class _Options:
     cache: CacheChoice
     workers: int | None
     retry_errors: bool
+    executor: ExecutorKind
 
 
 def _dry_run(prepared: PreparedRun, options: _Options) -> None:
@@ -239,6 +249,7 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
                 cache=options.cache,
                 retry_errors=options.retry_errors,
                 workers=options.workers,
+                executor=options.executor,
             )
         finally:
             if progress.rows:

@@ -11,8 +11,9 @@ from ..answers import Answer, answer_from_execution
 from ..domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError, DataError
 from ..programs import extract_program, has_fence, prepare_program
-from ..solver import Execution, Limits, run_program
+from ..solver import Execution, ExecutorKind, Limits, run_program
 from ..solver.execution import DEFAULT_TIMEOUT_S
+from ._options import executor_option
 
 
 @click.command()
@@ -29,6 +30,7 @@ from ..solver.execution import DEFAULT_TIMEOUT_S
     show_default=True,
     help="Seconds.",
 )
+@executor_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--explain", is_flag=True, help="Also print the proof of the answer (docs/analysis.md)."
@@ -43,6 +45,7 @@ def command(
     file: str,
     domain: str | None,
     timeout: float,
+    executor: ExecutorKind,
     as_json: bool,
     explain: bool = False,
     case_id: str | None = None,
@@ -68,7 +71,7 @@ def command(
     if dom is not None:
         prepared = prepare_program(dom, program)
         program, notes = prepared.text, notes + prepared.notes
-    execution = run_program(program, Limits(timeout_s=timeout))
+    execution = run_program(program, Limits(timeout_s=timeout), executor=executor)
     found_domain, answer = _answer(dom, execution)
     if as_json:
         payload = execution.to_dict()

@@ -9,10 +9,11 @@ import click
 
 from ..data import SPLITS
 from ..domains import parse_domains
-from ..solver import Limits
+from ..solver import ExecutorKind, Limits
 from ..solver.execution import DEFAULT_TIMEOUT_S
 from ..sources import resolve_source
 from ..validate import DomainReport, validate
+from ._options import executor_option
 
 
 @click.command()
@@ -44,6 +45,7 @@ from ..validate import DomainReport, validate
     default=None,
     help="Programs run at once (default: cores).",
 )
+@executor_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def command(
     split: str,
@@ -52,6 +54,7 @@ def command(
     hub: bool,
     timeout: float,
     workers: int | None,
+    executor: ExecutorKind,
     as_json: bool,
 ) -> None:
     """Run every case's reference program and compare its answer with the gold label."""
@@ -60,7 +63,7 @@ def command(
     domains = parse_domains(domains_spec)
     source = resolve_source(data_dir, hub=hub)
     started = time.perf_counter()
-    with Solver(workers=workers, limits=Limits(timeout_s=timeout)) as solver:
+    with Solver(workers=workers, limits=Limits(timeout_s=timeout), executor=executor) as solver:
         reports = validate(
             domains, split, source, solver=solver, skip_missing=domains_spec.strip() == "all"
         )
@@ -71,6 +74,7 @@ def command(
                 {
                     "split": split,
                     "sandbox": solver.sandbox,
+                    "executor": solver.executor,
                     "seconds": round(total, 3),
                     "domains": {r.domain: r.to_json() for r in reports},
                 },
@@ -78,12 +82,12 @@ def command(
             )
         )
         return
-    _print_table(reports, split, total, solver.sandbox)
+    _print_table(reports, split, total, f"{solver.sandbox} sandbox, {solver.executor} executor")
 
 
 def _print_table(reports: list[DomainReport], split: str, total: float, sandbox: str) -> None:
     header = f"{'domain':<14}{'cases':>7}{'agree':>7}{'disagree':>10}{'abstain':>9}{'seconds':>9}"
-    click.echo(f"validate: reference programs on the {split} split ({sandbox} sandbox)")
+    click.echo(f"validate: reference programs on the {split} split ({sandbox})")
     click.echo(header)
     click.echo("-" * len(header))
     for r in reports:

@@ -5,17 +5,30 @@
         execution = await solver.arun(program)   # from asyncio
         executions = solver.map(programs)        # many, in parallel across the cores
 
-Each program runs in a fresh ``swipl`` process inside a warm sandboxed worker (see
-``pool`` and ``supervisor``); ``Execution`` says what happened.
+Each program runs inside a warm sandboxed worker, as a child forked from a booted
+SWI-Prolog there (``executor="fork"``, the default) or as a fresh ``swipl`` process
+(``executor="fresh"``), with the same results (see ``pool`` and ``supervisor``);
+``Execution`` says what happened.
 """
 
-from .execution import KILLED, STATUSES, Execution, Limits, SandboxKind, Status
+from .execution import (
+    EXECUTORS,
+    KILLED,
+    STATUSES,
+    Execution,
+    ExecutorKind,
+    Limits,
+    SandboxKind,
+    Status,
+)
 from .pool import Solver, run_program
 
 __all__ = [
+    "EXECUTORS",
     "KILLED",
     "STATUSES",
     "Execution",
+    "ExecutorKind",
     "Limits",
     "SandboxKind",
     "Solver",

@@ -32,6 +32,13 @@ SandboxKind = Literal["bwrap", "rlimits"]
 process limits; ``rlimits``: the process limits, private working directory and scrubbed
 environment only (bubblewrap missing or not working here)."""
 
+ExecutorKind = Literal["fork", "fresh"]
+EXECUTORS: tuple[ExecutorKind, ...] = ("fork", "fresh")
+"""``fork`` (the default): each program is a child forked from a booted SWI-Prolog in the
+worker's sandbox (programs run in fresh processes where that cannot start); ``fresh``:
+each program is a new ``swipl`` process.  Results are the same; ``fork`` skips
+SWI-Prolog's start-up for every program."""
+
 
 DEFAULT_TIMEOUT_S = 20.0
 """The wall clock of one program, paper B.1's 20 s: the default of every command."""

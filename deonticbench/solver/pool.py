@@ -1,11 +1,13 @@
 """A bounded pool of warm sandboxed workers.
 
 Each worker is one long-lived supervisor process (``supervisor.py``), started inside
-bubblewrap when bubblewrap works here, that runs one program at a time in a fresh
-``swipl``.  Starting the sandbox costs ~10 ms and ``swipl`` ~15 ms; paying the first once
-per worker rather than once per program is what lets the pool beat a plain loop on two
-cores.  Isolation between consecutive programs of a worker is the supervisor's job
-(fresh directory, own uid, everything killed and removed after each program).
+bubblewrap when bubblewrap works here, that runs one program at a time.  Starting the
+sandbox costs ~10 ms and ``swipl`` ~15 ms: with the ``fork`` executor (the default) both
+are paid once per worker, because the supervisor keeps a booted SWI-Prolog (the fork
+server, ``prolog/fork_server.pl``) that forks one child per program; with ``fresh`` each
+program gets a new ``swipl`` process.  Both give the same results.  Isolation between
+consecutive programs of a worker is the supervisor's job (fresh directory, own uid,
+everything killed and removed after each program).
 
 The pool is thread-safe: ``run`` blocks until a worker is free; ``map`` and ``arun``
 spread work across all workers.
@@ -16,11 +18,13 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -32,11 +36,12 @@ from typing import IO, Any, Literal
 from .._paths import PROLOG
 from ..errors import SandboxError
 from .classify import classify
-from .execution import Execution, Limits, SandboxKind
+from .execution import EXECUTORS, Execution, ExecutorKind, Limits, SandboxKind
 
 SandboxChoice = Literal["auto", "bwrap", "rlimits"]
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
+_FORK_SERVER = PROLOG / "fork_server.pl"
 # The interpreter itself, not a virtualenv's symlink to it: only the base installation
 # is visible inside the sandbox.
 _PYTHON = os.path.realpath(sys.executable)
@@ -78,8 +83,9 @@ def _system_binds() -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    for path in {sys.base_prefix, str(_SUPERVISOR.parent)}:
-        if not path.startswith(("/usr/", "/etc/")):
+    # The harness's own Prolog (the fork server) is read there too, never written.
+    for path in {sys.base_prefix, str(_SUPERVISOR.parent), str(PROLOG.resolve())}:
+        if not path.startswith(("/usr/", "/etc/")) and os.path.isdir(path):
             args += ["--ro-bind", path, path]
     # The harness's own Prolog (prolog/: the analyser), read-only at a fixed path whose
     # parents every job uid may traverse (a host path may sit under a private home).
@@ -160,6 +166,16 @@ def resolve_sandbox(choice: SandboxChoice) -> SandboxKind:
 
 
 @cache
+def _warn_fork_fallback(reason: str) -> None:
+    warnings.warn(
+        f"the fork server cannot start here ({reason}): programs run in fresh swipl "
+        "processes (same results, slower).",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+@cache
 def _warn_once() -> None:
     warnings.warn(
         "bubblewrap is unavailable: programs run with process limits, a private directory and "
@@ -169,15 +185,41 @@ def _warn_once() -> None:
     )
 
 
+_LAUNCHER: ThreadPoolExecutor | None = None
+_LAUNCHER_LOCK = threading.Lock()
+
+
+def _launch(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """Start a worker from one long-lived thread.  bubblewrap's --die-with-parent kills
+    the sandbox when the *thread* that started it ends (Linux ties the parent-death signal
+    to the thread), and workers are started from whatever thread first needs them (a
+    ``map`` pool, ``warm_up``): those end long before the worker should."""
+    global _LAUNCHER
+    with _LAUNCHER_LOCK:
+        if _LAUNCHER is None:
+            _LAUNCHER = ThreadPoolExecutor(1, thread_name_prefix="deonticbench-launcher")
+        launcher = _LAUNCHER
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(argv, **options)
+
+    return launcher.submit(start).result()
+
+
 class _Worker:
     """One supervisor process; restarted when it dies or stops answering."""
 
-    def __init__(self, slot: int, sandbox: SandboxKind) -> None:
+    def __init__(self, slot: int, sandbox: SandboxKind, executor: ExecutorKind = "fresh") -> None:
         self.slot = slot
         self.sandbox = sandbox
+        self.requested: ExecutorKind = executor
+        self.executor: ExecutorKind | None = None
+        """What the running supervisor uses (None before it starts)."""
+        self.last_report: dict[str, Any] = {}
         self.uid: int | None = None
         self._uid_lock: IO[bytes] | None = None
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._pending = b""
         self._hostdir: str | None = None
 
     def start(self) -> None:
@@ -191,24 +233,31 @@ class _Worker:
             workdir = self._hostdir
             argv = []
         argv += [_PYTHON, "-I", "-S", str(_SUPERVISOR), "--workdir", workdir]
+        argv += ["--executor", self.requested]
+        if self.requested == "fork":
+            argv += ["--fork-server", str(_FORK_SERVER.resolve())]
         if os.geteuid() == 0 and self.uid is None:
             self.uid, self._uid_lock = _claim_uid()
         if self.uid is not None:
             argv += ["--uid", str(self.uid)]
         # The supervisor's stderr goes to a file, read only to explain a failed start.
         with tempfile.TemporaryFile() as errors:
-            self.proc = subprocess.Popen(
+            self.proc = _launch(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errors,
-                text=True,
                 env=env,
                 start_new_session=True,
-                bufsize=1,
+                bufsize=0,
             )
-            hello = self._read_line(timeout=30.0)
-            if hello and json.loads(hello).get("ready"):
+            self._pending = b""
+            hello = self._read_line(timeout=60.0)
+            said = json.loads(hello) if hello else {}
+            if said.get("ready"):
+                self.executor = said.get("executor", "fresh")
+                if said.get("fallback"):
+                    _warn_fork_fallback(str(said["fallback"]))
                 return
             self.stop()
             errors.seek(0)
@@ -217,22 +266,26 @@ class _Worker:
         raise SandboxError(f"the {self.sandbox} sandbox worker did not start{reason}.")
 
     def _read_line(self, timeout: float) -> str | None:
+        """The supervisor's next line, or None if it ends or says nothing in time."""
         assert self.proc is not None and self.proc.stdout is not None
-        stream = self.proc.stdout
-        result: list[str] = []
-
-        def read() -> None:
-            # The worker may be stopped (and the stream closed) while we wait.
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
             try:
-                result.append(stream.readline())
-            except (OSError, ValueError):
-                pass
-
-        reader = threading.Thread(target=read)
-        reader.daemon = True
-        reader.start()
-        reader.join(timeout)
-        return result[0] if result and result[0] else None
+                chunk = os.read(fd, 1 << 20)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode("utf-8")
 
     def execute(self, program: str, limits: Limits) -> Execution:
         if self.proc is None or self.proc.poll() is not None:
@@ -249,8 +302,9 @@ class _Worker:
             "processes": limits.processes,
         }
         try:
-            self.proc.stdin.write(json.dumps(job) + "\n")
-            self.proc.stdin.flush()
+            data = memoryview(json.dumps(job).encode("utf-8") + b"\n")
+            while data:
+                data = data[self.proc.stdin.write(data) or 0 :]
             line = self._read_line(timeout=limits.timeout_s + _WATCHDOG_GRACE_S)
         except (BrokenPipeError, OSError):
             line = None
@@ -259,6 +313,7 @@ class _Worker:
             report: dict[str, Any] = {"error": "the sandbox worker died or stopped answering"}
         else:
             report = json.loads(line)
+        self.last_report = report
         return classify(report, self.sandbox)
 
     def stop(self) -> None:
@@ -288,15 +343,49 @@ class Solver:
         workers: int | None = None,
         limits: Limits | None = None,
         sandbox: SandboxChoice = "auto",
+        executor: ExecutorKind = "fork",
     ) -> None:
+        if executor not in EXECUTORS:
+            raise SandboxError(
+                f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}."
+            )
         self.limits = limits or Limits()
         self.sandbox: SandboxKind = resolve_sandbox(sandbox)
+        self.requested_executor: ExecutorKind = executor
         self.size = max(1, workers or os.cpu_count() or 1)
         self._idle: Queue[_Worker] = Queue()
-        self._all = [_Worker(slot, self.sandbox) for slot in range(self.size)]
+        self._all = [_Worker(slot, self.sandbox, executor) for slot in range(self.size)]
         for worker in self._all:
             self._idle.put(worker)
         self._closed = False
+        self._warming: list[threading.Thread] = []
+
+    def warm_up(self) -> None:
+        """Start every worker now, in the background, and return at once: the first
+        programs then need not wait for sandboxes and fork servers to boot (``validate``
+        loads its cases meanwhile)."""
+
+        def start_one() -> None:
+            worker = self._idle.get()
+            try:
+                if not self._closed and (worker.proc is None or worker.proc.poll() is not None):
+                    worker.start()
+            except SandboxError:
+                pass  # the first run() starts it again and reports why it cannot
+            finally:
+                self._idle.put(worker)
+
+        for _ in self._all:
+            thread = threading.Thread(target=start_one, daemon=True)
+            thread.start()
+            self._warming.append(thread)
+
+    @property
+    def executor(self) -> ExecutorKind:
+        """The executor in use: the one asked for, unless a worker had to fall back."""
+        if any(w.executor == "fresh" for w in self._all):
+            return "fresh"
+        return self.requested_executor
 
     def run(self, program: str, limits: Limits | None = None) -> Execution:
         if self._closed:
@@ -334,6 +423,8 @@ class Solver:
 
     def close(self) -> None:
         self._closed = True
+        for thread in self._warming:
+            thread.join()
         for worker in self._all:
             worker.stop()
 
@@ -344,7 +435,9 @@ class Solver:
         self.close()
 
 
-def run_program(program: str, limits: Limits | None = None) -> Execution:
+def run_program(
+    program: str, limits: Limits | None = None, executor: ExecutorKind = "fork"
+) -> Execution:
     """Run one program in a one-worker pool (convenient; a pool is faster for many)."""
-    with Solver(workers=1, limits=limits) as solver:
+    with Solver(workers=1, limits=limits, executor=executor) as solver:
         return solver.run(program)

@@ -15,6 +15,16 @@ program is what makes the pool fast; what keeps programs apart is done here per 
   descendants; as root we also kill everything running under the job's uid), and every
   file it left in the writable places is removed.
 
+With ``--executor fork`` (the default of the pool) the fresh ``swipl`` is replaced by a
+child forked from a booted SWI-Prolog, the fork server (``prolog/fork_server.pl``), that
+this supervisor starts once and keeps running beside it: the child takes the job's uid,
+FIFOs for stdout and stderr, its directory and flags, waits while this supervisor applies
+its rlimits with prlimit(2), and then runs the program exactly as
+``swipl -q -f program.pl -t halt`` would.  Everything else (the deadline, the output cap,
+killing every process the job left, removing its files) is the same code for both
+executors.  If the fork server dies it is restarted and the job retried once; if it
+cannot start at all, programs run in fresh processes.
+
 Standard library only, and no import of the package: it starts with ``-I -S`` in a bare
 sandbox.
 """
@@ -31,8 +41,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import IO, Any
 
 PR_SET_CHILD_SUBREAPER = 36
 SCRATCH_DIRS = ("/dev/shm", "/var/tmp", "/dev/mqueue")
@@ -46,25 +58,35 @@ def _set_subreaper() -> None:
         pass
 
 
-def _descendants(root: int) -> dict[int, tuple[int, str]]:
-    """Every process whose ancestry reaches ``root``, as pid -> (parent pid, state)."""
-    table: dict[int, tuple[int, str]] = {}
+def _process_table() -> dict[int, tuple[int, str, int]]:
+    """Every process we can see, as pid -> (parent pid, state, owner uid)."""
+    table: dict[int, tuple[int, str, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
                 stat = fh.read()
+                owner = os.fstat(fh.fileno()).st_uid
         except OSError:
             continue
         # The command name may hold spaces and parentheses: fields resume after the last ')'.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        table[int(entry)] = (int(fields[1]), fields[0].decode())
+        table[int(entry)] = (int(fields[1]), fields[0].decode(), owner)
+    return table
+
+
+def _descendants(
+    root: int, table: dict[int, tuple[int, str, int]] | None = None
+) -> dict[int, tuple[int, str]]:
+    """Every process whose ancestry reaches ``root``, as pid -> (parent pid, state)."""
+    if table is None:
+        table = _process_table()
     found: dict[int, tuple[int, str]] = {}
     frontier = {root}
     while frontier:
-        nxt = {pid for pid, (ppid, _) in table.items() if ppid in frontier and pid not in found}
-        found.update({pid: table[pid] for pid in nxt})
+        nxt = {pid for pid, (ppid, _, _) in table.items() if ppid in frontier and pid not in found}
+        found.update({pid: table[pid][:2] for pid in nxt})
         frontier = nxt
     return found
 
@@ -83,19 +105,23 @@ def _kill_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
-def kill_everything(uid: int | None, keep: int | None = None) -> int:
+def kill_everything(uid: int | None, keep: int | None = None, spare: int | None = None) -> int:
     """Kill all the job's processes until none is left; returns how many were killed.
 
     Zombies that are our children are reaped, except ``keep`` (the job's main process,
-    whose exit status its ``Popen`` collects).
+    whose exit status its ``Popen`` collects).  ``spare`` is the fork server: a
+    descendant of ours, but not the job's (it runs as root, so the kill by uid misses it).
     """
     me = os.getpid()
     killed = 0
     for _ in range(200):
-        if uid is not None:
+        table = _process_table()
+        # Killing by uid takes a fork: only when a process of the uid is there to kill.
+        if uid is not None and any(u == uid and st != "Z" for _, st, u in table.values()):
             _kill_uid(uid)
-        procs = _descendants(me)
-        live = [pid for pid, (_, state) in procs.items() if state != "Z"]
+            table = _process_table()
+        procs = _descendants(me, table)
+        live = [pid for pid, (_, state) in procs.items() if state != "Z" and pid != spare]
         zombies = [pid for pid, (ppid, state) in procs.items() if state == "Z" and ppid == me]
         for pid in live:
             try:
@@ -109,27 +135,35 @@ def kill_everything(uid: int | None, keep: int | None = None) -> int:
                     os.waitpid(pid, os.WNOHANG)
                 except ChildProcessError:
                     pass
-        if not live and all(pid == keep for pid in zombies):
+        if not live and all(pid in (keep, spare) for pid in zombies):
             return killed
         time.sleep(0.002)
     return killed
 
 
-def _limits_preexec(job: dict[str, Any]) -> Any:
+def _rlimits(job: dict[str, Any], program_uid: int) -> list[tuple[int, tuple[int, int]]]:
+    """The job's rlimits, as (resource, (soft, hard)): one table for both executors."""
     mb = 1024 * 1024
-
-    def apply() -> None:
-        cpu = int(job["cpu_s"])
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        mem = int(job["memory_mb"]) * mb
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        fsize = int(job["file_size_mb"]) * mb
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    cpu = int(job["cpu_s"])
+    mem = int(job["memory_mb"]) * mb
+    fsize = int(job["file_size_mb"]) * mb
+    limits = [
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_AS, (mem, mem)),
+        (resource.RLIMIT_FSIZE, (fsize, fsize)),
+        (resource.RLIMIT_CORE, (0, 0)),
+        (resource.RLIMIT_NOFILE, (256, 256)),
+    ]
+    if program_uid != 0:  # root is not bound by RLIMIT_NPROC
         nproc = int(job["processes"])
-        if os.getuid() != 0:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        limits.append((resource.RLIMIT_NPROC, (nproc, nproc)))
+    return limits
+
+
+def _limits_preexec(job: dict[str, Any]) -> Any:
+    def apply() -> None:
+        for which, values in _rlimits(job, os.getuid()):
+            resource.setrlimit(which, values)
 
     return apply
 
@@ -138,30 +172,52 @@ def _read_capped(
     proc: subprocess.Popen[bytes], job: dict[str, Any], started: float
 ) -> dict[str, Any]:
     """Collect stdout/stderr up to the cap while enforcing the wall clock."""
+    assert proc.stdout is not None and proc.stderr is not None
+    outputs = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
+    return _read_outputs(outputs, job, started, lambda: proc.poll() is not None)
+
+
+def _read_outputs(
+    outputs: dict[int, str],
+    job: dict[str, Any],
+    started: float,
+    exited: Callable[[], bool],
+    watch: int | None = None,
+) -> dict[str, Any]:
+    """Read the program's stdout and stderr (``outputs``: fd -> name) up to the cap
+    while enforcing the wall clock.  ``exited`` says whether the program's main process
+    has ended; ``watch`` is one more fd that may say so (the fork server's replies):
+    when it is readable, ``exited`` is asked at once."""
     cap = int(job["output_bytes"])
     deadline = started + float(job["timeout_s"])
     buffers = {"stdout": bytearray(), "stderr": bytearray()}
     sel = selectors.DefaultSelector()
-    assert proc.stdout is not None and proc.stderr is not None
-    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
-    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    for fd, name in outputs.items():
+        sel.register(fd, selectors.EVENT_READ, name)
+    if watch is not None:
+        sel.register(watch, selectors.EVENT_READ, None)
     limit: str | None = None
     exited_at: float | None = None
-    while sel.get_map():
+    while len(sel.get_map()) > (watch is not None):
         now = time.monotonic()
         if now >= deadline:
             limit = "timeout"
             break
-        if exited_at is None and proc.poll() is not None:
+        if exited_at is None and exited():
             exited_at = now
+            if watch is not None:
+                sel.unregister(watch)
+                watch = None
         # Once swipl itself has exited, a background process may hold the pipes open:
         # give it a moment to flush, then stop listening (it will be killed).
         if exited_at is not None and now - exited_at > 0.05:
             break
         for key, _ in sel.select(timeout=0.02 if exited_at else min(0.25, deadline - now)):
-            chunk = os.read(key.fileobj.fileno(), 65536)  # type: ignore[union-attr]
+            if key.data is None:
+                continue  # the watched fd: ``exited`` reads it at the top of the loop
+            chunk = os.read(key.fd, 65536)
             if not chunk:
-                sel.unregister(key.fileobj)
+                sel.unregister(key.fd)
                 continue
             buf = buffers[key.data]
             buf += chunk
@@ -177,8 +233,16 @@ def _read_capped(
     }
 
 
-def run_job(job: dict[str, Any], uid: int | None, workroot: str, seq: int) -> dict[str, Any]:
-    jobdir = os.path.join(workroot, f"job-{os.getpid()}-{seq}")
+def _prepare(job: dict[str, Any], uid: int | None, workroot: str) -> tuple[str, str]:
+    """The job's private directory with its program in it: (directory, program path).
+
+    Its path is the same for every job of a worker (a worker runs one job at a time, and
+    the directory is new each time): so is a program's environment (HOME and TMPDIR name
+    it), which the fork server therefore starts with, and a forked child's
+    /proc/self/environ reads as a fresh process's does."""
+    jobdir = _jobdir(workroot)
+    if os.path.lexists(jobdir):
+        _rmtree(jobdir)  # what a job that crashed the supervisor left
     os.mkdir(jobdir, 0o700)
     program = os.path.join(jobdir, "program.pl")
     with open(program, "w", encoding="utf-8") as fh:
@@ -186,8 +250,16 @@ def run_job(job: dict[str, Any], uid: int | None, workroot: str, seq: int) -> di
     if uid is not None:
         os.chown(jobdir, uid, uid)
         os.chown(program, uid, uid)
-    env = {"PATH": "/usr/bin:/bin", "HOME": jobdir, "TMPDIR": jobdir, "LANG": "C.UTF-8"}
-    argv = [
+    return jobdir, program
+
+
+def _jobdir(workroot: str) -> str:
+    return os.path.join(workroot, "job")
+
+
+def _swipl_argv(job: dict[str, Any], program: str) -> list[str]:
+    """The command a program runs as; a forked child takes it as its ``os_argv`` flag."""
+    return [
         job.get("swipl", "swipl"),
         f"--stack-limit={int(job['stack_mb'])}m",
         "--no-packs",  # add-ons are not part of the benchmark's Prolog, and scanning costs
@@ -197,15 +269,38 @@ def run_job(job: dict[str, Any], uid: int | None, workroot: str, seq: int) -> di
         "-t",
         "halt",
     ]
+
+
+def _env(jobdir: str) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": jobdir, "TMPDIR": jobdir, "LANG": "C.UTF-8"}
+
+
+def _report(
+    returncode: int, captured: dict[str, Any], wall: float, leftovers: int
+) -> dict[str, Any]:
+    return {
+        "exit_code": returncode if returncode >= 0 else None,
+        "signal": -returncode if returncode < 0 else None,
+        "limit": captured["limit"],
+        "stdout": captured["stdout"].decode("utf-8", "replace"),
+        "stderr": captured["stderr"].decode("utf-8", "replace"),
+        "wall_s": round(wall, 6),
+        "leftover_processes": leftovers,
+    }
+
+
+def run_job(job: dict[str, Any], uid: int | None, workroot: str) -> dict[str, Any]:
+    """Run one program in a fresh ``swipl`` process."""
+    jobdir, program = _prepare(job, uid, workroot)
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
-            argv,
+            _swipl_argv(job, program),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=jobdir,
-            env=env,
+            env=_env(jobdir),
             start_new_session=True,
             user=uid,
             group=uid,
@@ -227,15 +322,338 @@ def run_job(job: dict[str, Any], uid: int | None, workroot: str, seq: int) -> di
     wall = time.monotonic() - started
     leftovers = kill_everything(uid)
     _clean(jobdir, uid)
-    return {
-        "exit_code": returncode if returncode >= 0 else None,
-        "signal": -returncode if returncode < 0 else None,
-        "limit": captured["limit"],
-        "stdout": captured["stdout"].decode("utf-8", "replace"),
-        "stderr": captured["stderr"].decode("utf-8", "replace"),
-        "wall_s": round(wall, 6),
-        "leftover_processes": leftovers,
-    }
+    return _report(returncode, captured, wall, leftovers)
+
+
+class ForkServerDied(Exception):
+    """The fork server ended (or stopped answering) while it had a job."""
+
+
+class ForkServerUnavailable(Exception):
+    """The fork server cannot start here: programs run in fresh processes instead."""
+
+
+# Its start-up must not count against a program's time, nor hang a worker for good.
+_FORK_SERVER_START_S = 30.0
+
+
+class ForkServer:
+    """The booted SWI-Prolog (``prolog/fork_server.pl``) that forks one child per job."""
+
+    def __init__(self, script: str, workroot: str) -> None:
+        self.script = script
+        self.workroot = workroot
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pid: int | None = None
+        self._pending = b""
+        self._errors: IO[bytes] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        self.stop()
+        load = f"load_files({_prolog_atom(self.script)}, [silent(true), imports([])])"
+        argv = [
+            "swipl",
+            "--stack-limit=512m",
+            "--no-packs",
+            "-q",
+            "-f",
+            "none",
+            "-t",
+            "halt",
+            "-g",
+            load,
+            "-g",
+            "fork_server:serve",
+        ]
+        self._errors = tempfile.TemporaryFile(dir=self.workroot)  # noqa: SIM115 - held while it runs
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+                cwd=self.workroot,
+                # The keys of a program's environment, in the same order: a child only
+                # changes the values of HOME and TMPDIR.
+                env=_env(_jobdir(self.workroot)),
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            self.stop()
+            raise ForkServerUnavailable(f"could not start swipl: {exc}") from None
+        try:
+            hello = self.read_line(time.monotonic() + _FORK_SERVER_START_S)
+        except ForkServerDied:
+            hello = None
+        if hello is None or not hello.startswith("ready "):
+            reason = self._said() or "it did not say it was ready"
+            self.stop()
+            raise ForkServerUnavailable(reason)
+        self.pid = int(hello.split()[1])
+
+    def _said(self) -> str:
+        if self._errors is None:
+            return ""
+        self._errors.seek(0)
+        lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
+    def send(self, text: str) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(text.encode("utf-8"))
+            self.proc.stdin.flush()
+        except OSError as exc:
+            raise ForkServerDied(f"it stopped reading: {exc}") from None
+
+    def fileno(self) -> int:
+        assert self.proc is not None and self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def poll_line(self) -> str | None:
+        """A complete reply if one is waiting, without blocking; raises on end-of-file."""
+        line = self._take_line()
+        if line is not None:
+            return line
+        while _readable(self.fileno(), 0.0):
+            chunk = os.read(self.fileno(), 4096)
+            if not chunk:
+                raise ForkServerDied("it exited")
+            self._pending += chunk
+            line = self._take_line()
+            if line is not None:
+                return line
+        return None
+
+    def read_line(self, deadline: float) -> str | None:
+        """The next reply, or None at the deadline; raises when the server ends."""
+        while True:
+            line = self.poll_line()
+            if line is not None:
+                return line
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            _readable(self.fileno(), left)
+
+    def _take_line(self) -> str | None:
+        if b"\n" not in self._pending:
+            return None
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode("utf-8", "replace")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+            self.proc.wait()
+            for stream in (self.proc.stdin, self.proc.stdout):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+        if self._errors is not None:
+            self._errors.close()
+        self.proc, self.pid, self._pending, self._errors = None, None, b"", None
+
+
+def _readable(fd: int, timeout: float) -> bool:
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        return bool(sel.select(timeout))
+
+
+def _prolog_atom(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _prolog_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _exit_line(line: str) -> int:
+    """The fork server's "exited N" / "signaled S" as a Popen-style return code."""
+    kind, _, value = line.partition(" ")
+    if kind == "exited":
+        return int(value)
+    if kind == "signaled":
+        return -int(value)
+    # "failed ...": the child could not become the job before the program ran (the
+    # server knows it from a pipe the program never holds, so no program can say so).
+    raise ForkServerDied(f"the child {value}" if kind == "failed" else f"it said {line!r}")
+
+
+def run_forked(
+    job: dict[str, Any], uid: int | None, workroot: str, server: ForkServer
+) -> dict[str, Any]:
+    """Run one program in a child of the fork server; raises ForkServerDied."""
+    jobdir, program = _prepare(job, uid, workroot)
+    # The child's stdout and stderr: FIFOs in a directory only we can enter, opened by
+    # the server (as root) before it forks, so the program cannot reach them by name.
+    iodir = os.path.join(workroot, "io")
+    if os.path.lexists(iodir):
+        _rmtree(iodir)
+    os.mkdir(iodir, 0o700)
+    fds: dict[int, str] = {}
+    try:
+        for name in ("stdout", "stderr"):
+            path = os.path.join(iodir, name)
+            os.mkfifo(path, 0o600)
+            fds[os.open(path, os.O_RDONLY | os.O_NONBLOCK)] = name
+        return _fork_and_collect(job, uid, jobdir, program, iodir, fds, server)
+    except ForkServerDied:
+        kill_everything(uid)  # the orphaned child and whatever it started
+        raise
+    finally:
+        for fd in fds:
+            os.close(fd)
+        _rmtree(iodir)
+        _clean(jobdir, uid)
+
+
+def _fork_and_collect(
+    job: dict[str, Any],
+    uid: int | None,
+    jobdir: str,
+    program: str,
+    iodir: str,
+    fds: dict[int, str],
+    server: ForkServer,
+) -> dict[str, Any]:
+    started = time.monotonic()
+    argv = ", ".join(_prolog_string(arg) for arg in _swipl_argv(job, program))
+    stack = int(job["stack_mb"]) * 1024 * 1024
+    server.send(
+        f"job({_prolog_string(jobdir)}, {_prolog_string(program)}, "
+        f"{_prolog_string(os.path.join(iodir, 'stdout'))}, "
+        f"{_prolog_string(os.path.join(iodir, 'stderr'))}, "
+        f"{'none' if uid is None else uid}, {stack}, [{argv}]).\n"
+    )
+    reply = server.read_line(started + _FORK_SERVER_START_S)
+    if reply is None:
+        raise ForkServerDied("it did not fork")
+    if not reply.startswith("started "):
+        raise ForkServerDied(f"it could not fork: {reply}")
+    pid = int(reply.split()[1])
+    program_uid = os.getuid() if uid is None else uid
+    try:
+        for which, values in _rlimits(job, program_uid):
+            resource.prlimit(pid, which, values)
+    except OSError as exc:
+        server.send("abort.\n")
+        raise ForkServerDied(f"could not limit the child: {exc}") from None
+    server.send("go.\n")
+    status: list[str] = []
+
+    def exited() -> bool:
+        if not status:
+            try:
+                line = server.poll_line()
+            except ForkServerDied:
+                line = "died"
+            if line is not None:
+                status.append(line)
+        return bool(status)
+
+    captured = _read_outputs(fds, job, started, exited, watch=server.fileno())
+    if captured["limit"] is not None:
+        kill_everything(uid, spare=server.pid)
+    if not status:
+        line = server.read_line(time.monotonic() + 1.0)
+        if line is None:
+            kill_everything(uid, spare=server.pid)
+            line = server.read_line(time.monotonic() + _FORK_SERVER_START_S)
+        if line is None:
+            raise ForkServerDied("it did not report the child's end")
+        status.append(line)
+    if status[0] == "died":
+        raise ForkServerDied("it exited while the program ran")
+    returncode = _exit_line(status[0])
+    wall = time.monotonic() - started
+    leftovers = kill_everything(uid, spare=server.pid)
+    return _report(returncode, captured, wall, leftovers)
+
+
+# Failed starts in a row after which a worker stops trying its fork server.
+_FORK_SERVER_STARTS = 3
+
+
+class Executor:
+    """Runs each job in a forked child when the fork server works, else in a fresh
+    process; restarts a dead fork server and retries its job once."""
+
+    def __init__(self, kind: str, script: str | None, uid: int | None, workroot: str) -> None:
+        self.uid = uid
+        self.workroot = workroot
+        self.restarts = 0
+        self.failed_starts = 0
+        self.fallback: str | None = None
+        self.server = ForkServer(script, workroot) if kind == "fork" and script else None
+        if self.server is not None:
+            try:
+                self.server.start()
+            except ForkServerUnavailable as exc:
+                self._fall_back(str(exc))
+
+    @property
+    def kind(self) -> str:
+        return "fork" if self.server is not None else "fresh"
+
+    def _fall_back(self, reason: str) -> None:
+        if self.server is not None:
+            self.server.stop()
+        self.server, self.fallback = None, reason
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        """Run one job: a dead fork server is restarted and the job retried once; a
+        second death is reported as the job's result."""
+        died: list[str] = []
+        while self.server is not None and len(died) < 2:
+            try:
+                if not self.server.running:
+                    self._restart()
+                return self._tag(run_forked(job, self.uid, self.workroot, self.server))
+            except (ForkServerDied, ForkServerUnavailable) as exc:
+                died.append(str(exc))
+                if self.server is not None:
+                    self.server.stop()
+        if died and self.server is not None:
+            return self._tag(
+                {"error": f"the fork server died twice running this program: {died[-1]}"}
+            )
+        return self._tag(run_job(job, self.uid, self.workroot))
+
+    def _restart(self) -> None:
+        """Start the fork server again; after several failed starts in a row, give up on
+        it and run programs in fresh processes (same results, slower)."""
+        assert self.server is not None
+        self.restarts += 1
+        try:
+            self.server.start()
+        except ForkServerUnavailable as exc:
+            self.failed_starts += 1
+            if self.failed_starts >= _FORK_SERVER_STARTS:
+                self._fall_back(str(exc))
+            raise
+        self.failed_starts = 0
+
+    def _tag(self, result: dict[str, Any]) -> dict[str, Any]:
+        result.setdefault("wall_s", 0.0)
+        result["executor"] = self.kind
+        result["fork_restarts"] = self.restarts
+        return result
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
 
 
 def _clean(jobdir: str, uid: int | None) -> None:
@@ -284,6 +702,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--uid", type=int, default=None)
     parser.add_argument("--workdir")
+    parser.add_argument("--executor", choices=("fork", "fresh"), default="fresh")
+    parser.add_argument("--fork-server", help="prolog/fork_server.pl")
     parser.add_argument("--check", action="store_true", help="exit at once: the sandbox probe")
     args = parser.parse_args()
     if args.check:
@@ -292,21 +712,24 @@ def main() -> None:
     os.makedirs(args.workdir, mode=0o711, exist_ok=True)
     if args.uid is not None:
         kill_everything(args.uid)  # a previous worker's leftovers under our uid
+    executor = Executor(args.executor, args.fork_server, args.uid, args.workdir)
     out = sys.stdout
-    seq = 0
-    out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    hello = {"ready": True, "pid": os.getpid(), "executor": executor.kind}
+    if executor.fallback:
+        hello["fallback"] = executor.fallback
+    out.write(json.dumps(hello) + "\n")
     out.flush()
     for line in sys.stdin:
         if not line.strip():
             continue
-        seq += 1
         try:
-            result = run_job(json.loads(line), args.uid, args.workdir, seq)
+            result = executor.run(json.loads(line))
         except Exception as exc:  # the supervisor must survive any one job
-            kill_everything(args.uid)
+            kill_everything(args.uid, spare=executor.server.pid if executor.server else None)
             result = {"error": f"supervisor: {type(exc).__name__}: {exc}", "wall_s": 0.0}
         out.write(json.dumps(result) + "\n")
         out.flush()
+    executor.stop()
 
 
 if __name__ == "__main__":

@@ -142,3 +142,25 @@ def test_workers_outlive_the_thread_that_started_them() -> None:
         assert len(pids) == 2
         assert [e.stdout for e in solver.map([":- writeln(b).\n"] * 4)] == ["b\n"] * 4
         assert {w.slot: w.proc.pid for w in solver._all if w.proc is not None} == pids
+
+
+def test_a_forked_child_starts_its_own_workers() -> None:
+    """A trainer forks worker processes after the parent has used a pool: the child must
+    start sandboxes of its own (the parent's launcher thread does not exist there)."""
+    import multiprocessing
+
+    with Solver(workers=1) as parent:
+        assert parent.run(":- format('Total cost: 1~n').").stdout == "Total cost: 1\n"
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_run_in_fresh_solver, args=(queue,))
+        child.start()
+        stdout = queue.get(timeout=60)
+        child.join(60)
+        assert child.exitcode == 0 and stdout == "Total cost: 2\n"
+        assert parent.run(":- format('Total cost: 3~n').").stdout == "Total cost: 3\n"
+
+
+def _run_in_fresh_solver(queue: object) -> None:
+    with Solver(workers=1) as solver:
+        queue.put(solver.run(":- format('Total cost: 2~n').").stdout)  # type: ignore[attr-defined]

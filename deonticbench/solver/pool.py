@@ -206,6 +206,17 @@ def _launch(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
     return launcher.submit(start).result()
 
 
+def _forget_launcher_in_child() -> None:
+    # A forked child has none of its parent's threads: the launcher it inherited would
+    # never run a job, and its lock may have been held by a parent thread at the fork.
+    global _LAUNCHER, _LAUNCHER_LOCK
+    _LAUNCHER = None
+    _LAUNCHER_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_launcher_in_child)
+
+
 class _Worker:
     """One supervisor process; restarted when it dies or stops answering."""
 

@@ -20,6 +20,7 @@ _COMMANDS = {
     "validate": "validate_cmd",
     "eval": "eval_cmd",
     "score": "score_cmd",
+    "import-inspect": "import_inspect_cmd",
 }
 
 

@@ -1,0 +1,88 @@
+"""Scripted outputs for inspect's own ``mockllm/model``, keyed by the harness's prompt.
+
+``Script`` is the callable mockllm accepts as ``custom_outputs``: it finds the case by
+the hash of the first two messages (system + user, as the harness renders them), the
+attempt by the number of assistant turns so far, and answers with the next of the
+responses scripted for that case and attempt (cycling, so K epochs can differ).  Every
+output carries its usage, so inspect never counts tokens with a tokenizer it would have
+to download.
+
+``sitecustomize.py`` beside this file lets the ``inspect`` command line use a script
+saved as JSON: ``-M custom_outputs=<file.json>``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
+
+from deonticbench.chat import Message
+from deonticbench.prompting import prompt_hash
+
+
+def first_prompt_hash(messages: Sequence[Message]) -> str:
+    return prompt_hash(list(messages[:2]))
+
+
+class Script:
+    def __init__(self, responses: dict[str, list[list[str]]]) -> None:
+        self.responses = responses
+        """First-prompt hash -> per attempt, the responses to give in turn."""
+        self.calls: Counter[tuple[str, int]] = Counter()
+
+    @classmethod
+    def load(cls, path: str | Path) -> Script:
+        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.responses), encoding="utf-8")
+
+    def __call__(
+        self, input: list[ChatMessage], tools: Any, tool_choice: Any, config: Any
+    ) -> ModelOutput:
+        sent = [Message(role=m.role, content=m.text) for m in input]  # type: ignore[arg-type]
+        key = first_prompt_hash(sent)
+        attempt = sum(1 for m in input if m.role == "assistant")
+        options = self.responses[key][attempt]
+        text = options[self.calls[(key, attempt)] % len(options)]
+        self.calls[(key, attempt)] += 1
+        output = ModelOutput.from_content(model="mockllm/model", content=text)
+        tokens_in = sum(len(m.content.split()) for m in sent)
+        tokens_out = len(text.split())
+        output.usage = ModelUsage(
+            input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out
+        )
+        return output
+
+
+class NetworkUsed(RuntimeError):
+    pass
+
+
+def forbid_network() -> None:
+    """Make every connection that leaves the machine fail loudly (unix sockets and
+    loopback stay usable), so a test cannot pass while something phones home."""
+    original = socket.socket.connect
+
+    def connect(self: socket.socket, address: Any) -> None:
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            host = address[0]
+            if host not in ("127.0.0.1", "::1", "localhost"):
+                raise NetworkUsed(f"a test tried to connect to {address!r}")
+        original(self, address)
+
+    resolve = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host not in (None, "127.0.0.1", "::1", "localhost"):
+            raise NetworkUsed(f"a test tried to resolve {host!r}")
+        return resolve(host, *args, **kwargs)
+
+    socket.socket.connect = connect  # type: ignore[method-assign]
+    socket.getaddrinfo = getaddrinfo

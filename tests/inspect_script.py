@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import socket
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
 from deonticbench.chat import Message
+from deonticbench.integrations.inspect._plan import from_inspect
 from deonticbench.prompting import prompt_hash
 
 
@@ -46,7 +47,7 @@ class Script:
     def __call__(
         self, input: list[ChatMessage], tools: Any, tool_choice: Any, config: Any
     ) -> ModelOutput:
-        sent = [Message(role=m.role, content=m.text) for m in input]  # type: ignore[arg-type]
+        sent = from_inspect(input)
         key = first_prompt_hash(sent)
         attempt = sum(1 for m in input if m.role == "assistant")
         options = self.responses[key][attempt]
@@ -65,9 +66,10 @@ class NetworkUsed(RuntimeError):
     pass
 
 
-def forbid_network() -> None:
+def forbid_network(patch: Callable[[Any, str, Any], None] = setattr) -> None:
     """Make every connection that leaves the machine fail loudly (unix sockets and
-    loopback stay usable), so a test cannot pass while something phones home."""
+    loopback stay usable), so a test cannot pass while something phones home.
+    ``patch`` is ``setattr`` or pytest's ``monkeypatch.setattr`` (undone after a test)."""
     original = socket.socket.connect
 
     def connect(self: socket.socket, address: Any) -> None:
@@ -84,5 +86,23 @@ def forbid_network() -> None:
             raise NetworkUsed(f"a test tried to resolve {host!r}")
         return resolve(host, *args, **kwargs)
 
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.getaddrinfo = getaddrinfo
+    patch(socket.socket, "connect", connect)
+    patch(socket, "getaddrinfo", getaddrinfo)
+
+
+def install_for_cli(script_path: str) -> None:
+    """For the ``inspect`` command line (called by sitecustomize.py): no network, and
+    mockllm reads ``-M custom_outputs=<file.json>`` as a saved ``Script``.  The command
+    line can only pass strings; this is the one thing taught to the mock, nothing of
+    deonticbench or of inspect's evaluation is changed."""
+    from inspect_ai.model._providers.mockllm import MockLLM
+
+    forbid_network()
+    original = MockLLM.__init__
+
+    def init(self: MockLLM, *args: Any, custom_outputs: Any = None, **kwargs: Any) -> None:
+        if isinstance(custom_outputs, str) and custom_outputs == script_path:
+            custom_outputs = Script.load(custom_outputs)
+        original(self, *args, custom_outputs=custom_outputs, **kwargs)
+
+    MockLLM.__init__ = init  # type: ignore[method-assign]

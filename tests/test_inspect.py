@@ -30,9 +30,13 @@ from deonticbench.store import read_records
 
 TESTS = Path(__file__).resolve().parent
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(TESTS.parents[1] / "shared" / "deonticbench-data")
-pytestmark = pytest.mark.skipif(
-    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+    ),
+    # inspect's own call into tenacity, not ours.
+    pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning"),
+]
 SPLIT = "smoke"
 B = 500  # bootstrap replicates: enough to tell two streams apart, quick to draw
 
@@ -255,6 +259,10 @@ def test_inspect_eval_equals_deonticbench_on_the_same_responses(
     )
     assert done.returncode == 0, done.stderr
     assert f"wrote {5 * k} records" in done.stdout
+    again = deonticbench_cli(
+        tmp_path, "import-inspect", str(log.location), "--out", str(imported_run)
+    )
+    assert again.returncode == 2 and "already holds a run" in again.stderr
     imported = read_records(imported_run / "records.jsonl").records
     assert set(imported) == set(records)
     for key, record in records.items():

@@ -415,3 +415,29 @@ def test_import_inspect_refuses_what_it_cannot_import(tmp_path: Path) -> None:
 
     done = deonticbench_cli(tmp_path, "import-inspect", "missing.eval", "--out", "r3")
     assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+def test_nothing_but_the_import_command_depends_on_the_integration() -> None:
+    """The integration is a front door: the library never imports it (nor inspect_ai),
+    and only the import-inspect command does, when it runs."""
+    import ast
+
+    package = TESTS.parent / "deonticbench"
+    allowed = {package / "cli" / "import_inspect_cmd.py"}
+    for path in package.rglob("*.py"):
+        if package / "integrations" in path.parents or path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom | ast.Import):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                names += [a.name for a in node.names]
+                assert not any("integrations" in n or n.startswith("inspect_ai") for n in names), (
+                    f"{path.relative_to(package.parent)} imports {names}"
+                )
+    code = (
+        "import sys, deonticbench.cli, deonticbench.runner, deonticbench.scoring;"
+        "from deonticbench.cli import cli; cli.get_command(None, 'score');"
+        "assert 'inspect_ai' not in sys.modules, 'inspect_ai imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -37,18 +37,33 @@ from typing import Any, Protocol
 
 from .answers import Answer, read_direct_answer, read_program_answer
 from .chat import Message
-from .data import Case, DataSource
+from .data import Case, describe_source, load_cases, pin_source
 from .domains import Domain
 from .models.base import Completion, Model, Request
+from .modes import Mode
 from .outcomes import judge
 from .programs import extract_program, prepare_program
-from .prompting import Prompt, choose_exemplars, exemplar_pool, render, render_feedback
-from .records import Attempt, Mode, Record
-from .solver import Execution, Limits, Solver
-from .store import CachedResponse, RecordKey, ResponseCache, RunFolder, cache_key
+from .prompting import (
+    Prompt,
+    choose_exemplars,
+    exemplar_pool,
+    render,
+    render_feedback,
+    template_hashes,
+)
+from .records import Attempt, Record
+from .solver import Execution, Solver
+from .sources import DataSource
+from .spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, RunSpec
+from .store import (
+    CachedResponse,
+    RecordKey,
+    ResponseCache,
+    RunFolder,
+    cache_key,
+    environment_facts,
+)
 
-DEFAULT_ATTEMPTS = 2
-DEFAULT_CONCURRENCY = 8
 FEEDBACK_STDERR_CHARS = 3000
 FEEDBACK_STDOUT_CHARS = 1500
 
@@ -79,6 +94,8 @@ class RunPlan:
     units: list[Unit]
     seed: int
     pool_notes: dict[str, str] = field(default_factory=dict)
+    source: DataSource | None = None
+    """The data source, pinned: every case of the plan was read from this snapshot."""
 
     @property
     def total_samples(self) -> int:
@@ -99,15 +116,18 @@ def plan_run(
     split: str,
     modes: Sequence[Mode],
     source: DataSource,
-    k: int | None = None,
+    k: int | Sequence[tuple[str, int]] | None = None,
     limit: int | None = None,
     seed: int = 0,
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
 ) -> RunPlan:
-    """Load the cases and choose few-shot exemplars: everything a run will do, in order."""
-    from .data import load_cases
+    """Load the cases and choose few-shot exemplars: everything a run will do, in order.
 
+    ``k`` is samples per case: one number, ``(domain, K)`` pairs, or None for each
+    domain's default (see ``RunSpec.k``)."""
     loader = load or load_cases
+    if load is None:
+        source = pin_source(source)
     units: list[Unit] = []
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
@@ -115,7 +135,10 @@ def plan_run(
         cases = loader(domain, split, source)
         if limit is not None:
             cases = cases[:limit]
-        ks[domain.name] = k if k is not None else domain.default_k
+        if isinstance(k, int):
+            ks[domain.name] = k
+        else:  # None, or per domain (a resumed run's config): the domain's default else
+            ks[domain.name] = dict(k or ()).get(domain.name, domain.default_k)
         pool: list[Case] = []
         if "few-shot" in modes:
             pool_cases, note = exemplar_pool(domain, source)
@@ -129,7 +152,7 @@ def plan_run(
                         choose_exemplars(domain, pool, case, domain.few_shot_count, seed)
                     )
                 units.append(Unit(domain, case, mode, ks[domain.name], exemplars))
-    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes)
+    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source)
 
 
 # --- observing ------------------------------------------------------------------------
@@ -530,24 +553,18 @@ async def _bounded(
 # --- configuration and estimates ------------------------------------------------------
 
 
-def build_config(
-    model: Model,
-    plan: RunPlan,
-    *,
-    source: DataSource,
-    attempts: int,
-    limits: Limits,
-    session: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
     """What a run folder's config.json says: everything that produced its numbers.
 
-    The model part holds the spec, the identity (the cache key: model, endpoint and
-    every sampling parameter) and never a key: backends read keys from the environment
-    and do not put them in ``identity()``.
+    Built from the spec (resolved: ``spec.attempts`` set), the model it names and the
+    plan made from it.  The model part holds the spec, the identity (the cache key:
+    model, endpoint and every sampling parameter) and never a key: backends read keys
+    from the environment and do not put them in ``identity()``.
     """
-    from .prompting import template_hashes
-    from .store import environment_facts
-
+    if spec.attempts is None:
+        raise ValueError("build_config needs a spec whose attempts are resolved")
+    if plan.source is None:
+        raise ValueError("build_config needs a plan made from a data source")
     facts = environment_facts()
     return {
         "harness": "deonticbench",
@@ -563,25 +580,26 @@ def build_config(
         "domains": [d.name for d in plan.domains],
         "modes": list(plan.modes),
         "k": dict(plan.k),
-        "attempts": attempts,
+        "attempts": spec.attempts,
         "seed": plan.seed,
-        "data": source.describe(),
+        "data": describe_source(plan.source),
         "templates": template_hashes(),
         "few_shot_pools": dict(plan.pool_notes),
-        "limits": asdict(limits),
+        "limits": asdict(spec.limits),
         "environment": facts,
         "sessions": [
             {
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "git_commit": facts.get("git_commit"),
-                **(session or {}),
+                "limit": spec.limit,
+                "concurrency": spec.concurrency,
             }
         ],
     }
 
 
 @dataclass
-class EstimateRow:
+class DryRunRow:
     domain: str
     mode: str
     samples: int = 0
@@ -592,10 +610,10 @@ class EstimateRow:
 
 
 @dataclass
-class Estimate:
+class DryRunEstimate:
     """What a run would send, before anything is spent (``--dry-run``)."""
 
-    rows: list[EstimateRow]
+    rows: list[DryRunRow]
     attempts: int
 
     @property
@@ -619,18 +637,16 @@ def estimate(
     cache: ResponseCache | None = None,
     attempts: int = DEFAULT_ATTEMPTS,
     count_tokens: Callable[[Model, Sequence[Message]], int],
-) -> Estimate:
+) -> DryRunEstimate:
     """Count the first-attempt requests and their prompt tokens, exactly as ``Runner``
     would batch them (finished samples and cached responses excluded).  Retries depend
     on how programs fare, so they are only bounded, not counted."""
     finished = done or {}
     use_cache = cache if model.cacheable else None
     identity = model.identity()
-    rows: dict[tuple[str, str], EstimateRow] = {}
+    rows: dict[tuple[str, str], DryRunRow] = {}
     for unit in plan.units:
-        row = rows.setdefault(
-            (unit.domain.name, unit.mode), EstimateRow(unit.domain.name, unit.mode)
-        )
+        row = rows.setdefault((unit.domain.name, unit.mode), DryRunRow(unit.domain.name, unit.mode))
         row.samples += unit.k
         pending = [s for s, key in enumerate(unit.sample_keys()) if key not in finished]
         row.done += unit.k - len(pending)
@@ -648,7 +664,7 @@ def estimate(
         if batches:
             row.requests += batches
             row.prompt_tokens += batches * count_tokens(model, prompt.messages)
-    return Estimate(list(rows.values()), attempts)
+    return DryRunEstimate(list(rows.values()), attempts)
 
 
 __all__ = [

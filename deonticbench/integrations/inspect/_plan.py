@@ -16,7 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from inspect_ai.model import (
     ChatMessage,
@@ -26,14 +26,22 @@ from inspect_ai.model import (
     ModelOutput,
 )
 
+from ... import (
+    DataSource,
+    DeonticBenchError,
+    Execution,
+    Limits,
+    Mode,
+    RunSpec,
+    Solver,
+    resolve_source,
+)
 from ...chat import Message, Role
-from ...data import DataSource, resolve_source
-from ...domains import get_domain
-from ...errors import ConfigError, DeonticBenchError
 from ...models.base import Completion
-from ...records import MODES, Mode
 from ...runner import Unit, plan_run
-from ...solver import Execution, Limits, Solver
+
+INSPECT_MODEL = "inspect"
+"""The model of a task's RunSpec: inspect chooses it (``--model``) after the task is made."""
 
 
 @dataclass(frozen=True)
@@ -48,20 +56,30 @@ class Settings:
     hub: bool
     revision: str | None
 
-    def source(self) -> DataSource:
-        return resolve_source(self.data_dir, hub=self.hub, revision=self.revision)
-
-    def checked_mode(self) -> Mode:
-        for mode in MODES:
-            if mode == self.mode:
-                return mode
-        raise ConfigError(f"unknown mode {self.mode!r}; choose from {', '.join(MODES)}.")
+    def spec(
+        self, *, attempts: int = 1, timeout: float = Limits.timeout_s, k: int | None = None
+    ) -> RunSpec:
+        """The run these settings describe, checked as ``deonticbench eval`` checks its
+        flags (unknown domain, split or mode, attempts or K below 1: one sentence)."""
+        return RunSpec(
+            model=INSPECT_MODEL,
+            domains=(self.domain,),
+            split=self.split,
+            # RunSpec checks the mode names (one sentence for an unknown one).
+            modes=cast("tuple[Mode, ...]", (self.mode,)),
+            k=k,
+            attempts=attempts,
+            seed=self.seed,
+            limits=Limits(timeout_s=float(timeout)),
+            data=resolve_source(self.data_dir, hub=self.hub, revision=self.revision),
+        )
 
 
 @dataclass(frozen=True)
 class Plan:
     units: tuple[Unit, ...]
     source: DataSource
+    """Pinned: the hub commit the cases were read at, or the local folder."""
     pool_note: str | None
 
     def unit(self, case_id: str | int) -> Unit:
@@ -75,11 +93,14 @@ class Plan:
 def plan_for(settings: Settings) -> Plan:
     """The harness's plan of one domain x mode: its cases in the published order and,
     for few-shot, the exemplars ``plan_run`` chooses for each (seeded by ``seed``)."""
-    domain = get_domain(settings.domain)
-    mode = settings.checked_mode()
-    source = settings.source()
-    plan = plan_run([domain], split=settings.split, modes=[mode], source=source, seed=settings.seed)
-    return Plan(tuple(plan.units), source, plan.pool_notes.get(domain.name))
+    spec = settings.spec()
+    assert spec.data is not None
+    plan = plan_run(
+        spec.domain_specs, split=spec.split, modes=spec.modes, source=spec.data, seed=spec.seed
+    )
+    assert plan.source is not None
+    (domain,) = spec.domain_specs
+    return Plan(tuple(plan.units), plan.source, plan.pool_notes.get(domain.name))
 
 
 # -- the sandbox pool --------------------------------------------------------------------

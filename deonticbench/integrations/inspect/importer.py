@@ -12,12 +12,12 @@ ended in an error have no score and no record: they are counted, not invented.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ... import Limits, Record, RunSpec
 from ...errors import ConfigError, DataError
-from ...records import Record
 from ...store import CONFIG_NAME, RECORDS_NAME, RunFolder, environment_facts
 from .scorer import RECORD_KEY
 
@@ -101,34 +101,44 @@ def _record_of(scores: dict[str, Any]) -> Record | None:
 
 
 def _config(path: Path, log: Any, records: list[Record]) -> dict[str, Any]:
-    """A config.json with what scoring reads (model, split, domains, modes, K, attempts)
-    and where the records came from."""
+    """config.json: the run as a RunSpec states it (model, split, domains, modes, K,
+    attempts, seed, limits) in the runner's layout, and where the records came from."""
     args = dict(log.eval.task_args or {})
     metadata = dict(log.eval.metadata or {})
-    domains = list(dict.fromkeys(r.domain for r in records))
-    modes = list(dict.fromkeys(r.mode for r in records))
+    domains = tuple(dict.fromkeys(r.domain for r in records))
     epochs = log.eval.config.epochs
-    k = {d: int(epochs or (1 + max(r.sample for r in records if r.domain == d))) for d in domains}
+    try:
+        spec = RunSpec(
+            model=str(log.eval.model),
+            domains=domains,
+            split=str(metadata.get("split", args.get("split", "hard"))),
+            modes=tuple(dict.fromkeys(r.mode for r in records)),
+            k=tuple(
+                (d, int(epochs or (1 + max(r.sample for r in records if r.domain == d))))
+                for d in domains
+            ),
+            attempts=int(metadata.get("attempts") or max(len(r.attempts) for r in records)),
+            seed=int(metadata.get("seed") or args.get("seed") or 0),
+            limits=Limits(timeout_s=float(metadata.get("timeout", Limits.timeout_s))),
+        )
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise DataError(f"{path} does not describe a deonticbench run ({exc}).") from None
     return {
         "harness": "deonticbench",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "model": {
-            "spec": str(log.eval.model),
-            "provider": "inspect",
-            "model_name": str(log.eval.model),
-        },
-        "split": metadata.get("split", args.get("split", "hard")),
-        "domains": domains,
-        "modes": modes,
-        "k": k,
-        "attempts": metadata.get("attempts", args.get("attempts", 1)),
-        "seed": metadata.get("seed", args.get("seed", 0)),
+        "model": {"spec": spec.model, "provider": "inspect", "model_name": spec.model},
+        "split": spec.split,
+        "domains": list(spec.domains),
+        "modes": list(spec.modes),
+        "k": {d: spec.k_for(d) for d in spec.domains},
+        "attempts": spec.attempts,
+        "seed": spec.seed,
         "data": metadata.get("data"),
         "templates": metadata.get("templates"),
         "few_shot_pools": {domains[0]: metadata["few_shot_pool"]}
         if metadata.get("few_shot_pool") and len(domains) == 1
         else {},
-        "limits": {"timeout_s": metadata.get("timeout", args.get("timeout"))},
+        "limits": asdict(spec.limits),
         "environment": environment_facts(),
         "inspect": {
             "log": str(path.resolve()),

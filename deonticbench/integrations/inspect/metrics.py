@@ -13,8 +13,8 @@ from pathlib import Path
 
 from inspect_ai.scorer import Metric, SampleScore, Value, metric
 
+from ... import Record
 from ...metrics import DEFAULT_BOOTSTRAP
-from ...records import Record
 from ...scoring import LoadReport, Run, Stage, score_run
 from .scorer import RECORD_KEY
 

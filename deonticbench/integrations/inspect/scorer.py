@@ -16,11 +16,9 @@ from inspect_ai.model import ChatMessageAssistant
 from inspect_ai.scorer import CORRECT, INCORRECT, NOANSWER, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from ...domains import get_domain
+from ... import Attempt, Limits, Record, get_domain
 from ...prompting import Prompt, prompt_hash, render
-from ...records import Attempt, Record
 from ...runner import evaluate_attempt
-from ...solver import Limits
 from ._plan import Settings, completion_of, execute, from_inspect, plan_for
 from .solvers import ATTEMPTS_KEY, PENDING_KEY
 

@@ -14,10 +14,9 @@ from dataclasses import asdict
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ...domains import get_domain
+from ... import Limits, get_domain
 from ...prompting import render
 from ...runner import evaluate_attempt
-from ...solver import Limits
 from ._plan import Settings, completion_of, execute, plan_for, to_inspect
 
 ATTEMPTS_KEY = "deonticbench:attempts"

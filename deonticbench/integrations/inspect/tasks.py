@@ -15,12 +15,12 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric
 
-from ...domains import get_domain
+from ... import Limits
+from ...data import describe_source
 from ...errors import ConfigError
 from ...metrics import DEFAULT_BOOTSTRAP
 from ...prompting import render, template_hashes
 from ...scoring import STAGES
-from ...solver import Limits
 from ._plan import Plan, Settings, plan_for, settings_args, to_inspect
 from .metrics import paper_metric
 from .scorer import deonticbench_scorer
@@ -59,14 +59,14 @@ def deonticbench(
       hub: read the hub dataset even when ``DEONTICBENCH_DATA`` is set.
       revision: the hub revision to pin.
     """
-    spec = get_domain(domain)
-    if attempts < 1:
-        raise ConfigError("attempts must be at least 1.")
     if timeout <= 0:
         raise ConfigError("timeout must be a positive number of seconds.")
     if bootstrap < 1:
         raise ConfigError("bootstrap needs at least one replicate.")
-    settings = Settings(spec.name, split, mode, seed, data_dir, hub, revision)
+    settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
+    run = settings.spec(attempts=attempts, timeout=timeout, k=epochs)
+    (spec,) = run.domain_specs
+    settings = Settings(spec.name, split, run.modes[0], seed, data_dir, hub, revision)
     plan = plan_for(settings)
     stages = STAGES if attempts > 1 else STAGES[:1]
     metrics: list[Metric | dict[str, list[Metric]]] = [
@@ -78,7 +78,7 @@ def deonticbench(
         solver=deonticbench_solver(attempts=attempts, timeout=timeout, **args),
         scorer=deonticbench_scorer(timeout=timeout, **args),
         metrics=metrics,
-        epochs=Epochs(epochs or spec.default_k),
+        epochs=Epochs(run.k_for(spec)),
         metadata={
             "harness": "deonticbench",
             "domain": spec.name,
@@ -87,7 +87,7 @@ def deonticbench(
             "attempts": attempts,
             "seed": seed,
             "timeout": timeout,
-            "data": plan.source.describe(),
+            "data": describe_source(plan.source),
             "templates": template_hashes([spec]),
             "few_shot_pool": plan.pool_note,
         },

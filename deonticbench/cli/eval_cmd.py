@@ -15,7 +15,7 @@ from ..api import CacheChoice, PreparedRun, arun, dry_run, prepare, score
 from ..domains import DOMAINS, parse_domains
 from ..errors import ConfigError
 from ..modes import MODES, Mode
-from ..progress import LiveProgress, summary_table
+from ..progress import LiveProgress, summary_notes, summary_table
 from ..sources import resolve_source
 from ..spec import DEFAULT_CONCURRENCY, RunSpec
 from ..store import RunFolder
@@ -68,7 +68,7 @@ def _positive(name: str, value: int | None) -> None:
     type=int,
     default=DEFAULT_CONCURRENCY,
     show_default=True,
-    help="Requests in flight.",
+    help="HTTP requests in flight.",
 )
 @click.option("--limit", type=int, default=None, help="Only the first N cases of each domain.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar choice.")
@@ -146,7 +146,8 @@ def command(
     if dry_run:
         _dry_run(prepared, options)
         return
-    code = asyncio.run(_evaluate(prepared, options))
+    notes: list[str] = []
+    code = asyncio.run(_evaluate(prepared, options, notes))
     if code:
         sys.exit(code)
     if score_after:
@@ -156,6 +157,9 @@ def command(
         click.echo(
             f"more: deonticbench score {prepared.out} --out <folder> (CSV, per-case, figure)"
         )
+    # Last, under the numbers they explain (the summary, or the paper's table).
+    for note in notes:
+        click.echo(note)
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,9 @@ def _dry_run(prepared: PreparedRun, options: _Options) -> None:
 class _Progress(LiveProgress):
     """The live display, plus what the folder held when it was opened."""
 
+    def note(self, text: str) -> None:
+        click.echo(text, err=True)
+
     def opened(self, run: RunFolder) -> None:
         if run.loaded.truncated:
             click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
@@ -207,7 +214,9 @@ class _Progress(LiveProgress):
         click.echo(f"run folder: {run.path}", err=True)
 
 
-async def _evaluate(prepared: PreparedRun, options: _Options) -> int:
+async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) -> int:
+    """Run; ``notes`` receives the sentences that explain the summary's numbers (see
+    ``progress.summary_notes``), for the caller to print under the last table."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -237,6 +246,8 @@ async def _evaluate(prepared: PreparedRun, options: _Options) -> int:
             if progress.rows:
                 progress.finish()
         click.echo(summary_table(result.records, order=DOMAINS))
+        reference = prepared.model.provider == "reference"
+        notes.extend(summary_notes(result.records, reference=reference))
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
             f"{result.requests} requests sent, {result.cache_hits} cached responses used; "

@@ -66,38 +66,55 @@ class NetworkUsed(RuntimeError):
     pass
 
 
-def forbid_network(patch: Callable[[Any, str, Any], None] = setattr) -> None:
+def forbid_network(
+    patch: Callable[[Any, str, Any], None] = setattr, journal: Path | None = None
+) -> list[str]:
     """Make every connection that leaves the machine fail loudly (unix sockets and
-    loopback stay usable), so a test cannot pass while something phones home.
-    ``patch`` is ``setattr`` or pytest's ``monkeypatch.setattr`` (undone after a test)."""
+    loopback stay usable), so a test cannot pass while something phones home.  Each
+    attempt is also noted in the returned list (and appended to ``journal``), so that
+    even one whose exception the caller swallowed is seen.  ``patch`` is ``setattr`` or
+    pytest's ``monkeypatch.setattr`` (undone after a test)."""
+    attempts: list[str] = []
+
+    def refuse(what: str) -> NetworkUsed:
+        attempts.append(what)
+        if journal is not None:
+            with journal.open("a", encoding="utf-8") as handle:
+                handle.write(what + "\n")
+        return NetworkUsed(f"a test tried to {what}")
+
     original = socket.socket.connect
 
     def connect(self: socket.socket, address: Any) -> None:
         if self.family in (socket.AF_INET, socket.AF_INET6):
             host = address[0]
-            if host not in ("127.0.0.1", "::1", "localhost"):
-                raise NetworkUsed(f"a test tried to connect to {address!r}")
+            if host not in LOCAL:
+                raise refuse(f"connect to {address!r}")
         original(self, address)
 
     resolve = socket.getaddrinfo
 
     def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if host not in (None, "127.0.0.1", "::1", "localhost"):
-            raise NetworkUsed(f"a test tried to resolve {host!r}")
+        if host is not None and host not in LOCAL:
+            raise refuse(f"resolve {host!r}")
         return resolve(host, *args, **kwargs)
 
     patch(socket.socket, "connect", connect)
     patch(socket, "getaddrinfo", getaddrinfo)
+    return attempts
 
 
-def install_for_cli(script_path: str) -> None:
+LOCAL = ("127.0.0.1", "::1", "localhost")
+
+
+def install_for_cli(script_path: str, journal: str | None = None) -> None:
     """For the ``inspect`` command line (called by sitecustomize.py): no network, and
     mockllm reads ``-M custom_outputs=<file.json>`` as a saved ``Script``.  The command
     line can only pass strings; this is the one thing taught to the mock, nothing of
     deonticbench or of inspect's evaluation is changed."""
     from inspect_ai.model._providers.mockllm import MockLLM
 
-    forbid_network()
+    forbid_network(journal=Path(journal) if journal else None)
     original = MockLLM.__init__
 
     def init(self: MockLLM, *args: Any, custom_outputs: Any = None, **kwargs: Any) -> None:

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +43,18 @@ B = 500  # bootstrap replicates: enough to tell two streams apart, quick to draw
 
 
 @pytest.fixture(autouse=True)
-def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Logs in tmp, nothing on screen, no telemetry hook, no way off the machine."""
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Logs in tmp, nothing on screen, no telemetry hook, no way off the machine; and
+    afterwards, proof that nothing tried (even if inspect swallowed the refusal)."""
     monkeypatch.setenv("DEONTICBENCH_DATA", DATA)
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path / "logs"))
     monkeypatch.setenv("INSPECT_DISPLAY", "none")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for name in ("INSPECT_TELEMETRY", "INSPECT_API_KEY_OVERRIDE", "INSPECT_REQUIRED_HOOKS"):
         monkeypatch.delenv(name, raising=False)
-    forbid_network(monkeypatch.setattr)
+    attempts = forbid_network(monkeypatch.setattr)
+    yield
+    assert attempts == [], f"the test tried to reach the network: {attempts}"
 
 
 # -- scripted responses -------------------------------------------------------------------
@@ -302,6 +306,7 @@ def test_inspect_command_line_runs_the_registered_task(tmp_path: Path) -> None:
     script_path = tmp_path / "script.json"
     program_script("airline", "zero-shot").save(script_path)
     logs = tmp_path / "cli-logs"
+    journal = tmp_path / "network-attempts.txt"
     done = run_cli(
         [
             str(Path(sys.executable).parent / "inspect"),
@@ -330,7 +335,9 @@ def test_inspect_command_line_runs_the_registered_task(tmp_path: Path) -> None:
         HF_HUB_OFFLINE="1",
         PYTHONPATH=str(TESTS / "inspect_site"),
         DEONTICBENCH_TEST_SCRIPT=str(script_path),
+        DEONTICBENCH_TEST_NETWORK_JOURNAL=str(journal),
     )
+    assert not journal.exists(), f"inspect tried to reach the network: {journal.read_text()}"
     assert done.returncode == 0, done.stderr + done.stdout
     (log_path,) = logs.glob("*.json")
     log = read_eval_log(str(log_path))

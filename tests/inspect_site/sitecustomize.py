@@ -9,4 +9,4 @@ if _script:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from inspect_script import install_for_cli
 
-    install_for_cli(_script)
+    install_for_cli(_script, os.environ.get("DEONTICBENCH_TEST_NETWORK_JOURNAL"))

@@ -23,7 +23,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
 from deonticbench.chat import Message
-from deonticbench.integrations.inspect._plan import from_inspect
+from deonticbench.integrations.inspect._messages import from_inspect
 from deonticbench.prompting import prompt_hash
 
 

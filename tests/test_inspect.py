@@ -25,7 +25,8 @@ from inspect_script import Script, first_prompt_hash, forbid_network
 from deonticbench.data import Case
 from deonticbench.domains import get_domain
 from deonticbench.integrations.inspect import airline, deonticbench, uscis
-from deonticbench.integrations.inspect._plan import Settings, from_inspect, plan_for
+from deonticbench.integrations.inspect._messages import from_inspect
+from deonticbench.integrations.inspect._plan import Settings, plan_for
 from deonticbench.prompting import prompt_hash
 from deonticbench.store import read_records
 

@@ -19,7 +19,9 @@ from inspect_ai.solver import TaskState
 from ... import Attempt, Limits, Record, get_domain
 from ...prompting import Prompt, prompt_hash, render
 from ...runner import evaluate_attempt
-from ._plan import Settings, completion_of, execute, from_inspect, plan_for
+from ._messages import completion_of, from_inspect
+from ._plan import Settings, plan_for
+from ._sandbox import execute
 from .solvers import ATTEMPTS_KEY, PENDING_KEY
 
 RECORD_KEY = "record"

@@ -17,7 +17,9 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from ... import Limits, get_domain
 from ...prompting import render
 from ...runner import evaluate_attempt
-from ._plan import Settings, completion_of, execute, plan_for, to_inspect
+from ._messages import completion_of, to_inspect
+from ._plan import Settings, plan_for
+from ._sandbox import execute
 
 ATTEMPTS_KEY = "deonticbench:attempts"
 """Store key of the attempts the solver judged (``Attempt`` dicts, in order)."""

@@ -21,7 +21,8 @@ from ...errors import ConfigError
 from ...metrics import DEFAULT_BOOTSTRAP
 from ...prompting import render, template_hashes
 from ...scoring import STAGES
-from ._plan import Plan, Settings, plan_for, settings_args, to_inspect
+from ._messages import to_inspect
+from ._plan import Plan, Settings, plan_for, settings_args
 from .metrics import paper_metric
 from .scorer import deonticbench_scorer
 from .solvers import deonticbench_solver

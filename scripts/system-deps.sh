@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Make sure swipl and bwrap are on PATH; install them with apt-get when we may.
+# Make sure swipl, bwrap and tmux are on PATH; install them with apt-get when we may.
+# (tmux: the live progress display is tested in a real pseudo-terminal.)
 set -euo pipefail
 missing=()
 command -v swipl >/dev/null 2>&1 || missing+=(swi-prolog-nox)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if command -v apt-get >/dev/null 2>&1; then
@@ -15,5 +17,5 @@ if command -v apt-get >/dev/null 2>&1; then
     exit 0
   fi
 fi
-echo "error: deonticbench needs the packages ${missing[*]} (SWI-Prolog and bubblewrap); install them with your system's package manager and run make again." >&2
+echo "error: deonticbench needs the packages ${missing[*]} (SWI-Prolog, bubblewrap and tmux); install them with your system's package manager and run make again." >&2
 exit 1

@@ -21,7 +21,7 @@ from ... import (
     RunSpec,
     resolve_source,
 )
-from ...runner import Unit, plan_run
+from ...plan import Unit, plan_run
 
 INSPECT_MODEL = "inspect"
 """The model of a task's RunSpec: inspect chooses it (``--model``) after the task is made."""

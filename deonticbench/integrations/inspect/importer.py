@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ... import Limits, Record, RunSpec
+from ...environment import environment_facts
 from ...errors import ConfigError, DataError
-from ...store import CONFIG_NAME, RECORDS_NAME, RunFolder, environment_facts
+from ...runfolder import RunFolder, is_run_folder
 from .scorer import RECORD_KEY
 
 HARNESS_TASKS = ("deonticbench/",)
@@ -60,7 +61,7 @@ def import_log(log_path: str | Path, out: str | Path) -> ImportResult:
         raise DataError(f"{path} has no scored sample of a deonticbench task to import.")
     records.sort(key=lambda r: r.key)
     folder = Path(out)
-    if (folder / RECORDS_NAME).exists() or (folder / CONFIG_NAME).exists():
+    if is_run_folder(folder):
         raise ConfigError(f"{folder} already holds a run; import into a new --out folder.")
     config = _config(path, log, records)
     with RunFolder.open(folder, config) as run:

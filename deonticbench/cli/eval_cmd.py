@@ -53,9 +53,7 @@ def _positive(name: str, value: int | None) -> None:
 @click.option("--model", "model_spec", required=True, help="e.g. openai:gpt-4.1, reference.")
 @click.option("--domains", default="all", show_default=True, help="Comma-separated, or all.")
 @click.option("--split", default="hard", show_default=True, help="smoke, hard or whole.")
-@click.option(
-    "--modes", default="direct,zero-shot,few-shot", show_default=True, help="Comma-separated."
-)
+@click.option("--modes", default=",".join(MODES), show_default=True, help="Comma-separated.")
 @click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
 @click.option(
     "--attempts",

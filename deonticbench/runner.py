@@ -34,6 +34,7 @@ from .cache import CachedResponse, ResponseCache, cache_key
 from .data import Case
 from .domains import Domain
 from .models.base import Completion, Model, Request
+from .modes import Mode
 from .outcomes import judge
 from .plan import RunPlan, Unit
 from .programs import extract_program, prepare_program
@@ -46,7 +47,7 @@ from .prompting import (
 )
 from .records import Attempt, Record, RecordKey
 from .runfolder import RunFolder
-from .solver import Solver
+from .solver import Execution, Solver
 from .spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY
 
 T = TypeVar("T")
@@ -256,57 +257,90 @@ class Runner:
         self, unit: Unit, prompt: Prompt, index: int, response: _Response
     ) -> tuple[Attempt, Prompt | None]:
         """Judge one attempt; also return the next attempt's prompt when a retry is due."""
-        c = response.completion
-        attempt = Attempt(
-            index=index,
-            prompt_hash=prompt.prompt_hash,
-            response=c.text,
-            error=c.error,
-            tokens_in=c.tokens_in,
-            tokens_out=c.tokens_out,
-            latency_s=c.latency_s,
+
+        async def execute(program: str) -> Execution:
+            assert self._executions is not None
+            async with self._executions:
+                return await self.solver.arun(program)
+
+        return await evaluate_attempt(
+            unit.domain,
+            unit.case,
+            unit.mode,
+            prompt,
+            index,
+            response.completion,
+            execute,
             cached=response.cached,
         )
-        if c.error is not None or c.text is None:
-            attempt.error = c.error or "the backend returned no text"
-            attempt.abstain_reason = "request failed"
-            # Nothing to give feedback on: the same prompt again.
-            return attempt, prompt
-        domain = unit.domain
-        if unit.mode == "direct":
-            answer = read_direct_answer(domain, c.text)
-            _set_answer(attempt, domain, answer, unit.case)
-            return attempt, None
-        program = extract_program(c.text)
-        if program is None:
-            _set_answer(attempt, domain, Answer.abstain("no Prolog program in the response"), None)
-            return attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
-        prepared = prepare_program(domain, program)
-        attempt.program = prepared.text
-        attempt.repaired = prepared.repaired
-        assert self._executions is not None
-        async with self._executions:
-            execution = await self.solver.arun(prepared.text)
-        attempt.execution = execution.to_dict()
-        answer = answer_from_execution(domain, execution)
-        _set_answer(attempt, domain, answer, unit.case)
-        if answer.abstained:
-            # The program failed to give an answer (a syntax or runtime error that stopped
-            # it, a timeout or other limit, no or conflicting answer lines): feedback.
-            feedback = solver_report(
-                domain,
-                status=execution.status,
-                limit=execution.limit,
-                stdout=execution.stdout,
-                stderr=execution.stderr,
-                no_answer=answer.reason if execution.status == "ok" else None,
-            )
-            # The program as it ran, so that SWI-Prolog's line numbers match it.
-            return attempt, render_feedback(prompt, c.text, prepared.text, feedback)
-        # A program that printed one answer is final, right or wrong, even if SWI-Prolog
-        # also reported an error or warning along the way: retrying it could only be
-        # prompted by the answer's correctness, which the loop must never look at.
+
+
+async def evaluate_attempt(
+    domain: Domain,
+    case: Case,
+    mode: Mode,
+    prompt: Prompt,
+    index: int,
+    completion: Completion,
+    execute: Callable[[str], Awaitable[Execution]],
+    *,
+    cached: bool = False,
+) -> tuple[Attempt, Prompt | None]:
+    """Judge one attempt of a sample; also return the next attempt's prompt when the
+    retry rule calls for one (None: this attempt is final).
+
+    The one implementation of extract -> execute -> read -> judge and of the retry rule,
+    shared by the runner and the other front doors (the inspect_ai integration).
+    ``execute`` runs a program in the sandbox (the caller bounds its concurrency).
+    """
+    c = completion
+    attempt = Attempt(
+        index=index,
+        prompt_hash=prompt.prompt_hash,
+        response=c.text,
+        error=c.error,
+        tokens_in=c.tokens_in,
+        tokens_out=c.tokens_out,
+        latency_s=c.latency_s,
+        cached=cached,
+    )
+    if c.error is not None or c.text is None:
+        attempt.error = c.error or "the backend returned no text"
+        attempt.abstain_reason = "request failed"
+        # Nothing to give feedback on: the same prompt again.
+        return attempt, prompt
+    if mode == "direct":
+        answer = read_direct_answer(domain, c.text)
+        _set_answer(attempt, domain, answer, case)
         return attempt, None
+    program = extract_program(c.text)
+    if program is None:
+        _set_answer(attempt, domain, Answer.abstain("no Prolog program in the response"), None)
+        return attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
+    prepared = prepare_program(domain, program)
+    attempt.program = prepared.text
+    attempt.repaired = prepared.repaired
+    execution = await execute(prepared.text)
+    attempt.execution = execution.to_dict()
+    answer = answer_from_execution(domain, execution)
+    _set_answer(attempt, domain, answer, case)
+    if answer.abstained:
+        # The program failed to give an answer (a syntax or runtime error that stopped
+        # it, a timeout or other limit, no or conflicting answer lines): feedback.
+        feedback = solver_report(
+            domain,
+            status=execution.status,
+            limit=execution.limit,
+            stdout=execution.stdout,
+            stderr=execution.stderr,
+            no_answer=answer.reason if execution.status == "ok" else None,
+        )
+        # The program as it ran, so that SWI-Prolog's line numbers match it.
+        return attempt, render_feedback(prompt, c.text, prepared.text, feedback)
+    # A program that printed one answer is final, right or wrong, even if SWI-Prolog
+    # also reported an error or warning along the way: retrying it could only be
+    # prompted by the answer's correctness, which the loop must never look at.
+    return attempt, None
 
 
 def _in_plan(plan: RunPlan, record: Record) -> bool:
@@ -387,5 +421,6 @@ __all__ = [
     "Observer",
     "RunResult",
     "Runner",
+    "evaluate_attempt",
     "split_requests",
 ]

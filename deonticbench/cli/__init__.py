@@ -23,6 +23,7 @@ _COMMANDS = {
     "analyze": "analyze_cmd",
     "serve-reward": "serve_reward_cmd",
     "export": "export_cmd",
+    "import-inspect": "import_inspect_cmd",
 }
 
 

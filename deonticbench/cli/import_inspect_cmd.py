@@ -1,0 +1,41 @@
+"""``deonticbench import-inspect``: an inspect log of the deonticbench tasks as a run
+folder.  Thin: the integration does the work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import ConfigError
+
+
+@click.command(name="import-inspect")
+@click.argument("log", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The run folder to create (it must not hold a run yet).",
+)
+def command(log: Path, out: Path) -> None:
+    """Turn an inspect LOG (.eval or .json) of the deonticbench tasks into a run folder
+    that `deonticbench score` reads (with --against paper and --compare)."""
+    try:
+        from ..integrations.inspect.importer import import_log
+    except ImportError as exc:
+        if not (exc.name or "").startswith("inspect_ai"):
+            raise
+        raise ConfigError(
+            "reading inspect logs needs the inspect extra: pip install 'deonticbench[inspect]'."
+        ) from None
+    result = import_log(log, out)
+    k = ", ".join(f"{d} K={n}" for d, n in result.k.items())
+    click.echo(f"wrote {result.records} records ({', '.join(result.modes)}; {k}) to {result.out}")
+    if result.unscored:
+        click.echo(
+            f"note: {result.unscored} sample(s) of the log have no score (an error or a "
+            "cancellation) and were not imported",
+            err=True,
+        )
+    click.echo(f"score it with: deonticbench score {result.out}")

@@ -1,0 +1,28 @@
+"""DeonticBench as inspect_ai tasks: the paper's protocol run by ``inspect eval``.
+
+    inspect eval deonticbench/deonticbench -T domain=airline -T mode=few-shot \\
+        --model openai/gpt-4.1
+
+The dataset, the prompts (system message, templates, few-shot exemplars), the retry
+with feedback, the sandboxed execution, the answer reading, the judging and the metrics
+are the harness's own: this package only adapts them to inspect's Task, Solver, Scorer
+and Metric.  ``import_log`` turns an inspect log of these tasks back into a run folder.
+Needs the ``inspect`` extra (``pip install 'deonticbench[inspect]'``); see docs/inspect.md.
+"""
+
+from .metrics import paper_metric
+from .scorer import deonticbench_scorer
+from .solvers import deonticbench_solver
+from .tasks import airline, deonticbench, housing, sara_binary, sara_numeric, uscis
+
+__all__ = [
+    "airline",
+    "deonticbench",
+    "deonticbench_scorer",
+    "deonticbench_solver",
+    "housing",
+    "paper_metric",
+    "sara_binary",
+    "sara_numeric",
+    "uscis",
+]

@@ -1,0 +1,52 @@
+"""Between inspect's chat messages and model outputs and the harness's: text unchanged."""
+
+from __future__ import annotations
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ModelOutput,
+)
+
+from ...chat import Message, Role
+from ...models.base import Completion
+
+
+def to_inspect(messages: tuple[Message, ...]) -> list[ChatMessage]:
+    """The harness's chat messages as inspect's, text unchanged."""
+    out: list[ChatMessage] = []
+    for m in messages:
+        if m.role == "system":
+            out.append(ChatMessageSystem(content=m.content))
+        elif m.role == "assistant":
+            out.append(ChatMessageAssistant(content=m.content))
+        else:
+            out.append(ChatMessageUser(content=m.content))
+    return out
+
+
+def from_inspect(messages: list[ChatMessage]) -> tuple[Message, ...]:
+    """Inspect's chat messages as the harness's (their text)."""
+    out: list[Message] = []
+    for m in messages:
+        # A tool message is not part of the harness's conversations: read as user text.
+        role: Role = m.role if m.role in ("system", "assistant") else "user"
+        out.append(Message(role=role, content=m.text))
+    return tuple(out)
+
+
+def completion_of(output: ModelOutput) -> Completion:
+    """What the runner records of a response: text, tokens, latency, finish reason."""
+    usage = output.usage
+    if output.error:
+        return Completion.failed(output.error, latency_s=output.time or 0.0)
+    stop = output.stop_reason if output.choices else None
+    return Completion(
+        text=output.completion,
+        tokens_in=usage.input_tokens if usage else 0,
+        tokens_out=usage.output_tokens if usage else 0,
+        latency_s=output.time or 0.0,
+        finish_reason=str(stop) if stop is not None else None,
+    )

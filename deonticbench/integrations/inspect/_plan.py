@@ -1,0 +1,99 @@
+"""What the task, its solver and its scorer share: the harness's plan of a domain x mode
+(cases and few-shot exemplars, chosen by ``runner.plan_run`` exactly as ``deonticbench
+eval`` chooses them).
+
+The solver and scorer are registered inspect objects whose arguments go into the log,
+so they receive the few settings below rather than the cases; each looks its case up
+in a plan built once per process and settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, cast
+
+from ... import (
+    DataSource,
+    DeonticBenchError,
+    Limits,
+    Mode,
+    RunSpec,
+    resolve_source,
+)
+from ...plan import Unit, plan_run
+
+INSPECT_MODEL = "inspect"
+"""The model of a task's RunSpec: inspect chooses it (``--model``) after the task is made."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One task's choice of cases and prompts: enough to rebuild its plan anywhere."""
+
+    domain: str
+    split: str
+    mode: str
+    seed: int
+    data_dir: str | None
+    hub: bool
+    revision: str | None
+
+    def spec(
+        self, *, attempts: int = 1, timeout: float = Limits.timeout_s, k: int | None = None
+    ) -> RunSpec:
+        """The run these settings describe, checked as ``deonticbench eval`` checks its
+        flags (unknown domain, split or mode, attempts or K below 1: one sentence)."""
+        return RunSpec(
+            model=INSPECT_MODEL,
+            domains=(self.domain,),
+            split=self.split,
+            # RunSpec checks the mode names (one sentence for an unknown one).
+            modes=cast("tuple[Mode, ...]", (self.mode,)),
+            k=k,
+            attempts=attempts,
+            seed=self.seed,
+            limits=Limits(timeout_s=float(timeout)),
+            data=resolve_source(self.data_dir, hub=self.hub, revision=self.revision),
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    units: tuple[Unit, ...]
+    source: DataSource
+    """Pinned: the hub commit the cases were read at, or the local folder."""
+    pool_note: str | None
+
+    def unit(self, case_id: str | int) -> Unit:
+        for unit in self.units:
+            if unit.case.id == str(case_id):
+                return unit
+        raise DeonticBenchError(f"sample {case_id!r} is not a case of this task's split.")
+
+
+@lru_cache(maxsize=32)
+def plan_for(settings: Settings) -> Plan:
+    """The harness's plan of one domain x mode: its cases in the published order and,
+    for few-shot, the exemplars ``plan_run`` chooses for each (seeded by ``seed``)."""
+    spec = settings.spec()
+    assert spec.data is not None
+    plan = plan_run(
+        spec.domain_specs, split=spec.split, modes=spec.modes, source=spec.data, seed=spec.seed
+    )
+    assert plan.source is not None
+    (domain,) = spec.domain_specs
+    return Plan(tuple(plan.units), plan.source, plan.pool_notes.get(domain.name))
+
+
+def settings_args(settings: Settings) -> dict[str, Any]:
+    """The settings as keyword arguments of the registered solver and scorer."""
+    return {
+        "domain": settings.domain,
+        "split": settings.split,
+        "mode": settings.mode,
+        "seed": settings.seed,
+        "data_dir": settings.data_dir,
+        "hub": settings.hub,
+        "revision": settings.revision,
+    }

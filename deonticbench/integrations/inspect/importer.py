@@ -1,0 +1,154 @@
+"""An inspect log of the deonticbench tasks, brought back as a run folder.
+
+    import_log("logs/2026-...deonticbench_....eval", "runs/gpt-4.1-inspect")
+
+Every scored sample carries its record (``Record.to_json()``, every attempt) in the
+score's metadata; those records are written to ``records.jsonl`` (sample = epoch - 1)
+with a ``config.json`` saying where they came from, so ``deonticbench score`` (with
+``--against paper`` and ``--compare``) reads the run as one of its own.  Samples that
+ended in an error have no score and no record: they are counted, not invented.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ... import Limits, Record, RunSpec
+from ...environment import environment_facts
+from ...errors import ConfigError, DataError
+from ...runfolder import RunFolder, is_run_folder
+from .scorer import RECORD_KEY
+
+HARNESS_TASKS = ("deonticbench/",)
+"""Registry names of the tasks this package defines start with this."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    out: Path
+    records: int
+    """Records written."""
+    unscored: int
+    """Samples of the log without a deonticbench score (errors, cancellations)."""
+    domains: tuple[str, ...]
+    modes: tuple[str, ...]
+    k: dict[str, int]
+
+
+def import_log(log_path: str | Path, out: str | Path) -> ImportResult:
+    """Write the records of an inspect log (``.eval`` or ``.json``) to a new run folder."""
+    path = Path(log_path)
+    log = _read_log(path)
+    registry_name = log.eval.task_registry_name or log.eval.task
+    if not str(registry_name).startswith(HARNESS_TASKS):
+        raise DataError(
+            f"{path} is a log of the task {registry_name!r}, not of a deonticbench task."
+        )
+    if log.samples is None:
+        raise DataError(f"{path} holds no samples (a header-only log) to import.")
+    records: list[Record] = []
+    unscored = 0
+    for sample in log.samples:
+        record = _record_of(sample.scores or {})
+        if record is None:
+            unscored += 1
+        else:
+            records.append(record)
+    if not records:
+        raise DataError(f"{path} has no scored sample of a deonticbench task to import.")
+    records.sort(key=lambda r: r.key)
+    folder = Path(out)
+    if is_run_folder(folder):
+        raise ConfigError(f"{folder} already holds a run; import into a new --out folder.")
+    config = _config(path, log, records)
+    with RunFolder.open(folder, config) as run:
+        for record in records:
+            run.append(record)
+    return ImportResult(
+        out=folder,
+        records=len(records),
+        unscored=unscored,
+        domains=tuple(config["domains"]),
+        modes=tuple(config["modes"]),
+        k=dict(config["k"]),
+    )
+
+
+def _read_log(path: Path) -> Any:
+    if not path.is_file():
+        raise DataError(f"{path} does not exist (expected an inspect .eval or .json log).")
+    if path.suffix not in (".eval", ".json"):
+        raise DataError(f"{path} is not an inspect log: expected a .eval or .json file.")
+    from inspect_ai.log import read_eval_log
+
+    try:
+        return read_eval_log(str(path))
+    except Exception as exc:  # inspect raises many kinds for a file it cannot read
+        raise DataError(f"{path} cannot be read as an inspect log ({exc}).") from None
+
+
+def _record_of(scores: dict[str, Any]) -> Record | None:
+    for score in scores.values():
+        metadata = getattr(score, "metadata", None) or {}
+        if RECORD_KEY in metadata:
+            try:
+                return Record.from_json(metadata[RECORD_KEY])
+            except ValueError as exc:
+                raise DataError(f"a score's record is malformed ({exc}).") from None
+    return None
+
+
+def _config(path: Path, log: Any, records: list[Record]) -> dict[str, Any]:
+    """config.json: the run as a RunSpec states it (model, split, domains, modes, K,
+    attempts, seed, limits) in the runner's layout, and where the records came from."""
+    args = dict(log.eval.task_args or {})
+    metadata = dict(log.eval.metadata or {})
+    domains = tuple(dict.fromkeys(r.domain for r in records))
+    epochs = log.eval.config.epochs
+    try:
+        spec = RunSpec(
+            model=str(log.eval.model),
+            domains=domains,
+            split=str(metadata.get("split", args.get("split", "hard"))),
+            modes=tuple(dict.fromkeys(r.mode for r in records)),
+            k=tuple(
+                (d, int(epochs or (1 + max(r.sample for r in records if r.domain == d))))
+                for d in domains
+            ),
+            attempts=int(metadata.get("attempts") or max(len(r.attempts) for r in records)),
+            seed=int(metadata.get("seed") or args.get("seed") or 0),
+            limits=Limits(timeout_s=float(metadata.get("timeout", Limits.timeout_s))),
+        )
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise DataError(f"{path} does not describe a deonticbench run ({exc}).") from None
+    return {
+        "harness": "deonticbench",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "model": {"spec": spec.model, "provider": "inspect", "model_name": spec.model},
+        "split": spec.split,
+        "domains": list(spec.domains),
+        "modes": list(spec.modes),
+        "k": {d: spec.k_for(d) for d in spec.domains},
+        "attempts": spec.attempts,
+        "seed": spec.seed,
+        "data": metadata.get("data"),
+        "templates": metadata.get("templates"),
+        "few_shot_pools": {domains[0]: metadata["few_shot_pool"]}
+        if metadata.get("few_shot_pool") and len(domains) == 1
+        else {},
+        "limits": asdict(spec.limits),
+        "environment": environment_facts(),
+        "inspect": {
+            "log": str(path.resolve()),
+            "task": str(log.eval.task_registry_name or log.eval.task),
+            "task_args": args,
+            "eval_id": log.eval.eval_id,
+            "run_id": log.eval.run_id,
+            "created": str(log.eval.created),
+            "status": str(log.status),
+            "inspect_version": str(log.eval.packages.get("inspect_ai", "")),
+        },
+    }

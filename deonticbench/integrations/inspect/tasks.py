@@ -1,0 +1,153 @@
+"""The inspect tasks: ``deonticbench`` for any domain, and one named task per domain.
+
+    inspect eval deonticbench/deonticbench -T domain=airline -T mode=few-shot --model ...
+    inspect eval deonticbench/airline -T mode=few-shot --model ...
+
+Samples are the harness's cases (``data.load_cases`` through ``plan_run``: the local
+folder of ``DEONTICBENCH_DATA`` or ``data_dir``, else the hub at ``revision``), one per
+case id, with the gold label as target.  Epochs default to the paper's K for the domain
+(``Domain.default_k``); ``--epochs`` overrides it, as ``-k`` does for ``deonticbench eval``.
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import Metric
+
+from ... import Limits
+from ...data import describe_source
+from ...errors import ConfigError
+from ...metrics import DEFAULT_BOOTSTRAP
+from ...prompting import render, template_hashes
+from ...scoring import STAGES
+from ._messages import to_inspect
+from ._plan import Plan, Settings, plan_for, settings_args
+from .metrics import paper_metric
+from .scorer import deonticbench_scorer
+from .solvers import deonticbench_solver
+
+
+@task
+def deonticbench(
+    domain: str,
+    split: str = "hard",
+    mode: str = "zero-shot",
+    attempts: int = 1,
+    timeout: float = Limits.timeout_s,
+    seed: int = 0,
+    epochs: int | None = None,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    bootstrap_seed: int = 0,
+    data_dir: str | None = None,
+    hub: bool = False,
+    revision: str | None = None,
+) -> Task:
+    """DeonticBench on one domain and mode, scored as the paper scores it.
+
+    Args:
+      domain: sara_numeric, sara_binary, airline, housing or uscis.
+      split: hard (the paper's), smoke (its first five cases) or whole.
+      mode: direct, zero-shot or few-shot.
+      attempts: 1 is the paper's protocol; 2 adds one retry with SWI-Prolog's feedback
+        when a program gave no answer (the final stage's metrics are ``final_*``).
+      timeout: wall-clock seconds each program may run (the paper's 20).
+      seed: chooses the few-shot exemplars, as ``deonticbench eval --seed``.
+      epochs: samples per case; the paper's K for the domain when not given.
+      bootstrap: bootstrap replicates of the metrics.
+      bootstrap_seed: the bootstrap's seed, as ``deonticbench score --seed``.
+      data_dir: a local data folder (default: ``DEONTICBENCH_DATA``, else the hub).
+      hub: read the hub dataset even when ``DEONTICBENCH_DATA`` is set.
+      revision: the hub revision to pin.
+    """
+    if timeout <= 0:
+        raise ConfigError("timeout must be a positive number of seconds.")
+    if bootstrap < 1:
+        raise ConfigError("bootstrap needs at least one replicate.")
+    settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
+    run = settings.spec(attempts=attempts, timeout=timeout, k=epochs)
+    (spec,) = run.domain_specs
+    settings = Settings(spec.name, split, run.modes[0], seed, data_dir, hub, revision)
+    plan = plan_for(settings)
+    stages = STAGES if attempts > 1 else STAGES[:1]
+    metrics: list[Metric | dict[str, list[Metric]]] = [
+        paper_metric(stage=stage, bootstrap=bootstrap, seed=bootstrap_seed) for stage in stages
+    ]
+    args = settings_args(settings)
+    return Task(
+        dataset=_dataset(plan, settings),
+        solver=deonticbench_solver(attempts=attempts, timeout=timeout, **args),
+        scorer=deonticbench_scorer(timeout=timeout, **args),
+        metrics=metrics,
+        epochs=Epochs(run.k_for(spec)),
+        metadata={
+            "harness": "deonticbench",
+            "domain": spec.name,
+            "split": split,
+            "mode": mode,
+            "attempts": attempts,
+            "seed": seed,
+            "timeout": timeout,
+            "data": describe_source(plan.source),
+            "templates": template_hashes([spec]),
+            "few_shot_pool": plan.pool_note,
+        },
+    )
+
+
+def _dataset(plan: Plan, settings: Settings) -> MemoryDataset:
+    samples = []
+    for unit in plan.units:
+        prompt = render(unit.case, unit.mode, unit.exemplars)
+        samples.append(
+            Sample(
+                id=unit.case.id,
+                input=to_inspect(prompt.messages),
+                target=str(unit.case.gold),
+                metadata={
+                    "domain": unit.domain.name,
+                    "case_id": unit.case.id,
+                    "mode": unit.mode,
+                    "split": settings.split,
+                    "exemplars": [e.id for e in unit.exemplars],
+                },
+            )
+        )
+    return MemoryDataset(samples, name=f"deonticbench-{settings.domain}-{settings.split}")
+
+
+# One task per domain, so that `inspect eval deonticbench/airline` needs no -T domain=.
+
+
+@task
+def sara_numeric(
+    split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0
+) -> Task:
+    """SARA numeric (tax amounts; accuracy within $1)."""
+    return deonticbench("sara_numeric", split=split, mode=mode, attempts=attempts, seed=seed)
+
+
+@task
+def sara_binary(
+    split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0
+) -> Task:
+    """SARA binary (entailment; macro-F1)."""
+    return deonticbench("sara_binary", split=split, mode=mode, attempts=attempts, seed=seed)
+
+
+@task
+def airline(split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0) -> Task:
+    """Airline baggage fees (accuracy within $1)."""
+    return deonticbench("airline", split=split, mode=mode, attempts=attempts, seed=seed)
+
+
+@task
+def housing(split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0) -> Task:
+    """Housing law by state (macro-F1)."""
+    return deonticbench("housing", split=split, mode=mode, attempts=attempts, seed=seed)
+
+
+@task
+def uscis(split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0) -> Task:
+    """USCIS-AAO appeals (macro-F1)."""
+    return deonticbench("uscis", split=split, mode=mode, attempts=attempts, seed=seed)

@@ -365,6 +365,14 @@ def test_inspect_command_line_runs_the_registered_task(tmp_path: Path) -> None:
     done = deonticbench_cli(tmp_path, "score", str(run), str(run), "--compare", "-B", "50")
     assert done.returncode == 0, done.stderr
 
+    # ... and so does analyze: every program-mode sample gets its diagnosis.
+    done = deonticbench_cli(tmp_path, "analyze", str(run))
+    assert done.returncode == 0, done.stderr
+    analysed = [json.loads(line) for line in (run / "analysis.jsonl").read_text().splitlines()]
+    samples = {(r["case_id"], r["sample"]) for r in analysed if r["stage"] == "first"}
+    assert len(samples) == 4 * 2
+    assert all(r["category"] or r["outcome"] == "correct" for r in analysed)
+
 
 def test_named_tasks_default_to_the_papers_k_and_the_harness_prompts() -> None:
     for make, domain in ((airline, "airline"), (uscis, "uscis")):

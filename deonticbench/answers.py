@@ -181,13 +181,45 @@ def _amounts(text: str) -> list[_Amount]:
     return found
 
 
-def _number_in(candidate: str) -> Answer | None:
-    """The amount a marked answer states: after the last "=" when it is a calculation; a
-    currency amount outranks a bare number, and a bare number outranks a year; the first
-    of the best rank.  None when there is none; an abstention when the only amounts are
-    negated ("not $500") or a number is cut apart by a space."""
+# An aside in brackets itemises ("$1,366 ($200 for the bag)"); a conclusion word says
+# which of several amounts the sentence arrives at ("$200 for the bag, so the total is
+# $1,366").
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+_CONCLUSION = re.compile(
+    r"\b(?:total|so|thus|therefore|hence|overall|altogether|in\s+all|comes\s+to|"
+    r"amounts\s+to|in\s+sum|sum\s+of|net)\b",
+    re.IGNORECASE,
+)
+
+
+def _concluded_part(candidate: str) -> tuple[str, bool]:
+    """The part of a marked answer that states its conclusion, and whether the amount is
+    the last of that part (True) or the first (False).
+
+    After the last "=" of a calculation; otherwise, with asides in brackets set apart,
+    the text after the last conclusion word when an amount follows it, or the text
+    before it when the amount precedes it ("$1,366 total"); otherwise the whole."""
     if "=" in candidate and _amounts(candidate.rsplit("=", 1)[1]):
-        candidate = candidate.rsplit("=", 1)[1]
+        return candidate.rsplit("=", 1)[1], False
+    plain = _ASIDE.sub(" ", candidate)
+    if not _amounts(plain):
+        plain = candidate
+    cues = list(_CONCLUSION.finditer(plain))
+    if cues and len(_amounts(plain)) > 1:
+        after, before = plain[cues[-1].end() :], plain[: cues[-1].start()]
+        if _amounts(after):
+            return after, False
+        if _amounts(before):
+            return before, True
+    return plain, False
+
+
+def _number_in(candidate: str) -> Answer | None:
+    """The amount a marked answer states (see ``_concluded_part`` for which part states
+    it): a currency amount outranks a bare number, and a bare number outranks a year.
+    None when there is none; an abstention when the only amounts are negated ("not
+    $500") or a number is cut apart by a space."""
+    candidate, last = _concluded_part(candidate)
     amounts = _amounts(candidate)
     if any(a.split for a in amounts):
         return Answer.abstain(f"a number cut apart by a space in {candidate.strip()!r}")
@@ -196,7 +228,8 @@ def _number_in(candidate: str) -> Answer | None:
     amounts = [a for a in amounts if not a.negated]
     if not amounts:
         return None
-    best = min(amounts, key=lambda a: 0 if a.currency else 2 if a.year_like else 1)
+    ordered = list(reversed(amounts)) if last else amounts
+    best = min(ordered, key=lambda a: 0 if a.currency else 2 if a.year_like else 1)
     return Answer(value=best.value)
 
 

@@ -387,3 +387,21 @@ def test_one_reading_of_an_execution_names_a_failed_status() -> None:
     assert answer.abstained and answer.reason == "program error: no output"
     fine = Execution("error", "Total cost: 5\n", "Warning: x", 1, 0.1, 1, "bwrap", None, None)
     assert answer_from_execution(get_domain("airline"), fine).value == 5.0
+
+
+@pytest.mark.parametrize(
+    ("domain", "text", "value"),
+    [
+        ("airline", "Final answer: Bag fee $200, so the total is $1,366", 1366),
+        ("airline", "Answer: The fare is $1,166 and the bag is $200, for a total of $1,366", 1366),
+        ("airline", "Answer: $200 bag fee, $1,366 total", 1366),
+        ("airline", "Answer: $1,366 ($200 for the bag plus $1,166 fare)", 1366),
+        ("airline", "Answer: $1,366 [bag $200]", 1366),
+        ("sara_numeric", "Final answer: tax before credits $70,000, net $68,844", 68844),
+        ("sara_numeric", "Final answer: Alice owes $68,844, so no refund is due", 68844),
+    ],
+)
+def test_a_marked_answer_with_several_amounts_reads_the_one_it_concludes(
+    domain: str, text: str, value: float
+) -> None:
+    assert read_direct_answer(get_domain(domain), text).value == value

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .domains import DOMAINS
+from .domains import DISPLAY_ORDER, DOMAINS
 from .metrics import Estimate
 from .paper import PaperCell, match_model, paper_cells
 from .scoring import Comparison, GroupScore, RunScores
@@ -24,12 +24,8 @@ TABLE_MODE_ORDER = ("few-shot", "zero-shot", "direct")
 """Row order of the paper's tables."""
 MISSING = "—"
 
-# Table 2's columns: accuracy domains, then macro-F1 domains, in the paper's order.  A
-# domain added later (not in the paper) follows in DOMAINS order.
-_PAPER_COLUMNS = ("sara_numeric", "airline", "sara_binary", "uscis", "housing")
-TABLE_DOMAINS: tuple[str, ...] = tuple(d for d in _PAPER_COLUMNS if d in DOMAINS) + tuple(
-    d for d in DOMAINS if d not in _PAPER_COLUMNS
-)
+# Table 2's columns: accuracy domains, then macro-F1 domains, in the paper's order.
+TABLE_DOMAINS: tuple[str, ...] = DISPLAY_ORDER
 
 LONG_COLUMNS = (
     "domain",
@@ -74,7 +70,7 @@ def _signed(x: float) -> str:
 # -- Table 2 ---------------------------------------------------------------------------
 
 
-def _row_labels(scores: Sequence[RunScores]) -> list[str]:
+def run_labels(scores: Sequence[RunScores]) -> list[str]:
     """A model label per run; runs of the same model are told apart by folder name."""
     models = [s.run.model for s in scores]
     return [
@@ -89,7 +85,7 @@ def table2(scores: Sequence[RunScores]) -> Table:
     headers = ["Model", "Setting"] + (["Stage"] if with_stage else [])
     headers += [DOMAINS[d].display_name for d in TABLE_DOMAINS]
     rows: list[list[str]] = []
-    for label, s in zip(_row_labels(scores), scores, strict=True):
+    for label, s in zip(run_labels(scores), scores, strict=True):
         for mode in TABLE_MODE_ORDER:
             if mode not in s.modes:
                 continue
@@ -361,7 +357,7 @@ def against_paper(scores: Sequence[RunScores]) -> Table:
     """
     headers = ["Source", "Model", "Setting"] + [DOMAINS[d].display_name for d in TABLE_DOMAINS]
     rows: list[list[str]] = []
-    for label, s in zip(_row_labels(scores), scores, strict=True):
+    for label, s in zip(run_labels(scores), scores, strict=True):
         matched = match_model(s.run.model)
         for mode in TABLE_MODE_ORDER:
             if mode not in s.modes:

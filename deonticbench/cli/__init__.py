@@ -20,6 +20,8 @@ _COMMANDS = {
     "validate": "validate_cmd",
     "eval": "eval_cmd",
     "score": "score_cmd",
+    "report": "report_cmd",
+    "list": "list_cmd",
 }
 
 

@@ -8,6 +8,7 @@ here and only when a figure is drawn, with the file-only Agg backend.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -87,17 +88,29 @@ def draw_run_figure(scores: RunScores, path: str | Path, stage: Stage = "first")
 _RUN_COLOURS = ("#3a78b5", "#e08a2c", "#4a9e5c", "#8c5fb0", "#b5483a", "#6f6f6f")
 
 
-def draw_figure(
-    scores: Sequence[RunScores], path: str | Path | IO[bytes], stage: Stage = "first"
-) -> str | Path | IO[bytes]:
+def draw_figure(scores: Sequence[RunScores], path: str | Path, stage: Stage = "first") -> Path:
+    """Write ``_render`` of ``scores`` to ``path`` (PNG) and return the path."""
+    out = Path(path)
+    with out.open("wb") as handle:
+        _render(scores, handle, stage)
+    return out
+
+
+def figure_png(scores: Sequence[RunScores], stage: Stage = "first") -> bytes:
+    """The same figure as PNG bytes (the HTML report embeds it)."""
+    buffer = io.BytesIO()
+    _render(scores, buffer, stage)
+    return buffer.getvalue()
+
+
+def _render(scores: Sequence[RunScores], target: IO[bytes], stage: Stage) -> None:
     """The metric with its interval beside the outcome decomposition, several runs at once.
 
     One column per domain.  The top row is the table's metric (accuracy or macro-F1) with
     the bootstrap interval as error bars; the bottom row is the paper's Figures 2 and 4:
     correct (solid), wrong (pink) and abstained (hatched) shares of the samples.  Within a
     domain there is one group per mode that some run ran, and one bar per run in it; a
-    mode no run ran is left out rather than drawn as an empty slot.  ``path`` may be a
-    file name or a binary stream (the HTML report embeds the PNG).
+    mode no run ran is left out rather than drawn as an empty slot.
     """
     try:
         import matplotlib
@@ -166,7 +179,7 @@ def draw_figure(
             ax.grid(axis="y", alpha=0.3)
             ax.set_axisbelow(True)
         metric = next(g.metric for s in scores for g in s.groups if g.domain == domain.name)
-        cases = max((g.n_cases for s in scores for g in s.groups if g.domain == domain.name))
+        cases = max(g.n_cases for s in scores for g in s.groups if g.domain == domain.name)
         top.set_title(
             f"{domain.display_name}\n{_METRIC_NAMES.get(metric, metric)}, {cases} cases",
             fontsize=9,
@@ -187,10 +200,8 @@ def draw_figure(
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize=8)
     fig.suptitle(f"{stage} attempt", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 0.97))
-    fig.savefig(path, dpi=100, format="png")
+    fig.savefig(target, dpi=100, format="png")
     plt.close(fig)
-    return path
 
 
 _METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1"}
-

@@ -110,7 +110,9 @@ def run_totals(run: Run) -> Totals:
     )
 
 
-def model_prices(spec: str, registry: Mapping[str, Any] | None = None) -> tuple[float, float] | None:
+def model_prices(
+    spec: str, registry: Mapping[str, Any] | None = None
+) -> tuple[float, float] | None:
     """(USD per million input tokens, per million output tokens) from eval/models.yaml."""
     from .models.registry import load_registry, match_entry
 
@@ -216,10 +218,7 @@ def write_results(
     """
     target = Path(path) if path is not None else scores.run.path / RESULTS_FILE
     previous = _previous_wall_time(scores.run.path / RESULTS_FILE)
-    if wall_time_s is None:
-        wall = previous
-    else:
-        wall = wall_time_s + (previous or 0.0)
+    wall = previous if wall_time_s is None else wall_time_s + (previous or 0.0)
     doc = build_results(scores, command=command, wall_time_s=wall)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -141,7 +142,7 @@ def command(
         source=source,
         attempts=attempts,
         limits=limits,
-        session={"limit": limit, "concurrency": concurrency},
+        session={"limit": limit, "concurrency": concurrency, "argv": list(sys.argv)},
     )
     if out is None:
         found = None if fresh else find_resumable(config)
@@ -151,14 +152,24 @@ def command(
     if dry_run:
         _dry_run(model, plan, config, options)
         return
+    started = time.monotonic()
     code = asyncio.run(_evaluate(model, plan, config, options))
+    if code not in (0, 130):
+        sys.exit(code)
+    from ..run_outputs import write_run_outputs
+
+    # results.json after every run, a stopped one too (it says what is there so far).
+    outputs = write_run_outputs(
+        out, wall_time_s=time.monotonic() - started, html=score_after and code == 0
+    )
+    if outputs is not None:
+        click.echo(f"wrote {', '.join(str(p) for p in outputs.written)}", err=True)
     if code:
         sys.exit(code)
-    if score_after:
+    if score_after and outputs is not None:
         from ..report import render, table2
-        from ..scoring import score_runs
 
-        click.echo(render(table2(score_runs([out])), "table"))
+        click.echo(render(table2([outputs.scores]), "table"))
         click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
 
 

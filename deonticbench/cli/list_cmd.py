@@ -25,12 +25,8 @@ def command() -> None:
     header = f"  {'domain':<13} {'name':<11} {'metric':<9} {'K':>2} "
     click.echo(header + " ".join(f"{s:>6}" for s in SPLITS))
     for d in catalog.domains:
-        sizes = " ".join(
-            f"{'-' if d.sizes[s] is None else d.sizes[s]:>6}" for s in SPLITS
-        )
-        click.echo(
-            f"  {d.name:<13} {d.display_name:<11} {d.metric:<9} {d.default_k:>2} {sizes}"
-        )
+        sizes = " ".join(f"{'-' if d.sizes[s] is None else d.sizes[s]:>6}" for s in SPLITS)
+        click.echo(f"  {d.name:<13} {d.display_name:<11} {d.metric:<9} {d.default_k:>2} {sizes}")
         for split, note in d.notes.items():
             if note == "hub only":
                 click.echo(f"  {'':<13} {split}: published only on the hub (--hub)")

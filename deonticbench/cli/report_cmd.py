@@ -32,8 +32,7 @@ from ..metrics import DEFAULT_BOOTSTRAP
     "--data-dir",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Data mirror to rebuild the prompts from [default: the run's, else "
-    "DEONTICBENCH_DATA].",
+    help="Data mirror to rebuild the prompts from [default: the run's, else DEONTICBENCH_DATA].",
 )
 def command(
     run_dirs: tuple[Path, ...], out: Path | None, replicates: int, seed: int, data_dir: Path | None

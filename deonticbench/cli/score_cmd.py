@@ -141,7 +141,9 @@ def _safe(name: str) -> str:
 def _write_all(
     out: Path, scores: Sequence[RunScores], comparisons: Sequence[Comparison], paper: bool
 ) -> list[Path]:
-    from ..figures import draw_run_figure  # matplotlib only when figures are drawn
+    from ..figures import draw_figure  # matplotlib only when figures are drawn
+    from ..html_report import REPORT_FILE, write_report
+    from ..results import RESULTS_FILE, write_results
 
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {
@@ -171,5 +173,14 @@ def _write_all(
         used.add(stem)
         for stage in s.stages:
             suffix = "" if stage == "first" else f"-{stage}"
-            written.append(draw_run_figure(s, out / f"{stem}{suffix}.png", stage))
+            written.append(draw_figure([s], out / f"{stem}{suffix}.png", stage))
+    scored = [s for s in scores if s.groups]
+    if len(scored) > 1:
+        for stage in dict.fromkeys(st for s in scored for st in s.stages):
+            suffix = "" if stage == "first" else f"-{stage}"
+            written.append(draw_figure(scored, out / f"figure-all{suffix}.png", stage))
+    for s in scores:
+        name = RESULTS_FILE if len(scores) == 1 else f"results-{_safe(s.run.name)}.json"
+        written.append(write_results(s, out / name))
+    written.append(write_report(scores, out / REPORT_FILE, comparisons))
     return written

@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import gzip
 import html
-import io
 import json
 import math
 import os
@@ -37,7 +36,7 @@ from ..errors import DeonticBenchError
 from ..paper import match_model
 from ..records import Attempt, Record
 from ..report import Table, against_paper, comparison_table, table2
-from ..scoring import Comparison, RunScores
+from ..scoring import STAGES, Comparison, RunScores
 from .analysis import ANALYSIS_FILE, load_analysis
 from .prompts import prompt_book
 
@@ -95,14 +94,12 @@ def table_html(table: Table, table_id: str, *, paper_rows: bool = False) -> str:
 
 
 def _figure_html(scores: Sequence[RunScores]) -> str:
-    from ..figures import draw_figure
+    from ..figures import figure_png
 
-    stages = [st for st in ("first", "final") if any(st in s.stages for s in scores)]
+    stages = [st for st in STAGES if any(st in s.stages for s in scores)]
     out = []
     for stage in stages:
-        buffer = io.BytesIO()
-        draw_figure(scores, buffer, stage)  # type: ignore[arg-type]
-        data = base64.b64encode(buffer.getvalue()).decode("ascii")
+        data = base64.b64encode(figure_png(scores, stage)).decode("ascii")
         out.append(
             f'<figure><img alt="scores, {stage} attempt" src="data:image/png;base64,{data}">'
             f"<figcaption>{stage} attempt. Top: the table's metric with its bootstrap 95% "
@@ -356,7 +353,9 @@ def write_report(
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
     except OSError as exc:
-        raise ReportWriteError(f"Cannot write the report to {target}: {exc.strerror or exc}.")
+        raise ReportWriteError(
+            f"Cannot write the report to {target}: {exc.strerror or exc}."
+        ) from None
     return target
 
 

@@ -111,5 +111,7 @@ def prompt_book(
         )
     except (DeonticBenchError, OSError) as exc:
         return PromptBook(problem=f"prompts were not rebuilt: {exc}")
-    units = {(u.domain.name, u.case.id, u.mode): u for u in plan.units}
+    units: dict[tuple[str, str, str], Unit] = {
+        (u.domain.name, u.case.id, u.mode): u for u in plan.units
+    }
     return PromptBook(units=units)

@@ -95,7 +95,7 @@ def _eval(tmp: Path, url: str, model: str, out: Path) -> None:
             "--out",
             str(out),
             "--score",
-        ],  # fmt: skip
+        ],
         env=env,
         cwd=tmp,
         capture_output=True,
@@ -274,7 +274,7 @@ def test_two_runs_side_by_side_with_analysis(
             "first_divergence": None,
             "hallucinated_constants": [],
             "proof_summary": f"summary of {case_id}",
-        }  # fmt: skip
+        }
         for case_id, category in (
             (_case_ids(a)[3], "wrong constant"),
             (_case_ids(a)[0], "correct"),

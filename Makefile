@@ -56,6 +56,7 @@ bench: install
 	$(PY) benchmarks/executor.py
 	$(PY) benchmarks/runner.py
 	$(PY) benchmarks/scoring.py
+	$(PY) benchmarks/report.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

@@ -39,12 +39,12 @@ SYNTAX = (
 
 
 def build_run(folder: Path) -> int:
+    from deonticbench.data import resolve_source
     from deonticbench.domains import get_domain
     from deonticbench.programs import prepare_program
     from deonticbench.prompting import render, render_feedback
     from deonticbench.records import MODES, Attempt, Record
     from deonticbench.runner import plan_run
-    from deonticbench.data import resolve_source
     from deonticbench.store import environment_facts
 
     source = resolve_source()

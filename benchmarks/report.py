@@ -39,12 +39,13 @@ SYNTAX = (
 
 
 def build_run(folder: Path) -> int:
-    from deonticbench.data import resolve_source
+    from deonticbench.data import describe_source
     from deonticbench.domains import get_domain
     from deonticbench.programs import prepare_program
     from deonticbench.prompting import render, render_feedback
     from deonticbench.records import MODES, Attempt, Record
     from deonticbench.runner import plan_run
+    from deonticbench.sources import resolve_source
     from deonticbench.store import environment_facts
 
     source = resolve_source()
@@ -61,7 +62,7 @@ def build_run(folder: Path) -> int:
         "k": plan.k,
         "attempts": 2,
         "seed": 0,
-        "data": source.describe(),
+        "data": describe_source(source),
         "environment": environment_facts(),
         "sessions": [],
     }

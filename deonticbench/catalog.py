@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .data import SPLITS, DataSource
+from .data import SPLITS
 from .domains import DISPLAY_ORDER, DOMAINS
 from .errors import DataError
 from .records import MODES
+from .sources import DataSource
 
 
 @dataclass(frozen=True)

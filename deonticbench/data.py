@@ -17,14 +17,16 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .domains import Domain, UnknownDomainError, get_domain
 from .errors import DataError
+from .hub import load_hub_rows, resolve_revision  # datasets itself is imported on demand
+from .sources import DataSource, resolve_source
+from .statutes import describe_statutes, shared_statutes
 
 SPLITS = ("smoke", "hard", "whole")
 SMOKE_SIZE = 5
-DATA_ENV = "DEONTICBENCH_DATA"
 
 Gold = int | str
 """A normalised gold label: an int for numeric domains, the canonical class otherwise."""
@@ -44,66 +46,36 @@ class Case:
     """Domain-specific fields kept verbatim: ``state`` (housing), ``case_number`` (uscis)."""
 
 
-@dataclass(frozen=True)
-class DataSource:
-    """Where cases come from; ``describe()`` is what a run folder records.
+def pin_source(source: DataSource) -> DataSource:
+    """The source with its hub revision resolved to a commit sha (a local one as it is).
 
-    ``pins`` is filled while loading: ``commit`` is the hub commit sha that
-    ``revision`` resolved to (every split of one source is read at that commit), and
-    ``offline`` is set when the rows came from the ``datasets`` cache without asking the
-    hub.  Call ``describe()`` after loading so that it holds the commit.  It holds no
-    machine-specific fact other than a local folder's path (which run folders ignore
-    when resuming): which domains were loaded, or whether the hub was reachable, does
-    not change it.
+    Pin once and load every split from the pinned copy: all domains of a run then read
+    the same snapshot even if the dataset is updated meanwhile, and the commit is known.
     """
-
-    kind: Literal["local", "hub"]
-    path: Path | None = None
-    repo: str = "gydou/DeonticBench"
-    revision: str = "main"
-    pins: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def commit(self) -> str | None:
-        """The hub commit sha actually read, once a hub split has been loaded."""
-        return self.pins.get("commit")
-
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any]
-        if self.kind == "local":
-            out = {"kind": "local", "path": str(self.path)}
-        else:
-            out = {"kind": "hub", "repo": self.repo, "revision": self.revision}
-            if self.commit:
-                out["commit"] = self.commit
-            endpoint = os.environ.get("HF_ENDPOINT")
-            if endpoint:
-                out["endpoint"] = endpoint
-        from .statutes import describe_statutes
-
-        out["statutes"] = describe_statutes(self)
-        return out
+    if source.pinned:
+        return source
+    return resolve_revision(source)
 
 
-def resolve_source(
-    data_dir: str | os.PathLike[str] | None = None,
-    *,
-    hub: bool = False,
-    revision: str | None = None,
-) -> DataSource:
-    """Choose a data source: an explicit folder, then ``DEONTICBENCH_DATA``, else the hub."""
-    if hub:
-        return DataSource(kind="hub", revision=revision or "main")
-    chosen = data_dir or os.environ.get(DATA_ENV)
-    if chosen:
-        path = Path(chosen).expanduser().resolve()
-        if not (path / "data").is_dir():
-            raise DataError(
-                f"{path} is not a DeonticBench data folder: it has no data/ subfolder "
-                "(expected the upstream layout data/<domain>/<split>.json)."
-            )
-        return DataSource(kind="local", path=path)
-    return DataSource(kind="hub", revision=revision or "main")
+def describe_source(source: DataSource) -> dict[str, Any]:
+    """What a run folder records about its data.
+
+    Pin a hub source first so that this holds its commit.  It holds no machine-specific
+    fact other than a local folder's path (which run folders ignore when resuming):
+    which domains were loaded, or whether the hub was reachable, does not change it.
+    """
+    out: dict[str, Any]
+    if source.kind == "local":
+        out = {"kind": "local", "path": str(source.path)}
+    else:
+        out = {"kind": "hub", "repo": source.repo, "revision": source.revision}
+        if source.commit:
+            out["commit"] = source.commit
+        endpoint = os.environ.get("HF_ENDPOINT")
+        if endpoint:
+            out["endpoint"] = endpoint
+    out["statutes"] = describe_statutes(source)
+    return out
 
 
 def load_cases(
@@ -121,12 +93,10 @@ def load_cases(
         assert src.path is not None
         rows, origin = _local_rows(dom, split, src.path)
     else:
-        from .hub import load_hub_rows  # the datasets library is heavy: import on demand
-
-        rows, origin = load_hub_rows(dom, "hard" if split == "smoke" else split, src)
+        rows, origin = load_hub_rows(dom, "hard" if split == "smoke" else split, pin_source(src))
         if split == "smoke":
             rows = rows[:SMOKE_SIZE]
-    statutes = _shared_statutes(dom, src) if dom.statute_source == "shared" else None
+    statutes = shared_statutes(dom, src) if dom.statute_source == "shared" else None
     return cases_from_rows(dom, rows, origin, statutes)
 
 
@@ -203,16 +173,3 @@ def _read_json_list(path: Path) -> list[Any]:
     if not isinstance(data, list):
         raise DataError(f"{path} should hold a JSON list of cases.")
     return data
-
-
-def _shared_statutes(dom: Domain, src: DataSource) -> str:
-    from .statutes import shared_statutes
-
-    return shared_statutes(dom, src)
-
-
-def natural_key(name: str) -> list[Any]:
-    """Sort key that orders section2 before section10."""
-    import re
-
-    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", name)]

@@ -4,9 +4,10 @@
 takes about half a second and most commands never touch the hub.
 
 A requested revision (a branch such as ``main``, a tag or a sha) is first resolved to
-its commit sha, once per ``DataSource``; every split is then loaded at that sha.  This
+its commit sha (``resolve_revision`` returns the pinned copy of the ``DataSource``);
+every split is then loaded at that sha.  This
 way all domains of one run read the same snapshot even if the dataset is updated
-mid-run, and the run folder records the exact commit (``DataSource.describe()``).
+mid-run, and the run folder records the exact commit (``data.describe_source``).
 
 The endpoint is ``HF_ENDPOINT`` (default: the public hub), the caches are
 ``HF_HOME`` / ``HF_DATASETS_CACHE``, as for any ``datasets`` user.  Each resolved sha is
@@ -23,14 +24,13 @@ import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .domains import Domain
 from .errors import DataError
-
-if TYPE_CHECKING:
-    from .data import DataSource
+from .sources import DataSource, cache_root
 
 _OFFLINE_HINT = "check the network or pass --data-dir with a local copy of the data"
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -43,17 +43,16 @@ def endpoint() -> str:
     return str(constants.ENDPOINT)
 
 
-def resolve_revision(src: DataSource) -> str:
-    """The commit sha ``src.revision`` points at; remembered in ``src.pins``.
+def resolve_revision(src: DataSource) -> DataSource:
+    """``src`` pinned: with the commit sha ``src.revision`` points at.
 
     Online, the hub answers and the answer is remembered on this machine.  Offline
     (``HF_HUB_OFFLINE`` set, or the hub unreachable), the sha remembered from an earlier
-    online load is used and ``datasets`` reads its own cache; ``src.pins`` then says
-    ``offline``.
+    online load is used and ``datasets`` reads its own cache; the pinned source's
+    ``offline`` then says so.
     """
-    pinned = src.pins.get("commit")
-    if pinned:
-        return pinned
+    if src.commit is not None:
+        return src
     _require_datasets()
     from huggingface_hub import HfApi, constants
     from huggingface_hub.errors import (
@@ -86,16 +85,17 @@ def resolve_revision(src: DataSource) -> str:
     if not _SHA.fullmatch(sha):
         raise DataError(f"the hub gave no commit sha for dataset {src.repo} at {where}.")
     _remember(src, sha)
-    src.pins["commit"] = sha
-    return sha
+    return replace(src, commit=sha)
 
 
 def load_hub_rows(dom: Domain, split: str, src: DataSource) -> tuple[list[Any], str]:
     """All rows of one config's split, as plain dicts, and a label naming where they came from."""
-    sha = resolve_revision(src)
+    src = resolve_revision(src)
+    assert src.commit is not None
+    sha = src.commit
     datasets = _require_datasets()
     origin = f"hub dataset {src.repo}@{sha[:12]} config {dom.hub_config} split {split}"
-    offline = bool(src.pins.get("offline"))
+    offline = src.offline is not None
     try:
         with _offline_mode(offline):
             ds = datasets.load_dataset(src.repo, dom.hub_config, split=split, revision=sha)
@@ -118,16 +118,14 @@ def load_hub_rows(dom: Domain, split: str, src: DataSource) -> tuple[list[Any], 
     return list(ds.to_list()), origin
 
 
-def _pin_offline(src: DataSource, why: str) -> str:
+def _pin_offline(src: DataSource, why: str) -> DataSource:
     sha = _recall(src) or (src.revision if _SHA.fullmatch(src.revision) else None)
     if sha is None:
         raise DataError(
             f"{why}, and revision {src.revision!r} of {src.repo} was never loaded on this "
             f"machine; {_OFFLINE_HINT}."
         )
-    src.pins["commit"] = sha
-    src.pins["offline"] = "datasets cache"
-    return sha
+    return replace(src, commit=sha, offline="datasets cache")
 
 
 @contextmanager
@@ -164,8 +162,6 @@ def _cached_commit(ds: Any) -> str | None:
 
 
 def _memory_file() -> Path:
-    from .statutes import cache_root
-
     return cache_root() / "hub-revisions.json"
 
 

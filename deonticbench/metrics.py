@@ -290,7 +290,7 @@ def bootstrap_replicates(
 
 
 @dataclass(frozen=True)
-class Estimate:
+class BootstrapEstimate:
     """A bootstrapped score: ``mean`` of the replicates, the 2.5th/97.5th percentiles
     ``low``/``high`` and ``point``, the metric on the full data."""
 
@@ -310,22 +310,24 @@ class Estimate:
         return self.mean - self.low
 
 
-def summarize(replicates: NDArray[np.float64], point: float) -> Estimate:
+def summarize(replicates: NDArray[np.float64], point: float) -> BootstrapEstimate:
     if replicates.size == 0 or np.isnan(replicates).all():
         nan = float("nan")
-        return Estimate(point=point, mean=nan, low=nan, high=nan)
+        return BootstrapEstimate(point=point, mean=nan, low=nan, high=nan)
     low, high = np.percentile(replicates, [2.5, 97.5])
-    return Estimate(point=point, mean=float(replicates.mean()), low=float(low), high=float(high))
+    return BootstrapEstimate(
+        point=point, mean=float(replicates.mean()), low=float(low), high=float(high)
+    )
 
 
-def bootstrap(o: Outcomes, replicates: int, rng: np.random.Generator) -> Estimate:
+def bootstrap(o: Outcomes, replicates: int, rng: np.random.Generator) -> BootstrapEstimate:
     """Bootstrap the domain's metric (paper B.3)."""
     return summarize(bootstrap_replicates(o, replicates, rng), point_metric(o))
 
 
 def paired_difference(
     a: Outcomes, b: Outcomes, replicates: int, rng: np.random.Generator
-) -> Estimate:
+) -> BootstrapEstimate:
     """Bootstrap of ``metric(b) - metric(a)`` with the same draws for both.
 
     Both must hold the same cases in the same order (see ``Outcomes.subset``); each

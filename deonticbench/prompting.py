@@ -31,11 +31,12 @@ from pathlib import Path
 
 from ._paths import PROMPTS
 from .chat import Message
-from .data import Case, DataSource, cases_from_rows, load_cases
+from .data import Case, cases_from_rows, load_cases
 from .domains import DOMAINS, Domain, get_domain
 from .errors import ConfigError, DataError
+from .modes import MODES, Mode
 from .programs import defines_main, ensure_entrypoint, strip_label_directives, unwrap_fenced
-from .records import MODES, Mode
+from .sources import DataSource
 
 SYSTEM_FILE = "system.txt"
 FEEDBACK_FILE = "feedback.txt"

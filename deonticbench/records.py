@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from .modes import MODES, Mode
 from .outcomes import OUTCOMES, Outcome
 
 SCHEMA = 1
-Mode = Literal["direct", "zero-shot", "few-shot"]
-MODES: tuple[Mode, ...] = ("direct", "zero-shot", "few-shot")
 
 
 @dataclass

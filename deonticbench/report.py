@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .domains import DISPLAY_ORDER, DOMAINS
-from .metrics import Estimate
+from .metrics import BootstrapEstimate
 from .paper import PaperCell, match_model, paper_cells
 from .scoring import Comparison, GroupScore, RunScores
 
@@ -58,7 +58,7 @@ def pct(x: float) -> str:
     return "nan" if math.isnan(x) else f"{100 * x:.1f}"
 
 
-def estimate_text(e: Estimate) -> str:
+def estimate_text(e: BootstrapEstimate) -> str:
     """The paper's ``mean +upper -lower`` in percent, one decimal."""
     return f"{pct(e.mean)} +{pct(e.upper)} -{pct(e.lower)}"
 

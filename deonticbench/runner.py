@@ -37,14 +37,16 @@ from typing import Any, Protocol
 
 from .answers import Answer, read_direct_answer, read_program_answer
 from .chat import Message
-from .data import Case, DataSource
+from .data import Case, describe_source, load_cases, pin_source
 from .domains import Domain
 from .models.base import Completion, Model, Request
+from .modes import Mode
 from .outcomes import judge
 from .programs import extract_program, prepare_program
 from .prompting import Prompt, choose_exemplars, exemplar_pool, render, render_feedback
-from .records import Attempt, Mode, Record
+from .records import Attempt, Record
 from .solver import Execution, Limits, Solver
+from .sources import DataSource
 from .store import CachedResponse, RecordKey, ResponseCache, RunFolder, cache_key
 
 DEFAULT_ATTEMPTS = 2
@@ -79,6 +81,8 @@ class RunPlan:
     units: list[Unit]
     seed: int
     pool_notes: dict[str, str] = field(default_factory=dict)
+    source: DataSource | None = None
+    """The data source, pinned: every case of the plan was read from this snapshot."""
 
     @property
     def total_samples(self) -> int:
@@ -105,9 +109,9 @@ def plan_run(
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
 ) -> RunPlan:
     """Load the cases and choose few-shot exemplars: everything a run will do, in order."""
-    from .data import load_cases
-
     loader = load or load_cases
+    if load is None:
+        source = pin_source(source)
     units: list[Unit] = []
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
@@ -129,7 +133,7 @@ def plan_run(
                         choose_exemplars(domain, pool, case, domain.few_shot_count, seed)
                     )
                 units.append(Unit(domain, case, mode, ks[domain.name], exemplars))
-    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes)
+    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source)
 
 
 # --- observing ------------------------------------------------------------------------
@@ -532,7 +536,7 @@ def build_config(
         "k": dict(plan.k),
         "attempts": attempts,
         "seed": plan.seed,
-        "data": source.describe(),
+        "data": describe_source(plan.source or source),
         "templates": template_hashes(),
         "few_shot_pools": dict(plan.pool_notes),
         "limits": asdict(limits),
@@ -548,7 +552,7 @@ def build_config(
 
 
 @dataclass
-class EstimateRow:
+class DryRunRow:
     domain: str
     mode: str
     samples: int = 0
@@ -559,10 +563,10 @@ class EstimateRow:
 
 
 @dataclass
-class Estimate:
+class DryRunEstimate:
     """What a run would send, before anything is spent (``--dry-run``)."""
 
-    rows: list[EstimateRow]
+    rows: list[DryRunRow]
     attempts: int
 
     @property
@@ -586,18 +590,16 @@ def estimate(
     cache: ResponseCache | None = None,
     attempts: int = DEFAULT_ATTEMPTS,
     count_tokens: Callable[[Model, Sequence[Message]], int],
-) -> Estimate:
+) -> DryRunEstimate:
     """Count the first-attempt requests and their prompt tokens, exactly as ``Runner``
     would batch them (finished samples and cached responses excluded).  Retries depend
     on how programs fare, so they are only bounded, not counted."""
     finished = done or {}
     use_cache = cache if model.cacheable else None
     identity = model.identity()
-    rows: dict[tuple[str, str], EstimateRow] = {}
+    rows: dict[tuple[str, str], DryRunRow] = {}
     for unit in plan.units:
-        row = rows.setdefault(
-            (unit.domain.name, unit.mode), EstimateRow(unit.domain.name, unit.mode)
-        )
+        row = rows.setdefault((unit.domain.name, unit.mode), DryRunRow(unit.domain.name, unit.mode))
         row.samples += unit.k
         pending = [s for s, key in enumerate(unit.sample_keys()) if key not in finished]
         row.done += unit.k - len(pending)
@@ -615,7 +617,7 @@ def estimate(
         if batches:
             row.requests += batches
             row.prompt_tokens += batches * count_tokens(model, prompt.messages)
-    return Estimate(list(rows.values()), attempts)
+    return DryRunEstimate(list(rows.values()), attempts)
 
 
 __all__ = [

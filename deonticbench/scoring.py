@@ -28,7 +28,7 @@ from .metrics import (
     DEFAULT_BOOTSTRAP,
     NEGATIVE,
     POSITIVE,
-    Estimate,
+    BootstrapEstimate,
     Outcomes,
     Rates,
     bootstrap,
@@ -37,7 +37,8 @@ from .metrics import (
     point_metric,
     rates,
 )
-from .records import MODES, Attempt, Mode, Record, parse_record_line
+from .modes import MODES, Mode
+from .records import Attempt, Record, parse_record_line
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -330,7 +331,7 @@ class GroupScore:
     n_cases: int
     k: int
     n_samples: int
-    estimate: Estimate
+    estimate: BootstrapEstimate
     rates: Rates
     encoded: Encoded
 
@@ -449,7 +450,7 @@ class Comparison:
     only_b: int
     point_a: float
     point_b: float
-    difference: Estimate
+    difference: BootstrapEstimate
 
 
 def compare(

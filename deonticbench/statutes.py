@@ -18,22 +18,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._paths import DATA
 from .domains import Domain
 from .errors import DataError
-
-if TYPE_CHECKING:
-    from .data import DataSource
+from .sources import CACHE_ENV, DataSource, cache_root
 
 STATUTES_URL_ENV = "DEONTICBENCH_STATUTES_URL"
-CACHE_ENV = "DEONTICBENCH_CACHE"
 MANIFEST_PATH = DATA / "manifest.json"
 SEPARATOR = "\n\n\n\n"
 """Between concatenated statute files: upstream joins them with four newlines."""
@@ -82,14 +80,9 @@ def _manifest() -> Manifest:
     return load_manifest()
 
 
-def cache_root() -> Path:
-    """The deonticbench cache folder (``DEONTICBENCH_CACHE`` or the user cache dir)."""
-    chosen = os.environ.get(CACHE_ENV)
-    if chosen:
-        return Path(chosen).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("deonticbench"))
+def natural_key(name: str) -> list[Any]:
+    """Sort key that orders section2 before section10."""
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", name)]
 
 
 def base_url(manifest: Manifest | None = None) -> str:
@@ -99,8 +92,6 @@ def base_url(manifest: Manifest | None = None) -> str:
 
 def statute_paths(dom: Domain, manifest: Manifest | None = None) -> list[str]:
     """Repository paths of a shared-statute domain's files, in natural order."""
-    from .data import natural_key
-
     m = manifest or _manifest()
     prefix = f"statutes/{dom.statute_dir}/"
     names = [p for p in m.statute_files if p.startswith(prefix)]
@@ -201,8 +192,6 @@ def _local_statutes(src: DataSource) -> Path | None:
 
 
 def _read_local(folder: Path) -> str:
-    from .data import natural_key
-
     files = sorted(
         (p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")),
         key=lambda p: natural_key(p.name),

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .answers import answer_from_execution
-from .data import Case, DataSource, load_cases
+from .data import Case, load_cases
 from .domains import Domain
 from .errors import DataError
 from .outcomes import judge
 from .programs import prepare_program, unwrap_fenced
 from .solver import Execution, Limits, Solver
+from .sources import DataSource
 
 
 @dataclass

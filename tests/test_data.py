@@ -12,14 +12,15 @@ import pytest
 from deonticbench.data import (
     SPLITS,
     Case,
-    DataSource,
     cases_from_rows,
+    describe_source,
     load_cases,
     normalise_gold,
-    resolve_source,
+    pin_source,
 )
 from deonticbench.domains import DOMAINS, HOUSING, SARA_BINARY, SARA_NUMERIC, USCIS
 from deonticbench.errors import DataError
+from deonticbench.sources import DataSource, resolve_source
 
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
 needs_mirror = pytest.mark.skipif(
@@ -210,7 +211,7 @@ def test_resolve_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     hub = resolve_source(hub=True, revision="v1")
     assert (hub.kind, hub.revision) == ("hub", "v1")
     pinned = "guangyaodou/DeonticBench@2b4e4ea114295fdf7151d4122c5ebbd5a2bf277e"
-    assert hub.describe() == {
+    assert describe_source(hub) == {
         "kind": "hub",
         "repo": "gydou/DeonticBench",
         "revision": "v1",
@@ -221,10 +222,28 @@ def test_resolve_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("DEONTICBENCH_DATA", str(tmp_path))
     local = resolve_source()
     assert (local.kind, local.path) == ("local", tmp_path.resolve())
-    assert local.describe() == {
+    assert describe_source(local) == {
         "kind": "local",
         "path": str(tmp_path.resolve()),
         "statutes": pinned,  # no statutes/ folder: the pinned files would be downloaded
     }
     with pytest.raises(DataError, match=r"is not a DeonticBench data folder"):
         resolve_source(tmp_path / "data")
+
+
+def test_a_data_source_is_immutable_and_pinning_returns_a_copy() -> None:
+    import dataclasses
+
+    local = DataSource(kind="local", path=Path("/somewhere"))
+    assert pin_source(local) is local  # a local folder is its own snapshot
+    hub = DataSource(kind="hub", revision="v1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        hub.commit = "0" * 40  # type: ignore[misc]
+    pinned = dataclasses.replace(hub, commit="0" * 40)
+    assert pin_source(pinned) is pinned  # already pinned: the hub is not asked again
+    assert pinned == hub and hash(pinned) == hash(hub)  # the same source, now pinned
+    assert hub.commit is None and not hub.pinned and pinned.pinned
+    # No field holds a mutable container that loading could write into.
+    assert all(
+        not isinstance(getattr(hub, f.name), dict | list | set) for f in dataclasses.fields(hub)
+    )

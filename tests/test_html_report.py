@@ -25,9 +25,10 @@ from fakeproviders import FakeProvider, FakeRequest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from deonticbench.data import Case, load_cases, resolve_source
+from deonticbench.data import Case, load_cases
 from deonticbench.prompting import prompt_hash
 from deonticbench.results import RESULTS_FILE
+from deonticbench.sources import resolve_source
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[2] / "shared" / "deonticbench-data"

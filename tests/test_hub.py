@@ -3,8 +3,8 @@
 ``huggingface_hub`` reads ``HF_ENDPOINT`` and its cache folders when it is imported, so
 each scenario runs in a fresh interpreter whose environment points at the loopback
 ``FakeHub`` (built from the mirror's files) and at temporary caches.  The child prints
-the loaded cases and ``DataSource.describe()`` as JSON; the test compares them with the
-local-folder cases in this process.
+the loaded cases and ``describe_source`` of the pinned source as JSON; the test compares
+them with the local-folder cases in this process.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 from fakehub import FakeHub, FileHost, mirror_repo_files
 
-from deonticbench.data import DataSource, load_cases
+from deonticbench.data import load_cases
 from deonticbench.domains import DOMAINS
+from deonticbench.sources import DataSource
 
 pytest.importorskip("datasets")
 
@@ -37,19 +38,21 @@ pytestmark = pytest.mark.skipif(
 CHILD = r"""
 import json, sys
 from dataclasses import asdict
-from deonticbench.data import DataSource, load_cases
+from deonticbench.data import describe_source, load_cases, pin_source
 from deonticbench.errors import DataError
+from deonticbench.sources import DataSource
 
 revision, wanted = sys.argv[1], json.loads(sys.argv[2])
 src = DataSource(kind="hub", revision=revision)
 out = {"cases": {}, "error": None}
 try:
+    src = pin_source(src)  # a source is immutable: pinning returns the pinned copy
     for domain, split in wanted:
         out["cases"][f"{domain}/{split}"] = [asdict(c) for c in load_cases(domain, split, src)]
 except DataError as exc:
     out["error"] = str(exc)
-out["describe"] = src.describe()
-out["pins"] = dict(src.pins)
+out["describe"] = describe_source(src)
+out["pins"] = {k: v for k, v in (("commit", src.commit), ("offline", src.offline)) if v}
 print("RESULT " + json.dumps(out))
 """
 

@@ -15,7 +15,7 @@ from deonticbench.data import Case, load_cases, resolve_source
 from deonticbench.domains import DOMAINS, get_domain
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
-from deonticbench.records import Mode
+from deonticbench.modes import Mode
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[2] / "shared" / "deonticbench-data"

@@ -24,6 +24,7 @@ from deonticbench.chat import Message
 from deonticbench.data import Case, DataSource, load_cases, resolve_source
 from deonticbench.domains import AIRLINE, DOMAINS, HOUSING, SARA_BINARY, SARA_NUMERIC, USCIS, Domain
 from deonticbench.errors import DataError, DeonticBenchError
+from deonticbench.modes import MODES
 from deonticbench.prompting import (
     FEEDBACK_OUTPUT_LIMIT,
     Prompt,
@@ -39,7 +40,6 @@ from deonticbench.prompting import (
     template_files,
     template_hashes,
 )
-from deonticbench.records import MODES
 
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
 needs_mirror = pytest.mark.skipif(

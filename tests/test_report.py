@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from deonticbench.cli import cli
 from deonticbench.domains import DOMAINS
+from deonticbench.modes import MODES
 from deonticbench.paper import load_paper_results, match_model
-from deonticbench.records import MODES, Attempt, Record
+from deonticbench.records import Attempt, Record
 from deonticbench.report import LONG_COLUMNS
 
 PAPER_COLUMNS = ["SARA Num.", "Airline", "SARA Bin.", "USCIS-AAO", "Housing"]

@@ -16,9 +16,10 @@ from deonticbench.answers import read_program_answer
 from deonticbench.data import Case, load_cases, resolve_source
 from deonticbench.domains import DOMAINS, Domain, get_domain
 from deonticbench.models.base import Model
+from deonticbench.modes import Mode
 from deonticbench.outcomes import judge
 from deonticbench.programs import prepare_program
-from deonticbench.records import Mode, Record
+from deonticbench.records import Record
 from deonticbench.runner import Runner, RunResult, plan_run
 from deonticbench.solver import Solver
 from deonticbench.store import ResponseCache, RunFolder, write_replay_file

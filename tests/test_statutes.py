@@ -13,9 +13,10 @@ import pytest
 from fakehub import FileHost
 
 from deonticbench import statutes
-from deonticbench.data import DataSource
+from deonticbench.data import describe_source
 from deonticbench.domains import AIRLINE, DOMAINS, SARA_BINARY, SARA_NUMERIC
 from deonticbench.errors import DataError
+from deonticbench.sources import DataSource
 
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
 PINNED = "guangyaodou/DeonticBench@2b4e4ea114295fdf7151d4122c5ebbd5a2bf277e"
@@ -96,7 +97,7 @@ def test_download_verifies_caches_and_second_load_is_offline(cache: Path, host: 
     for name in SARA_ORDER:
         cached = statutes.cached_path(f"statutes/sara/{name}")
         assert cached.read_bytes() == (MIRROR / "statutes" / "sara" / name).read_bytes()
-    assert src.describe()["statutes"] == PINNED
+    assert describe_source(src)["statutes"] == PINNED
 
     # The binary domain shares the files: served from the cache, no request at all.
     again = statutes.shared_statutes(SARA_BINARY, DataSource(kind="hub"))
@@ -160,7 +161,7 @@ def test_local_folder_statutes_are_used_without_network(
     mirror_src = DataSource(kind="local", path=MIRROR)
     assert statutes.shared_statutes(SARA_NUMERIC, mirror_src) == _mirror_text("sara", SARA_ORDER)
     # The mirror's files are the pinned ones: described as such, not by their path.
-    assert mirror_src.describe()["statutes"] == PINNED
+    assert describe_source(mirror_src)["statutes"] == PINNED
 
     # The local files are read as they are (no checksum): a user's edited statutes count.
     folder = tmp_path / "mine"
@@ -169,15 +170,18 @@ def test_local_folder_statutes_are_used_without_network(
     (folder / "statutes/airline/section1_non_textual").write_text("my policy", encoding="utf-8")
     mine = DataSource(kind="local", path=folder)
     assert statutes.shared_statutes(AIRLINE, mine) == "my policy"
-    described = mine.describe()["statutes"]
+    described = describe_source(mine)["statutes"]
     assert described.startswith("local files, sha256 ")
     # Path-independent: the same files elsewhere are described the same way.
     moved = tmp_path / "moved"
     shutil.copytree(folder, moved)
-    assert DataSource(kind="local", path=moved).describe()["statutes"] == described
+    assert describe_source(DataSource(kind="local", path=moved))["statutes"] == described
     # An extra file is a difference too.
     (moved / "statutes/sara/section9999").write_text("new law", encoding="utf-8")
-    assert DataSource(kind="local", path=moved).describe()["statutes"] not in (described, PINNED)
+    assert describe_source(DataSource(kind="local", path=moved))["statutes"] not in (
+        described,
+        PINNED,
+    )
 
 
 def test_local_folder_without_statutes_downloads(
@@ -190,7 +194,7 @@ def test_local_folder_without_statutes_downloads(
         "airline", ["section1_non_textual"]
     )
     assert host.paths_requested == ["statutes/airline/section1_non_textual"]
-    assert src.describe()["statutes"] == PINNED
+    assert describe_source(src)["statutes"] == PINNED
 
 
 def test_malformed_manifest_is_one_sentence(tmp_path: Path) -> None:

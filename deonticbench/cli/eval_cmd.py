@@ -13,7 +13,7 @@ from typing import Any, cast
 import click
 
 from ..errors import ConfigError, DeonticBenchError
-from ..records import MODES, Mode
+from ..modes import MODES, Mode
 
 
 def _parse_modes(value: str) -> list[Mode]:
@@ -104,11 +104,12 @@ def command(
     score_after: bool,
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
-    from ..data import SPLITS, resolve_source
+    from ..data import SPLITS
     from ..domains import parse_domains
     from ..models import load_model
     from ..runner import build_config, plan_run
     from ..solver import Limits
+    from ..sources import resolve_source
     from ..store import find_resumable, new_run_path
 
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):

@@ -10,8 +10,9 @@ def command() -> None:
     """List what can be run: domains with their sizes per split, modes, backends and the
     models eval/models.yaml has settings for."""
     from ..catalog import build_catalog
-    from ..data import SPLITS, resolve_source
+    from ..data import SPLITS
     from ..errors import DataError
+    from ..sources import resolve_source
 
     try:
         source = resolve_source()

@@ -7,9 +7,10 @@ import time
 
 import click
 
-from ..data import SPLITS, resolve_source
+from ..data import SPLITS
 from ..domains import parse_domains
 from ..solver import Limits
+from ..sources import resolve_source
 from ..validate import DomainReport, validate
 
 

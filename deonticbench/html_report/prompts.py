@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ..answers import Answer
-from ..data import DataSource, resolve_source
 from ..domains import get_domain
 from ..errors import DeonticBenchError
 from ..prompting import Prompt, render, render_feedback
 from ..records import Record
 from ..runner import Unit, feedback_text, plan_run
 from ..solver import Execution
+from ..sources import DataSource, resolve_source
 
 NO_PROGRAM_FEEDBACK = "No Prolog program (a ```prolog code block) was found in the response."
 """What the runner tells a model whose response held no program (runner._evaluate)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..chat import Message
 from ..data import Case
-from ..records import Mode
+from ..modes import Mode
 
 
 @dataclass(frozen=True)

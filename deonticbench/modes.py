@@ -1,0 +1,14 @@
+"""The three ways a model answers a case (paper 3.1), named once for every stage.
+
+``direct``: the model answers in prose; ``zero-shot``: it writes a Prolog program;
+``few-shot``: it writes one after solved examples.  A leaf module: prompting, the
+backends, the runner, records and scoring all import the names from here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Mode = Literal["direct", "zero-shot", "few-shot"]
+MODES: tuple[Mode, ...] = ("direct", "zero-shot", "few-shot")
+"""Every mode, in the order a run does them."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from .domains import DOMAINS
 from .errors import ConfigError
@@ -104,6 +104,14 @@ def figure_png(scores: Sequence[RunScores], stage: Stage = "first") -> bytes:
 
 
 def _render(scores: Sequence[RunScores], target: IO[bytes], stage: Stage) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = build_figure(scores, stage)
+    fig.savefig(target, dpi=100, format="png")
+    plt.close(fig)
+
+
+def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
     """The metric with its interval beside the outcome decomposition, several runs at once.
 
     One column per domain.  The top row is the table's metric (accuracy or macro-F1) with
@@ -200,8 +208,7 @@ def _render(scores: Sequence[RunScores], target: IO[bytes], stage: Stage) -> Non
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize=8)
     fig.suptitle(f"{stage} attempt", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 0.97))
-    fig.savefig(target, dpi=100, format="png")
-    plt.close(fig)
+    return fig
 
 
 _METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1"}

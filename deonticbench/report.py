@@ -210,6 +210,31 @@ def long_csv(scores: Sequence[RunScores]) -> str:
     return render_csv(LONG_COLUMNS + LONG_EXTRA, long_rows(scores))
 
 
+PAPER_COLUMNS = ("paper_table", "paper_model", "paper_mean", "paper_upper", "paper_lower")
+
+
+def long_csv_with_paper(scores: Sequence[RunScores]) -> str:
+    """The long table with the paper's published cell beside each first-stage row of a
+    model the paper reports (percent, as published); one loadable CSV."""
+    rows = []
+    for s in scores:
+        matched = match_model(s.run.model)
+        cells = {(c.setting, c.domain): c for c in paper_cells(model=matched)} if matched else {}
+        for g in s.groups:
+            row = _long_row(g, s)
+            cell = cells.get((g.mode, g.domain)) if g.stage == "first" else None
+            if cell is not None:
+                row.update(
+                    paper_table=cell.table,
+                    paper_model=cell.model,
+                    paper_mean=cell.mean,
+                    paper_upper=cell.upper,
+                    paper_lower=cell.lower,
+                )
+            rows.append(row)
+    return render_csv(LONG_COLUMNS + LONG_EXTRA + PAPER_COLUMNS, rows)
+
+
 # -- per-case rows ---------------------------------------------------------------------
 
 

@@ -31,7 +31,15 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -45,6 +53,7 @@ from .outcomes import judge
 from .programs import extract_program, prepare_program
 from .prompting import Prompt, choose_exemplars, exemplar_pool, render, render_feedback
 from .records import Attempt, Record
+from .selection import CaseLimit, check_ids_found, select_cases
 from .solver import Execution, Limits, Solver
 from .sources import DataSource
 from .store import CachedResponse, RecordKey, ResponseCache, RunFolder, cache_key
@@ -104,11 +113,14 @@ def plan_run(
     modes: Sequence[Mode],
     source: DataSource,
     k: int | None = None,
-    limit: int | None = None,
+    limit: CaseLimit | None = None,
     seed: int = 0,
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
+    case_ids: Collection[str] | None = None,
 ) -> RunPlan:
-    """Load the cases and choose few-shot exemplars: everything a run will do, in order."""
+    """Load the cases and choose few-shot exemplars: everything a run will do, in order.
+
+    ``limit`` and ``case_ids`` choose cases (see ``selection.select_cases``)."""
     loader = load or load_cases
     if load is None:
         source = pin_source(source)
@@ -116,9 +128,7 @@ def plan_run(
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
     for domain in domains:
-        cases = loader(domain, split, source)
-        if limit is not None:
-            cases = cases[:limit]
+        cases = select_cases(loader(domain, split, source), limit=limit, case_ids=case_ids)
         ks[domain.name] = k if k is not None else domain.default_k
         pool: list[Case] = []
         if "few-shot" in modes:
@@ -133,6 +143,7 @@ def plan_run(
                         choose_exemplars(domain, pool, case, domain.few_shot_count, seed)
                     )
                 units.append(Unit(domain, case, mode, ks[domain.name], exemplars))
+    check_ids_found(case_ids, (u.case.id for u in units))
     return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source)
 
 

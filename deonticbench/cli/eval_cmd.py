@@ -45,11 +45,28 @@ def _positive(name: str, value: int | None) -> None:
 
 
 @click.command("eval")
-@click.option("--model", "model_spec", required=True, help="e.g. openai:gpt-4.1, reference.")
-@click.option("--domains", default="all", show_default=True, help="Comma-separated, or all.")
-@click.option("--split", default="hard", show_default=True, help="smoke, hard or whole.")
 @click.option(
-    "--modes", default="direct,zero-shot,few-shot", show_default=True, help="Comma-separated."
+    "--model",
+    "model_spec",
+    required=True,
+    help="<backend>:<model>, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, "
+    "openai-compatible:<model>@<url>, local:gemma3-270m, replay:<file>, reference "
+    "(see deonticbench list).",
+)
+@click.option(
+    "--domains", default="all", show_default=True, help="Domains, comma-separated, or all."
+)
+@click.option(
+    "--split",
+    default="hard",
+    show_default=True,
+    help="smoke (5 cases), hard (the paper's) or whole.",
+)
+@click.option(
+    "--modes",
+    default="direct,zero-shot,few-shot",
+    show_default=True,
+    help="direct (answer in prose), zero-shot and few-shot (write Prolog), comma-separated.",
 )
 @click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
 @click.option(
@@ -59,15 +76,49 @@ def _positive(name: str, value: int | None) -> None:
     help="Attempts per sample [default: 2; replay: as many as the file holds].",
 )
 @click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight.")
-@click.option("--limit", type=int, default=None, help="Only the first N cases of each domain.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar choice.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--limit",
+    "limit_text",
+    default=None,
+    help="Cases per domain: the first N (10), or a range counted from 1 (11-20).",
+)
+@click.option(
+    "--sample-id",
+    "sample_ids",
+    multiple=True,
+    help="Only these case ids (comma-separated or repeated); with --fresh, a new run of them.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the few-shot exemplar choice."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run folder [default: the matching unfinished run, else runs/<model>-<split>-<time>].",
+)
 @click.option("--fresh", is_flag=True, help="Start a new run folder even if one matches.")
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Local data mirror (upstream layout) [default: DEONTICBENCH_DATA, else the hub].",
+)
 @click.option("--hub", is_flag=True, help="Load cases from the Hugging Face hub.")
 @click.option("--revision", default=None, help="Hub dataset revision (with --hub).")
-@click.option("--param", "params", multiple=True, help="Model parameter key=value (repeatable).")
-@click.option("--cache", "cache_path", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    help="Model parameter key=value, e.g. temperature=0 (repeatable; see eval/models.yaml).",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Response cache file [default: DEONTICBENCH_CACHE, else the user cache folder].",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option(
     "--retry-errors", is_flag=True, help="Redo samples of this run whose last request failed."
@@ -78,7 +129,8 @@ def _positive(name: str, value: int | None) -> None:
     "--score",
     "score_after",
     is_flag=True,
-    help="Finish with the paper's metrics (Table 2 layout, bootstrap CIs) for this run.",
+    help="Finish with the paper's metrics (Table 2 layout, bootstrap CIs) for this run and "
+    "write its report.html (results.json is written after every run).",
 )
 def command(
     model_spec: str,
@@ -88,7 +140,8 @@ def command(
     k: int | None,
     attempts: int | None,
     concurrency: int,
-    limit: int | None,
+    limit_text: str | None,
+    sample_ids: tuple[str, ...],
     seed: int,
     out: Path | None,
     fresh: bool,
@@ -108,13 +161,15 @@ def command(
     from ..domains import parse_domains
     from ..models import load_model
     from ..runner import build_config, plan_run
+    from ..selection import parse_ids, parse_limit
     from ..solver import Limits
     from ..sources import resolve_source
     from ..store import find_resumable, new_run_path
 
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
         _positive(name, value)
-    _positive("--limit", limit)
+    limit = parse_limit(limit_text)
+    case_ids = parse_ids(sample_ids) or None
     _positive("--workers", workers)
     if split not in SPLITS:
         raise ConfigError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}.")
@@ -134,7 +189,14 @@ def command(
 
         attempts = getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS
     plan = plan_run(
-        chosen, split=split, modes=mode_list, source=source, k=k, limit=limit, seed=seed
+        chosen,
+        split=split,
+        modes=mode_list,
+        source=source,
+        k=k,
+        limit=limit,
+        seed=seed,
+        case_ids=case_ids,
     )
     limits = Limits()
     config = build_config(
@@ -143,7 +205,12 @@ def command(
         source=source,
         attempts=attempts,
         limits=limits,
-        session={"limit": limit, "concurrency": concurrency, "argv": list(sys.argv)},
+        session={
+            "limit": limit_text,
+            "sample_ids": case_ids,
+            "concurrency": concurrency,
+            "argv": list(sys.argv),
+        },
     )
     if out is None:
         found = None if fresh else find_resumable(config)

@@ -19,6 +19,7 @@ from ..report import (
     comparison_rows,
     comparison_table,
     long_csv,
+    long_csv_with_paper,
     render,
     render_csv,
     render_markdown,
@@ -56,7 +57,9 @@ class ReportWriteError(DeonticBenchError):
     type=click.Choice(FORMATS),
     default="table",
     show_default=True,
-    help="What to print: Table 2 as text/markdown/latex, the long table as csv, or json.",
+    help="What to print: Table 2 as text/markdown/latex, json, or one CSV table: the long "
+    "table (with the paper's cells under --against paper) or, with --compare, the paired "
+    "differences.",
 )
 @click.option(
     "--out",
@@ -120,12 +123,11 @@ def _stdout_text(
             doc["against_paper"] = [dict(zip(table.headers, r, strict=True)) for r in table.rows]
         return json.dumps(doc, indent=2) + "\n"
     if fmt == "csv":
-        parts = [long_csv(scores)]
+        # One table, so that the output loads as CSV: the paired differences with
+        # --compare, else the long table (with the paper's cells beside it with --against).
         if comparisons:
-            parts.append(render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons)))
-        if paper:
-            parts.append(render(against_paper(scores), "csv"))
-        return "\n".join(parts)
+            return render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons))
+        return long_csv_with_paper(scores) if paper else long_csv(scores)
     tables: list[Table] = [table2(scores)]
     if paper:
         tables.append(against_paper(scores))

@@ -316,3 +316,28 @@ def test_report_of_a_missing_folder_is_one_sentence(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.decode().startswith("error: ") and "not a run folder" in done.stderr.decode()
+
+
+def test_a_run_whose_data_is_elsewhere_still_reports(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    moved = tmp_path / "moved"
+    shutil.copytree(runs[0], moved)
+    config = json.loads((moved / "config.json").read_text())
+    config["data"]["path"] = str(tmp_path / "not-here")
+    (moved / "config.json").write_text(json.dumps(config))
+    env = {k: v for k, v in os.environ.items() if k != "DEONTICBENCH_DATA"}
+    done = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "report", str(moved), "-B", "50"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    html = (moved / "report.html").read_text(encoding="utf-8")
+    assert "prompts were not rebuilt" in html and "--data-dir" in html
+    details = _details(html)
+    assert all("prompt" not in a for s in details["samples"] for a in s["attempts"])
+    assert any(a["program"] for s in details["samples"] for a in s["attempts"])

@@ -11,6 +11,7 @@ revision shows up as a mismatch rather than as a silently different prompt.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +19,12 @@ from typing import Any
 
 from ..answers import Answer
 from ..domains import get_domain
-from ..errors import DeonticBenchError
+from ..errors import DataError, DeonticBenchError
 from ..prompting import Prompt, render, render_feedback
 from ..records import Record
 from ..runner import Unit, feedback_text, plan_run
 from ..solver import Execution
-from ..sources import DataSource, resolve_source
+from ..sources import DATA_ENV, DataSource, resolve_source
 
 NO_PROGRAM_FEEDBACK = "No Prolog program (a ```prolog code block) was found in the response."
 """What the runner tells a model whose response held no program (runner._evaluate)."""
@@ -85,8 +86,12 @@ def _source(config: dict[str, Any], data_dir: Path | None) -> DataSource:
     recorded = data.get("path")
     if recorded and Path(recorded, "data").is_dir():
         return resolve_source(recorded)
-    # The run was made on another machine: the mirror named by DEONTICBENCH_DATA.
-    return resolve_source()
+    # The run was made on another machine: the mirror named by DEONTICBENCH_DATA, and
+    # never the hub, which this run did not read from.
+    if os.environ.get(DATA_ENV):
+        return resolve_source()
+    where = f"its data folder {recorded} is not here" if recorded else "it records no data source"
+    raise DataError(f"{where}; give --data-dir or set {DATA_ENV}")
 
 
 def prompt_book(

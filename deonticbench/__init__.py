@@ -20,6 +20,13 @@ __version__ = "0.1.0"
 
 # public name -> module (under deonticbench) that owns it
 _PUBLIC = {
+    # what a run is, and the two entry points
+    "RunSpec": "spec",
+    "evaluate": "api",
+    "EvalResult": "api",
+    "score": "api",
+    "ScoreResult": "api",
+    "ScoreRow": "api",
     # the data
     "Case": "data",
     "load_cases": "data",
@@ -34,6 +41,7 @@ _PUBLIC = {
     "Solver": "solver",
     "Limits": "solver",
     "Execution": "solver",
+    "prepare_program": "programs",
     "Answer": "answers",
     "answer_from_execution": "answers",
     "Outcome": "outcomes",
@@ -54,20 +62,27 @@ __all__ = [
     "DataSource",
     "DeonticBenchError",
     "Domain",
+    "EvalResult",
     "Execution",
     "Limits",
     "Mode",
     "Model",
     "Outcome",
     "Record",
+    "RunSpec",
+    "ScoreResult",
+    "ScoreRow",
     "Solver",
     "__version__",
     "answer_from_execution",
+    "evaluate",
     "get_domain",
     "judge",
     "load_cases",
     "load_model",
+    "prepare_program",
     "resolve_source",
+    "score",
 ]
 
 
@@ -86,12 +101,15 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .answers import Answer, answer_from_execution
+    from .api import EvalResult, ScoreResult, ScoreRow, evaluate, score
     from .data import Case, load_cases
     from .domains import DOMAINS, Domain, get_domain
     from .errors import DeonticBenchError
     from .models import Model, load_model
     from .modes import MODES, Mode
     from .outcomes import Outcome, judge
+    from .programs import prepare_program
     from .records import Attempt, Record
     from .solver import Execution, Limits, Solver
     from .sources import DataSource, resolve_source
+    from .spec import RunSpec

@@ -22,10 +22,9 @@ from typing import Any
 from .domains import Domain, UnknownDomainError, get_domain
 from .errors import DataError
 from .hub import load_hub_rows, resolve_revision  # datasets itself is imported on demand
-from .sources import DataSource, resolve_source
+from .sources import SPLITS, DataSource, resolve_source
 from .statutes import describe_statutes, shared_statutes
 
-SPLITS = ("smoke", "hard", "whole")
 SMOKE_SIZE = 5
 
 Gold = int | str

@@ -59,10 +59,14 @@ class Domain:
     """Human-readable form of the answer line, used in prompts and error messages."""
     entrypoint: Entrypoint | None = None
     direct_words: tuple[str, ...] = ()
-    """Binary domains: words that count as an answer anywhere in direct-mode text (the
-    last one wins).  Empty means only marked answers count (``\\boxed{}``, ``Answer:``,
-    or a final line holding nothing else), for domains whose class words are everyday
-    words such as housing's yes/no."""
+    """Binary domains: label words that count as an answer when a direct-mode response
+    mentions exactly one label exactly once in prose (the last rule of the reading
+    precedence, see ``answers``).  Empty means prose mentions never count, for domains
+    whose class words are everyday words such as housing's yes/no; marked answers and
+    leading or trailing bare labels count in every domain."""
+    answer_markers: tuple[str, ...] = ()
+    """Words that mark a direct-mode answer in this domain, besides the generic
+    ``Answer:`` and ``Final answer:`` (each is read followed by ``:`` or ``=``)."""
     default_k: int = 4
     """Samples per case (paper 3.2)."""
     few_shot_count: int = 2
@@ -83,15 +87,25 @@ class Domain:
     def negative(self) -> str:
         return self.classes[1]
 
+    @property
+    def label_words(self) -> tuple[str, ...]:
+        """Binary domains: every word that names a class in text (alphabetic aliases)."""
+        return tuple(k for k in self.label_aliases if k.isalpha())
+
+    def other_class(self, label: str) -> str:
+        """The complement of a canonical class in this binary domain."""
+        return self.negative if label == self.positive else self.positive
+
     def canonical_label(self, raw: object) -> str | None:
         """Map a raw label (gold or read from output) to a canonical class, or None."""
         key = str(raw).strip().lower()
         return self.label_aliases.get(key)
 
 
-# The answer regexes accept an optional sign, thousands separators and decimals:
-# generated programs print ``Tax result: 1,166.00`` or ``Total cost: -12.5`` alike.
-_NUMBER = r"([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+# Numeric answer lines capture everything after the label; ``answers.parse_number``
+# then reads the whole value (``1,166.00``, ``$40,741.50``, ``-12.5``, ``26567.``) or
+# the line is unreadable: a value is never cut down to a prefix that parses.
+_VALUE = r"(.*?)"
 
 SARA_NUMERIC = Domain(
     name="sara_numeric",
@@ -101,7 +115,8 @@ SARA_NUMERIC = Domain(
     label_kind="numeric",
     statute_source="shared",
     statute_dir="sara",
-    answer_patterns=(r"^\s*Tax result:\s*" + _NUMBER + r"\s*$",),
+    answer_patterns=(r"^\s*Tax result:\s*" + _VALUE + r"\s*$",),
+    answer_markers=("tax result", "result"),
     answer_line="Tax result: <amount>",
     default_k=4,
     few_shot_count=2,
@@ -126,6 +141,7 @@ SARA_BINARY = Domain(
     answer_patterns=(r"^\s*Result:\s*(Entailment|Contradiction)\s*\.?\s*$",),
     answer_line="Result: Entailment | Result: Contradiction",
     direct_words=("entailment", "contradiction"),
+    answer_markers=("result",),
     default_k=4,
     few_shot_count=2,
     required_fields=("id", "text", "question", "label", "reference_prolog"),
@@ -139,7 +155,8 @@ AIRLINE = Domain(
     label_kind="numeric",
     statute_source="shared",
     statute_dir="airline",
-    answer_patterns=(r"^\s*Total cost:\s*\$?\s*" + _NUMBER + r"\s*$",),
+    answer_patterns=(r"^\s*Total cost:\s*" + _VALUE + r"\s*$",),
+    answer_markers=("total cost",),
     answer_line="Total cost: <amount>",
     default_k=3,
     few_shot_count=2,
@@ -157,6 +174,7 @@ HOUSING = Domain(
     statute_source="case",
     answer_patterns=(r"^\s*housing_answer\(\s*(yes|no)\s*\)\s*\.?\s*$",),
     answer_line="housing_answer(yes) | housing_answer(no)",
+    answer_markers=("result", "decision"),
     entrypoint=Entrypoint(answer_predicate="housing_answer", print_format="housing_answer(~w).~n"),
     hub_only_splits=("whole",),  # 5,314 cases: upstream moved them to the hub only
     default_k=3,
@@ -176,6 +194,7 @@ USCIS = Domain(
     answer_patterns=(r"^\s*(Accepted|Dismissed)\s*\.?\s*$",),
     answer_line="Accepted | Dismissed",
     direct_words=("accepted", "dismissed"),
+    answer_markers=("decision", "result"),
     entrypoint=Entrypoint(answer_predicate="decision", print_format="~w~n"),
     default_k=4,
     few_shot_count=1,

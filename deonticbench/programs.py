@@ -1,7 +1,8 @@
 """Programs out of text: extraction from a model response, and preparation for running.
 
-Extraction rule (``extract_program``), applied to the response with any
-``<think>...</think>`` reasoning removed:
+Extraction rule (``extract_program``), applied to the response with its reasoning blocks
+(``<think>...</think>`` and the like, see ``reasoning``) removed, as before a direct
+answer is read:
 
 1. Fenced blocks are collected (```` ``` ```` or ``~~~``; an unterminated last fence runs
    to the end of the text, as happens when a response is cut off).  Blocks labelled
@@ -14,8 +15,15 @@ Extraction rule (``extract_program``), applied to the response with any
    ``:- initialization(...)``, ``:- halt``, or a directive that prints) ends a draft: when
    a later block is complete too, everything up to and including the earlier complete
    block is a superseded draft and is dropped.
-3. Without fences, the whole text is taken when it reads as bare Prolog (most non-blank
-   lines are clauses, directives or comments); otherwise there is no program.
+3. Without fences, the whole text is taken when it reads as bare Prolog; otherwise there
+   is no program.
+
+"Looks like Prolog" (for unfenced text and for blocks without a Prolog label) is decided
+by SWI-Prolog's own reader first (``prolog/read_program.pl``: a text that ``read_term/3``
+reads to the end, with at least one rule, directive or compound fact, is a program);
+when the reader stops at a syntax error, or ``swipl`` cannot be run, a line rule decides:
+at least 80% of the non-blank lines, block comments removed and clause continuation
+lines counted as part of their clause, read as Prolog.
 
 Preparation (``prepare_program``) removes upstream's injected ``:- format(... "Label: ...")``
 directives, so the gold label never reaches a program the harness runs, and adds the
@@ -25,11 +33,15 @@ domain's entrypoint when it is missing (paper B.4; see ``ensure_entrypoint``).
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass
 
+from ._paths import PROLOG
 from .domains import Domain
+from .reasoning import strip_reasoning
+from .unicode import utf8_encodable
 
-_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
 _PROLOG_LABELS = {"prolog", "pl", "swipl", "swi-prolog", "swiprolog", "pro"}
 _RUNNING_DIRECTIVE = re.compile(
@@ -50,7 +62,7 @@ def extract_program(text: str | None) -> str | None:
     """Return the Prolog program in a model response, or None when there is none."""
     if not text:
         return None
-    text = _THINK.sub("", text)
+    text = strip_reasoning(text)
     blocks = _fenced_blocks(text)
     if blocks:
         chosen = _choose_blocks(blocks)
@@ -116,11 +128,66 @@ def _drop_drafts(blocks: list[_Block]) -> list[_Block]:
 
 
 def _looks_like_prolog(text: str) -> bool:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    read = read_by_swipl(text)
+    if read is not None and read > 0:
+        return True
+    return _lines_look_like_prolog(text)
+
+
+_READER = PROLOG / "read_program.pl"
+_READER_TIMEOUT_S = 10.0
+
+
+def read_by_swipl(text: str) -> int | None:
+    """How many rules, directives and compound facts SWI-Prolog's reader reads from the
+    whole text; None when the reader stops (a syntax error, a variable as a clause) or
+    swipl cannot be run.  Nothing in the text is executed (see the script's header)."""
+    swipl = shutil.which("swipl")
+    if swipl is None or not text.strip():
+        return None
+    try:
+        done = subprocess.run(
+            [swipl, "--no-tty", "-q", "-f", "none", str(_READER)],
+            input=text.encode("utf-8", errors="replace"),
+            capture_output=True,
+            timeout=_READER_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = done.stdout.decode("utf-8", errors="replace").split()
+    if len(words) == 2 and words[0] == "program" and words[1].isdigit():
+        return int(words[1])
+    return None
+
+
+_BLOCK_COMMENT = re.compile(r"/\*.*?(\*/|\Z)", re.DOTALL)
+_LINE_COMMENT = re.compile(r"%.*$")
+
+
+def _lines_look_like_prolog(text: str) -> bool:
+    """The line rule: comments are Prolog, and every line of a clause that has not ended
+    yet (the previous Prolog line did not end with a full stop) is a continuation."""
+    # A block comment keeps its line breaks, so a line count stays a line count.
+    without_blocks = _BLOCK_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    lines = [ln for ln in without_blocks.splitlines() if ln.strip()]
     if not lines:
         return False
-    clause_like = sum(1 for ln in lines if _prolog_line(ln))
-    has_clause_end = any(ln.rstrip().endswith(".") for ln in lines)
+    clause_like = 0
+    has_clause_end = False
+    in_clause = False
+    for line in lines:
+        code = _LINE_COMMENT.sub("", line).rstrip()
+        if not code.strip():
+            clause_like += 1  # a comment line
+            continue
+        if in_clause or _prolog_line(line):
+            clause_like += 1
+            ends = code.endswith(".")
+            has_clause_end = has_clause_end or ends
+            in_clause = not ends
+        else:
+            in_clause = False
     return has_clause_end and clause_like / len(lines) >= 0.8
 
 
@@ -197,13 +264,20 @@ def ensure_entrypoint(domain: Domain, program: str) -> PreparedProgram:
 
 
 def prepare_program(domain: Domain, program: str) -> PreparedProgram:
-    """Strip label directives, then ensure the entrypoint: the program the harness runs."""
-    stripped = strip_label_directives(program)
+    """Strip label directives, then ensure the entrypoint: the program the harness runs.
+
+    A program holding characters UTF-8 cannot encode (lone surrogates) cannot be written
+    for SWI-Prolog; each is replaced by U+FFFD and a note says how many were."""
+    encodable, replaced = utf8_encodable(program)
+    stripped = strip_label_directives(encodable)
     prepared = ensure_entrypoint(domain, stripped)
-    if stripped != program:
-        return PreparedProgram(
-            text=prepared.text,
-            repaired=prepared.repaired,
-            notes=("removed upstream Label directive", *prepared.notes),
-        )
-    return prepared
+    notes: list[str] = []
+    if replaced:
+        notes.append(f"replaced {replaced} character(s) UTF-8 cannot encode with U+FFFD")
+    if stripped != encodable:
+        notes.append("removed upstream Label directive")
+    if not notes:
+        return prepared
+    return PreparedProgram(
+        text=prepared.text, repaired=prepared.repaired, notes=(*notes, *prepared.notes)
+    )

@@ -37,6 +37,7 @@ from .errors import ConfigError, DataError
 from .modes import MODES, Mode
 from .programs import defines_main, ensure_entrypoint, strip_label_directives, unwrap_fenced
 from .sources import DataSource
+from .unicode import utf8_encodable
 
 SYSTEM_FILE = "system.txt"
 FEEDBACK_FILE = "feedback.txt"
@@ -237,7 +238,9 @@ def prompt_hash(messages: Sequence[Message]) -> str:
     canonical = json.dumps(
         [[m.role, m.content] for m in messages], ensure_ascii=False, separators=(",", ":")
     )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # surrogatepass: a response with a lone surrogate (valid JSON) reaches a feedback
+    # prompt; it hashes like any text, and every other text hashes as plain UTF-8.
+    return hashlib.sha256(canonical.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def render_feedback(
@@ -258,9 +261,11 @@ def render_feedback(
     name = FEEDBACK_FILE if program is not None else FEEDBACK_NO_PROGRAM_FILE
     values = {"output": _clip(feedback.strip()) or "(no output)"}
     if program is not None:
-        values["program"] = program.strip("\n")
+        values["program"] = utf8_encodable(program.strip("\n"))[0]
     message = Message(role="user", content=fill(_read(root, name), values, name=str(root / name)))
-    messages = (*prompt.messages, Message(role="assistant", content=response), message)
+    # What the model said goes back to a provider as UTF-8: a lone surrogate in it cannot.
+    sent, _ = utf8_encodable(response)
+    messages = (*prompt.messages, Message(role="assistant", content=sent), message)
     combined = hashlib.sha256(
         (
             prompt.template_hash + _hash_files(root, (FEEDBACK_FILE, FEEDBACK_NO_PROGRAM_FILE))

@@ -17,7 +17,7 @@ from typing import Any
 from .domains import DISPLAY_ORDER, DOMAINS
 from .metrics import BootstrapEstimate
 from .paper import PaperCell, match_model, paper_cells
-from .scoring import Comparison, GroupScore, RunScores
+from .scoring import Comparison, GroupScore, RunScores, ScoreRow, score_row, score_rows
 
 MODE_TITLES = {"few-shot": "Few-Shot", "zero-shot": "Zero-Shot", "direct": "Direct"}
 TABLE_MODE_ORDER = ("few-shot", "zero-shot", "direct")
@@ -27,21 +27,11 @@ MISSING = "—"
 # Table 2's columns: accuracy domains, then macro-F1 domains, in the paper's order.
 TABLE_DOMAINS: tuple[str, ...] = DISPLAY_ORDER
 
-LONG_COLUMNS = (
-    "domain",
-    "mode",
-    "stage",
-    "metric",
-    "n_cases",
-    "k",
-    "mean",
-    "ci_low",
-    "ci_high",
-    "accuracy",
-    "abstain_rate",
-    "wrong_rate",
-)
-LONG_EXTRA = ("point", "upper", "lower", "n_samples", "bootstrap", "seed", "model", "run")
+_N_MAIN_COLUMNS = 12
+LONG_COLUMNS = ScoreRow.columns()[:_N_MAIN_COLUMNS]
+"""The long table's main columns (domain ... wrong_rate); ``ScoreRow`` owns them."""
+LONG_EXTRA = ScoreRow.columns()[_N_MAIN_COLUMNS:]
+"""Then point, upper, lower, n_samples, bootstrap, seed, model, run."""
 
 
 @dataclass(frozen=True)
@@ -176,34 +166,12 @@ def render(table: Table, fmt: str) -> str:
 
 
 def _long_row(g: GroupScore, s: RunScores) -> dict[str, Any]:
-    e = g.estimate
-    return {
-        "domain": g.domain,
-        "mode": g.mode,
-        "stage": g.stage,
-        "metric": g.metric,
-        "n_cases": g.n_cases,
-        "k": g.k,
-        "mean": e.mean,
-        "ci_low": e.low,
-        "ci_high": e.high,
-        "accuracy": g.rates.accuracy,
-        "abstain_rate": g.rates.abstain,
-        "wrong_rate": g.rates.wrong,
-        "point": e.point,
-        "upper": e.upper,
-        "lower": e.lower,
-        "n_samples": g.n_samples,
-        "bootstrap": s.bootstrap,
-        "seed": s.seed,
-        "model": g.model,
-        "run": g.run,
-    }
+    return score_row(g, s).to_dict()
 
 
 def long_rows(scores: Sequence[RunScores]) -> list[dict[str, Any]]:
     """One row per run x domain x mode x stage; fractions in [0, 1], not percent."""
-    return [_long_row(g, s) for s in scores for g in s.groups]
+    return [row.to_dict() for row in score_rows(scores)]
 
 
 def long_csv(scores: Sequence[RunScores]) -> str:
@@ -427,7 +395,7 @@ def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ())
                 "run": s.run.name,
                 "path": str(s.run.path),
                 "model": s.run.model,
-                "split": s.run.config.get("split"),
+                "split": s.run.split,
                 "stages": list(s.stages),
                 "bootstrap": s.bootstrap,
                 "seed": s.seed,

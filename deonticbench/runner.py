@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import time
 from collections.abc import (
     Awaitable,
@@ -51,15 +52,28 @@ from .models.base import Completion, Model, Request
 from .modes import Mode
 from .outcomes import judge
 from .programs import extract_program, prepare_program
-from .prompting import Prompt, choose_exemplars, exemplar_pool, render, render_feedback
+from .prompting import (
+    Prompt,
+    choose_exemplars,
+    exemplar_pool,
+    render,
+    render_feedback,
+    template_hashes,
+)
 from .records import Attempt, Record
 from .selection import CaseLimit, check_ids_found, select_cases
-from .solver import Execution, Limits, Solver
+from .solver import Execution, Solver
 from .sources import DataSource
-from .store import CachedResponse, RecordKey, ResponseCache, RunFolder, cache_key
+from .spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, RunSpec
+from .store import (
+    CachedResponse,
+    RecordKey,
+    ResponseCache,
+    RunFolder,
+    cache_key,
+    environment_facts,
+)
 
-DEFAULT_ATTEMPTS = 2
-DEFAULT_CONCURRENCY = 8
 FEEDBACK_STDERR_CHARS = 3000
 FEEDBACK_STDOUT_CHARS = 1500
 
@@ -112,7 +126,7 @@ def plan_run(
     split: str,
     modes: Sequence[Mode],
     source: DataSource,
-    k: int | None = None,
+    k: int | Sequence[tuple[str, int]] | None = None,
     limit: CaseLimit | None = None,
     seed: int = 0,
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
@@ -120,7 +134,9 @@ def plan_run(
 ) -> RunPlan:
     """Load the cases and choose few-shot exemplars: everything a run will do, in order.
 
-    ``limit`` and ``case_ids`` choose cases (see ``selection.select_cases``)."""
+    ``k`` is samples per case: one number, ``(domain, K)`` pairs, or None for each
+    domain's default (see ``RunSpec.k``).  ``limit`` and ``case_ids`` choose cases (see
+    ``selection.select_cases``)."""
     loader = load or load_cases
     if load is None:
         source = pin_source(source)
@@ -129,7 +145,10 @@ def plan_run(
     notes: dict[str, str] = {}
     for domain in domains:
         cases = select_cases(loader(domain, split, source), limit=limit, case_ids=case_ids)
-        ks[domain.name] = k if k is not None else domain.default_k
+        if isinstance(k, int):
+            ks[domain.name] = k
+        else:  # None, or per domain (a resumed run's config): the domain's default else
+            ks[domain.name] = dict(k or ()).get(domain.name, domain.default_k)
         pool: list[Case] = []
         if "few-shot" in modes:
             pool_cases, note = exemplar_pool(domain, source)
@@ -512,24 +531,18 @@ async def _bounded(
 # --- configuration and estimates ------------------------------------------------------
 
 
-def build_config(
-    model: Model,
-    plan: RunPlan,
-    *,
-    source: DataSource,
-    attempts: int,
-    limits: Limits,
-    session: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
     """What a run folder's config.json says: everything that produced its numbers.
 
-    The model part holds the spec, the identity (the cache key: model, endpoint and
-    every sampling parameter) and never a key: backends read keys from the environment
-    and do not put them in ``identity()``.
+    Built from the spec (resolved: ``spec.attempts`` set), the model it names and the
+    plan made from it.  The model part holds the spec, the identity (the cache key:
+    model, endpoint and every sampling parameter) and never a key: backends read keys
+    from the environment and do not put them in ``identity()``.
     """
-    from .prompting import template_hashes
-    from .store import environment_facts
-
+    if spec.attempts is None:
+        raise ValueError("build_config needs a spec whose attempts are resolved")
+    if plan.source is None:
+        raise ValueError("build_config needs a plan made from a data source")
     facts = environment_facts()
     return {
         "harness": "deonticbench",
@@ -545,18 +558,21 @@ def build_config(
         "domains": [d.name for d in plan.domains],
         "modes": list(plan.modes),
         "k": dict(plan.k),
-        "attempts": attempts,
+        "attempts": spec.attempts,
         "seed": plan.seed,
-        "data": describe_source(plan.source or source),
+        "data": describe_source(plan.source),
         "templates": template_hashes(),
         "few_shot_pools": dict(plan.pool_notes),
-        "limits": asdict(limits),
+        "limits": asdict(spec.limits),
         "environment": facts,
         "sessions": [
             {
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "git_commit": facts.get("git_commit"),
-                **(session or {}),
+                "limit": spec.limit,
+                "case_ids": list(spec.case_ids) or None,
+                "concurrency": spec.concurrency,
+                "argv": list(sys.argv),
             }
         ],
     }

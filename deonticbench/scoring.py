@@ -16,14 +16,15 @@ import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from .domains import DISPLAY_ORDER, DOMAINS, Domain
-from .errors import DeonticBenchError
+from .errors import ConfigError, DeonticBenchError
 from .metrics import (
     DEFAULT_BOOTSTRAP,
     NEGATIVE,
@@ -39,6 +40,7 @@ from .metrics import (
 )
 from .modes import MODES, Mode
 from .records import Attempt, Record, parse_record_line
+from .spec import RunSpec
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -87,21 +89,34 @@ class Run:
     def name(self) -> str:
         return self.path.name
 
+    @cached_property
+    def spec(self) -> RunSpec | None:
+        """The run's spec as config.json states it (None: the config names no model)."""
+        try:
+            return RunSpec.from_config(self.config, strict=False)
+        except ConfigError:
+            return None
+
     @property
     def model(self) -> str:
-        """The model spec: the runner writes ``{"spec": ...}``; a bare string also works."""
-        model = self.config.get("model")
-        if isinstance(model, dict):
-            model = model.get("spec") or model.get("model_name")
-        if isinstance(model, str) and model:
-            return model
+        """The model spec from config.json, else from the records."""
+        spec = self.spec
+        if spec is not None:
+            return spec.model
         return self.records[0].model if self.records else "?"
+
+    @property
+    def split(self) -> str | None:
+        """The split config.json names, if it names one."""
+        split = self.config.get("split")
+        return split if isinstance(split, str) else None
 
     def planned_k(self, domain: str) -> int | None:
         """Samples per case the run asked for (``config.json`` ``k``), if it says."""
-        k = self.config.get("k")
-        value = k.get(domain) if isinstance(k, dict) else None
-        return value if isinstance(value, int) and value > 0 else None
+        spec = self.spec
+        if spec is None or not isinstance(spec.k, tuple):
+            return None
+        return dict(spec.k).get(domain)
 
     @property
     def has_retries(self) -> bool:
@@ -355,6 +370,75 @@ class RunScores:
     def modes(self) -> list[Mode]:
         present = {g.mode for g in self.groups}
         return [m for m in MODES if m in present]
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One row of the long table: a run x domain x mode x stage, fractions in [0, 1].
+
+    ``mean``/``ci_low``/``ci_high`` are the bootstrap mean and 95% interval; ``point``
+    the metric on the full data; ``upper``/``lower`` the interval's distances from the
+    mean (the paper's super- and subscripts).  The field order is the CSV's columns.
+    """
+
+    domain: str
+    mode: Mode
+    stage: Stage
+    metric: str
+    n_cases: int
+    k: int
+    mean: float
+    ci_low: float
+    ci_high: float
+    accuracy: float
+    abstain_rate: float
+    wrong_rate: float
+    point: float
+    upper: float
+    lower: float
+    n_samples: int
+    bootstrap: int
+    seed: int
+    model: str
+    run: str
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.columns()}
+
+
+def score_rows(scores: Sequence[RunScores]) -> list[ScoreRow]:
+    """The long table of scored runs: one row per run x domain x mode x stage."""
+    return [score_row(g, s) for s in scores for g in s.groups]
+
+
+def score_row(g: GroupScore, s: RunScores) -> ScoreRow:
+    e = g.estimate
+    return ScoreRow(
+        domain=g.domain,
+        mode=g.mode,
+        stage=g.stage,
+        metric=g.metric,
+        n_cases=g.n_cases,
+        k=g.k,
+        mean=e.mean,
+        ci_low=e.low,
+        ci_high=e.high,
+        accuracy=g.rates.accuracy,
+        abstain_rate=g.rates.abstain,
+        wrong_rate=g.rates.wrong,
+        point=e.point,
+        upper=e.upper,
+        lower=e.lower,
+        n_samples=g.n_samples,
+        bootstrap=s.bootstrap,
+        seed=s.seed,
+        model=g.model,
+        run=g.run,
+    )
 
 
 def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> RunScores:

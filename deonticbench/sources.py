@@ -23,6 +23,8 @@ DATA_ENV = "DEONTICBENCH_DATA"
 CACHE_ENV = "DEONTICBENCH_CACHE"
 """Overrides the user cache folder (statutes, hub revisions) and the response cache file."""
 HUB_REPO = "gydou/DeonticBench"
+SPLITS = ("smoke", "hard", "whole")
+"""``smoke`` is the first five cases of ``hard``, as upstream derives it."""
 
 
 @dataclass(frozen=True)

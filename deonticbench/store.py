@@ -186,8 +186,22 @@ def _drop_error_records(path: Path, loaded: LoadedRecords) -> None:
 
 
 def _record_line(record: Record) -> bytes:
-    line = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
-    return line.encode("utf-8") + b"\n"
+    return json_line(record.to_json())
+
+
+def json_line(obj: Any) -> bytes:
+    """One JSON line as UTF-8 bytes, lossless for any text a model can send.
+
+    Text is written as itself (``ensure_ascii=False``) so records stay readable, except
+    when it holds something UTF-8 cannot encode (a lone surrogate such as ``\\ud800``,
+    valid in JSON and in a Python str): then the line is written with JSON's ``\\u``
+    escapes, which are pure ASCII, and reads back to the very same string.
+    """
+    line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return line.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 def _take_lock(folder: Path) -> IO[str]:
@@ -344,7 +358,7 @@ def cache_key(identity: Mapping[str, Any], prompt_hash: str, sample: int, attemp
         separators=(",", ":"),
         default=str,
     )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hashlib.sha256(payload.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 _SCHEMA = """
@@ -389,17 +403,30 @@ class ResponseCache:
         ).fetchone()
         if row is None:
             return None
+        text, *rest = row
+        if isinstance(text, bytes):  # stored by put() as a blob: see there
+            text = text.decode("utf-8", errors="surrogatepass")
         self.hits += 1
-        return CachedResponse(*row)
+        return CachedResponse(text, *rest)
 
     def put(self, key: str, response: CachedResponse) -> None:
+        """Store a response's text (never anything else: a reply that is not text was
+        an error, and errors are not cached)."""
+        if not isinstance(response.text, str):
+            return
+        text: str | bytes = response.text
+        try:
+            response.text.encode("utf-8")
+        except UnicodeEncodeError:
+            # sqlite's TEXT is UTF-8; a lone surrogate is kept losslessly as a blob.
+            text = response.text.encode("utf-8", errors="surrogatepass")
         for delay in (0.05, 0.2, 1.0, None):
             try:
                 self._db.execute(
                     "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         key,
-                        response.text,
+                        text,
                         response.tokens_in,
                         response.tokens_out,
                         response.latency_s,
@@ -516,7 +543,7 @@ def write_replay_file(records: Iterable[Record], path: str | os.PathLike[str]) -
     line per sample and attempt (failed requests have no response and are left out, so
     a replay reports them as missing).  Returns the number of lines written."""
     count = 0
-    with open(path, "w", encoding="utf-8") as fh:
+    with open(path, "wb") as fh:
         for record in records:
             for attempt in record.attempts:
                 if attempt.response is None:
@@ -529,6 +556,6 @@ def write_replay_file(records: Iterable[Record], path: str | os.PathLike[str]) -
                     "attempt": attempt.index,
                     "response": attempt.response,
                 }
-                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+                fh.write(json_line(line))
                 count += 1
     return count

@@ -41,7 +41,8 @@ def test_program_answers(domain: str, stdout: str, value: object) -> None:
         ("airline", "Total cost: 5\nTotal cost: 7\n", "conflicting"),
         ("housing", "housing_answer(yes).\nhousing_answer(no).\n", "conflicting"),
         ("uscis", "Lack of information: predicate x/0 is not defined.\n", "no answer line"),
-        ("sara_numeric", "Tax result: abc\n", "no answer line"),
+        ("sara_numeric", "Tax result: abc\n", "unreadable answer line"),
+        ("sara_numeric", "Tax result: 2017 68844\n", "unreadable answer line"),
     ],
 )
 def test_program_abstentions(domain: str, stdout: str, reason: str) -> None:
@@ -72,7 +73,7 @@ def test_killed_programs_abstain_even_with_output() -> None:
         ("sara_binary", "\\boxed{Entailment}", "Entailment"),
         ("housing", "Reasoning: there is no rule...\nAnswer: Yes", "yes"),
         ("housing", "Analysis here.\nNo", "no"),
-        ("uscis", "The appeal should be dismissed... Actually it is Accepted.", "Accepted"),
+        ("uscis", "The record shows the petitioner qualifies; the appeal is accepted.", "Accepted"),
         ("uscis", "Decision: Dismissed", "Dismissed"),
     ],
 )
@@ -123,3 +124,170 @@ def test_abstention_is_never_correct_even_near_gold() -> None:
 
     assert judge(get_domain("airline"), Answer.abstain("x"), 0) == "abstain"
     assert judge(get_domain("airline"), Answer.abstain("x"), -1) == "abstain"
+
+
+# --- issue 7: reading rules ------------------------------------------------------------
+# Each case below was misread before the reading rules were rewritten (negation ignored,
+# leading bare labels missed, numbers cut at spaces or years taken for amounts, answers
+# read from inside reasoning blocks).
+
+BINARY = ["sara_binary", "housing", "uscis"]
+
+
+def _labels(name: str) -> tuple[str, str, str, str]:
+    """(positive word, negative word, positive class, negative class) from the spec."""
+    domain = get_domain(name)
+    pos, neg = domain.classes
+    words = {domain.canonical_label(w): w for w in domain.label_words}
+    return words[pos].capitalize(), words[neg].capitalize(), pos, neg
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_negated_marked_label_reads_as_the_complement(name: str) -> None:
+    pos_w, neg_w, pos, neg = _labels(name)
+    domain = get_domain(name)
+    assert read_direct_answer(domain, f"Some analysis.\nAnswer: Not {pos_w}").value == neg
+    assert read_direct_answer(domain, f"Answer: not {neg_w}.").value == pos
+    assert read_direct_answer(domain, f"Answer: it is not {pos_w}").value == neg
+    assert read_direct_answer(domain, f"\\boxed{{\\text{{Not {neg_w}}}}}").value == pos
+    assert read_direct_answer(domain, f"Answer: {pos_w} rather than {neg_w}").value == pos
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Answer: Neither {p} nor {n}",
+        "Answer: {p} or {n}",
+        "Answer: probably {p}",
+        "Answer: {p}?",
+        "Answer: maybe {n}",
+        "Answer: I do not think it is {p}",
+        "Answer: {p} is wrong",
+        "Answer: {n} is not right",
+        "Final answer: It is unclear whether {p} applies",
+        "{p}. The statute says so. {n}.",
+        "Probably {p}.",
+        "Thinking it over.\n{n}?",
+    ],
+)
+def test_negated_hedged_or_conflicting_labels_abstain(name: str, template: str) -> None:
+    pos_w, neg_w, _, _ = _labels(name)
+    answer = read_direct_answer(get_domain(name), template.format(p=pos_w, n=neg_w))
+    assert answer.abstained, answer
+    assert answer.reason
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("sara_binary", "Looking at section 63, there is no contradiction with the facts."),
+        ("sara_binary", "This is not an entailment of the statute."),
+        ("uscis", "The petitioner's appeal is not accepted by the officer's reasoning."),
+        ("uscis", "Nothing in the record suggests the appeal was dismissed without cause."),
+    ],
+)
+def test_a_negated_label_in_prose_abstains(name: str, text: str) -> None:
+    assert read_direct_answer(get_domain(name), text).abstained
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_leading_and_trailing_bare_labels(name: str) -> None:
+    pos_w, neg_w, pos, neg = _labels(name)
+    domain = get_domain(name)
+    assert read_direct_answer(domain, f"{pos_w}. The statute provides that ...").value == pos
+    assert read_direct_answer(domain, f"{neg_w}, because the rule does not apply.").value == neg
+    assert read_direct_answer(domain, f"**{neg_w}**\n\nThe facts show ...").value == neg
+    assert read_direct_answer(domain, f"The facts show several things.\n\n**{pos_w}**").value == pos
+    assert read_direct_answer(domain, f"We weigh the facts.\nThus: {neg_w}.").value == neg
+    # Leading and trailing disagree: abstain.
+    assert read_direct_answer(domain, f"{pos_w}. Many words here.\n{neg_w}.").abstained
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_marker_outranks_bare_labels(name: str) -> None:
+    pos_w, neg_w, _, neg = _labels(name)
+    text = f"{pos_w}. At first sight.\nOn reflection the rule excludes it.\nAnswer: {neg_w}"
+    assert read_direct_answer(get_domain(name), text).value == neg
+    text = f"**Final Answer**: {neg_w}\n\n{pos_w}"
+    assert read_direct_answer(get_domain(name), text).value == neg
+
+
+def test_single_mention_in_prose_counts_only_once_and_never_for_everyday_words() -> None:
+    assert read_direct_answer(get_domain("sara_binary"), "Clearly an entailment here.").value == (
+        "Entailment"
+    )
+    both = "It looked like an entailment, but it turns out to be a contradiction overall."
+    assert read_direct_answer(get_domain("sara_binary"), both).abstained
+    # housing's yes/no are everyday words: a mention in prose is not an answer.
+    assert read_direct_answer(get_domain("housing"), "There is no statute on point here.").abstained
+    assert read_direct_answer(get_domain("housing"), "No statute applies here.").abstained
+
+
+@pytest.mark.parametrize(
+    ("domain", "text", "value"),
+    [
+        ("sara_numeric", "Tax result: 26567.", 26567.0),
+        ("sara_numeric", "Tax result: $40,741.50", 40741.5),
+        ("sara_numeric", "Final answer: For tax year 2017, Alice owes $68,844.", 68844.0),
+        ("sara_numeric", "Final answer: in 2017 the tax is 68844", 68844.0),
+        ("sara_numeric", "Answer: 26 567", 26567.0),
+        ("sara_numeric", "Answer: 1\u202f166\u202f000 dollars", 1166000.0),
+        ("airline", "Total cost: not $500 but $650.", 650.0),
+        ("airline", "Answer: 2017", 2017.0),
+        ("airline", "Answer: -$12.50", -12.5),
+    ],
+)
+def test_direct_numbers(domain: str, text: str, value: float) -> None:
+    assert read_direct_answer(get_domain(domain), text).value == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Answer: 26 5670", "Tax result: 2017 68844", "The tax is then\n26 5670"],
+)
+def test_a_number_is_never_cut_at_a_space(text: str) -> None:
+    answer = read_direct_answer(get_domain("sara_numeric"), text)
+    assert answer.abstained and "space" in (answer.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("stdout", "value"),
+    [
+        ("Tax result: 26567.\n", 26567.0),
+        ("Tax result: $40,741.50\n", 40741.5),
+        ("Tax result: 26 567\n", 26567.0),
+        ("Tax result: 1.2e3\n", 1200.0),
+    ],
+)
+def test_program_output_uses_the_same_number_reader(stdout: str, value: float) -> None:
+    assert read_program_answer(get_domain("sara_numeric"), stdout).value == value
+    assert parse_number(stdout.split(":", 1)[1]) == value
+
+
+@pytest.mark.parametrize("stdout", ["Tax result: 26 5670\n", "Total cost: 12,34\n"])
+def test_program_output_numbers_are_read_whole_or_not_at_all(stdout: str) -> None:
+    domain = get_domain("airline" if stdout.startswith("Total") else "sara_numeric")
+    assert read_program_answer(domain, stdout).abstained
+
+
+@pytest.mark.parametrize("name", [*BINARY, "airline", "sara_numeric"])
+@pytest.mark.parametrize(
+    ("opening", "closing"),
+    [("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<reasoning>", "</reasoning>")],
+)
+def test_answers_inside_reasoning_blocks_are_not_read(
+    name: str, opening: str, closing: str
+) -> None:
+    domain = get_domain(name)
+    stated = "Answer: $650" if domain.label_kind == "numeric" else f"Answer: {_labels(name)[0]}"
+    inside = f"{opening}Let me see. {stated}{closing}\nI could not decide."
+    assert read_direct_answer(domain, inside).abstained
+    unterminated = f"{opening}Let me see.\n{stated}"
+    assert read_direct_answer(domain, unterminated).abstained
+    after = f"{opening}First guess: {stated.replace('650', '500')}{closing}\n{stated}"
+    assert read_direct_answer(domain, after).value == (
+        650.0 if domain.label_kind == "numeric" else domain.positive
+    )
+    orphan = f"draft {stated}{closing}\nNothing to add."
+    assert read_direct_answer(domain, orphan).abstained

@@ -219,3 +219,35 @@ def test_figure_draws_intervals_and_leaves_out_modes_not_run(tmp_path: Path) -> 
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def test_run_spec_carries_a_limit_range_and_case_ids() -> None:
+    from deonticbench.spec import RunSpec
+
+    spec = RunSpec(model="reference", limit=[2, 3], case_ids=("b", "a", "b"))
+    assert spec.limit == (2, 3) and spec.case_ids == ("b", "a")
+    assert RunSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
+    with pytest.raises(ConfigError, match="limit range"):
+        RunSpec(model="reference", limit=(3, 2))
+
+
+@needs_data
+def test_the_library_run_writes_results_json(tmp_path: Path) -> None:
+    from deonticbench import RunSpec, evaluate
+
+    cases = load_cases("airline", "smoke", resolve_source(DATA))
+    spec = RunSpec(
+        model="reference",
+        domains=("airline",),
+        split="smoke",
+        modes=("direct",),
+        k=1,
+        limit=(4, 5),
+        data=resolve_source(DATA),
+    )
+    result = evaluate(spec, tmp_path / "lib", cache=False)
+    assert {r.case_id for r in result.records} == {cases[3].id, cases[4].id}
+    doc = json.loads((tmp_path / "lib" / RESULTS_FILE).read_text())
+    assert doc["totals"]["samples"] == 2 and doc["totals"]["wall_time_s"] > 0
+    config = json.loads((tmp_path / "lib" / "config.json").read_text())
+    assert config["sessions"][-1]["limit"] == [4, 5] and config["sessions"][-1]["argv"]

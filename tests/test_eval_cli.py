@@ -302,3 +302,45 @@ def test_score_flag_ends_with_the_table2_layout(tmp_path: Path) -> None:
     text = done.stdout.decode()
     assert "SARA Num." in text and "Airline" in text
     assert "100.0 +0.0 -0.0" in text
+
+
+@pytest.mark.parametrize("mode", ["direct", "zero-shot"])
+def test_a_reply_with_a_lone_surrogate_never_stops_a_run(tmp_path: Path, mode: str) -> None:
+    """Issue 7, point 6: "\\ud800" is valid JSON; the run, its cache, a retry with feedback
+    and a resume all survive it, and records.jsonl keeps the response as it came."""
+    pool = cases()
+    program = (
+        '```prolog\n% note \ud800\nodd("\ud800").\n'
+        ':- initialization((format("Total cost: ~w~n", [GOLD]), halt)).\n```'
+    )
+
+    def reply(request: FakeRequest) -> str:
+        gold = case_of(request, pool).gold
+        if mode == "direct":
+            return f"Answer: {gold} \ud800"
+        if any(m["role"] == "assistant" for m in request.messages):  # the feedback turn
+            return program.replace("GOLD", str(gold))
+        # The first program prints nothing: the retry's feedback quotes it.
+        return program.replace('format("Total cost: ~w~n", [GOLD]), ', "")
+
+    with FakeProvider(reply) as fake:
+        out = tmp_path / "run"
+        args = argv(
+            "--model", f"openai-compatible:fake@{fake.openai_url}", "--domains", "airline",
+            "--split", "smoke", "--modes", mode, "--out", str(out), "-k", "1",
+        )  # fmt: skip
+        first = eval_in(tmp_path, args)
+        assert first.returncode == 0, first.stderr.decode()
+        again = eval_in(tmp_path, args)  # resume: reads every line back
+        assert again.returncode == 0, again.stderr.decode()
+        assert b"0 new records" in again.stdout + again.stderr
+    raw = (out / RECORDS_NAME).read_bytes()
+    raw.decode("utf-8")
+    records = read_records(out / RECORDS_NAME).records
+    assert len(records) == len(pool)
+    for record in records.values():
+        assert "\ud800" in (record.first.response or "")
+        assert record.final.outcome == "correct", record.final
+        if mode == "zero-shot":
+            assert len(record.attempts) == 2  # the feedback turn carried the surrogate too
+            assert "\ufffd" in (record.final.program or "")

@@ -101,3 +101,75 @@ def test_unwrap_fenced_takes_code_out_of_a_stored_response_only() -> None:
     assert unwrap_fenced(fenced("a(1).\n:- halt.")) == "a(1).\n:- halt.\n"
     bare = "% no fence here\nb(2).\n"
     assert unwrap_fenced(bare) == bare
+
+
+# --- issue 7, point 5: programs recognised by SWI-Prolog's reader ----------------------
+
+# A program shaped like upstream's airline references: banner block comments and clause
+# bodies spread over many lines, so that fewer than 80% of its lines "look like" Prolog.
+COMMENTED_PROGRAM = """/* =======================================================
+   Facts describing the itinerary and the luggage
+   ======================================================= */
+
+/* the ticket price */
+flight_cost(471).
+
+/* ---------------------------------------------------------
+   Over-size fees  (Asia / Pacific region)
+   Three bands apply:
+        small   up to 62 inches
+        medium  up to 65 inches
+        large   up to 115 inches
+   --------------------------------------------------------- */
+oversize_fee(Sum, Fee) :-
+      (  Sum =< 62      -> Fee = 0
+      ;  Sum =< 65      -> Fee = 30
+      ;  Sum =< 115     -> Fee = 200
+      ).
+
+total(T) :-
+      flight_cost(C),
+      oversize_fee(64, F),
+      T is C + F.
+
+:- initialization((total(T), format("Total cost: ~w~n", [T]), halt)).
+"""
+
+
+def test_program_with_block_comments_and_long_bodies_is_a_program() -> None:
+    expected = COMMENTED_PROGRAM.strip() + "\n"
+    assert extract_program(COMMENTED_PROGRAM) == expected
+    assert extract_program(f"Here it is:\n{fenced(COMMENTED_PROGRAM, '')}\nDone.") == expected
+    assert extract_program(fenced(COMMENTED_PROGRAM, "text")) == expected
+
+
+def test_swipl_reader_decides_and_honours_operator_libraries() -> None:
+    from deonticbench.programs import read_by_swipl
+
+    assert read_by_swipl(COMMENTED_PROGRAM) == 4
+    clpfd = ":- use_module(library(clpfd)).\nsolve(X) :- X #= 2 + 3.\n:- solve(X), print(X).\n"
+    assert read_by_swipl(clpfd) == 3
+    assert read_by_swipl("The tax owed is $1,166. That is the answer.") is None
+    assert read_by_swipl("Yes.") is None  # a variable is no clause
+    assert extract_program("Yes.") is None
+
+
+def test_line_rule_counts_comments_and_continuations() -> None:
+    """Where swipl's reader stops (a syntax error), the line rule still decides rightly."""
+    from deonticbench.programs import _lines_look_like_prolog
+
+    assert _lines_look_like_prolog(COMMENTED_PROGRAM)
+    broken = COMMENTED_PROGRAM.replace("T is C + F.", "T is C + F")  # no full stop
+    assert extract_program(broken) is not None
+    assert not _lines_look_like_prolog("Just some words here.\nAnd more words.\nThe end.")
+
+
+@pytest.mark.skipif(not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA")
+@pytest.mark.parametrize("name", list(DOMAINS))
+def test_every_reference_program_is_a_program_bare_or_in_a_bare_fence(name: str) -> None:
+    from deonticbench.programs import unwrap_fenced
+
+    for case in load_cases(DOMAINS[name], "hard", resolve_source()):
+        program = unwrap_fenced(case.reference_prolog)
+        assert extract_program(program) is not None, case.id
+        assert extract_program(f"My program:\n{fenced(program, '')}") is not None, case.id

@@ -195,3 +195,59 @@ def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
     with ResponseCache(path) as cache:
         assert len(cache) == 600
         assert cache.get("3-149") == CachedResponse("t3-149", 149, 149, 0.0, None)
+
+
+# --- issue 7, point 6: no response text can stop a run ---------------------------------
+
+LONE = "Answer: 5 \ud800 and \udfff end"  # valid JSON ("\ud800"), not encodable as UTF-8
+
+
+def _record_saying(text: str, *, error: str | None = None) -> Record:
+    attempt = Attempt(index=0, prompt_hash="p", response=text, answer=5.0, outcome="correct")
+    attempt.error = error
+    return Record("airline", "a", "direct", 0, 5, "openai:m", [attempt])
+
+
+def test_a_lone_surrogate_is_stored_losslessly_and_read_back_on_resume(tmp_path: Path) -> None:
+    from deonticbench.store import write_replay_file
+
+    with RunFolder.open(tmp_path / "run", _config()) as run:
+        run.append(_record_saying(LONE))
+        run.append(_record("b", 0))
+    raw = (tmp_path / "run" / RECORDS_NAME).read_bytes()
+    raw.decode("utf-8")  # the file stays valid UTF-8
+    loaded = read_records(tmp_path / "run" / RECORDS_NAME)
+    assert loaded.records[("airline", "a", "direct", 0)].final.response == LONE
+    # A resume reads it again, and keeps appending.
+    with RunFolder.open(tmp_path / "run", _config()) as run:
+        assert run.done[("airline", "a", "direct", 0)].final.response == LONE
+        run.append(_record("c", 0))
+    assert len(read_records(tmp_path / "run" / RECORDS_NAME).records) == 3
+    # The replay file holds it too.
+    count = write_replay_file([_record_saying(LONE)], tmp_path / "replay.jsonl")
+    assert count == 1
+    line = json.loads((tmp_path / "replay.jsonl").read_bytes().decode("utf-8"))
+    assert line["response"] == LONE
+
+
+def test_error_records_with_a_lone_surrogate_are_rewritten_on_resume(tmp_path: Path) -> None:
+    with RunFolder.open(tmp_path / "run", _config()) as run:
+        run.append(_record_saying(LONE))
+        failed = _record("b", 0)
+        failed.attempts[0].error = "HTTP 500 after 6 tries"
+        run.append(failed)
+    with RunFolder.open(tmp_path / "run", _config(), retry_errors=True) as run:
+        assert set(run.done) == {("airline", "a", "direct", 0)}
+    kept = read_records(tmp_path / "run" / RECORDS_NAME).records
+    assert kept[("airline", "a", "direct", 0)].final.response == LONE
+
+
+def test_the_cache_keeps_a_lone_surrogate_and_only_ever_text(tmp_path: Path) -> None:
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        cache.put("k", CachedResponse(LONE, 1, 2, 0.5, "stop"))
+        hit = cache.get("k")
+        assert hit is not None and hit.text == LONE
+        cache.put("n", CachedResponse(42, 1, 2, 0.5, "stop"))  # type: ignore[arg-type]
+        cache.put("l", CachedResponse(["a"], 1, 2, 0.5, "stop"))  # type: ignore[arg-type]
+        assert cache.get("n") is None and cache.get("l") is None
+        assert len(cache) == 1

@@ -5,15 +5,21 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import click
 
-from ..errors import ConfigError, DeonticBenchError
+from ..api import CacheChoice, PreparedRun, arun, dry_run, prepare, score
+from ..domains import DOMAINS, parse_domains
+from ..errors import ConfigError
 from ..modes import MODES, Mode
+from ..progress import LiveProgress, summary_table
+from ..selection import parse_ids, parse_limit
+from ..sources import resolve_source
+from ..spec import DEFAULT_CONCURRENCY, RunSpec
+from ..store import RunFolder
 
 
 def _parse_modes(value: str) -> list[Mode]:
@@ -75,7 +81,13 @@ def _positive(name: str, value: int | None) -> None:
     default=None,
     help="Attempts per sample [default: 2; replay: as many as the file holds].",
 )
-@click.option("--concurrency", type=int, default=8, show_default=True, help="Requests in flight.")
+@click.option(
+    "--concurrency",
+    type=int,
+    default=DEFAULT_CONCURRENCY,
+    show_default=True,
+    help="Requests in flight.",
+)
 @click.option(
     "--limit",
     "limit_text",
@@ -157,140 +169,68 @@ def command(
     score_after: bool,
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
-    from ..data import SPLITS
-    from ..domains import parse_domains
-    from ..models import load_model
-    from ..runner import build_config, plan_run
-    from ..selection import parse_ids, parse_limit
-    from ..solver import Limits
-    from ..sources import resolve_source
-    from ..store import find_resumable, new_run_path
-
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
         _positive(name, value)
-    limit = parse_limit(limit_text)
-    case_ids = parse_ids(sample_ids) or None
     _positive("--workers", workers)
-    if split not in SPLITS:
-        raise ConfigError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}.")
-    chosen = parse_domains(domains)
-    mode_list = _parse_modes(modes)
     if revision and not hub:
         raise ConfigError("--revision picks a hub revision: use it with --hub.")
     if hub and data_dir:
         raise ConfigError("--hub and --data-dir name two data sources: choose one.")
-    source = resolve_source(data_dir, hub=hub, revision=revision)
-    model = load_model(model_spec, overrides=_parse_params(params) or None)
-    if params and not model.cacheable:
-        click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
-    if attempts is None:
-        # A replay can only give as many attempts as were saved.
-        from ..runner import DEFAULT_ATTEMPTS
-
-        attempts = getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS
-    plan = plan_run(
-        chosen,
+    spec = RunSpec(
+        model=model_spec,
+        params=tuple(_parse_params(params).items()),
+        domains=tuple(d.name for d in parse_domains(domains)),
         split=split,
-        modes=mode_list,
-        source=source,
+        modes=tuple(_parse_modes(modes)),
         k=k,
-        limit=limit,
-        seed=seed,
-        case_ids=case_ids,
-    )
-    limits = Limits()
-    config = build_config(
-        model,
-        plan,
-        source=source,
         attempts=attempts,
-        limits=limits,
-        session={
-            "limit": limit_text,
-            "sample_ids": case_ids,
-            "concurrency": concurrency,
-            "argv": list(sys.argv),
-        },
+        seed=seed,
+        limit=parse_limit(limit_text),
+        case_ids=tuple(parse_ids(sample_ids)),
+        concurrency=concurrency,
+        data=resolve_source(data_dir, hub=hub, revision=revision),
     )
-    if out is None:
-        found = None if fresh else find_resumable(config)
-        out = found or new_run_path(model.spec, split)
-
-    options = _Options(out, cache_path, no_cache, attempts, concurrency, workers, retry_errors)
+    prepared = prepare(spec, out, fresh=fresh)
+    if params and not prepared.model.cacheable:
+        click.echo(
+            f"note: {prepared.model.provider} generates nothing, so --param is ignored.",
+            err=True,
+        )
+    options = _Options(False if no_cache else cache_path, workers, retry_errors)
     if dry_run:
-        _dry_run(model, plan, config, options)
+        _dry_run(prepared, options)
         return
-    started = time.monotonic()
-    code = asyncio.run(_evaluate(model, plan, config, options))
-    if code not in (0, 130):
-        sys.exit(code)
-    from ..run_outputs import write_run_outputs
-
-    # results.json after every run, a stopped one too (it says what is there so far).
-    outputs = write_run_outputs(
-        out, wall_time_s=time.monotonic() - started, html=score_after and code == 0
-    )
-    if outputs is not None:
-        click.echo(f"wrote {', '.join(str(p) for p in outputs.written)}", err=True)
+    code = asyncio.run(_evaluate(prepared, options))
     if code:
         sys.exit(code)
-    if score_after and outputs is not None:
+    if score_after:
+        from ..html_report import REPORT_FILE, write_report
         from ..report import render, table2
 
-        click.echo(render(table2([outputs.scores]), "table"))
-        click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
+        runs = score(prepared.out).runs
+        report = write_report(runs, prepared.out / REPORT_FILE)
+        click.echo(render(table2(runs), "table"))
+        click.echo(f"report: {report} (open it in any browser)", err=True)
+        click.echo(
+            f"more: deonticbench score {prepared.out} --out <folder> (CSV, per-case, figure)"
+        )
 
 
 @dataclass(frozen=True)
 class _Options:
-    """How to run, as opposed to what (the plan) and with which model."""
+    """How to run, as opposed to what (the spec)."""
 
-    out: Path
-    cache_path: Path | None
-    no_cache: bool
-    attempts: int
-    concurrency: int
+    cache: CacheChoice
     workers: int | None
     retry_errors: bool
 
 
-def _open_cache(options: _Options) -> Any:
-    from ..store import ResponseCache, default_cache_path
+def _dry_run(prepared: PreparedRun, options: _Options) -> None:
+    from ..models import token_count_method
 
-    if options.no_cache:
-        return None
-    return ResponseCache(options.cache_path or default_cache_path())
-
-
-def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -> None:
-    from ..models import count_prompt_tokens, token_count_method
-    from ..runner import estimate
-    from ..store import CONFIG_NAME, RECORDS_NAME, check_resumable, read_records
-
-    if (options.out / CONFIG_NAME).exists():
-        # The real run would refuse this folder: say so now, not after the estimate.
-        check_resumable(options.out, config)
-    done = (
-        read_records(options.out / RECORDS_NAME).records
-        if (options.out / RECORDS_NAME).exists()
-        else {}
-    )
-    if options.retry_errors:
-        done = {key: r for key, r in done.items() if r.final.error is None}
-    cache = _open_cache(options)
-    try:
-        est = estimate(
-            model,
-            plan,
-            done=done,
-            cache=cache,
-            attempts=options.attempts,
-            count_tokens=count_prompt_tokens,
-        )
-    finally:
-        if cache is not None:
-            cache.close()
-    click.echo(f"dry run for {model.spec} on {plan.split} -> {options.out}")
+    est = dry_run(prepared, cache=options.cache, retry_errors=options.retry_errors)
+    model, plan, attempts = prepared.model, prepared.plan, prepared.spec.attempts or 1
+    click.echo(f"dry run for {model.spec} on {plan.split} -> {prepared.out}")
     header = f"{'domain':<13} {'mode':<9} {'samples':>7} {'done':>5} {'cached':>6} "
     click.echo(header + f"{'requests':>8} {'prompt tokens':>13}")
     for r in est.rows:
@@ -302,7 +242,7 @@ def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -
         f"total: {est.requests} requests, {est.prompt_tokens:,} prompt tokens for the first "
         f"attempt of {est.samples_left} samples (tokens counted with {token_count_method(model)})."
     )
-    retries = (options.attempts - 1) * est.samples_left
+    retries = (attempts - 1) * est.samples_left
     if retries:
         click.echo(
             f"retries with feedback add at most {retries} requests "
@@ -311,81 +251,59 @@ def _dry_run(model: Any, plan: Any, config: dict[str, Any], options: _Options) -
     click.echo("nothing was sent.")
 
 
-async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Options) -> int:
-    from ..domains import DOMAINS
-    from ..progress import LiveProgress, summary_table
-    from ..runner import Runner
-    from ..solver import Limits, Solver
-    from ..store import RunFolder
+class _Progress(LiveProgress):
+    """The live display, plus what the folder held when it was opened."""
 
+    def opened(self, run: RunFolder) -> None:
+        if run.loaded.truncated:
+            click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
+        if run.loaded.dropped_errors:
+            click.echo(
+                f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
+                err=True,
+            )
+        click.echo(f"run folder: {run.path}", err=True)
+
+
+async def _evaluate(prepared: PreparedRun, options: _Options) -> int:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    interrupted = False
+    stopping = False
 
     def stop() -> None:
-        nonlocal interrupted
-        if interrupted:
+        nonlocal stopping
+        if stopping:
             return  # already stopping; a second Ctrl-C must not break the clean-up
-        interrupted = True
+        stopping = True
         click.echo("stopping: finished records are kept...", err=True)
         task.cancel()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
+    progress = _Progress()
     try:
-        # Before any work: a missing key or an unreachable server is one sentence, and so
-        # is an unusable cache or sandbox; only then is the run folder touched.
-        await model.check()
-        cache = _open_cache(options)
-        solver = Solver(workers=options.workers, limits=Limits(**config["limits"]))
         try:
-            with RunFolder.open(options.out, config, retry_errors=options.retry_errors) as run:
-                if run.loaded.truncated:
-                    click.echo(
-                        "note: cut a truncated last line from records.jsonl (crash).", err=True
-                    )
-                if run.loaded.dropped_errors:
-                    click.echo(
-                        f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
-                        err=True,
-                    )
-                click.echo(f"run folder: {options.out}", err=True)
-                progress = LiveProgress()
-                runner = Runner(
-                    model,
-                    solver,
-                    run,
-                    cache,
-                    attempts=options.attempts,
-                    concurrency=options.concurrency,
-                    observer=progress,
-                )
-                try:
-                    await runner.run(plan)
-                except asyncio.CancelledError:
-                    interrupted = True
-                finally:
-                    progress.finish()
+            result = await arun(
+                prepared,
+                progress,
+                cache=options.cache,
+                retry_errors=options.retry_errors,
+                workers=options.workers,
+            )
         finally:
-            # Kill running programs now rather than waiting for their timeouts.
-            solver.close()
-            if cache is not None:
-                cache.close()
-        result = runner.result
-        in_plan = {key for unit in plan.units for key in unit.sample_keys()}
-        records = [r for key, r in run.done.items() if key in in_plan]
-        click.echo(summary_table(records, order=DOMAINS))
+            if progress.rows:
+                progress.finish()
+        click.echo(summary_table(result.records, order=DOMAINS))
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
             f"{result.requests} requests sent, {result.cache_hits} cached responses used; "
-            f"records in {run.records_path}",
+            f"records in {result.records_path}",
             err=True,
         )
-        missing = len(in_plan) - len(records)
-        if interrupted:
+        if result.interrupted:
             click.echo(
-                f"interrupted: {missing} samples left; run the same command to resume.",
+                f"interrupted: {result.missing} samples left; run the same command to resume.",
                 err=True,
             )
             return 130
@@ -393,9 +311,6 @@ async def _evaluate(model: Any, plan: Any, config: dict[str, Any], options: _Opt
     except asyncio.CancelledError:
         click.echo("interrupted before any work; nothing was changed.", err=True)
         return 130
-    except DeonticBenchError:
-        raise
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-        await model.aclose()

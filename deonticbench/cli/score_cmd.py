@@ -88,7 +88,7 @@ def command(
         raise NothingToScoreError("None of the given run folders holds a scorable record.")
     if against == "paper":
         for s in scores:
-            split = s.run.config.get("split")
+            split = s.run.split
             if split not in (None, "hard"):
                 click.echo(
                     f"{s.run.path}: note: the paper's rows are on the hard split; "

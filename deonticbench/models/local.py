@@ -310,5 +310,6 @@ class LocalModel(Model):
     def _count(vocab: Any, chat: list[dict[str, str]]) -> int:
         total = 1  # BOS
         for message in chat:
-            total += len(vocab.tokenize(message["content"].encode("utf-8"), add_bos=False)) + 4
+            content = message["content"].encode("utf-8", errors="replace")
+            total += len(vocab.tokenize(content, add_bos=False)) + 4
         return total + 3  # the opening of the model's turn

@@ -1,0 +1,340 @@
+"""The library's two entry points: ``evaluate`` a spec into a run folder, ``score`` runs.
+
+    from deonticbench import RunSpec, evaluate, score
+    run = evaluate(RunSpec(model="reference", domains=("airline",), split="smoke"))
+    print(score(run.path).to_frame())
+
+``evaluate`` does everything ``deonticbench eval`` does: the model, the data and the
+run folder are checked before anything is written (a missing key or an unusable
+cache or sandbox is one sentence and the folder is untouched); a folder with a matching
+config is resumed; ``retry_errors`` redoes samples whose request failed.  The command
+line only parses flags into a ``RunSpec`` and prints what this returns.
+
+The steps are public too, for callers that print between them (the CLI) or run inside
+their own event loop: ``prepare`` (model, plan, config and folder), ``dry_run`` (what
+would be sent) and ``arun`` (the run itself, async).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from .metrics import DEFAULT_BOOTSTRAP
+from .models import Model, count_prompt_tokens, load_model
+from .records import Record
+from .runner import DryRunEstimate, Observer, Runner, RunPlan, build_config, estimate, plan_run
+from .scoring import RunScores, ScoreRow, score_rows, score_runs
+from .solver import Solver
+from .sources import resolve_source
+from .spec import DEFAULT_ATTEMPTS, RunSpec
+from .store import (
+    CONFIG_NAME,
+    RECORDS_NAME,
+    RecordKey,
+    ResponseCache,
+    RunFolder,
+    check_resumable,
+    default_cache_path,
+    find_resumable,
+    new_run_path,
+    read_records,
+)
+
+if TYPE_CHECKING:
+    import pandas
+
+CacheChoice = str | os.PathLike[str] | Literal[False] | None
+"""Where the response cache is: None for the default file, False for no cache."""
+
+
+@runtime_checkable
+class FolderObserver(Protocol):
+    """An observer that also wants to know when the run folder has been opened."""
+
+    def opened(self, run: RunFolder) -> None: ...
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A run ready to start: the spec with its attempts resolved, the model it names,
+    the plan (cases loaded, exemplars chosen), the config.json it will write, and the
+    folder it will write to."""
+
+    spec: RunSpec
+    model: Model
+    plan: RunPlan
+    config: dict[str, Any]
+    out: Path
+
+    def sample_keys(self) -> set[RecordKey]:
+        return {key for unit in self.plan.units for key in unit.sample_keys()}
+
+
+@dataclass
+class EvalResult:
+    """What ``evaluate`` did.  ``path`` is the run folder: pass it to ``score``."""
+
+    path: Path
+    spec: RunSpec
+    config: dict[str, Any]
+    """The folder's config.json as it now stands (sessions of a resumed run included)."""
+    records: list[Record]
+    """Every record of the planned samples, resumed and new."""
+    planned: int
+    """Samples the spec asks for."""
+    new: int = 0
+    resumed: int = 0
+    requests: int = 0
+    """Model requests actually sent (cache hits excluded)."""
+    cache_hits: int = 0
+    interrupted: bool = False
+    truncated: bool = False
+    """A crash's truncated last line was cut from records.jsonl before resuming."""
+    dropped_errors: int = 0
+    """Records of failed requests taken out to be redone (``retry_errors``)."""
+
+    @property
+    def records_path(self) -> Path:
+        return self.path / RECORDS_NAME
+
+    @property
+    def missing(self) -> int:
+        """Planned samples without a record (an interrupted run)."""
+        return self.planned - len(self.records)
+
+
+def prepare(
+    spec: RunSpec, out: str | os.PathLike[str] | None = None, *, fresh: bool = False
+) -> PreparedRun:
+    """Load the model and the cases, and choose the folder; nothing is written yet.
+
+    Without ``out`` the newest folder under ``runs/`` with a matching configuration is
+    resumed (unless ``fresh``), else a new one is named.
+    """
+    model = load_model(spec.model, overrides=spec.param_overrides or None)
+    if spec.attempts is None:
+        # A replay can only give as many attempts as were saved.
+        spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
+    source = spec.data if spec.data is not None else resolve_source()
+    plan = plan_run(
+        spec.domain_specs,
+        split=spec.split,
+        modes=spec.modes,
+        source=source,
+        k=spec.k,
+        limit=spec.limit,
+        seed=spec.seed,
+        case_ids=spec.case_ids or None,
+    )
+    config = build_config(spec, model, plan)
+    if out is None:
+        found = None if fresh else find_resumable(config)
+        folder = found or new_run_path(model.spec, spec.split)
+    else:
+        folder = Path(out)
+    return PreparedRun(spec, model, plan, config, folder)
+
+
+def open_cache(cache: CacheChoice) -> ResponseCache | None:
+    if cache is False:
+        return None
+    return ResponseCache(cache if cache is not None else default_cache_path())
+
+
+def dry_run(
+    prepared: PreparedRun, *, cache: CacheChoice = None, retry_errors: bool = False
+) -> DryRunEstimate:
+    """What the run would send (first-attempt requests and prompt tokens); sends nothing.
+
+    Refuses a folder the real run would refuse, now rather than after the estimate."""
+    out = prepared.out
+    if (out / CONFIG_NAME).exists():
+        check_resumable(out, prepared.config)
+    done = read_records(out / RECORDS_NAME).records if (out / RECORDS_NAME).exists() else {}
+    if retry_errors:
+        done = {key: r for key, r in done.items() if r.final.error is None}
+    opened = open_cache(cache)
+    try:
+        return estimate(
+            prepared.model,
+            prepared.plan,
+            done=done,
+            cache=opened,
+            attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
+            count_tokens=count_prompt_tokens,
+        )
+    finally:
+        if opened is not None:
+            opened.close()
+
+
+async def arun(
+    prepared: PreparedRun,
+    observer: Observer | None = None,
+    *,
+    cache: CacheChoice = None,
+    retry_errors: bool = False,
+    workers: int | None = None,
+) -> EvalResult:
+    """Run a prepared run.  Cancelling it stops cleanly: finished records are on disk
+    and the result says ``interrupted``.  A cancellation before the run folder is
+    opened propagates (nothing was changed)."""
+    spec, model, plan = prepared.spec, prepared.model, prepared.plan
+    started = time.monotonic()
+    try:
+        # Before any work: a missing key or an unreachable server is one sentence, and so
+        # is an unusable cache or sandbox; only then is the run folder touched.
+        await model.check()
+        opened_cache = open_cache(cache)
+        solver = Solver(workers=workers, limits=spec.limits)
+        interrupted = False
+        try:
+            with RunFolder.open(prepared.out, prepared.config, retry_errors=retry_errors) as run:
+                if isinstance(observer, FolderObserver):
+                    observer.opened(run)
+                runner = Runner(
+                    model,
+                    solver,
+                    run,
+                    opened_cache,
+                    attempts=spec.attempts or DEFAULT_ATTEMPTS,
+                    concurrency=spec.concurrency,
+                    observer=observer,
+                )
+                try:
+                    await runner.run(plan)
+                except asyncio.CancelledError:
+                    interrupted = True
+        finally:
+            # Kill running programs now rather than waiting for their timeouts.
+            solver.close()
+            if opened_cache is not None:
+                opened_cache.close()
+    finally:
+        await model.aclose()
+    in_plan = prepared.sample_keys()
+    done = runner.result
+    # results.json after every run, a stopped one too: what is there so far.
+    write_run_results(prepared.out, wall_time_s=time.monotonic() - started)
+    return EvalResult(
+        path=prepared.out,
+        spec=spec,
+        config=run.config,
+        records=[r for key, r in run.done.items() if key in in_plan],
+        planned=len(in_plan),
+        new=done.new,
+        resumed=done.resumed,
+        requests=done.requests,
+        cache_hits=done.cache_hits,
+        interrupted=interrupted,
+        truncated=run.loaded.truncated,
+        dropped_errors=run.loaded.dropped_errors,
+    )
+
+
+def write_run_results(
+    folder: str | os.PathLike[str], *, wall_time_s: float | None = None
+) -> Path | None:
+    """Score a run folder and write its results.json; None when it holds no record."""
+    from .results import write_results
+
+    (scores,) = score_runs([Path(folder)])
+    if not scores.run.records:
+        return None
+    return write_results(scores, wall_time_s=wall_time_s)
+
+
+def evaluate(
+    spec: RunSpec,
+    out: str | os.PathLike[str] | None = None,
+    observer: Observer | None = None,
+    *,
+    fresh: bool = False,
+    cache: CacheChoice = None,
+    retry_errors: bool = False,
+    workers: int | None = None,
+) -> EvalResult:
+    """Evaluate ``spec`` into the run folder ``out`` (resumed when it holds this run).
+
+    ``observer`` is told about progress (``progress.LiveProgress`` draws it); ``cache``
+    is the response cache (None: the default file, False: none); ``workers`` the Prolog
+    workers (default: the cores).  Must not be called from a running event loop: use
+    ``await arun(prepare(spec, out), ...)`` there.
+    """
+    prepared = prepare(spec, out, fresh=fresh)
+    return asyncio.run(
+        arun(prepared, observer, cache=cache, retry_errors=retry_errors, workers=workers)
+    )
+
+
+# --- scoring ---------------------------------------------------------------------------
+
+
+@dataclass
+class ScoreResult:
+    """The scores of one or more run folders (paper B.3: accuracy or macro-F1 with
+    bootstrap intervals), per run x domain x mode x stage."""
+
+    runs: list[RunScores]
+    notes: list[str] = field(default_factory=list)
+    """What loading skipped or noticed, each prefixed by its run folder."""
+
+    @property
+    def rows(self) -> list[ScoreRow]:
+        """The long table: one typed row per run x domain x mode x stage."""
+        return score_rows(self.runs)
+
+    def to_frame(self) -> pandas.DataFrame:
+        """The long table as a pandas DataFrame (pandas is an optional dependency)."""
+        try:
+            import pandas
+        except ImportError:
+            from .errors import ConfigError
+
+            raise ConfigError(
+                "ScoreResult.to_frame needs pandas: pip install pandas (or use .rows)."
+            ) from None
+        return pandas.DataFrame([row.to_dict() for row in self.rows], columns=ScoreRow.columns())
+
+
+def score(
+    run_or_runs: str
+    | os.PathLike[str]
+    | EvalResult
+    | Sequence[str | os.PathLike[str] | EvalResult],
+    *,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> ScoreResult:
+    """Score run folders (paths, or what ``evaluate`` returned); every path is checked
+    before any is scored.  The library form of ``deonticbench score``."""
+    items = (
+        [run_or_runs]
+        if isinstance(run_or_runs, str | os.PathLike | EvalResult)
+        else list(run_or_runs)
+    )
+    paths = [item.path if isinstance(item, EvalResult) else Path(item) for item in items]
+    scores = score_runs(paths, bootstrap=bootstrap, seed=seed)
+    notes = [f"{s.run.path}: {note}" for s in scores for note in s.notes]
+    return ScoreResult(scores, notes)
+
+
+__all__ = [
+    "EvalResult",
+    "FolderObserver",
+    "PreparedRun",
+    "ScoreResult",
+    "ScoreRow",
+    "arun",
+    "dry_run",
+    "evaluate",
+    "prepare",
+    "score",
+    "write_run_results",
+]

@@ -1,0 +1,74 @@
+"""The library entry points as a notebook uses them: evaluate a spec, score the run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from deonticbench import RunSpec, ScoreRow, evaluate, score
+from deonticbench.errors import ConfigError
+from deonticbench.sources import resolve_source
+
+DATA = os.environ.get("DEONTICBENCH_DATA") or str(
+    Path(__file__).resolve().parents[2] / "shared" / "deonticbench-data"
+)
+pytestmark = pytest.mark.skipif(
+    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+)
+
+
+def spec(**changes: object) -> RunSpec:
+    values: dict[str, object] = {
+        "model": "reference",
+        "domains": ("airline",),
+        "split": "smoke",
+        "modes": ("direct", "zero-shot"),
+        "k": 1,
+        "data": resolve_source(DATA),
+        **changes,
+    }
+    return RunSpec(**values)  # type: ignore[arg-type]
+
+
+def test_evaluate_then_score_in_three_lines(tmp_path: Path) -> None:
+    run = evaluate(spec(), tmp_path / "run", cache=tmp_path / "cache.sqlite")
+    assert run.path == tmp_path / "run" and (run.path / "config.json").is_file()
+    assert (run.planned, run.new, run.resumed, run.missing) == (10, 10, 0, 0)
+    assert not run.interrupted and run.spec.attempts == 2  # resolved
+    # The reference answers every case with its own gold material.
+    assert all(r.final.outcome == "correct" for r in run.records)
+
+    result = score(run, bootstrap=50)
+    rows = result.rows
+    assert [(r.domain, r.mode, r.stage) for r in rows] == [
+        ("airline", "direct", "first"),
+        ("airline", "zero-shot", "first"),
+    ]
+    assert all(isinstance(r, ScoreRow) and r.mean == 1.0 and r.n_cases == 5 for r in rows)
+    frame = result.to_frame()
+    assert list(frame.columns) == list(ScoreRow.columns())
+    assert frame["mean"].tolist() == [1.0, 1.0] and len(frame) == 2
+
+
+def test_evaluate_resumes_a_finished_run_without_sending_anything(tmp_path: Path) -> None:
+    first = evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
+    again = evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
+    assert (again.new, again.resumed, again.requests) == (0, first.new, 0)
+    assert [r.key for r in again.records] == [r.key for r in first.records]
+
+
+def test_a_failed_preflight_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        evaluate(spec(model="openai:gpt-4.1"), tmp_path / "run", cache=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_spec_for_another_run_in_the_folder_is_refused(tmp_path: Path) -> None:
+    evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
+    with pytest.raises(ConfigError, match="another configuration"):
+        evaluate(spec(modes=("direct",), seed=5), tmp_path / "run", cache=False)

@@ -41,10 +41,14 @@ def command(
 
     Several runs are shown side by side, with paired differences against the first.
     """
+    from ..api import score
     from ..html_report import REPORT_FILE, write_report
-    from ..scoring import compare, score_runs
+    from ..scoring import compare
 
-    scores = score_runs(run_dirs, bootstrap=replicates, seed=seed)
+    result = score(list(run_dirs), bootstrap=replicates, seed=seed)
+    for note in result.notes:
+        click.echo(note, err=True)
+    scores = result.runs
     comparisons = [c for other in scores[1:] for c in compare(scores[0], other, replicates, seed)]
     target = out or (run_dirs[0] / REPORT_FILE if len(run_dirs) == 1 else Path(REPORT_FILE))
     written = write_report(scores, target, comparisons, data_dir=data_dir)

@@ -25,6 +25,7 @@ from ..records import Record
 from ..runner import Unit, feedback_text, plan_run
 from ..solver import Execution
 from ..sources import DATA_ENV, DataSource, resolve_source
+from ..spec import RunSpec
 
 NO_PROGRAM_FEEDBACK = "No Prolog program (a ```prolog code block) was found in the response."
 """What the runner tells a model whose response held no program (runner._evaluate)."""
@@ -103,16 +104,15 @@ def prompt_book(
         return PromptBook()
     domains = list(dict.fromkeys(r.domain for r in records))
     modes = list(dict.fromkeys(r.mode for r in records))
-    split = str(config.get("split") or "hard")
-    seed = config.get("seed")
     try:
-        source = _source(config, data_dir)
+        # What the run was: its split and few-shot seed, read as the library reads them.
+        spec = RunSpec.from_config(config, strict=False)
         plan = plan_run(
             [get_domain(d) for d in domains],
-            split=split,
+            split=spec.split,
             modes=modes,
-            source=source,
-            seed=int(seed) if isinstance(seed, int) else 0,
+            source=_source(config, data_dir),
+            seed=spec.seed,
         )
     except (DeonticBenchError, OSError) as exc:
         return PromptBook(problem=f"prompts were not rebuilt: {exc}")

@@ -284,8 +284,19 @@ def build_report(
     )
     matched = [s for s in scores if match_model(s.run.model)]
     if matched:
+        other_split = [
+            s.run.name for s in matched if s.run.config.get("split") not in (None, "hard")
+        ]
+        caution = (
+            '<p class="muted">The paper\'s rows are on the hard split; '
+            + html.escape(", ".join(other_split))
+            + " ran on another split, so the numbers are not comparable.</p>"
+            if other_split
+            else ""
+        )
         sections.append(
             '<section id="paper"><h2>Beside the paper</h2>'
+            + caution
             + table_html(against_paper(matched), "paper-table", paper_rows=True)
             + "</section>"
         )

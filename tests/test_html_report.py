@@ -268,7 +268,7 @@ def test_two_runs_side_by_side_with_analysis(
             "stage": "final",
             "category": category,
             "derivation": "fee/2 -> main/0",
-            "signature_jaccard": 0.5,
+            "signature_jaccard": float("nan") if category == "correct" else 0.5,
             "undefined": [],
             "fact_coverage": 0.75,
             "value_recall": 1.0,
@@ -341,3 +341,25 @@ def test_a_run_whose_data_is_elsewhere_still_reports(
     details = _details(html)
     assert all("prompt" not in a for s in details["samples"] for a in s["attempts"])
     assert any(a["program"] for s in details["samples"] for a in s["attempts"])
+
+
+def test_a_lone_surrogate_in_a_reply_does_not_break_the_report(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    from deonticbench.html_report import build_report
+    from deonticbench.scoring import score_runs
+
+    odd = tmp_path / "odd"
+    shutil.copytree(runs[0], odd)
+    lines = (odd / "records.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["attempts"][0]["response"] += "\ud800 (a lone surrogate)"
+    first["attempts"][0]["abstain_reason"] = "odd \udfff reason"
+    lines[0] = json.dumps(first)
+    (odd / "records.jsonl").write_text("\n".join(lines) + "\n")
+    html = build_report(score_runs([odd], bootstrap=20))
+    html.encode("utf-8")  # a file any browser reads
+    responses = [s["attempts"][0]["response"] for s in _details(html)["samples"]]
+    assert any("\ud800 (a lone surrogate)" in (r or "") for r in responses)

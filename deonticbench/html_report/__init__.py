@@ -137,6 +137,18 @@ def _value(x: Any) -> Any:
     return x
 
 
+def _finite(obj: Any) -> Any:
+    """JSON has no NaN or infinity (the browser's JSON.parse rejects them): null instead.
+    Analysis rows come from another tool, so every value is checked, not only ours."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def _attempt_json(attempt: Attempt, prompt: Any, interner: _Interner) -> dict[str, Any]:
     execution = attempt.execution or None
     item: dict[str, Any] = {
@@ -229,9 +241,23 @@ def _samples(
 # -- the page --------------------------------------------------------------------------
 
 
+def _dumps(obj: Any) -> str:
+    """Compact JSON that is valid UTF-8 and valid for JSON.parse.
+
+    A model's reply may hold a lone surrogate (records keep it losslessly); UTF-8 cannot
+    carry one, so such a document is written with ASCII escapes, which JSON.parse turns
+    back into the same string."""
+    text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(_finite(obj), ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
+
+
 def _json_in_script(obj: Any) -> str:
     # Inside <script>, "</" could end the element early; "\u2028" breaks old parsers.
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    text = _dumps(obj)
     return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
@@ -318,9 +344,8 @@ def build_report(
         "columns": list(INDEX_COLUMNS),
         "domains": {name: d.display_name for name, d in DOMAINS.items()},
     }
-    packed = base64.b64encode(
-        gzip.compress(json.dumps(details, ensure_ascii=False).encode("utf-8"), 6, mtime=0)
-    ).decode("ascii")
+    text = _dumps(details)
+    packed = base64.b64encode(gzip.compress(text.encode("utf-8"), 6, mtime=0)).decode("ascii")
     title = "DeonticBench report: " + ", ".join(s.run.model for s in scores)
     page = _resource("report.html")
     replacements = {

@@ -301,6 +301,15 @@ def test_two_runs_side_by_side_with_analysis(
     assert "run-b: correct" in detail.text  # the same sample in the other run
     web.save_screenshot(str(tmp_path / "report-two-runs.png"))
     assert console_errors(web) == []
+    # The address now names the sample: opening it again shows the same sample.
+    link = web.current_url
+    assert "#sample-" in link
+    web.get("about:blank")
+    web.get(link)
+    WebDriverWait(web, 20).until(
+        lambda d: f"summary of {_case_ids(a)[3]}" in d.find_element(By.ID, "detail").text
+    )
+    assert console_errors(web) == []
 
 
 def _case_ids(run: Path) -> list[str]:

@@ -256,6 +256,8 @@
 
   async function openSample(i) {
     state.open = i;
+    // A link to this sample: report.html#sample-<i> opens it again.
+    history.replaceState(null, '', '#sample-' + i);
     renderList();
     var box = document.getElementById('detail');
     box.hidden = false;
@@ -302,6 +304,7 @@
     if (e.target.classList.contains('close')) {
       state.open = -1;
       e.currentTarget.hidden = true;
+      history.replaceState(null, '', location.pathname + location.search);
       renderList();
       return;
     }
@@ -309,6 +312,8 @@
     if (link) { e.preventDefault(); openSample(Number(link.getAttribute('data-open'))); }
   });
   applyFilters();
+  var linked = /^#sample-(\d+)$/.exec(location.hash);
+  if (linked && Number(linked[1]) < rows.length) openSample(Number(linked[1]));
   window.__reportReady = performance.now();
   document.body.setAttribute('data-ready', '1');
   // Inflate the details once the page is up, so opening a sample is instant.

@@ -205,9 +205,12 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
         Patch(color=_PINK, label="wrong"),
         Patch(facecolor="white", edgecolor=_PINK, hatch="///", label="abstained"),
     ]
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize=8)
+    # A narrow figure (one or two domains) stacks the legend rather than clipping it.
+    per_row = 2 if columns < 3 else 4
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), per_row), fontsize=8)
     fig.suptitle(f"{stage} attempt", fontsize=10)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.97))
+    rows = -(-len(handles) // per_row)
+    fig.tight_layout(rect=(0, 0.035 + 0.035 * rows, 1, 0.97))
     return fig
 
 

@@ -99,7 +99,7 @@ async def sequential(url: str, cases: list[Case]) -> float:
     prompts = [render(c, "direct") for c in cases]
     started = time.perf_counter()
     for case, prompt in zip(cases, prompts, strict=True):
-        request = Request(prompt.messages, n=1, case=case, mode="direct", sample_start=0)
+        request = Request(prompt.messages, 1, case.domain, case.id, mode="direct", sample_start=0)
         (completion,) = await model.generate(request)
         assert completion.error is None, completion.error
     elapsed = time.perf_counter() - started
@@ -116,7 +116,9 @@ async def bare_gather(url: str, cases: list[Case], concurrency: int) -> float:
 
     async def one(case: Case, prompt: Prompt) -> None:
         async with gate:
-            request = Request(prompt.messages, n=1, case=case, mode="direct", sample_start=0)
+            request = Request(
+                prompt.messages, 1, case.domain, case.id, mode="direct", sample_start=0
+            )
             (completion,) = await model.generate(request)
             assert completion.error is None, completion.error
 

@@ -25,6 +25,32 @@ def _resource_root() -> Path:
     return _PACKAGE.parent
 
 
+CACHE_ENV = "DEONTICBENCH_CACHE"
+RESPONSES_FILE = "responses.sqlite"
+
+
+def cache_root() -> Path:
+    """The one deonticbench cache folder: ``$DEONTICBENCH_CACHE``, else the platform's user
+    cache folder (``~/.cache/deonticbench`` on Linux).  It holds the response cache
+    (``responses.sqlite``), the checksummed statute files (``statutes/``), the hub
+    revision pins (``hub-revisions.json``) and assembled local weights (``models/``)."""
+    chosen = os.environ.get(CACHE_ENV, "").strip()
+    if chosen:
+        path = Path(chosen).expanduser()
+        if path.is_file():
+            from .errors import ConfigError
+
+            raise ConfigError(
+                f"{CACHE_ENV} names a folder (for {RESPONSES_FILE}, the statutes and the hub "
+                f"pins), but {path} is a file: set it to a folder, or name a response cache "
+                "file with --cache."
+            )
+        return path
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("deonticbench"))
+
+
 ROOT = _resource_root()
 PROMPTS = ROOT / "prompts"
 PROLOG = ROOT / "prolog"

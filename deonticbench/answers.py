@@ -464,8 +464,17 @@ def _answer(reading: _Reading) -> Answer:
 
 
 def answer_from_execution(domain: Domain, execution: Execution) -> Answer:
-    """The answer a program run gives: none when it was stopped by force, else its stdout's."""
+    """The answer a program run gives: none when it was stopped by force, else its stdout's.
+
+    The one reading of an execution: the runner, ``validate`` and ``exec`` all use it,
+    so "the reference backend agrees with validate" holds by construction.  An
+    abstention of a program that did not end ``ok`` names its status first.
+    """
     if execution.killed:
+        # Output of a program stopped by force is not an answer, even if it has one.
         limit = f" ({execution.limit})" if execution.limit else ""
         return Answer.abstain(f"program stopped: {execution.status}{limit}")
-    return read_program_answer(domain, execution.stdout)
+    answer = read_program_answer(domain, execution.stdout)
+    if answer.abstained and execution.status != "ok":
+        return Answer.abstain(f"program {execution.status}: {answer.reason}")
+    return answer

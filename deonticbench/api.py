@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from .errors import DeonticBenchError
 from .metrics import DEFAULT_BOOTSTRAP
 from .models import Model, count_prompt_tokens, load_model
+from .models.loader import check_spec
 from .records import Record
 from .runner import DryRunEstimate, Observer, Runner, RunPlan, build_config, estimate, plan_run
 from .scoring import RunScores, ScoreRow, score_rows, score_runs
@@ -42,8 +44,11 @@ from .store import (
     check_resumable,
     default_cache_path,
     find_resumable,
+    is_run_folder,
     new_run_path,
+    read_config,
     read_records,
+    set_aside,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +60,10 @@ CacheChoice = str | os.PathLike[str] | Literal[False] | None
 
 @runtime_checkable
 class FolderObserver(Protocol):
-    """An observer that also wants to know when the run folder has been opened."""
+    """An observer that also wants to know what happened to the run folder: a sentence
+    when an old run is moved aside (``fresh``), and the folder once it is opened."""
+
+    def note(self, text: str) -> None: ...
 
     def opened(self, run: RunFolder) -> None: ...
 
@@ -71,6 +79,8 @@ class PreparedRun:
     plan: RunPlan
     config: dict[str, Any]
     out: Path
+    fresh: bool = False
+    """Start ``out`` afresh: a run already in it is moved aside (never deleted)."""
 
     def sample_keys(self) -> set[RecordKey]:
         return {key for unit in self.plan.units for key in unit.sample_keys()}
@@ -115,12 +125,10 @@ def prepare(
     """Load the model and the cases, and choose the folder; nothing is written yet.
 
     Without ``out`` the newest folder under ``runs/`` with a matching configuration is
-    resumed (unless ``fresh``), else a new one is named.
+    resumed (unless ``fresh``), else a new one is named.  With ``out`` and ``fresh``, a
+    run already in ``out`` is moved aside when the run starts.
     """
-    model = load_model(spec.model, overrides=spec.param_overrides or None)
-    if spec.attempts is None:
-        # A replay can only give as many attempts as were saved.
-        spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
+    check_spec(spec.model)  # a misspelt model is one sentence before any data is loaded
     source = spec.data if spec.data is not None else resolve_source()
     plan = plan_run(
         spec.domain_specs,
@@ -132,13 +140,21 @@ def prepare(
         seed=spec.seed,
         case_ids=spec.case_ids or None,
     )
+    model = load_model(
+        spec.model,
+        overrides=spec.param_overrides or None,
+        cases=(unit.case for unit in plan.units),
+    )
+    if spec.attempts is None:
+        # A replay can only give as many attempts as were saved.
+        spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
     config = build_config(spec, model, plan)
     if out is None:
         found = None if fresh else find_resumable(config)
         folder = found or new_run_path(model.spec, spec.split)
     else:
         folder = Path(out)
-    return PreparedRun(spec, model, plan, config, folder)
+    return PreparedRun(spec, model, plan, config, folder, fresh=fresh)
 
 
 def open_cache(cache: CacheChoice) -> ResponseCache | None:
@@ -154,9 +170,14 @@ def dry_run(
 
     Refuses a folder the real run would refuse, now rather than after the estimate."""
     out = prepared.out
-    if (out / CONFIG_NAME).exists():
-        check_resumable(out, prepared.config)
-    done = read_records(out / RECORDS_NAME).records if (out / RECORDS_NAME).exists() else {}
+    done: dict[RecordKey, Record] = {}
+    if prepared.fresh:
+        pass  # the real run would move the old run aside and start from nothing
+    else:
+        if (out / CONFIG_NAME).exists():
+            check_resumable(out, prepared.config)
+        if (out / RECORDS_NAME).exists():
+            done = read_records(out / RECORDS_NAME).records
     if retry_errors:
         done = {key: r for key, r in done.items() if r.final.error is None}
     opened = open_cache(cache)
@@ -195,6 +216,10 @@ async def arun(
         solver = Solver(workers=workers, limits=spec.limits)
         interrupted = False
         try:
+            if prepared.fresh:
+                moved = set_aside_run(prepared.out)
+                if moved is not None and isinstance(observer, FolderObserver):
+                    observer.note(moved)
             with RunFolder.open(prepared.out, prepared.config, retry_errors=retry_errors) as run:
                 if isinstance(observer, FolderObserver):
                     observer.opened(run)
@@ -248,6 +273,24 @@ def write_run_results(
     if not scores.run.records:
         return None
     return write_results(scores, wall_time_s=wall_time_s)
+
+
+def set_aside_run(out: Path) -> str | None:
+    """``fresh`` with a folder that holds a run: keep nothing of it in ``out``, lose
+    nothing.  Returns the sentence saying where it went (None: there was no run)."""
+    if not is_run_folder(out):
+        return None
+    records = out / RECORDS_NAME
+    count = records.read_bytes().count(b"\n") if records.exists() else 0
+    try:
+        model = read_config(out).get("model", {}).get("spec", "an unknown model")
+    except DeonticBenchError:
+        model = "an unreadable configuration"
+    moved = set_aside(out)
+    return (
+        f"--fresh: the run in {out} ({count} records, {model}) was moved to {moved}; "
+        f"{out} starts afresh with none of it."
+    )
 
 
 def evaluate(

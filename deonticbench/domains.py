@@ -17,6 +17,9 @@ from typing import Literal
 from .errors import ConfigError
 
 LabelKind = Literal["numeric", "binary"]
+"""Numeric domains are scored by accuracy, binary ones by macro-F1 (paper B.3)."""
+NUMERIC_TOLERANCE = 1
+"""The paper's $1: a numeric answer is correct iff ``|round(y) - int(gold)| <= 1``."""
 StatuteSource = Literal["shared", "case"]
 
 

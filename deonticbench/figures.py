@@ -15,11 +15,12 @@ from typing import IO, Any
 
 from .domains import DOMAINS
 from .errors import ConfigError
+from .modes import MODE_TITLES, MODES
 from .report import TABLE_DOMAINS, run_labels
 from .scoring import RunScores, Stage
 
-FIGURE_MODE_ORDER = ("direct", "zero-shot", "few-shot")
-_MODE_LABELS = {"direct": "Direct", "zero-shot": "Zero-Shot", "few-shot": "Few-Shot"}
+FIGURE_MODE_ORDER = MODES
+_MODE_LABELS = MODE_TITLES
 _CORRECT = "#3a78b5"
 _PINK = "#f2a7b8"
 

@@ -28,9 +28,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ._paths import cache_root
 from .domains import Domain
 from .errors import DataError
-from .sources import DataSource, cache_root
+from .sources import DataSource
 
 _OFFLINE_HINT = "check the network or pass --data-dir with a local copy of the data"
 _SHA = re.compile(r"[0-9a-f]{40}")

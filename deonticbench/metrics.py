@@ -27,12 +27,12 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-Kind = Literal["numeric", "binary"]
+from .domains import NUMERIC_TOLERANCE, LabelKind
+
 MetricName = Literal["accuracy", "macro_f1"]
 
 ABSTAIN_VALUE = -1.0
 """The value an abstention stands for in numeric domains (paper B.3)."""
-TOLERANCE = 1
 POSITIVE, NEGATIVE = 0, 1
 """Class indices of binary domains: 0 is ``Domain.positive``, 1 its opposite."""
 
@@ -53,7 +53,7 @@ class Outcomes:
     padding.  ``abstain`` marks abstentions (their ``pred`` is ignored).
     """
 
-    kind: Kind
+    kind: LabelKind
     case_ids: tuple[str, ...]
     gold: NDArray[np.float64]
     """Numeric: the gold integer; binary: the gold class index."""
@@ -108,7 +108,7 @@ def numeric_correct(
     """Per-sample verdicts for numeric domains; ``gold`` broadcasts against ``pred``."""
     value = np.where(abstain, ABSTAIN_VALUE, pred)
     # np.round rounds half to even like Python's round, so verdicts match outcomes.judge.
-    close = np.abs(np.round(value) - np.trunc(gold)) <= TOLERANCE
+    close = np.abs(np.round(value) - np.trunc(gold)) <= NUMERIC_TOLERANCE
     return close & ~abstain
 
 

@@ -12,12 +12,10 @@ from typing import Literal
 
 from .answers import Answer
 from .data import Gold
-from .domains import Domain
+from .domains import NUMERIC_TOLERANCE, Domain
 
 Outcome = Literal["correct", "wrong", "abstain"]
 OUTCOMES: tuple[Outcome, ...] = ("correct", "wrong", "abstain")
-
-NUMERIC_TOLERANCE = 1
 
 
 def within_tolerance(value: float, gold: int) -> bool:

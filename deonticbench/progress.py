@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
+from .modes import mode_rank
 from .records import Record
 
 _REDRAW_S = 0.25
@@ -199,9 +200,6 @@ class SummaryRow:
         return self.first_correct / self.n if self.n else 0.0
 
 
-_MODE_ORDER = {"direct": 0, "zero-shot": 1, "few-shot": 2}
-
-
 def summary_rows(records: Iterable[Record], *, order: Iterable[str] = ()) -> list[SummaryRow]:
     """Per domain x mode: counts of final outcomes and of first-attempt successes;
     domains in ``order`` first (the paper's column order), then by name."""
@@ -225,7 +223,7 @@ def summary_rows(records: Iterable[Record], *, order: Iterable[str] = ()) -> lis
                 errors=sum(r.final.error is not None for r in group),
             )
         )
-    rows.sort(key=lambda r: (rank.get(r.domain, len(rank)), r.domain, _MODE_ORDER.get(r.mode, 9)))
+    rows.sort(key=lambda r: (rank.get(r.domain, len(rank)), r.domain, mode_rank(r.mode)))
     return rows
 
 
@@ -277,3 +275,58 @@ def summary_table(records: Iterable[Record], *, order: Iterable[str] = ()) -> st
         "Paper metrics (macro-F1 for binary domains, bootstrap CIs): deonticbench score."
     )
     return "\n".join(lines)
+
+
+DATA_AUDIT_DOC = "docs/data-audit.md"
+
+
+def summary_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
+    """Sentences that explain numbers which would otherwise look like a broken harness.
+
+    * ``reference``: the run answered with each case's reference program (or its gold
+      label in direct mode), so every case that is not correct is a disagreement between
+      the published program and its gold label: say how many, and where they are
+      explained.
+    * A binary domain whose gold labels in the run are all one class: the other class's
+      F1 is 0 whatever the answers, so macro-F1 cannot exceed 50.
+    """
+    from .domains import DOMAINS
+
+    records = list(records)
+    notes: list[str] = []
+    if reference:
+        disagree: dict[str, set[str]] = {}
+        cases: dict[str, set[str]] = {}
+        for r in records:
+            cases.setdefault(r.domain, set()).add(r.case_id)
+            if r.final.outcome != "correct":
+                disagree.setdefault(r.domain, set()).add(r.case_id)
+        if disagree:
+            total = sum(len(c) for c in disagree.values())
+            parts = ", ".join(
+                f"{d} {len(disagree[d])} of {len(cases[d])}"
+                for d in [
+                    *[n for n in DOMAINS if n in disagree],
+                    *sorted(set(disagree) - {*DOMAINS}),
+                ]
+            )
+            notes.append(
+                f"note: in {total} case(s) the published reference answer disagrees with "
+                f"the gold label or gives none ({parts}); these are defects of the data, "
+                f"not of the harness, explained case by case in {DATA_AUDIT_DOC}."
+            )
+    golds: dict[str, set[str]] = {}
+    for r in records:
+        domain = DOMAINS.get(r.domain)
+        if domain is not None and domain.label_kind == "binary":
+            golds.setdefault(r.domain, set()).add(domain.canonical_label(r.gold) or str(r.gold))
+    for name in [n for n in DOMAINS if n in golds]:
+        if len(golds[name]) == 1:
+            (only,) = golds[name]
+            absent = DOMAINS[name].other_class(only)
+            notes.append(
+                f"note: every {name} gold label in this run is {only!r}, so the F1 of "
+                f"{absent!r} is 0 whatever the answers and macro-F1 is capped at 50 here "
+                "(paper B.3 averages both classes)."
+            )
+    return notes

@@ -16,12 +16,10 @@ from typing import Any
 
 from .domains import DISPLAY_ORDER, DOMAINS
 from .metrics import BootstrapEstimate
+from .modes import MODE_TITLES, TABLE_MODE_ORDER
 from .paper import PaperCell, match_model, paper_cells
 from .scoring import Comparison, GroupScore, RunScores, ScoreRow, score_row, score_rows
 
-MODE_TITLES = {"few-shot": "Few-Shot", "zero-shot": "Zero-Shot", "direct": "Direct"}
-TABLE_MODE_ORDER = ("few-shot", "zero-shot", "direct")
-"""Row order of the paper's tables."""
 MISSING = "—"
 
 # Table 2's columns: accuracy domains, then macro-F1 domains, in the paper's order.

@@ -5,20 +5,16 @@
     with Solver() as solver, RunFolder.open(out, config) as run:
         result = await Runner(model, solver, run, cache).run(plan)
 
-Concurrency: up to ``concurrency`` model requests are in flight at once, and program
+Concurrency: up to ``concurrency`` model requests, and provider calls (HTTP requests,
+however a backend splits a request), are in flight at once, and program
 executions go through the solver's pool (bounded by the cores), so waiting on the model
 and running Prolog overlap.  The K samples of one case share their first prompt, so
 they are drawn with one request of ``n=K`` (the prompt is sent and billed once) and
 then followed one by one.
 
-Retry with feedback (paper B.1): when the *program* failed to answer (no program in the
-response, or no answer read from its output: an error stopped it, a limit killed it, it
-printed nothing or nothing readable) and attempts remain, the model is shown its
-previous response and SWI-Prolog's output and asked again.  The decision never looks at
-the gold label: a program that printed an answer, right or wrong, is not retried, and
-the feedback holds nothing but the program's own output.  A request that
-failed (after the backend's own retries) is repeated with the same prompt, in every
-mode; direct mode has no other retry, because it has no program to give feedback on.
+Retries (paper B.1): the rule is stated once, in docs/running.md ("Retries"); ``_evaluate``
+below implements it: a retry with feedback when the program gave no answer, the same
+prompt again when the request failed, never a decision that looks at the gold label.
 Every attempt is kept, so a run yields the first-attempt score (the paper's protocol)
 and the final score.
 
@@ -42,9 +38,9 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from .answers import Answer, read_direct_answer, read_program_answer
+from .answers import Answer, answer_from_execution, read_direct_answer
 from .chat import Message
 from .data import Case, describe_source, load_cases, pin_source
 from .domains import Domain
@@ -74,6 +70,7 @@ from .store import (
     environment_facts,
 )
 
+T = TypeVar("T")
 FEEDBACK_STDERR_CHARS = 3000
 FEEDBACK_STDOUT_CHARS = 1500
 
@@ -242,6 +239,9 @@ class Runner:
         self._result.resumed = sum(1 for u in plan.units for key in u.sample_keys() if key in done)
         self.observer.started(plan.totals(), [r for r in done.values() if _in_plan(plan, r)])
         self._requests = asyncio.Semaphore(self.concurrency)
+        # The bound is on HTTP calls: a backend that splits a request into single calls
+        # (a server ignoring n) still has at most `concurrency` of them in flight.
+        self.model.limit_in_flight(self.concurrency)
         # No more programs handed to the pool than it has workers: each waiting program
         # would hold one of asyncio's few default threads, which the event loop also
         # needs (name resolution for new connections, among others).
@@ -274,15 +274,8 @@ class Runner:
     ) -> dict[int, _Response]:
         """Responses for ``samples`` of one prompt: from the cache, else requested in
         batches of consecutive sample indices (one request per batch, ``n`` = its size)."""
-        out: dict[int, _Response] = {}
-        missing: list[int] = []
-        for s in samples:
-            hit = self._cached(prompt, s, attempt)
-            if hit is not None:
-                out[s] = _Response(hit, cached=True)
-            else:
-                missing.append(s)
-        batches = list(_consecutive_runs(missing))
+        hits, batches = split_requests(samples, lambda s: self._cached(prompt, s, attempt))
+        out = {s: _Response(hit, cached=True) for s, hit in hits.items()}
         drawn = await asyncio.gather(
             *(self._request(unit, prompt, batch, attempt) for batch in batches)
         )
@@ -298,7 +291,8 @@ class Runner:
         request = Request(
             messages=tuple(prompt.messages),
             n=len(batch),
-            case=unit.case,
+            domain=unit.domain.name,
+            case_id=unit.case.id,
             mode=unit.mode,
             sample_start=batch[0],
             attempt=attempt,
@@ -406,7 +400,7 @@ class Runner:
         async with self._executions:
             execution = await self.solver.arun(prepared.text)
         attempt.execution = execution.to_dict()
-        answer = _program_answer(domain, execution)
+        answer = answer_from_execution(domain, execution)
         _set_answer(attempt, domain, answer, unit.case)
         if answer.abstained:
             # The program failed to give an answer (a syntax or runtime error that stopped
@@ -432,17 +426,6 @@ def _set_answer(attempt: Attempt, domain: Domain, answer: Answer, case: Case | N
     attempt.answer = answer.value
     attempt.abstain_reason = answer.reason
     attempt.outcome = judge(domain, answer, case.gold) if case is not None else "abstain"
-
-
-def _program_answer(domain: Domain, execution: Execution) -> Answer:
-    if execution.killed:
-        # Output of a program stopped by force is not an answer, even if it has one.
-        limit = f" ({execution.limit})" if execution.limit else ""
-        return Answer.abstain(f"program stopped: {execution.status}{limit}")
-    answer = read_program_answer(domain, execution.stdout)
-    if answer.abstained and execution.status != "ok":
-        return Answer.abstain(f"program {execution.status}: {answer.reason}")
-    return answer
 
 
 def feedback_text(domain: Domain, execution: Execution, answer: Answer) -> str:
@@ -485,6 +468,23 @@ def _head(text: str, limit: int) -> str:
 
 def _tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else "(cut) ...\n" + text[-limit:]
+
+
+def split_requests(
+    samples: Iterable[int], cached: Callable[[int], T | None]
+) -> tuple[dict[int, T], list[list[int]]]:
+    """The one batching rule, for the runner and the dry-run estimate alike: the samples
+    the cache answers (``cached`` returns a response or None), and the requests for the
+    rest, one per run of consecutive sample indices (``n`` = its length)."""
+    hits: dict[int, T] = {}
+    missing: list[int] = []
+    for s in samples:
+        hit = cached(s)
+        if hit is not None:
+            hits[s] = hit
+        else:
+            missing.append(s)
+    return hits, list(_consecutive_runs(missing))
 
 
 def _consecutive_runs(samples: list[int]) -> Iterator[list[int]]:
@@ -633,17 +633,17 @@ def estimate(
         if not pending:
             continue
         prompt = render(unit.case, unit.mode, unit.exemplars)
-        missing = []
-        for s in pending:
-            key = cache_key(identity, prompt.prompt_hash, s, 0)
-            if use_cache is not None and use_cache.get(key) is not None:
-                row.cached += 1
-            else:
-                missing.append(s)
-        batches = len(list(_consecutive_runs(missing)))
+
+        def cached(s: int, prompt: Prompt = prompt) -> CachedResponse | None:
+            if use_cache is None:
+                return None
+            return use_cache.get(cache_key(identity, prompt.prompt_hash, s, 0))
+
+        hits, batches = split_requests(pending, cached)
+        row.cached += len(hits)
         if batches:
-            row.requests += batches
-            row.prompt_tokens += batches * count_tokens(model, prompt.messages)
+            row.requests += len(batches)
+            row.prompt_tokens += len(batches) * count_tokens(model, prompt.messages)
     return DryRunEstimate(list(rows.values()), attempts)
 
 

@@ -39,8 +39,9 @@ from .metrics import (
     rates,
 )
 from .modes import MODES, Mode
-from .records import Attempt, Record, parse_record_line
+from .records import Attempt, Record
 from .spec import RunSpec
+from .store import read_records
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -158,45 +159,11 @@ def _read_config(path: Path, report: LoadReport) -> dict[str, Any]:
 
 
 def _read_records(path: Path, report: LoadReport) -> list[Record]:
-    records: list[Record] = []
-    seen: set[tuple[str, str, str, int]] = set()
-    gold_of: dict[tuple[str, str], Any] = {}
-    # Bytes, decoded per line: one bad byte sequence costs one line, not the file.
-    with path.open("rb") as handle:
-        for raw in handle:
-            report.lines += 1
-            record, why = _parse_line(raw)
-            if record is None:
-                if why is not None:
-                    report.skipped[why] += 1
-                else:
-                    report.lines -= 1  # blank lines are not lines of the record
-                continue
-            if record.key in seen:
-                report.skipped["duplicate key (kept the first)"] += 1
-                continue
-            case = (record.domain, record.case_id)
-            if case in gold_of and gold_of[case] != record.gold:
-                report.skipped["gold differs from an earlier record of the case"] += 1
-                continue
-            seen.add(record.key)
-            gold_of.setdefault(case, record.gold)
-            records.append(record)
-    report.kept = len(records)
-    return records
-
-
-def _parse_line(raw: bytes) -> tuple[Record | None, str | None]:
-    """A record, or None with the reason it was skipped (None reason: blank line)."""
-    try:
-        record = parse_record_line(raw)
-    except ValueError as exc:
-        return None, str(exc)
-    if record is None:
-        return None, None
-    if record.domain not in DOMAINS:
-        return None, f"unknown domain {record.domain!r}"
-    return record, None
+    loaded = read_records(path, policy="forgiving")
+    report.lines = loaded.lines
+    report.skipped.update(loaded.skipped)
+    report.kept = len(loaded.records)
+    return list(loaded.records.values())
 
 
 # -- encoding --------------------------------------------------------------------------

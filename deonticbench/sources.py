@@ -1,8 +1,9 @@
-"""Where benchmark data comes from, and where the harness keeps its caches.
+"""Where benchmark data comes from, and how to choose one.
 
 A leaf module (it imports nothing of the package but ``errors``): ``data`` (loading
 cases), ``hub`` (the Hugging Face source) and ``statutes`` (the shared statute files)
-all build on it, and none of them needs another to know what a source is.
+all build on it, and none of them needs another to know what a source is.  The cache
+folder they share is the leaf ``_paths.cache_root``.
 
 A ``DataSource`` is immutable.  A hub source names a revision (a branch, tag or sha);
 ``data.pin_source`` returns a copy with the commit that revision resolved to, which is
@@ -20,8 +21,6 @@ from .errors import DataError
 
 DATA_ENV = "DEONTICBENCH_DATA"
 """A local data folder in the upstream layout, used when no --data-dir is given."""
-CACHE_ENV = "DEONTICBENCH_CACHE"
-"""Overrides the user cache folder (statutes, hub revisions) and the response cache file."""
 HUB_REPO = "gydou/DeonticBench"
 SPLITS = ("smoke", "hard", "whole")
 """``smoke`` is the first five cases of ``hard``, as upstream derives it."""
@@ -79,13 +78,3 @@ def resolve_source(
             )
         return DataSource(kind="local", path=path)
     return DataSource(kind="hub", revision=revision or "main")
-
-
-def cache_root() -> Path:
-    """The deonticbench cache folder (``DEONTICBENCH_CACHE`` or the user cache dir)."""
-    chosen = os.environ.get(CACHE_ENV)
-    if chosen:
-        return Path(chosen).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("deonticbench"))

@@ -10,7 +10,8 @@ Environment:
 
 * ``DEONTICBENCH_STATUTES_URL``: base URL holding the repository's files (a mirror, or
   a loopback server in tests); ``<base>/statutes/sara/section1`` must be the file.
-* ``DEONTICBENCH_CACHE``: cache folder instead of the platform's user cache folder.
+* ``DEONTICBENCH_CACHE``: cache folder instead of the platform's user cache folder
+  (``_paths.cache_root``; statutes go under its ``statutes/``).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ._paths import DATA
+from ._paths import CACHE_ENV, DATA, cache_root
 from .domains import Domain
 from .errors import DataError
-from .sources import CACHE_ENV, DataSource, cache_root
+from .sources import DataSource
 
 STATUTES_URL_ENV = "DEONTICBENCH_STATUTES_URL"
 MANIFEST_PATH = DATA / "manifest.json"

@@ -23,18 +23,20 @@ import json
 import os
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
+from ._paths import RESPONSES_FILE, cache_root
+from .domains import DOMAINS
 from .errors import ConfigError, DataError
 from .records import Record, parse_record_line
 
 CONFIG_NAME = "config.json"
 RECORDS_NAME = "records.jsonl"
 LOCK_NAME = ".lock"
-CACHE_ENV = "DEONTICBENCH_CACHE"
 
 # The config fields that decide what a record means.  Resuming with any of them changed
 # would mix two experiments in one file; everything else (domains and modes added,
@@ -45,13 +47,56 @@ RecordKey = tuple[str, str, str, int]
 
 
 def _describe_difference(field: str, old: Any, new: Any) -> str:
-    if field == "model":
-        return "the model or its sampling parameters differ"
     if field == "data":
         return "the data source or its revision differs"
     if field == "templates":
         return "the prompt templates have changed"
     return f"{field} differs ({_short(old)} before, {_short(new)} now)"
+
+
+def _describe_model_difference(old: Any, new: Any) -> str:
+    """Name both models; when the spec is the same, name the parameters that differ."""
+
+    def spec(model: Any) -> str:
+        return str(model.get("spec")) if isinstance(model, Mapping) else _short(model)
+
+    def identity(model: Any) -> Mapping[str, Any]:
+        value = model.get("identity") if isinstance(model, Mapping) else None
+        return value if isinstance(value, Mapping) else {}
+
+    if spec(old) != spec(new):
+        return f"the model differs ({spec(old)} before, {spec(new)} now)"
+    a, b = identity(old), identity(new)
+    changed = [
+        f"{key} {_short(a.get(key))} before, {_short(b.get(key))} now"
+        for key in sorted({*a, *b})
+        if a.get(key) != b.get(key)
+    ]
+    return f"the model {spec(new)} has other sampling parameters ({'; '.join(changed)})"
+
+
+def set_aside(folder: Path) -> Path:
+    """Move a run folder out of the way for ``--fresh``: renamed beside itself to
+    ``<name>.replaced-<time>``, nothing deleted.  Refused while another process writes it."""
+    lock = _take_lock(folder)
+    try:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = folder.with_name(f"{folder.name}.replaced-{stamp}")
+        number = 1
+        while target.exists():
+            number += 1
+            target = folder.with_name(f"{folder.name}.replaced-{stamp}-{number}")
+        try:
+            folder.rename(target)
+        except OSError as exc:
+            raise ConfigError(f"cannot move {folder} aside for --fresh ({exc.strerror}).") from None
+        return target
+    finally:
+        lock.close()
+
+
+def is_run_folder(folder: Path) -> bool:
+    return (folder / CONFIG_NAME).exists() or (folder / RECORDS_NAME).exists()
 
 
 def _short(value: Any) -> str:
@@ -78,9 +123,11 @@ def fingerprint(config: Mapping[str, Any]) -> dict[str, Any]:
 def config_mismatch(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
     """One clause saying why ``new`` cannot resume a run made with ``old`` (None: it can)."""
     a, b = fingerprint(old), fingerprint(new)
-    for field in FINGERPRINT_FIELDS:
-        if a[field] != b[field]:
-            return _describe_difference(field, a[field], b[field])
+    for name in FINGERPRINT_FIELDS:
+        if a[name] != b[name]:
+            if name == "model":
+                return _describe_model_difference(old.get("model"), new.get("model"))
+            return _describe_difference(name, a[name], b[name])
     old_k = old.get("k") or {}
     for domain, k in (new.get("k") or {}).items():
         if domain in old_k and old_k[domain] != k:
@@ -96,6 +143,10 @@ class LoadedRecords:
     duplicates: int
     dropped_errors: int = 0
     """Records taken out by ``retry_errors`` (their samples will be done again)."""
+    lines: int = 0
+    """Lines read, blank ones not counted."""
+    skipped: Counter[str] = field(default_factory=Counter)
+    """Forgiving reading: lines left out, by reason."""
 
 
 class RunFolder:
@@ -126,14 +177,23 @@ class RunFolder:
         a spent quota) are taken out of records.jsonl, so that those samples are done
         again; the file is rewritten atomically and keeps one line per sample."""
         folder = Path(path)
+        # A refused start leaves every file as it was: everything that can refuse (another
+        # configuration, a damaged records.jsonl) is checked read-only before anything is
+        # written, first without the lock (so a refusal creates no lock file either),
+        # then again under it, where another process can no longer change the answer.
+        if (folder / CONFIG_NAME).exists():
+            check_resumable(folder, config)
+            read_records(folder / RECORDS_NAME)
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot create the run folder {folder} ({exc.strerror}).") from None
         lock = _take_lock(folder)
         try:
+            loaded = read_records(folder / RECORDS_NAME)
             merged = _merge_config(folder, config)
-            loaded = read_records(folder / RECORDS_NAME, repair=True)
+            if loaded.truncated:
+                loaded = read_records(folder / RECORDS_NAME, repair=True)
             if retry_errors:
                 _drop_error_records(folder / RECORDS_NAME, loaded)
         except BaseException:
@@ -240,7 +300,8 @@ def check_resumable(folder: Path, config: Mapping[str, Any]) -> dict[str, Any]:
     if why is not None:
         raise ConfigError(
             f"{folder} holds a run with another configuration ({why}); "
-            "use another --out folder (or --fresh), or the original settings."
+            "use another --out folder, --fresh to start this one afresh (the old run is "
+            "moved aside, not deleted), or the original settings."
         )
     return old
 
@@ -270,12 +331,25 @@ def _write_json_atomic(path: Path, obj: Any) -> None:
     os.replace(tmp, path)
 
 
-def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> LoadedRecords:
+ReadPolicy = Literal["strict", "forgiving"]
+"""How a records.jsonl is read.  ``strict`` (resuming a run): a damaged line other than
+a crash's last one is an error, since appending to it would bury the damage.
+``forgiving`` (scoring): every line that is not a usable record is skipped and counted
+with its reason, so that what is left can still be scored."""
+
+
+def read_records(
+    path: str | os.PathLike[str], *, repair: bool = False, policy: ReadPolicy = "strict"
+) -> LoadedRecords:
     """Read a records.jsonl: the first record of each key wins.
 
-    A last line without its newline, or that does not parse, is what a crash mid-write
-    leaves: it is dropped (and with ``repair`` cut from the file so appends start on a
-    clean line).  A bad line anywhere else is damage we must not paper over.
+    Strict: a last line without its newline, or that does not parse, is what a crash
+    mid-write leaves: it is dropped (and with ``repair`` cut from the file so appends
+    start on a clean line).  A bad line anywhere else raises DataError.
+
+    Forgiving: every line is tried, a last one without its newline too; a line that does
+    not parse, names an unknown domain, repeats a key or gives a case another gold
+    label than its earlier records is skipped, its reason counted in ``skipped``.
     """
     file = Path(path)
     records: dict[RecordKey, Record] = {}
@@ -286,9 +360,15 @@ def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> Loade
     # After a final newline, split leaves an empty last piece; otherwise the last piece
     # is a line the crash cut short.
     tail = lines.pop()
-    truncated = bool(tail.strip())
+    forgiving = policy == "forgiving"
+    if forgiving and tail:
+        lines.append(tail)  # read it too: it may be a whole record without its newline
+    truncated = bool(tail.strip()) and not forgiving
     good_end = len(raw) - len(tail)
     duplicates = 0
+    counted = 0
+    skipped: Counter[str] = Counter()
+    gold_of: dict[tuple[str, str], Any] = {}
     offset = 0
     for number, line in enumerate(lines, start=1):
         start = offset
@@ -296,6 +376,10 @@ def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> Loade
         try:
             record = parse_record_line(line)
         except ValueError as exc:
+            if forgiving:
+                counted += 1
+                skipped[str(exc)] += 1
+                continue
             if number == len(lines) and not tail:
                 # The last complete line is unreadable: a crash between writes of a
                 # multi-block line on some filesystems.  Treat it as the truncated tail.
@@ -304,16 +388,32 @@ def read_records(path: str | os.PathLike[str], *, repair: bool = False) -> Loade
             raise DataError(f"{file}: line {number} is not a valid record ({exc}).") from None
         if record is None:  # a blank line
             continue
+        counted += 1
+        if forgiving and record.domain not in DOMAINS:
+            skipped[f"unknown domain {record.domain!r}"] += 1
+            continue
         if record.key in records:
             duplicates += 1
+            skipped["duplicate key (kept the first)"] += 1
             continue
+        case = (record.domain, record.case_id)
+        if forgiving and case in gold_of and gold_of[case] != record.gold:
+            skipped["gold differs from an earlier record of the case"] += 1
+            continue
+        gold_of.setdefault(case, record.gold)
         records[record.key] = record
     if truncated and repair:
         with open(file, "r+b") as fh:
             fh.truncate(good_end)
             fh.flush()
             os.fsync(fh.fileno())
-    return LoadedRecords(records, truncated=truncated, duplicates=duplicates)
+    return LoadedRecords(
+        records,
+        truncated=truncated,
+        duplicates=duplicates,
+        lines=counted,
+        skipped=skipped if forgiving else Counter(),
+    )
 
 
 def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:
@@ -337,13 +437,9 @@ class CachedResponse:
 
 
 def default_cache_path() -> Path:
-    """``$DEONTICBENCH_CACHE``, else ``responses.sqlite`` in the user's cache folder."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("deonticbench")) / "responses.sqlite"
+    """``responses.sqlite`` in the cache folder (``$DEONTICBENCH_CACHE`` or the user's
+    cache folder, see ``_paths.cache_root``); ``--cache FILE`` names another file."""
+    return cache_root() / RESPONSES_FILE
 
 
 def cache_key(identity: Mapping[str, Any], prompt_hash: str, sample: int, attempt: int) -> str:

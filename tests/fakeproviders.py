@@ -11,7 +11,10 @@ real thing.  Only the model behind the endpoint is scripted:
   dropped connection, or a delay;
 * ``latency_s``: a fixed delay on every generation request (for benchmarks);
 * ``max_choices``: answer at most this many choices, like servers that ignore ``n``;
-* ``log``: every request received, to assert what was sent and how often.
+* ``log``: every request received, to assert what was sent and how often;
+* ``max_in_flight``: the most generation requests the server was handling at once;
+* ``Fault(reshape=...)``: a 200 reply whose JSON body the function rewrites (a list of
+  content parts, a number for content, a string for choices, a bad usage field).
 
 Usage::
 
@@ -90,6 +93,8 @@ class Fault:
     delay_s: float = 0.0
     """Sleep before acting (on its own: a slow but successful response)."""
     message: str = ""
+    reshape: Callable[[dict[str, Any]], Any] | None = None
+    """Answer 200 with the normal reply body passed through this function."""
 
 
 @dataclass
@@ -101,6 +106,8 @@ class _State:
     faults: deque[Fault] = field(default_factory=deque)
     log: list[FakeRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: int = 0
+    max_in_flight: int = 0
 
 
 def _words(text: str) -> int:
@@ -123,6 +130,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_raw(status, json.dumps(payload).encode(), headers)
 
     def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        self._land()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -193,10 +201,30 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         with state.lock:
             fault = state.faults.popleft() if state.faults else None
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        self._counted = True
+        try:
+            self._generate(api, request, fault)
+        finally:
+            self._land()
+
+    def _land(self) -> None:
+        """A generation request stops counting as in flight just before its answer is
+        written, so that a client's next request never overlaps it in the count."""
+        if getattr(self, "_counted", False):
+            self._counted = False
+            state = self.server.state
+            with state.lock:
+                state.in_flight -= 1
+
+    def _generate(self, api: str, request: FakeRequest, fault: Fault | None) -> None:
+        state = self.server.state
         delay = state.latency_s + (fault.delay_s if fault else 0.0)
         if delay:
             time.sleep(delay)
         if fault is not None and fault.drop:
+            self._land()
             self.close_connection = True
             self.connection.close()
             return
@@ -210,10 +238,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.malformed:
             self._send_raw(200, b'{"id": "oops", "choices": [')
             return
-        if api == "openai":
-            self._send_json(200, self._openai_reply(request))
-        else:
-            self._send_json(200, self._anthropic_reply(request))
+        reply = self._openai_reply(request) if api == "openai" else self._anthropic_reply(request)
+        if fault is not None and fault.reshape is not None:
+            reply = fault.reshape(reply)
+        self._send_json(200, reply)
 
     def _texts(self, request: FakeRequest, n: int) -> list[str]:
         texts = []
@@ -381,6 +409,12 @@ class FakeProvider:
     def log(self) -> list[FakeRequest]:
         with self._state.lock:
             return list(self._state.log)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most generation requests the server was handling at the same time."""
+        with self._state.lock:
+            return self._state.max_in_flight
 
     def generation_requests(self) -> list[FakeRequest]:
         """Logged POSTs to the chat-completions or messages endpoint."""

@@ -46,7 +46,7 @@ def fake() -> Iterator[FakeProvider]:
 def env(tmp_path: Path) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
     out["DEONTICBENCH_DATA"] = DATA
-    out["DEONTICBENCH_CACHE"] = str(tmp_path / "cache.sqlite")
+    out["DEONTICBENCH_CACHE"] = str(tmp_path / "cache")
     return out
 
 
@@ -344,3 +344,137 @@ def test_a_reply_with_a_lone_surrogate_never_stops_a_run(tmp_path: Path, mode: s
         if mode == "zero-shot":
             assert len(record.attempts) == 2  # the feedback turn carried the surrogate too
             assert "\ufffd" in (record.final.program or "")
+
+
+def test_concurrency_bounds_http_requests_when_n_is_emulated(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 7, point 8: a server that ignores n gets K single calls per request; the
+    --concurrency limit still counts HTTP requests in flight."""
+    fake.max_choices = 1
+    fake.latency_s = 0.1
+    args = fake_args(fake, tmp_path / "run", "-k", "4", "--concurrency", "2", "--no-cache")
+    done = eval_in(tmp_path, args)
+    assert done.returncode == 0, done.stderr.decode()
+    assert len(fake.generation_requests()) >= 4 * len(cases())
+    assert fake.max_in_flight == 2
+
+
+def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 7, point 7: choices as a string, every time: retried, then error records;
+    nothing of it reaches the response cache."""
+    from fakeproviders import Fault
+
+    def as_string(reply: dict[str, object]) -> dict[str, object]:
+        reply["choices"] = "Answer: 5"
+        return reply
+
+    fake.fail_next(Fault(reshape=as_string), times=10_000)
+    args = fake_args(
+        fake, tmp_path / "run", "-k", "1", "--param", "max_tries=2", "--param", "backoff_base_s=0"
+    )
+    done = eval_in(tmp_path, args)
+    assert done.returncode == 0, done.stderr.decode()
+    records = read_records(tmp_path / "run" / RECORDS_NAME).records
+    assert len(records) == len(cases())
+    for record in records.values():
+        assert (record.final.error or "").startswith("malformed response after 2 tries")
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM responses").fetchone() == (0,)
+
+
+def test_deonticbench_cache_is_one_folder_and_cache_names_a_file(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 7, point 10: DEONTICBENCH_CACHE is a folder holding responses.sqlite (and
+    the statute and hub pins); --cache still names the sqlite file itself."""
+    done = eval_in(tmp_path, fake_args(fake, tmp_path / "run", "-k", "1"))
+    assert done.returncode == 0, done.stderr.decode()
+    folder = tmp_path / "cache"
+    assert folder.is_dir() and (folder / "responses.sqlite").is_file()
+    own = tmp_path / "elsewhere" / "mine.sqlite"
+    again = eval_in(tmp_path, fake_args(fake, tmp_path / "run2", "-k", "1", "--cache", str(own)))
+    assert again.returncode == 0, again.stderr.decode()
+    assert own.is_file()
+    # The old meaning (the sqlite file itself) is one sentence, not a silent second cache.
+    (tmp_path / "cache-file").write_bytes((folder / "responses.sqlite").read_bytes())
+    environment = env(tmp_path)
+    environment["DEONTICBENCH_CACHE"] = str(tmp_path / "cache-file")
+    refused = subprocess.run(
+        fake_args(fake, tmp_path / "run3", "-k", "1"),
+        env=environment, cwd=tmp_path, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    message = refused.stderr.decode()
+    assert message.startswith("error: DEONTICBENCH_CACHE names a folder") and "--cache" in message
+    assert not (tmp_path / "run3").exists()
+
+
+def test_fresh_with_out_starts_that_folder_afresh_and_keeps_the_old_run_aside(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 7, point 11: the refusal recommends --fresh, and --fresh does what it says;
+    a different model is named in the refusal, both of them."""
+    out = tmp_path / "run"
+    first = eval_in(tmp_path, fake_args(fake, out, "-k", "1", "--limit", "2"))
+    assert first.returncode == 0, first.stderr.decode()
+    old_records = (out / RECORDS_NAME).read_bytes()
+    other = [a.replace("openai-compatible:fake@", "openai-compatible:other@") for a in
+             fake_args(fake, out, "-k", "1", "--limit", "1")]  # fmt: skip
+    refused = eval_in(tmp_path, other)
+    message = refused.stderr.decode()
+    assert refused.returncode == 2 and "--fresh" in message
+    assert "openai-compatible:fake@" in message and "openai-compatible:other@" in message
+    assert (out / RECORDS_NAME).read_bytes() == old_records
+
+    fresh = eval_in(tmp_path, [*other, "--fresh"])
+    assert fresh.returncode == 0, fresh.stderr.decode()
+    assert "--fresh: the run in" in fresh.stderr.decode()
+    records = read_records(out / RECORDS_NAME).records
+    assert len(records) == 1 and {r.model for r in records.values()} == {
+        other[other.index("--model") + 1]
+    }
+    config = json.loads((out / "config.json").read_text())
+    assert len(config["sessions"]) == 1
+    (aside,) = [p for p in tmp_path.iterdir() if p.name.startswith("run.replaced-")]
+    assert (aside / RECORDS_NAME).read_bytes() == old_records
+
+
+def test_the_self_check_explains_reference_disagreements_and_capped_macro_f1(
+    tmp_path: Path,
+) -> None:
+    """Issue 7, point 12: the reference backend's misses are data defects, and a split
+    whose gold labels are one class caps macro-F1 at 50; the summary says both."""
+    done = eval_in(
+        tmp_path,
+        argv("--model", "reference", "--split", "hard", "--domains", "sara_binary,uscis",
+             "--modes", "zero-shot", "-k", "1", "--out", str(tmp_path / "run"), "--score"),
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    last = done.stdout.decode().strip().splitlines()[-1]
+    assert "docs/data-audit.md" in last
+    assert "sara_binary 9 of 30" in last and "uscis 14 of 28" in last
+    assert "23 case(s)" in last
+    assert "capped" not in done.stdout.decode()  # both classes are in the hard splits
+
+    smoke = eval_in(
+        tmp_path,
+        argv("--model", "reference", "--split", "smoke", "--domains", "housing,airline",
+             "--modes", "direct", "-k", "1", "--out", str(tmp_path / "smoke")),
+    )  # fmt: skip
+    assert smoke.returncode == 0, smoke.stderr.decode()
+    text = smoke.stdout.decode()
+    assert "every housing gold label in this run is 'yes'" in text and "capped at 50" in text
+    assert "data-audit" not in text  # direct reference answers are the gold labels
+
+
+def test_a_model_run_gets_no_data_audit_note(fake: FakeProvider, tmp_path: Path) -> None:
+    fake.responder = lambda r: "Answer: 1"  # wrong for every case
+    done = eval_in(tmp_path, fake_args(fake, tmp_path / "run", "-k", "1"))
+    assert done.returncode == 0, done.stderr.decode()
+    assert "data-audit" not in done.stdout.decode()

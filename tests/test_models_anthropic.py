@@ -32,7 +32,8 @@ REQUEST = Request(
         Message("user", "Decide the appeal."),
     ),
     n=2,
-    case=CASE,
+    domain=CASE.domain,
+    case_id=CASE.id,
     mode="zero-shot",
     sample_start=0,
     attempt=0,
@@ -78,7 +79,7 @@ async def test_retry_after_as_an_http_date_is_honoured(fake: FakeProvider) -> No
     fake.fail_next(status=429, retry_after=email.utils.formatdate(time.time() + 2, usegmt=True))
     model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
     (completion,) = await model.generate(
-        Request(REQUEST.messages, n=1, case=CASE, mode="direct", sample_start=0)
+        Request(REQUEST.messages, 1, CASE.domain, CASE.id, mode="direct", sample_start=0)
     )
     await model.aclose()
     assert completion.error is None
@@ -151,3 +152,46 @@ def test_identity_has_no_key(fake: FakeProvider) -> None:
     ident = load_model("anthropic:claude-sonnet-4-5").identity()
     assert ident["backend"] == "anthropic" and ident["base_url"] == fake.url
     assert KEY not in repr(ident)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("content", "plain text"),
+        ("content", [{"type": "text", "text": 7}]),
+        ("usage", {"input_tokens": "lots", "output_tokens": 1}),
+    ],
+    ids=["content-string", "text-number", "usage-word"],
+)
+async def test_a_malformed_reply_is_retried_then_an_error(
+    fake: FakeProvider, name: str, value: object
+) -> None:
+    from fakeproviders import Fault
+
+    def reshape(reply: dict[str, object]) -> dict[str, object]:
+        reply[name] = value
+        return reply
+
+    fake.fail_next(Fault(reshape=reshape), times=2)
+    model = load_model("anthropic:claude-sonnet-4-5", overrides={**FAST, "max_tries": 3})
+    one = Request(messages=REQUEST.messages, n=1, case=REQUEST.case, mode="direct", sample_start=0)
+    (completion,) = await model.generate(one)
+    assert completion.error is None and completion.text  # the third try was well formed
+    fake.fail_next(Fault(reshape=reshape), times=3)
+    (completion,) = await model.generate(one)
+    await model.aclose()
+    assert completion.text is None
+    assert (completion.error or "").startswith("malformed response after 3 tries")
+
+
+async def test_calls_in_flight_stay_within_the_limit(fake: FakeProvider) -> None:
+    import asyncio
+
+    fake.latency_s = 0.15
+    model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
+    model.limit_in_flight(2)
+    four = Request(messages=REQUEST.messages, n=4, case=REQUEST.case, mode="direct", sample_start=0)
+    batches = await asyncio.gather(*(model.generate(four) for _ in range(3)))
+    await model.aclose()
+    assert all(c.error is None for b in batches for c in b)
+    assert fake.max_in_flight == 2

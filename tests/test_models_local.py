@@ -53,7 +53,15 @@ async def test_gemma_answers_a_short_prompt_reproducibly(model_dir: Path) -> Non
     model = load_model("local:gemma3-270m", overrides={"max_tokens": 12, "n_ctx": 512})
     await model.check()
     try:
-        req = Request(messages=MESSAGES, n=2, case=CASE, mode="direct", sample_start=0, attempt=0)
+        req = Request(
+            messages=MESSAGES,
+            n=2,
+            domain=CASE.domain,
+            case_id=CASE.id,
+            mode="direct",
+            sample_start=0,
+            attempt=0,
+        )
         first = await model.generate(req)
         again = await model.generate(req)
     finally:
@@ -76,7 +84,15 @@ async def test_a_prompt_beyond_the_context_is_an_error_completion(model_dir: Pat
     long = (Message("user", "tax " * 400),)
     try:
         (completion,) = await model.generate(
-            Request(messages=long, n=1, case=CASE, mode="direct", sample_start=0, attempt=0)
+            Request(
+                messages=long,
+                n=1,
+                domain=CASE.domain,
+                case_id=CASE.id,
+                mode="direct",
+                sample_start=0,
+                attempt=0,
+            )
         )
     finally:
         await model.aclose()
@@ -106,7 +122,7 @@ def test_gemma_runs_one_housing_case_end_to_end(model_dir: Path, tmp_path: Path)
     sandboxed execution, answer reading and judging, ending in one record."""
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    env["DEONTICBENCH_CACHE"] = str(tmp_path / "cache.sqlite")
+    env["DEONTICBENCH_CACHE"] = str(tmp_path / "cache")
     env["DEONTICBENCH_MODEL_DIR"] = str(model_dir)
     args = ["--model", "local:gemma3-270m", "--split", "smoke", "--domains", "housing"]
     args += ["--modes", "zero-shot", "-k", "1", "--limit", "1", "--attempts", "1"]

@@ -36,7 +36,13 @@ CASE = Case(
 
 def request(case: Case, mode: Mode, n: int = 1, start: int = 0, attempt: int = 0) -> Request:
     return Request(
-        messages=MESSAGES, n=n, case=case, mode=mode, sample_start=start, attempt=attempt
+        messages=MESSAGES,
+        n=n,
+        domain=case.domain,
+        case_id=case.id,
+        mode=mode,
+        sample_start=start,
+        attempt=attempt,
     )
 
 
@@ -45,7 +51,7 @@ def request(case: Case, mode: Mode, n: int = 1, start: int = 0, attempt: int = 0
 async def test_reference_direct_answers_read_back_as_gold(domain: str) -> None:
     dom = get_domain(domain)
     cases = load_cases(dom, "hard", resolve_source(DATA))
-    model = load_model("reference")
+    model = load_model("reference", cases=cases)
     for case in cases:
         (completion,) = await model.generate(request(case, "direct"))
         assert completion.text is not None
@@ -57,7 +63,7 @@ async def test_reference_direct_answers_read_back_as_gold(domain: str) -> None:
 
 
 async def test_reference_program_modes_give_the_fenced_reference_program() -> None:
-    model = load_model("reference")
+    model = load_model("reference", cases=[CASE])
     assert not model.cacheable and model.identity()["backend"] == "reference"
     completions = await model.generate(request(CASE, "few-shot", n=3))
     assert len(completions) == 3
@@ -154,3 +160,26 @@ def test_credentials_in_a_server_url_never_reach_the_recorded_spec() -> None:
     model = load_model("openai-compatible:m1@http://user:s3cret@127.0.0.1:8000/v1?token=t0k")
     assert model.spec == "openai-compatible:m1@http://127.0.0.1:8000/v1"
     assert "s3cret" not in str(model.identity()) and "t0k" not in str(model.identity())
+
+
+def test_a_request_carries_no_gold_by_type() -> None:
+    import dataclasses
+
+    # What a model may see: messages, which sample of which case and mode, how many.
+    assert {f.name for f in dataclasses.fields(Request)} == {
+        "messages",
+        "n",
+        "domain",
+        "case_id",
+        "mode",
+        "sample_start",
+        "attempt",
+    }
+    assert not any(f.type in ("Case", Case) for f in dataclasses.fields(Request))
+
+
+async def test_the_reference_backend_answers_only_cases_it_was_built_with() -> None:
+    model = load_model("reference")  # no table: it knows no gold
+    (completion,) = await model.generate(request(CASE, "direct"))
+    assert completion.text is None
+    assert completion.error == "the reference backend was not given case airline airline_7"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from fakeproviders import FakeProvider, FakeRequest
@@ -33,7 +34,13 @@ MESSAGES = (
 
 def request(n: int = 1, *, sample_start: int = 0) -> Request:
     return Request(
-        messages=MESSAGES, n=n, case=CASE, mode="direct", sample_start=sample_start, attempt=0
+        messages=MESSAGES,
+        n=n,
+        domain=CASE.domain,
+        case_id=CASE.id,
+        mode="direct",
+        sample_start=sample_start,
+        attempt=0,
     )
 
 
@@ -270,3 +277,107 @@ async def test_responder_hook_scripts_answers_per_request(fake: FakeProvider) ->
     model = load_model("openai:gpt-4.1", overrides=FAST)
     (completion,) = await run(model, request())
     assert completion.text == "Answer: 1166"
+
+
+# --- issue 7, point 7: replies of the wrong shape ---------------------------------------
+
+
+Reshape = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _content(value: object) -> Reshape:
+    def reshape(reply: dict[str, Any]) -> dict[str, Any]:
+        for choice in reply["choices"]:
+            choice["message"]["content"] = value
+        return reply
+
+    return reshape
+
+
+def _field(name: str, value: object) -> Reshape:
+    def reshape(reply: dict[str, Any]) -> dict[str, Any]:
+        reply[name] = value
+        return reply
+
+    return reshape
+
+
+async def test_content_as_a_list_of_parts_is_joined(fake: FakeProvider) -> None:
+    from fakeproviders import Fault
+
+    parts = [
+        {"type": "text", "text": "Answer: "},
+        {"type": "reasoning", "reasoning": "scratch"},
+        {"type": "text", "text": "1166"},
+    ]
+    fake.fail_next(Fault(reshape=_content(parts)))
+    model = load_model("openai:gpt-4.1", overrides=FAST)
+    (completion,) = await run(model, request())
+    assert completion.error is None and completion.text == "Answer: 1166"
+    assert len(fake.generation_requests()) == 1
+
+
+@pytest.mark.parametrize(
+    "reshape",
+    [
+        _content(1166),
+        _content({"text": 5}),
+        _content([{"type": "text", "text": 5}]),
+        _field("choices", "Answer: 1166"),
+        _field("choices", ["Answer: 1166"]),
+        _field("choices", []),
+        _field("usage", {"prompt_tokens": "many", "completion_tokens": 3}),
+        _field("usage", {"prompt_tokens": 3, "completion_tokens": [1]}),
+    ],
+    ids=[
+        "content-number",
+        "content-object",
+        "part-text-number",
+        "choices-string",
+        "choices-of-strings",
+        "choices-empty",
+        "usage-word",
+        "usage-list",
+    ],
+)
+async def test_a_malformed_reply_is_retried_then_an_error(
+    fake: FakeProvider, reshape: Reshape
+) -> None:
+    from fakeproviders import Fault
+
+    # Once malformed, then fine: retried like a 5xx, and the second reply is the answer.
+    fake.fail_next(Fault(reshape=reshape))
+    model = load_model("openai:gpt-4.1", overrides=FAST)
+    (completion,) = await run(model, request())
+    assert completion.error is None and isinstance(completion.text, str)
+    assert len(fake.generation_requests()) == 2
+    # Malformed every time: an error completion per sample, never an exception.
+    fake.fail_next(Fault(reshape=reshape), times=10)
+    model = load_model("openai:gpt-4.1", overrides={**FAST, "max_tries": 3})
+    completions = await run(model, request(2))
+    assert len(completions) == 2
+    for completion in completions:
+        assert completion.text is None
+        assert (completion.error or "").startswith("malformed response after 3 tries")
+
+
+# --- issue 7, point 8: --concurrency bounds HTTP requests in flight ---------------------
+
+
+async def test_calls_in_flight_stay_within_the_limit_when_n_is_emulated(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", KEY)
+    fake.max_choices = 1  # the server ignores n: K samples become K calls
+    fake.latency_s = 0.15
+    model = load_model(f"openai-compatible:llama@{fake.openai_url}", overrides=FAST)
+    model.limit_in_flight(3)
+    try:
+        batches = await asyncio.gather(*(model.generate(request(4)) for _ in range(4)))
+    finally:
+        await model.aclose()
+    assert all(len(b) == 4 and all(c.error is None for c in b) for b in batches)
+    assert len(fake.generation_requests()) >= 16
+    assert fake.max_in_flight == 3

@@ -124,12 +124,13 @@ def attempts_of(records: dict[tuple[str, str, str, int], Record]) -> dict[object
 def test_reference_backend_agrees_with_the_reference_programs_on_every_smoke_domain(
     solver: Solver, tmp_path: Path
 ) -> None:
-    from deonticbench.models.reference import ReferenceModel
+    from deonticbench.models.reference import ReferenceModel, reference_table
 
     domains = list(DOMAINS.values())
+    table = reference_table(case for d in domains for case in smoke(d))
     with ResponseCache(tmp_path / "cache.sqlite") as cache:
         result, records = run(
-            ReferenceModel(), solver, tmp_path / "run", domains=domains,
+            ReferenceModel(table), solver, tmp_path / "run", domains=domains,
             modes=("zero-shot", "direct"), cache=cache,
         )  # fmt: skip
         assert len(cache) == 0, "answers that cost nothing bypass the cache"

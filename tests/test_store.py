@@ -251,3 +251,52 @@ def test_the_cache_keeps_a_lone_surrogate_and_only_ever_text(tmp_path: Path) -> 
         cache.put("l", CachedResponse(["a"], 1, 2, 0.5, "stop"))  # type: ignore[arg-type]
         assert cache.get("n") is None and cache.get("l") is None
         assert len(cache) == 1
+
+
+# --- issue 7, point 9: a refused start changes nothing ---------------------------------
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_a_refused_resume_leaves_every_file_byte_identical(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    with RunFolder.open(folder, _config()) as run:
+        for case in "abc":
+            run.append(_record(case, 0))
+    lines = (folder / RECORDS_NAME).read_bytes().split(b"\n")
+    lines[1] = lines[1][:20] + b"#damage#" + lines[1][20:]
+    (folder / RECORDS_NAME).write_bytes(b"\n".join(lines))
+    (folder / ".lock").unlink(missing_ok=True)
+    before = _snapshot(folder)
+    # Adding a domain is allowed and would rewrite config.json; the damage refuses it.
+    more = _config(domains=["airline", "housing"], sessions=[{"started": "later"}])
+    with pytest.raises(DataError, match="line 2"):
+        RunFolder.open(folder, more)
+    assert _snapshot(folder) == before
+    # Another configuration is refused, and changes nothing either.
+    with pytest.raises(ConfigError):
+        RunFolder.open(folder, _config(seed=1))
+    assert _snapshot(folder) == before
+    # Once the damage is mended, the original settings resume: no session was recorded
+    # for the settings that never ran.
+    lines[1] = lines[1].replace(b"#damage#", b"")
+    (folder / RECORDS_NAME).write_bytes(b"\n".join(lines))
+    with RunFolder.open(folder, _config()) as run:
+        assert len(run.done) == 3
+    config = json.loads((folder / CONFIG_NAME).read_text())
+    assert config["domains"] == ["airline"]
+    assert [s["started"] for s in config["sessions"]] == ["now", "now"]
+
+
+def test_statute_and_hub_pins_live_in_the_cache_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 7, point 10: one folder, whichever module asks."""
+    from deonticbench import hub, statutes, store
+
+    monkeypatch.setenv("DEONTICBENCH_CACHE", str(tmp_path / "c"))
+    assert store.default_cache_path() == tmp_path / "c" / "responses.sqlite"
+    assert statutes.cache_root() == tmp_path / "c"
+    assert hub._memory_file() == tmp_path / "c" / "hub-revisions.json"

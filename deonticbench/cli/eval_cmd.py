@@ -15,7 +15,7 @@ from ..api import CacheChoice, PreparedRun, arun, dry_run, prepare, score
 from ..domains import DOMAINS, parse_domains
 from ..errors import ConfigError
 from ..modes import MODES, Mode
-from ..progress import LiveProgress, summary_table
+from ..progress import LiveProgress, summary_notes, summary_table
 from ..selection import parse_ids, parse_limit
 from ..sources import resolve_source
 from ..spec import DEFAULT_CONCURRENCY, RunSpec
@@ -86,7 +86,7 @@ def _positive(name: str, value: int | None) -> None:
     type=int,
     default=DEFAULT_CONCURRENCY,
     show_default=True,
-    help="Requests in flight.",
+    help="HTTP requests in flight.",
 )
 @click.option(
     "--limit",
@@ -200,7 +200,8 @@ def command(
     if dry_run:
         _dry_run(prepared, options)
         return
-    code = asyncio.run(_evaluate(prepared, options))
+    notes: list[str] = []
+    code = asyncio.run(_evaluate(prepared, options, notes))
     if code:
         sys.exit(code)
     if score_after:
@@ -214,6 +215,9 @@ def command(
         click.echo(
             f"more: deonticbench score {prepared.out} --out <folder> (CSV, per-case, figure)"
         )
+    # Last, under the numbers they explain (the summary, or the paper's table).
+    for note in notes:
+        click.echo(note)
 
 
 @dataclass(frozen=True)
@@ -254,6 +258,9 @@ def _dry_run(prepared: PreparedRun, options: _Options) -> None:
 class _Progress(LiveProgress):
     """The live display, plus what the folder held when it was opened."""
 
+    def note(self, text: str) -> None:
+        click.echo(text, err=True)
+
     def opened(self, run: RunFolder) -> None:
         if run.loaded.truncated:
             click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
@@ -265,7 +272,9 @@ class _Progress(LiveProgress):
         click.echo(f"run folder: {run.path}", err=True)
 
 
-async def _evaluate(prepared: PreparedRun, options: _Options) -> int:
+async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) -> int:
+    """Run; ``notes`` receives the sentences that explain the summary's numbers (see
+    ``progress.summary_notes``), for the caller to print under the last table."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -295,6 +304,8 @@ async def _evaluate(prepared: PreparedRun, options: _Options) -> int:
             if progress.rows:
                 progress.finish()
         click.echo(summary_table(result.records, order=DOMAINS))
+        reference = prepared.model.provider == "reference"
+        notes.extend(summary_notes(result.records, reference=reference))
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
             f"{result.requests} requests sent, {result.cache_hits} cached responses used; "

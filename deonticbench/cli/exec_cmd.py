@@ -12,6 +12,7 @@ from ..domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError
 from ..programs import extract_program, has_fence, prepare_program
 from ..solver import Execution, Limits, run_program
+from ..solver.execution import DEFAULT_TIMEOUT_S
 
 
 @click.command()
@@ -24,7 +25,7 @@ from ..solver import Execution, Limits, run_program
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
-    default=20.0,
+    default=DEFAULT_TIMEOUT_S,
     show_default=True,
     help="Seconds.",
 )

@@ -10,6 +10,7 @@ import click
 from ..data import SPLITS
 from ..domains import parse_domains
 from ..solver import Limits
+from ..solver.execution import DEFAULT_TIMEOUT_S
 from ..sources import resolve_source
 from ..validate import DomainReport, validate
 
@@ -33,7 +34,7 @@ from ..validate import DomainReport, validate
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
-    default=20.0,
+    default=DEFAULT_TIMEOUT_S,
     show_default=True,
     help="Seconds per program.",
 )

@@ -28,7 +28,68 @@ def import_sdk(name: str) -> ModuleType:
 
 
 class MalformedResponse(Exception):
-    """A response that parsed but lacks what a completion needs (no choices, no text)."""
+    """A response that parsed but lacks what a completion needs (no choices, no text), or
+    has it in the wrong shape.  Raised inside the retried call, so it is retried like a
+    5xx and, if it stays malformed, becomes the sample's error record."""
+
+
+def field_of(obj: Any, name: str) -> Any:
+    """A field of a parsed reply, whether the SDK gave a model object or a plain dict
+    (SDKs build replies without validating them, so either can appear)."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def reply_text(content: Any, *, where: str) -> str:
+    """The text of a message's content: a string, nothing (""), or a list of parts whose
+    text parts are joined (some OpenAI-compatible servers send parts).  Anything else is
+    a malformed reply."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+                continue
+            kind = field_of(part, "type")
+            text = field_of(part, "text")
+            if kind in (None, "text", "output_text") and text is not None:
+                if not isinstance(text, str):
+                    raise MalformedResponse(f"{where} has a text part that is not text")
+                texts.append(text)
+            elif kind is None:
+                raise MalformedResponse(f"{where} has a part that is neither text nor typed")
+            # Typed parts other than text (reasoning, images, refusals) are not the answer.
+        return "".join(texts)
+    raise MalformedResponse(f"{where} is {type(content).__name__}, not text")
+
+
+def token_count(usage: Any, name: str) -> int:
+    """A token count from a reply's usage; absent is 0, anything but a whole number is a
+    malformed reply."""
+    value = field_of(usage, name) if usage is not None else None
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise MalformedResponse(f"usage.{name} is not a number")
+    if isinstance(value, int):
+        return max(value, 0)
+    if isinstance(value, float) and value.is_integer():
+        return max(int(value), 0)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    raise MalformedResponse(f"usage.{name} is {value!r}, not a number")
+
+
+def finish_reason_of(obj: Any) -> str | None:
+    reason = field_of(obj, "finish_reason")
+    if reason is None:
+        reason = field_of(obj, "stop_reason")
+    return reason if isinstance(reason, str) else None
 
 
 def provider_message(exc: Any) -> str:

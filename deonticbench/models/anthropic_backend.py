@@ -10,11 +10,20 @@ a token budget is a provider-specific field: ``extra: {thinking: {...}}``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from typing import Any
 
-from ._sdk import MalformedResponse, classify_sdk_error, import_sdk
+from ._sdk import (
+    MalformedResponse,
+    classify_sdk_error,
+    field_of,
+    finish_reason_of,
+    import_sdk,
+    reply_text,
+    token_count,
+)
 from .base import Completion, Request
 from .registry import Settings
 from .remote import RemoteModel, env_key
@@ -22,6 +31,25 @@ from .retry import call_with_retries
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 FALLBACK_MAX_TOKENS = 8192
+
+
+def _read_message(message: Any) -> Completion:
+    """The text and token counts of a messages reply, or MalformedResponse.  Thinking
+    blocks are the model's scratchpad, not its answer: only text blocks are joined."""
+    content = field_of(message, "content")
+    if not isinstance(content, list):
+        raise MalformedResponse(
+            "the response has no content"
+            if content is None
+            else f"content is {type(content).__name__}, not a list of blocks"
+        )
+    usage = field_of(message, "usage")
+    return Completion(
+        text=reply_text(content, where="content"),
+        tokens_in=token_count(usage, "input_tokens"),
+        tokens_out=token_count(usage, "output_tokens"),
+        finish_reason=finish_reason_of(message),
+    )
 
 
 class AnthropicModel(RemoteModel):
@@ -82,33 +110,21 @@ class AnthropicModel(RemoteModel):
 
         client = self.client()
 
-        async def once() -> tuple[Any, float]:
+        async def once() -> tuple[Completion, float]:
             start = time.monotonic()
-            message = await client.messages.create(**fields)
-            if getattr(message, "content", None) is None:
-                raise MalformedResponse("the response has no content")
-            return message, time.monotonic() - start
+            async with self.in_flight:
+                message = await client.messages.create(**fields)
+            # Validated inside the retried call: a reply of the wrong shape is retried
+            # like a 5xx and, if it stays malformed, is the sample's error.
+            return _read_message(message), time.monotonic() - start
 
         outcome = await call_with_retries(
             once, lambda exc: classify_sdk_error(exc, anthropic), self.policy, rng=self._rng
         )
         if outcome.value is None:
             return Completion.failed(outcome.error or "request failed")
-        message, latency = outcome.value
-        # Thinking blocks are the model's scratchpad, not its answer: keep text blocks only.
-        text = "".join(
-            getattr(block, "text", "")
-            for block in message.content
-            if getattr(block, "type", None) == "text"
-        )
-        usage = message.usage
-        return Completion(
-            text=text,
-            tokens_in=int(getattr(usage, "input_tokens", 0) or 0),
-            tokens_out=int(getattr(usage, "output_tokens", 0) or 0),
-            latency_s=latency,
-            finish_reason=message.stop_reason,
-        )
+        completion, latency = outcome.value
+        return dataclasses.replace(completion, latency_s=latency)
 
     async def generate(self, request: Request) -> list[Completion]:
         fields = self.request_fields(request)

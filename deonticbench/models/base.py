@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..chat import Message
-from ..data import Case
 from ..modes import Mode
 
 
@@ -53,10 +52,16 @@ class GenerationParams:
 
 @dataclass(frozen=True)
 class Request:
+    """What a model may see, and nothing more: the chat messages, which sample of which
+    case and mode is asked for (for backends that look responses up or seed by them),
+    and how many.  No gold label and no reference program: a backend cannot leak what
+    it is never given (the ``reference`` backend gets its table when it is built)."""
+
     messages: tuple[Message, ...]
     n: int
     """How many samples to draw; ``generate`` returns exactly this many completions."""
-    case: Case
+    domain: str
+    case_id: str
     mode: Mode
     sample_start: int
     """Index of the first sample drawn: the request covers samples
@@ -107,6 +112,11 @@ class Model(ABC):
             "base_url": None,
             **self.params.to_dict(),
         }
+
+    def limit_in_flight(self, limit: int) -> None:  # noqa: B027 - no HTTP, nothing to bound
+        """Never have more than ``limit`` provider calls in flight at once, however a
+        request is split into calls (a server that ignores ``n`` gets one call per
+        sample).  The runner sets it from ``--concurrency``; HTTP backends honour it."""
 
     async def check(self) -> None:  # noqa: B027 - a no-op is the right default
         """Pre-flight before any work; raises ``ConfigError`` with one sentence."""

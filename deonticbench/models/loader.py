@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..data import Case
 from ..errors import ConfigError
 from .base import Model
 from .registry import resolve_settings
@@ -75,7 +76,7 @@ def _reference(spec: str, rest: str, overrides: Mapping[str, Any] | None) -> Mod
 
     if rest:
         raise ConfigError(f"model spec {spec!r}: the reference backend takes no model name.")
-    return ReferenceModel()
+    return ReferenceModel()  # its table comes from load_model(..., cases=)
 
 
 def _replay(spec: str, path: str, overrides: Mapping[str, Any] | None) -> Model:
@@ -110,8 +111,29 @@ def _inspect_style(text: str) -> str | None:
     return f"{backend}:{name.strip()}"
 
 
-def load_model(spec: str, *, overrides: dict[str, Any] | None = None) -> Model:
-    """Build the backend a spec names; an unknown or incomplete spec is a ConfigError."""
+def load_model(
+    spec: str, *, overrides: dict[str, Any] | None = None, cases: Iterable[Case] = ()
+) -> Model:
+    """Build the backend a spec names; an unknown or incomplete spec is a ConfigError.
+
+    ``cases`` are the cases the run will ask about: only the ``reference`` backend uses
+    them (it answers with their gold material); no other backend ever sees them."""
+    text, provider, rest, factory = _parse(spec)
+    model = factory(text, rest, overrides)
+    if provider == "reference":
+        from .reference import ReferenceModel, reference_table
+
+        model = ReferenceModel(reference_table(cases))
+    return model
+
+
+def check_spec(spec: str) -> None:
+    """Raise the ConfigError ``load_model`` would for an unknown or incomplete spec,
+    without building anything."""
+    _parse(spec)
+
+
+def _parse(spec: str) -> tuple[str, str, str, Factory]:
     text = spec.strip()
     provider, _, rest = text.partition(":")
     factory = BACKENDS.get(provider)
@@ -129,5 +151,4 @@ def load_model(spec: str, *, overrides: dict[str, Any] | None = None) -> Model:
         )
     if provider in NEEDS_NAME and not rest.strip():
         raise ConfigError(f"model spec {spec!r} lacks a model: write {provider}:<name>.")
-    model = factory(text, rest.strip(), overrides)
-    return model
+    return text, provider, rest.strip(), factory

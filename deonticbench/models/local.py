@@ -71,9 +71,9 @@ def model_cache_dir() -> Path:
     override = os.environ.get("DEONTICBENCH_MODEL_DIR", "").strip()
     if override:
         return Path(override).expanduser()
-    import platformdirs
+    from .._paths import cache_root
 
-    return platformdirs.user_cache_path("deonticbench") / "models"
+    return cache_root() / "models"
 
 
 def packaged_gguf(weights: PackagedWeights) -> Path:

@@ -13,16 +13,61 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from ._sdk import MalformedResponse, classify_sdk_error, import_sdk
+from ._sdk import (
+    MalformedResponse,
+    classify_sdk_error,
+    field_of,
+    finish_reason_of,
+    import_sdk,
+    reply_text,
+    token_count,
+)
 from .base import Completion, Request
 from .registry import Settings
 from .remote import RemoteModel, env_key, split_usage
 from .retry import call_with_retries
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """A chat-completions reply checked for shape: only text and whole numbers."""
+
+    texts: list[tuple[str, str | None]]
+    prompt_tokens: int
+    output_tokens: int
+
+
+def _read_reply(response: Any, n: int) -> _Reply:
+    """The texts and token counts of a reply, or MalformedResponse saying what is wrong."""
+    choices = field_of(response, "choices")
+    if not isinstance(choices, list) or not choices:
+        raise MalformedResponse(
+            "the response has no choices"
+            if not choices
+            else f"choices is {type(choices).__name__}, not a list"
+        )
+
+    def index_of(choice: Any) -> int:
+        index = field_of(choice, "index")
+        return index if isinstance(index, int) and not isinstance(index, bool) else 0
+
+    texts: list[tuple[str, str | None]] = []
+    for choice in sorted(choices, key=index_of)[:n]:
+        if isinstance(choice, str | int | float | list) or choice is None:
+            raise MalformedResponse(f"a choice is {type(choice).__name__}, not an object")
+        message = field_of(choice, "message")
+        content = field_of(message, "content") if message is not None else None
+        texts.append((reply_text(content, where="message.content"), finish_reason_of(choice)))
+    usage = field_of(response, "usage")
+    return _Reply(
+        texts, token_count(usage, "prompt_tokens"), token_count(usage, "completion_tokens")
+    )
 
 
 class OpenAIModel(RemoteModel):
@@ -106,14 +151,15 @@ class OpenAIModel(RemoteModel):
         client = self.client()
         fields = self.request_fields(n)
 
-        async def once() -> tuple[Any, float]:
+        async def once() -> tuple[_Reply, float]:
             start = time.monotonic()
-            response = await client.chat.completions.create(
-                model=self.model_name, messages=messages, **fields
-            )
-            if not getattr(response, "choices", None):
-                raise MalformedResponse("the response has no choices")
-            return response, time.monotonic() - start
+            async with self.in_flight:
+                response = await client.chat.completions.create(
+                    model=self.model_name, messages=messages, **fields
+                )
+            # Validated here, inside the retried call: a reply of the wrong shape is
+            # retried like a 5xx and, if it stays malformed, is the sample's error.
+            return _read_reply(response, n), time.monotonic() - start
 
         import openai
 
@@ -122,15 +168,8 @@ class OpenAIModel(RemoteModel):
         )
         if outcome.value is None:
             return [Completion.failed(outcome.error or "request failed")] * n
-        response, latency = outcome.value
-        choices = sorted(response.choices, key=lambda c: getattr(c, "index", 0) or 0)[:n]
-        texts = [
-            ((c.message.content if c.message else None) or "", c.finish_reason) for c in choices
-        ]
-        usage = response.usage
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        output = int(getattr(usage, "completion_tokens", 0) or 0)
-        return split_usage(texts, prompt, output, latency)
+        reply, latency = outcome.value
+        return split_usage(reply.texts, reply.prompt_tokens, reply.output_tokens, latency)
 
     async def generate(self, request: Request) -> list[Completion]:
         messages = [{"role": m.role, "content": m.content} for m in request.messages]

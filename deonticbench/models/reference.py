@@ -6,18 +6,37 @@ pipeline's self-check, exercising extraction, sandboxed execution, answer readin
 judging without paying for a model: run end to end it must agree with
 ``deonticbench validate`` (which is not 100% on every domain: see docs/data-audit.md).
 Nothing is paid, so nothing is cached.
+
+A request carries no gold (see ``Request``): the backend is built with its own lookup
+table of the cases it may be asked about (``load_model("reference", cases=...)``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ..data import Case
 from .base import Completion, GenerationParams, Model, Request
 
 
-def reference_text(request: Request) -> str:
-    case = request.case
-    if request.mode == "direct":
-        return f"Answer: {case.gold}"
-    program = case.reference_prolog.strip()
+@dataclass(frozen=True)
+class GoldMaterial:
+    """What the reference backend answers a case with."""
+
+    gold: int | str
+    reference_prolog: str
+
+
+def reference_table(cases: Iterable[Case]) -> dict[tuple[str, str], GoldMaterial]:
+    """(domain, case id) -> the case's gold label and reference program."""
+    return {(c.domain, c.id): GoldMaterial(c.gold, c.reference_prolog) for c in cases}
+
+
+def reference_text(material: GoldMaterial, mode: str) -> str:
+    if mode == "direct":
+        return f"Answer: {material.gold}"
+    program = material.reference_prolog.strip()
     if program.startswith("```"):
         # Some published reference programs (the whole splits) are stored as raw
         # responses that already carry their fence: send them as they are.
@@ -28,12 +47,17 @@ def reference_text(request: Request) -> str:
 class ReferenceModel(Model):
     cacheable = False
 
-    def __init__(self) -> None:
+    def __init__(self, table: Mapping[tuple[str, str], GoldMaterial] | None = None) -> None:
         self.spec = "reference"
         self.provider = "reference"
         self.model_name = "reference"
         self.params = GenerationParams()
+        self.table = dict(table or {})
 
     async def generate(self, request: Request) -> list[Completion]:
-        text = reference_text(request)
+        material = self.table.get((request.domain, request.case_id))
+        if material is None:
+            error = f"the reference backend was not given case {request.domain} {request.case_id}"
+            return [Completion.failed(error) for _ in range(request.n)]
+        text = reference_text(material, request.mode)
         return [Completion(text=text, finish_reason="stop") for _ in range(request.n)]

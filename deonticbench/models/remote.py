@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import random
+from contextlib import AbstractAsyncContextManager
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -82,6 +85,25 @@ class RemoteModel(Model):
         self.check_timeout_s = float(settings.option("check_timeout_s", 15.0))
         self._rng = random.Random()
         self._client: Any = None
+        self._slots_limit: int | None = None
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+
+    def limit_in_flight(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError("the limit of calls in flight must be at least 1")
+        self._slots_limit = limit
+        self._slots = None
+
+    @property
+    def in_flight(self) -> AbstractAsyncContextManager[Any]:
+        """Hold this around the one HTTP call of a try (not around a backoff's sleep), so
+        that the calls in flight never exceed ``limit_in_flight``."""
+        if self._slots_limit is None:
+            return contextlib.nullcontext()
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self._slots_limit))
+        return self._slots[1]
 
     def client(self) -> Any:
         """The provider's async client, created on first use."""

@@ -107,15 +107,14 @@ class ReplayModel(Model):
         return ident
 
     async def generate(self, request: Request) -> list[Completion]:
-        case = request.case
         out = []
         for sample in range(request.sample_start, request.sample_start + request.n):
-            key = (case.domain, case.id, request.mode, sample, request.attempt)
+            key = (request.domain, request.case_id, request.mode, sample, request.attempt)
             text = self.saved.get(key)
             if text is None:
                 out.append(
                     Completion.failed(
-                        f"no saved response for {case.domain} {case.id} {request.mode} "
+                        f"no saved response for {request.domain} {request.case_id} {request.mode} "
                         f"sample {sample} attempt {request.attempt}"
                     )
                 )

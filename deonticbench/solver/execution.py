@@ -33,9 +33,13 @@ process limits; ``rlimits``: the process limits, private working directory and s
 environment only (bubblewrap missing or not working here)."""
 
 
+DEFAULT_TIMEOUT_S = 20.0
+"""The wall clock of one program, paper B.1's 20 s: the default of every command."""
+
+
 @dataclass(frozen=True)
 class Limits:
-    timeout_s: float = 20.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     """Wall clock (paper B.1 uses 20 s).  The whole process tree is killed at the limit."""
     cpu_s: int = 30
     memory_mb: int = 2048

@@ -266,11 +266,12 @@ def _resource(name: str) -> str:
 
 
 def _runs_html(scores: Sequence[RunScores]) -> str:
-    from ..results import run_totals
+    from ..results import estimated_cost, run_totals
 
     rows = []
     for s in scores:
         t = run_totals(s.run)
+        cost = estimated_cost(s.run.model, t)
         rows.append(
             "<tr>"
             + "".join(
@@ -282,6 +283,7 @@ def _runs_html(scores: Sequence[RunScores]) -> str:
                     len(s.run.records),
                     t.requests,
                     f"{t.tokens_in:,} / {t.tokens_out:,}",
+                    "—" if cost is None else f"${cost['usd']:,.2f}",
                     ", ".join(s.stages),
                 )
             )
@@ -289,7 +291,16 @@ def _runs_html(scores: Sequence[RunScores]) -> str:
         )
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("Run", "Model", "Split", "Samples", "Requests", "Tokens in / out", "Stages")
+        for h in (
+            "Run",
+            "Model",
+            "Split",
+            "Samples",
+            "Requests",
+            "Tokens in / out",
+            "Est. cost",
+            "Stages",
+        )
     )
     return f'<table id="runs"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 

@@ -38,6 +38,7 @@ $(LOCAL_STAMP): $(STAMP)
 lint: install
 	$(VENV)/bin/ruff check deonticbench tests benchmarks
 	$(VENV)/bin/ruff format --check deonticbench tests benchmarks
+	$(VENV)/bin/lint-imports  # the data flow's layers (pyproject [tool.importlinter])
 
 typecheck: install
 	$(VENV)/bin/mypy

@@ -41,12 +41,12 @@ SYNTAX = (
 def build_run(folder: Path) -> int:
     from deonticbench.data import describe_source
     from deonticbench.domains import get_domain
+    from deonticbench.environment import environment_facts
+    from deonticbench.plan import plan_run
     from deonticbench.programs import prepare_program
-    from deonticbench.prompting import render, render_feedback
+    from deonticbench.prompting import render, render_feedback, solver_report
     from deonticbench.records import MODES, Attempt, Record
-    from deonticbench.runner import plan_run
     from deonticbench.sources import resolve_source
-    from deonticbench.store import environment_facts
 
     source = resolve_source()
     plan = plan_run(
@@ -109,14 +109,13 @@ def build_run(folder: Path) -> int:
                                 execution=broken, abstain_reason="program syntax_error",
                             )
                         )  # fmt: skip
-                        from deonticbench.answers import Answer
-                        from deonticbench.runner import feedback_text
-                        from deonticbench.solver import Execution
-
-                        feedback = feedback_text(
+                        feedback = solver_report(
                             domain,
-                            Execution.from_dict(broken),
-                            Answer.abstain("program syntax_error"),
+                            status="syntax_error",
+                            limit=None,
+                            stdout="",
+                            stderr=SYNTAX,
+                            no_answer=None,
                         )
                         current = render_feedback(prompt, text, program, feedback)
                     attempts.append(

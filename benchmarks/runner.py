@@ -47,11 +47,12 @@ from deonticbench.domains import get_domain  # noqa: E402
 from deonticbench.models import Request, load_model  # noqa: E402
 from deonticbench.models.base import Model  # noqa: E402
 from deonticbench.modes import Mode  # noqa: E402
+from deonticbench.plan import plan_run  # noqa: E402
 from deonticbench.programs import prepare_program  # noqa: E402
 from deonticbench.prompting import Prompt, render  # noqa: E402
-from deonticbench.runner import Runner, plan_run  # noqa: E402
+from deonticbench.runfolder import RunFolder  # noqa: E402
+from deonticbench.runner import Runner  # noqa: E402
 from deonticbench.solver import Solver  # noqa: E402
-from deonticbench.store import RunFolder  # noqa: E402
 
 
 def load(n: int) -> list[Case]:

@@ -8,7 +8,8 @@ docs/scoring.md states these rules for users; keep the two in step.
 Numbers (one reader, ``parse_number`` for a whole value and ``_amounts`` for values in
 prose, sharing one grammar): an optional sign, an optional ``$``, digits with optional
 thousands separators (commas, or spaces in groups of three), an optional decimal part and
-exponent, and an optional trailing full stop or ``dollars``/``USD``.  A value is read
+exponent, an optional scale (``k``, ``thousand``, ``million``, ``billion``), and an
+optional trailing full stop or ``dollars``/``USD``.  A value is read
 whole or not at all: ``26 567`` is 26567, never 26, and digits cut apart by a space in a
 way no grouping explains make the answer unreadable.
 
@@ -18,7 +19,9 @@ twice is one answer, two different values are a conflict.
 Direct text, after reasoning blocks (``<think>`` ...) are removed, by precedence:
 
 1. an explicit marker: ``\\boxed{}``, ``Answer:``, ``Final answer:`` or one of the
-   domain's ``answer_markers`` (the last marked answer that holds a value decides);
+   domain's ``answer_markers``, or such a marker alone on its line as a heading of the
+   next line (the last marked answer that holds a value decides; a calculation is read
+   after its last ``=``; a currency amount outranks a bare number, which outranks a year);
 2. binary domains: a bare label leading or ending the response ("Yes. The statute ...",
    "No, because ...", a last line "**Contradiction**"); both present and different is a
    conflict;
@@ -107,8 +110,10 @@ _AMOUNT = (
     r"(?P<sign>[-+\u2212]\s*)?(?P<cur>\$\s*)?(?P<sign2>[-+\u2212]\s*)?"
     r"(?P<int>\d{1,3}(?:,\d{3})+|\d{1,3}(?:[" + _SPACES + r"]\d{3})+|\d+)"
     r"(?P<frac>\.\d+)?(?P<exp>[eE][-+]?\d+)?"
+    r"(?P<scale>\s*(?:thousand|million|billion)\b|k\b)?"
     r"(?P<unit>\s*(?:dollars\b|usd\b))?"
 )
+_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "billion": 1e9}
 _WHOLE = re.compile(r"\s*(?:usd\s*)?" + _AMOUNT + r"\s*\.?\s*", re.IGNORECASE)
 # In prose: not glued to a word, a digit or a separator on either side.
 _IN_TEXT = re.compile(
@@ -123,7 +128,7 @@ _NEGATED_AMOUNT = re.compile(r"\b(?:not|never|isn't|is\s+not|rather\s+than|inste
 def _to_float(match: re.Match[str]) -> float | None:
     digits = re.sub(r"[," + _SPACES + r"]", "", match.group("int"))
     text = digits + (match.group("frac") or "") + (match.group("exp") or "")
-    value = float(text)
+    value = float(text) * _SCALES.get((match.group("scale") or "").strip().lower(), 1.0)
     if (match.group("sign") or match.group("sign2") or "").strip() in ("-", "\u2212"):
         value = -value
     return value if math.isfinite(value) else None
@@ -165,8 +170,11 @@ def _amounts(text: str) -> list[_Amount]:
             and len(bare_int) == 4
             and 1900 <= int(bare_int) <= 2100
         )
+        # Digits on both sides of a space: "26 5670" is neither 26 nor 5670.  (A sign or
+        # a "$" between them, as in "150 + $200", is not a cut.)
         split = bool(
-            _SPLIT_AFTER.match(text, match.end()) or _SPLIT_BEFORE.search(text[: match.start()])
+            _SPLIT_AFTER.match(text, match.end())
+            or (match.group(0)[0].isdigit() and _SPLIT_BEFORE.search(text[: match.start()]))
         )
         negated = bool(_NEGATED_AMOUNT.search(text[: match.start()]))
         found.append(_Amount(value, currency, year_like, split, negated))
@@ -174,11 +182,17 @@ def _amounts(text: str) -> list[_Amount]:
 
 
 def _number_in(candidate: str) -> Answer | None:
-    """The amount a marked answer states: a currency amount outranks a bare number, and a
-    bare number outranks a year; the first of the best rank.  None when there is none."""
+    """The amount a marked answer states: after the last "=" when it is a calculation; a
+    currency amount outranks a bare number, and a bare number outranks a year; the first
+    of the best rank.  None when there is none; an abstention when the only amounts are
+    negated ("not $500") or a number is cut apart by a space."""
+    if "=" in candidate and _amounts(candidate.rsplit("=", 1)[1]):
+        candidate = candidate.rsplit("=", 1)[1]
     amounts = _amounts(candidate)
     if any(a.split for a in amounts):
         return Answer.abstain(f"a number cut apart by a space in {candidate.strip()!r}")
+    if amounts and all(a.negated for a in amounts):
+        return Answer.abstain(f"the marked answer only negates an amount: {candidate.strip()!r}")
     amounts = [a for a in amounts if not a.negated]
     if not amounts:
         return None
@@ -208,6 +222,13 @@ def _marked_answers(domain: Domain, text: str) -> list[str]:
     )
     found = [(m.start(), m.group(1)) for m in _BOXED.finditer(text)]
     found += [(m.start(), m.group(1)) for m in marked.finditer(text)]
+    # A marker alone on its line, as a heading ("## Final Answer", "**Answer:**"),
+    # marks the next non-empty line.
+    heading = re.compile(
+        r"^[ \t#>*_]*" + marker.removesuffix("[:=]") + r"[:=]?[ \t*_]*\n\s*([^\n]+)",
+        re.IGNORECASE | re.MULTILINE,
+    )
+    found += [(m.start(), m.group(1)) for m in heading.finditer(text)]
     return [candidate for _, candidate in sorted(found)]
 
 
@@ -277,6 +298,26 @@ _HEDGES = frozenset(
         "guess",
     ]
 )
+# Hedges that qualify a whole answer wherever they stand in it ("Answer: Yes
+# (probably)"); the weaker ones above ("may", "could") only in the label's own clause,
+# since an explanation after the label uses them about other things.
+_STRONG_HEDGES = frozenset(
+    [
+        "maybe",
+        "perhaps",
+        "possibly",
+        "probably",
+        "likely",
+        "unlikely",
+        "presumably",
+        "arguably",
+        "unclear",
+        "uncertain",
+        "unsure",
+        "undetermined",
+        "indeterminate",
+    ]
+)
 _AFTER_NEGATION = frozenset(["wrong", "incorrect", "false", "excluded", "ruled"])
 # Words that may stand between a negation and the label it governs ("is not an
 # Entailment", "cannot be accepted", "rather than"): the negation still governs it.
@@ -316,6 +357,7 @@ _BOUNDARY = re.compile(
     r"however|given|while|whereas|so|as)\b",
     re.IGNORECASE,
 )
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _MARKUP = re.compile(r"[*_#>`]+")
 
@@ -386,11 +428,19 @@ def _read_clause(domain: Domain, clause: str, end: str, *, prose: bool) -> _Read
 
 def _first_reading(domain: Domain, text: str) -> _Reading | None:
     """The reading of the first clause of a marked answer that names a label."""
-    for clause, end in _clauses(_MARKUP.sub("", text)):
+    text = _MARKUP.sub("", text)
+    for clause, end in _clauses(text):
         reading = _read_clause(domain, clause, end, prose=False)
         if reading is not None:
-            return reading
+            return _hedged_around(reading, text)
     return None
+
+
+def _hedged_around(reading: _Reading, text: str) -> _Reading:
+    """A reading whose surrounding answer is qualified by a strong hedge is hedged."""
+    if reading.label is not None and any(w in _STRONG_HEDGES for w in _words(text)):
+        return _Reading(problem=f"hedged answer {text.strip()!r}")
+    return reading
 
 
 def _bare(domain: Domain, clause: str) -> bool:
@@ -412,7 +462,13 @@ def _bare_label(domain: Domain, text: str, *, leading: bool) -> _Reading | None:
     clause, end = clauses[0] if leading else clauses[-1]
     if not _bare(domain, clause):
         return None
-    return _read_clause(domain, clause, end, prose=False)
+    reading = _read_clause(domain, clause, end, prose=False)
+    if reading is None:
+        return None
+    # The sentence the bare label stands in ("Yes, probably.") may hedge it.
+    line = lines[0] if leading else lines[-1]
+    sentences = [p for p in _SENTENCE_END.split(line) if p.strip()]
+    return _hedged_around(reading, sentences[0] if leading else sentences[-1])
 
 
 def _direct_class(domain: Domain, text: str) -> Answer:

@@ -25,31 +25,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from .cache import ResponseCache, default_cache_path
+from .dryrun import DryRunEstimate, estimate
 from .errors import DeonticBenchError
 from .metrics import DEFAULT_BOOTSTRAP
 from .models import Model, count_prompt_tokens, load_model
 from .models.loader import check_spec
-from .records import Record
-from .runner import DryRunEstimate, Observer, Runner, RunPlan, build_config, estimate, plan_run
+from .plan import RunPlan, plan_run
+from .provenance import build_config
+from .records import Record, RecordKey
+from .recordsfile import RECORDS_NAME, read_records
+from .runconfig import CONFIG_NAME, check_resumable, read_config
+from .runfolder import RunFolder, is_run_folder, set_aside
+from .runner import Observer, Runner
+from .runs import find_resumable, new_run_path
 from .scoring import RunScores, ScoreRow, score_rows, score_runs
 from .solver import Solver
 from .sources import resolve_source
 from .spec import DEFAULT_ATTEMPTS, RunSpec
-from .store import (
-    CONFIG_NAME,
-    RECORDS_NAME,
-    RecordKey,
-    ResponseCache,
-    RunFolder,
-    check_resumable,
-    default_cache_path,
-    find_resumable,
-    is_run_folder,
-    new_run_path,
-    read_config,
-    read_records,
-    set_aside,
-)
 
 if TYPE_CHECKING:
     import pandas

@@ -51,7 +51,9 @@ class Domain:
     classes: tuple[str, str] = ()  # type: ignore[assignment]
     """Binary domains: (positive, negative) canonical class names; empty for numeric."""
     label_aliases: dict[str, str] = field(default_factory=dict)
-    """Binary domains: raw label (lower-cased string form) -> canonical class."""
+    """Binary domains: raw label (lower-cased string form) -> canonical class.  Its
+    alphabetic keys are also the words that name a class in a marked or bare direct
+    answer (``label_words``)."""
     statute_source: StatuteSource = "case"
     statute_dir: str = ""
     """Shared statutes: folder under ``statutes/`` whose files are concatenated."""
@@ -136,8 +138,12 @@ SARA_BINARY = Domain(
     label_aliases={
         "1": "Entailment",
         "entailment": "Entailment",
+        "entailed": "Entailment",
+        "entails": "Entailment",
         "0": "Contradiction",
         "contradiction": "Contradiction",
+        "contradicted": "Contradiction",
+        "contradicts": "Contradiction",
     },
     statute_source="shared",
     statute_dir="sara",
@@ -192,7 +198,8 @@ USCIS = Domain(
     mirror_dir="uscis-aao",
     label_kind="binary",
     classes=("Accepted", "Dismissed"),
-    label_aliases={"accepted": "Accepted", "dismissed": "Dismissed"},
+    # The AAO's own words: an appeal it accepts is "sustained".
+    label_aliases={"accepted": "Accepted", "sustained": "Accepted", "dismissed": "Dismissed"},
     statute_source="case",
     answer_patterns=(r"^\s*(Accepted|Dismissed)\s*\.?\s*$",),
     answer_line="Accepted | Dismissed",

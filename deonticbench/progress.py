@@ -9,6 +9,9 @@ describes resumed runs the same as fresh ones.
 
 from __future__ import annotations
 
+import io
+import os
+import shutil
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -139,22 +142,64 @@ class LiveProgress:
         if not force and now - self._last_draw < _REDRAW_S:
             return
         self._last_draw = now
-        lines = [self._line(d, m, row, eta=False) for (d, m), row in self.rows.items()]
-        lines.append(f"{self._done()}/{self._total()} samples, eta {self.eta()}")
+        columns, rows = self._terminal_size()
+        lines = fit_block(self._block_rows(), self._total_line(), columns, rows)
         out = []
         if self._drawn_lines:
-            out.append(f"\x1b[{self._drawn_lines}F")  # back to the first line we drew
-        out.append("\x1b[J")  # and clear from there down
-        out.append("\n".join(lines) + "\n")
+            # Back to the first screen row we drew: every line is one row (none wraps),
+            # and the block never outgrows the screen, so this count is exact.
+            out.append(f"\x1b[{self._drawn_lines}F")
+        # Each line overwrites its row and clears the rest of it.  Not one "clear to the
+        # end of the screen" from the top: with the block at the top-left corner, tmux
+        # (and some other terminals) push the whole screen into the scrollback for it.
+        out.extend(f"{line}\x1b[K\n" for line in lines)
+        if len(lines) < self._drawn_lines:
+            out.append("\x1b[J")  # a shorter block: clear what is left below it
         self.stream.write("".join(out))
         self.stream.flush()
         self._drawn_lines = len(lines)
+
+    def _block_rows(self) -> list[str]:
+        return [self._line(d, m, row, eta=False) for (d, m), row in self.rows.items()]
+
+    def _total_line(self) -> str:
+        return f"{self._done()}/{self._total()} samples, eta {self.eta()}"
+
+    def _terminal_size(self) -> tuple[int, int]:
+        """The size of the terminal the stream writes to, asked at every redraw (a window
+        may be resized); the environment's COLUMNS/LINES or 80x24 when it cannot tell."""
+        try:
+            size = os.get_terminal_size(self.stream.fileno())
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            size = shutil.get_terminal_size((80, 24))
+        return max(size.columns, 20), max(size.lines, 3)
 
     def _print(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
         # A plain line scrolls the live block away: start a new block below it.
         self._drawn_lines = 0
+
+
+def fit_block(lines: list[str], total: str, columns: int, rows: int) -> list[str]:
+    """The live block as it fits a ``columns`` x ``rows`` terminal: each line cut to the
+    width (a wrapped line would take two screen rows, and the redraw, which moves up one
+    row per line, would leave copies behind), and folded when it has more lines than the
+    screen less one row (the cursor's): the first rows, then one line counting the rest,
+    then the total."""
+    width = columns - 1  # never the last column: some terminals wrap as soon as it is used
+
+    def cut(line: str) -> str:
+        return line[:width]
+
+    room = rows - 1
+    if len(lines) + 1 > room:
+        keep = max(room - 2, 0)
+        hidden = len(lines) - keep
+        lines = [*lines[:keep], f"... {hidden} more domain x mode rows"]
+        if len(lines) + 1 > room:  # a terminal of two or three rows: the total alone
+            lines = []
+    return [cut(line) for line in [*lines, total]]
 
 
 def _count(n: int) -> str:

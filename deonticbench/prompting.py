@@ -5,6 +5,8 @@ Layout of ``prompts/`` (paper 3.1 and B.4; see docs/prompts.md)::
     system.txt                      the system message of every prompt
     feedback.txt                    retry message after a program failed
     feedback-no-program.txt         retry message when no program was found
+    feedback-report.txt             what SWI-Prolog did, quoted in feedback.txt's {output}
+    feedback-no-answer.txt          the sentence added when it ran but printed no answer
     <domain>/direct.txt             answer in prose, last line "Answer: <value>"
     <domain>/zero-shot.txt          write rules, facts and query as one Prolog program
     <domain>/few-shot.txt           the same, after solved examples ({exemplars})
@@ -42,6 +44,15 @@ from .unicode import utf8_encodable
 SYSTEM_FILE = "system.txt"
 FEEDBACK_FILE = "feedback.txt"
 FEEDBACK_NO_PROGRAM_FILE = "feedback-no-program.txt"
+FEEDBACK_REPORT_FILE = "feedback-report.txt"
+FEEDBACK_NO_ANSWER_FILE = "feedback-no-answer.txt"
+FEEDBACK_FILES = (
+    FEEDBACK_FILE,
+    FEEDBACK_NO_PROGRAM_FILE,
+    FEEDBACK_REPORT_FILE,
+    FEEDBACK_NO_ANSWER_FILE,
+)
+"""Every template a retry prompt is made of: hashed together as ``feedback``."""
 EXEMPLAR_FILE = "exemplar.txt"
 SYNTHETIC_POOL_FILE = "exemplars.json"
 EXCLUDE_FILE = "exclude.txt"
@@ -147,7 +158,7 @@ def template_hashes(
         for d in chosen
         for mode in MODES
     }
-    hashes["feedback"] = _hash_files(root, (FEEDBACK_FILE, FEEDBACK_NO_PROGRAM_FILE))
+    hashes["feedback"] = _hash_files(root, FEEDBACK_FILES)
     return hashes
 
 
@@ -267,9 +278,7 @@ def render_feedback(
     sent, _ = utf8_encodable(response)
     messages = (*prompt.messages, Message(role="assistant", content=sent), message)
     combined = hashlib.sha256(
-        (
-            prompt.template_hash + _hash_files(root, (FEEDBACK_FILE, FEEDBACK_NO_PROGRAM_FILE))
-        ).encode()
+        (prompt.template_hash + _hash_files(root, FEEDBACK_FILES)).encode()
     ).hexdigest()
     return Prompt(
         messages=messages,
@@ -277,6 +286,70 @@ def render_feedback(
         template_hash=combined,
         prompt_hash=prompt_hash(messages),
     )
+
+
+def solver_report(
+    domain: Domain,
+    *,
+    status: str,
+    limit: str | None,
+    stdout: str,
+    stderr: str,
+    no_answer: str | None,
+    prompts_dir: Path | None = None,
+) -> str:
+    """What the model is told after a failed program: SWI-Prolog's own output, in the
+    words of ``feedback-report.txt`` (and ``feedback-no-answer.txt`` when the program
+    ended ``ok`` but printed no readable answer: ``no_answer`` is why).
+
+    Built only from the execution's plain facts and the domain's required answer line,
+    so the gold label cannot reach it.  stderr is cut at its end (the first errors
+    matter most), stdout at its start (the last lines show how far the program got).
+    """
+    root = _root(prompts_dir)
+    values = {
+        "status": status,
+        "limit": f" (limit hit: {limit})" if limit else "",
+        "no_answer": "",
+        "stderr": "",
+        "stdout": _tail(_stable_paths(stdout.strip()), FEEDBACK_STDOUT_CHARS) or "(empty)",
+    }
+    if no_answer is not None:
+        sentence = _read(root, FEEDBACK_NO_ANSWER_FILE)
+        filled = fill(
+            sentence,
+            {"reason": no_answer, "answer_line": domain.answer_line},
+            name=str(root / FEEDBACK_NO_ANSWER_FILE),
+        )
+        values["no_answer"] = "\n\n" + filled
+    stderr_text = _stable_paths(stderr.strip())
+    if stderr_text:
+        values["stderr"] = "\n\nstderr:\n" + _head(stderr_text, FEEDBACK_STDERR_CHARS)
+    template = _read(root, FEEDBACK_REPORT_FILE)
+    return fill(template, values, name=str(root / FEEDBACK_REPORT_FILE))
+
+
+NO_PROGRAM_REPORT = "No Prolog program (a ```prolog code block) was found in the response."
+"""The harness's report when a reply held no program (``feedback-no-program.txt``)."""
+FEEDBACK_STDERR_CHARS = 3000
+FEEDBACK_STDOUT_CHARS = 1500
+
+# The sandbox runs each program in a fresh job folder, whose name SWI-Prolog puts in
+# every message.  It means nothing to the model, and it would make the retry prompt (so
+# its cache key) differ on every run: keep the file name only.
+_JOB_PATH = re.compile(r"(?:/[^\s/:'\"()]+)+/(program\.pl)")
+
+
+def _stable_paths(text: str) -> str:
+    return _JOB_PATH.sub(r"\1", text)
+
+
+def _head(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "\n... (cut)"
+
+
+def _tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "(cut) ...\n" + text[-limit:]
 
 
 def _clip(text: str, limit: int = FEEDBACK_OUTPUT_LIMIT) -> str:

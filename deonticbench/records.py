@@ -15,6 +15,8 @@ from .modes import MODES, Mode
 from .outcomes import OUTCOMES, Outcome
 
 SCHEMA = 1
+RecordKey = tuple[str, str, str, int]
+"""(domain, case id, mode, sample): one record per key in a run."""
 
 
 @dataclass
@@ -51,7 +53,7 @@ class Record:
     attempts: list[Attempt] = field(default_factory=list)
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
+    def key(self) -> RecordKey:
         return (self.domain, self.case_id, self.mode, self.sample)
 
     @property

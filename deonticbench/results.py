@@ -167,7 +167,7 @@ def build_results(
     wall_time_s: float | None = None,
 ) -> dict[str, Any]:
     """The results.json document of one scored run."""
-    from .store import environment_facts
+    from .environment import environment_facts
 
     run = scores.run
     config = run.config

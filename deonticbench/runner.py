@@ -1,7 +1,7 @@
 """The evaluation pipeline: case -> prompt -> completion -> program -> execution -> answer
 -> outcome, for every domain x case x mode x sample, written as records.
 
-    plan = plan_run(domains, split="hard", modes=MODES, source=resolve_source())
+    plan = plan_run(domains, split="hard", modes=MODES, source=resolve_source())  # plan.py
     with Solver() as solver, RunFolder.open(out, config) as run:
         result = await Runner(model, solver, run, cache).run(plan)
 
@@ -25,142 +25,31 @@ cache is reused instead of requested again.
 from __future__ import annotations
 
 import asyncio
-import re
-import sys
-import time
-from collections.abc import (
-    Awaitable,
-    Callable,
-    Collection,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
-from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from .answers import Answer, answer_from_execution, read_direct_answer
-from .chat import Message
-from .data import Case, describe_source, load_cases, pin_source
+from .cache import CachedResponse, ResponseCache, cache_key
+from .data import Case
 from .domains import Domain
 from .models.base import Completion, Model, Request
-from .modes import Mode
 from .outcomes import judge
+from .plan import RunPlan, Unit
 from .programs import extract_program, prepare_program
 from .prompting import (
+    NO_PROGRAM_REPORT,
     Prompt,
-    choose_exemplars,
-    exemplar_pool,
     render,
     render_feedback,
-    template_hashes,
+    solver_report,
 )
-from .records import Attempt, Record
-from .selection import CaseLimit, check_ids_found, select_cases
-from .solver import Execution, Solver
-from .sources import DataSource
-from .spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, RunSpec
-from .store import (
-    CachedResponse,
-    RecordKey,
-    ResponseCache,
-    RunFolder,
-    cache_key,
-    environment_facts,
-)
+from .records import Attempt, Record, RecordKey
+from .runfolder import RunFolder
+from .solver import Solver
+from .spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY
 
 T = TypeVar("T")
-FEEDBACK_STDERR_CHARS = 3000
-FEEDBACK_STDOUT_CHARS = 1500
-
-
-# --- the plan ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One domain x case x mode: its samples share the first prompt."""
-
-    domain: Domain
-    case: Case
-    mode: Mode
-    k: int
-    exemplars: tuple[Case, ...] = ()
-
-    def sample_keys(self) -> list[RecordKey]:
-        return [(self.domain.name, self.case.id, self.mode, s) for s in range(self.k)]
-
-
-@dataclass
-class RunPlan:
-    domains: list[Domain]
-    split: str
-    modes: list[Mode]
-    k: dict[str, int]
-    units: list[Unit]
-    seed: int
-    pool_notes: dict[str, str] = field(default_factory=dict)
-    source: DataSource | None = None
-    """The data source, pinned: every case of the plan was read from this snapshot."""
-
-    @property
-    def total_samples(self) -> int:
-        return sum(u.k for u in self.units)
-
-    def totals(self) -> dict[tuple[str, str], int]:
-        """Samples per (domain, mode): what the progress display counts towards."""
-        out: dict[tuple[str, str], int] = {}
-        for u in self.units:
-            key = (u.domain.name, u.mode)
-            out[key] = out.get(key, 0) + u.k
-        return out
-
-
-def plan_run(
-    domains: Sequence[Domain],
-    *,
-    split: str,
-    modes: Sequence[Mode],
-    source: DataSource,
-    k: int | Sequence[tuple[str, int]] | None = None,
-    limit: CaseLimit | None = None,
-    seed: int = 0,
-    load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
-    case_ids: Collection[str] | None = None,
-) -> RunPlan:
-    """Load the cases and choose few-shot exemplars: everything a run will do, in order.
-
-    ``k`` is samples per case: one number, ``(domain, K)`` pairs, or None for each
-    domain's default (see ``RunSpec.k``).  ``limit`` and ``case_ids`` choose cases (see
-    ``selection.select_cases``)."""
-    loader = load or load_cases
-    if load is None:
-        source = pin_source(source)
-    units: list[Unit] = []
-    ks: dict[str, int] = {}
-    notes: dict[str, str] = {}
-    for domain in domains:
-        cases = select_cases(loader(domain, split, source), limit=limit, case_ids=case_ids)
-        if isinstance(k, int):
-            ks[domain.name] = k
-        else:  # None, or per domain (a resumed run's config): the domain's default else
-            ks[domain.name] = dict(k or ()).get(domain.name, domain.default_k)
-        pool: list[Case] = []
-        if "few-shot" in modes:
-            pool_cases, note = exemplar_pool(domain, source)
-            pool = list(pool_cases)
-            notes[domain.name] = note
-        for case in cases:
-            for mode in modes:
-                exemplars: tuple[Case, ...] = ()
-                if mode == "few-shot":
-                    exemplars = tuple(
-                        choose_exemplars(domain, pool, case, domain.few_shot_count, seed)
-                    )
-                units.append(Unit(domain, case, mode, ks[domain.name], exemplars))
-    check_ids_found(case_ids, (u.case.id for u in units))
-    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source)
 
 
 # --- observing ------------------------------------------------------------------------
@@ -391,8 +280,7 @@ class Runner:
         program = extract_program(c.text)
         if program is None:
             _set_answer(attempt, domain, Answer.abstain("no Prolog program in the response"), None)
-            feedback = "No Prolog program (a ```prolog code block) was found in the response."
-            return attempt, render_feedback(prompt, c.text, None, feedback)
+            return attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
         prepared = prepare_program(domain, program)
         attempt.program = prepared.text
         attempt.repaired = prepared.repaired
@@ -405,7 +293,14 @@ class Runner:
         if answer.abstained:
             # The program failed to give an answer (a syntax or runtime error that stopped
             # it, a timeout or other limit, no or conflicting answer lines): feedback.
-            feedback = feedback_text(domain, execution, answer)
+            feedback = solver_report(
+                domain,
+                status=execution.status,
+                limit=execution.limit,
+                stdout=execution.stdout,
+                stderr=execution.stderr,
+                no_answer=answer.reason if execution.status == "ok" else None,
+            )
             # The program as it ran, so that SWI-Prolog's line numbers match it.
             return attempt, render_feedback(prompt, c.text, prepared.text, feedback)
         # A program that printed one answer is final, right or wrong, even if SWI-Prolog
@@ -426,48 +321,6 @@ def _set_answer(attempt: Attempt, domain: Domain, answer: Answer, case: Case | N
     attempt.answer = answer.value
     attempt.abstain_reason = answer.reason
     attempt.outcome = judge(domain, answer, case.gold) if case is not None else "abstain"
-
-
-def feedback_text(domain: Domain, execution: Execution, answer: Answer) -> str:
-    """What the model is told after a failed program: SWI-Prolog's own output.
-
-    Built only from the execution and the domain's required answer line, so the gold
-    label cannot reach it.  stderr is cut at its end (the first errors matter most),
-    stdout at its start (the last lines show how far the program got).
-    """
-    parts = [f"Running the program with SWI-Prolog ended with status {execution.status}"]
-    if execution.limit:
-        parts[0] += f" (limit hit: {execution.limit})"
-    parts[0] += "."
-    if execution.status == "ok" and answer.abstained:
-        parts.append(
-            f"It printed no readable answer ({answer.reason}); the program must print "
-            f"exactly one line of the form {domain.answer_line}."
-        )
-    stderr = _stable_paths(execution.stderr.strip())
-    if stderr:
-        parts.append("stderr:\n" + _head(stderr, FEEDBACK_STDERR_CHARS))
-    stdout = _stable_paths(execution.stdout.strip())
-    parts.append("stdout:\n" + (_tail(stdout, FEEDBACK_STDOUT_CHARS) if stdout else "(empty)"))
-    return "\n\n".join(parts)
-
-
-# The sandbox runs each program in a fresh job folder, whose name SWI-Prolog puts in
-# every message.  It means nothing to the model, and it would make the retry prompt (so
-# its cache key) differ on every run: keep the file name only.
-_JOB_PATH = re.compile(r"(?:/[^\s/:'\"()]+)+/(program\.pl)")
-
-
-def _stable_paths(text: str) -> str:
-    return _JOB_PATH.sub(r"\1", text)
-
-
-def _head(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "\n... (cut)"
-
-
-def _tail(text: str, limit: int) -> str:
-    return text if len(text) <= limit else "(cut) ...\n" + text[-limit:]
 
 
 def split_requests(
@@ -528,135 +381,11 @@ async def _bounded(
             await asyncio.gather(*pending, return_exceptions=True)
 
 
-# --- configuration and estimates ------------------------------------------------------
-
-
-def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
-    """What a run folder's config.json says: everything that produced its numbers.
-
-    Built from the spec (resolved: ``spec.attempts`` set), the model it names and the
-    plan made from it.  The model part holds the spec, the identity (the cache key:
-    model, endpoint and every sampling parameter) and never a key: backends read keys
-    from the environment and do not put them in ``identity()``.
-    """
-    if spec.attempts is None:
-        raise ValueError("build_config needs a spec whose attempts are resolved")
-    if plan.source is None:
-        raise ValueError("build_config needs a plan made from a data source")
-    facts = environment_facts()
-    return {
-        "harness": "deonticbench",
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "model": {
-            "spec": model.spec,
-            "provider": model.provider,
-            "model_name": model.model_name,
-            "identity": model.identity(),
-            "params": model.params.to_dict(),
-        },
-        "split": plan.split,
-        "domains": [d.name for d in plan.domains],
-        "modes": list(plan.modes),
-        "k": dict(plan.k),
-        "attempts": spec.attempts,
-        "seed": plan.seed,
-        "data": describe_source(plan.source),
-        "templates": template_hashes(),
-        "few_shot_pools": dict(plan.pool_notes),
-        "limits": asdict(spec.limits),
-        "environment": facts,
-        "sessions": [
-            {
-                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "git_commit": facts.get("git_commit"),
-                "limit": spec.limit,
-                "case_ids": list(spec.case_ids) or None,
-                "concurrency": spec.concurrency,
-                "argv": list(sys.argv),
-            }
-        ],
-    }
-
-
-@dataclass
-class DryRunRow:
-    domain: str
-    mode: str
-    samples: int = 0
-    done: int = 0
-    cached: int = 0
-    requests: int = 0
-    prompt_tokens: int = 0
-
-
-@dataclass
-class DryRunEstimate:
-    """What a run would send, before anything is spent (``--dry-run``)."""
-
-    rows: list[DryRunRow]
-    attempts: int
-
-    @property
-    def requests(self) -> int:
-        return sum(r.requests for r in self.rows)
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(r.prompt_tokens for r in self.rows)
-
-    @property
-    def samples_left(self) -> int:
-        return sum(r.samples - r.done for r in self.rows)
-
-
-def estimate(
-    model: Model,
-    plan: RunPlan,
-    *,
-    done: Mapping[RecordKey, Record] | None = None,
-    cache: ResponseCache | None = None,
-    attempts: int = DEFAULT_ATTEMPTS,
-    count_tokens: Callable[[Model, Sequence[Message]], int],
-) -> DryRunEstimate:
-    """Count the first-attempt requests and their prompt tokens, exactly as ``Runner``
-    would batch them (finished samples and cached responses excluded).  Retries depend
-    on how programs fare, so they are only bounded, not counted."""
-    finished = done or {}
-    use_cache = cache if model.cacheable else None
-    identity = model.identity()
-    rows: dict[tuple[str, str], DryRunRow] = {}
-    for unit in plan.units:
-        row = rows.setdefault((unit.domain.name, unit.mode), DryRunRow(unit.domain.name, unit.mode))
-        row.samples += unit.k
-        pending = [s for s, key in enumerate(unit.sample_keys()) if key not in finished]
-        row.done += unit.k - len(pending)
-        if not pending:
-            continue
-        prompt = render(unit.case, unit.mode, unit.exemplars)
-
-        def cached(s: int, prompt: Prompt = prompt) -> CachedResponse | None:
-            if use_cache is None:
-                return None
-            return use_cache.get(cache_key(identity, prompt.prompt_hash, s, 0))
-
-        hits, batches = split_requests(pending, cached)
-        row.cached += len(hits)
-        if batches:
-            row.requests += len(batches)
-            row.prompt_tokens += len(batches) * count_tokens(model, prompt.messages)
-    return DryRunEstimate(list(rows.values()), attempts)
-
-
 __all__ = [
     "DEFAULT_ATTEMPTS",
     "DEFAULT_CONCURRENCY",
     "Observer",
-    "RunPlan",
     "RunResult",
     "Runner",
-    "Unit",
-    "build_config",
-    "estimate",
-    "feedback_text",
-    "plan_run",
+    "split_requests",
 ]

@@ -12,6 +12,7 @@ The public entry point is ``score_runs(paths, bootstrap=1000, seed=0)``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import Counter
@@ -40,8 +41,8 @@ from .metrics import (
 )
 from .modes import MODES, Mode
 from .records import Attempt, Record
+from .recordsfile import read_records
 from .spec import RunSpec
-from .store import read_records
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -295,9 +296,17 @@ def domain_rng(seed: int, domain: str) -> np.random.Generator:
     Keyed by the domain only: every mode and stage of a domain, and every run scored with
     the same seed, resample the same cases whenever they hold the same case ids, so their
     differences are paired.  Scoring one domain does not shift another's draws.
+
+    The key is a stable hash of the domain's *name*, not its place in ``DOMAINS``: a
+    domain added anywhere leaves every other domain's intervals as they were.
     """
-    index = list(DOMAINS).index(domain)
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(domain_key(domain),)))
+
+
+def domain_key(domain: str) -> int:
+    """A domain's bootstrap stream key: the first 8 bytes of sha256 of its name (Python's
+    ``hash`` of a str changes between processes, so it cannot be used)."""
+    return int.from_bytes(hashlib.sha256(domain.encode("utf-8")).digest()[:8], "big")
 
 
 @dataclass(frozen=True)

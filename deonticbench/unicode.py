@@ -2,7 +2,7 @@
 
 A model reply may hold a lone surrogate (``"\\ud800"`` is valid JSON and a valid Python
 str, but no UTF-8 encoder accepts it).  The response itself is always stored losslessly
-(``store.json_line`` and the response cache); only where text must leave as UTF-8, as a
+(``recordsfile.json_line`` and the response cache); only where text must leave as UTF-8, as a
 program file for SWI-Prolog or a message to a provider, is each such character replaced
 by U+FFFD, and the program's notes record the replacement.
 """

@@ -7,7 +7,8 @@
         not_program R    the reader stopped: R is syntax_error(Message) or variable_term
                          (a term that is a variable, such as "Yes.", is no clause)
 
-    Nothing in the text is run.  Two kinds of directive change how the rest is read, so
+    Nothing in the text is run (quasi-quotations, whose parser would run while reading,
+    are switched off).  Two kinds of directive change how the rest is read, so
     they are honoured: op/3, and use_module/1 of the constraint libraries that define
     operators (clpfd, clpb, clpr, clpq, chr), which are loaded from SWI's own library.
     Used by deonticbench.programs to recognise a program without a ```prolog fence.
@@ -16,6 +17,8 @@
 :- initialization(main, main).
 
 main :-
+    % Quasi-quotations would call a parser while reading: this script only reads.
+    set_prolog_flag(quasi_quotations, false),
     set_stream(user_input, encoding(utf8)),
     set_stream(user_output, encoding(utf8)),
     catch(read_terms(user_input, 0, N), Error, true),

@@ -291,3 +291,63 @@ def test_answers_inside_reasoning_blocks_are_not_read(
     )
     orphan = f"draft {stated}{closing}\nNothing to add."
     assert read_direct_answer(domain, orphan).abstained
+
+
+@pytest.mark.parametrize(
+    ("domain", "text", "value"),
+    [
+        ("airline", "Answer: $150 + $200 = $350", 350.0),
+        ("airline", "Total cost: 2 x $75 = $150.", 150.0),
+        ("sara_numeric", "Answer: $1.5 million", 1_500_000.0),
+        ("sara_numeric", "Answer: $10k", 10_000.0),
+        ("sara_binary", "Answer: The hypothesis is not entailed.", "Contradiction"),
+        ("sara_binary", "Answer: entailed", "Entailment"),
+        ("uscis", "Answer: The appeal is sustained.", "Accepted"),
+    ],
+)
+def test_calculations_scales_and_the_domains_own_words(
+    domain: str, text: str, value: object
+) -> None:
+    assert read_direct_answer(get_domain(domain), text).value == value
+
+
+def test_a_marked_answer_that_only_negates_an_amount_abstains() -> None:
+    text = "The tax is $1,200 on the wages.\nAnswer: not $1,300"
+    answer = read_direct_answer(get_domain("sara_numeric"), text)
+    assert answer.abstained and "negates" in (answer.reason or "")
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_a_hedge_anywhere_in_the_answer_sentence_abstains(name: str) -> None:
+    pos_w, neg_w, _, _ = _labels(name)
+    domain = get_domain(name)
+    assert read_direct_answer(domain, f"Answer: {pos_w} (probably)").abstained
+    assert read_direct_answer(domain, f"{neg_w}, probably.").abstained
+    assert read_direct_answer(domain, f"Analysis.\nSo: {pos_w}, though this is unclear.").abstained
+
+
+@pytest.mark.parametrize("name", [*BINARY, "airline"])
+def test_a_marker_heading_marks_the_next_line(name: str) -> None:
+    domain = get_domain(name)
+    stated = "$650" if domain.label_kind == "numeric" else _labels(name)[1]
+    expected = 650.0 if domain.label_kind == "numeric" else domain.negative
+    for heading in ("## Final Answer", "**Answer:**", "Answer"):
+        text = f"Reasoning about the case.\n\n{heading}\n\n**{stated}**\n\nWhy: the rules."
+        assert read_direct_answer(domain, text).value == expected, heading
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "[THINK]Answer: Entailment[/THINK]\nI cannot decide.",
+        "◁think▷Answer: Entailment◁/think▷\nI cannot decide.",
+        "<|begin_of_thought|>Answer: Entailment<|end_of_thought|>\nI cannot decide.",
+        "<seed:think>Answer: Entailment</seed:think>\nI cannot decide.",
+        "<|channel|>analysis<|message|>Answer: Entailment<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>I cannot decide.<|return|>",
+    ],
+)
+def test_other_reasoning_wrappers_are_removed_too(wrapped: str) -> None:
+    assert read_direct_answer(get_domain("sara_binary"), wrapped).abstained
+    answered = wrapped.replace("I cannot decide.", "Answer: Contradiction")
+    assert read_direct_answer(get_domain("sara_binary"), answered).value == "Contradiction"

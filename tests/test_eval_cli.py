@@ -16,7 +16,7 @@ import pytest
 from fakeproviders import FakeProvider, FakeRequest
 
 from deonticbench.data import Case, load_cases, resolve_source
-from deonticbench.store import RECORDS_NAME, read_records
+from deonticbench.recordsfile import RECORDS_NAME, read_records
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[2] / "shared" / "deonticbench-data"

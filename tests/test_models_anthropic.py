@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import time
 from collections.abc import Iterator
@@ -174,7 +175,7 @@ async def test_a_malformed_reply_is_retried_then_an_error(
 
     fake.fail_next(Fault(reshape=reshape), times=2)
     model = load_model("anthropic:claude-sonnet-4-5", overrides={**FAST, "max_tries": 3})
-    one = Request(messages=REQUEST.messages, n=1, case=REQUEST.case, mode="direct", sample_start=0)
+    one = dataclasses.replace(REQUEST, n=1, mode="direct", sample_start=0)
     (completion,) = await model.generate(one)
     assert completion.error is None and completion.text  # the third try was well formed
     fake.fail_next(Fault(reshape=reshape), times=3)
@@ -190,7 +191,7 @@ async def test_calls_in_flight_stay_within_the_limit(fake: FakeProvider) -> None
     fake.latency_s = 0.15
     model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
     model.limit_in_flight(2)
-    four = Request(messages=REQUEST.messages, n=4, case=REQUEST.case, mode="direct", sample_start=0)
+    four = dataclasses.replace(REQUEST, n=4, mode="direct", sample_start=0)
     batches = await asyncio.gather(*(model.generate(four) for _ in range(3)))
     await model.aclose()
     assert all(c.error is None for b in batches for c in b)

@@ -56,6 +56,14 @@ ALL_PLACEHOLDERS = (
     "number",
     "program",
     "output",
+    # feedback-report.txt and feedback-no-answer.txt (the solver's report, point 8)
+    "status",
+    "limit",
+    "no_answer",
+    "stderr",
+    "stdout",
+    "reason",
+    "answer_line",
 )
 ENTRY_DOMAINS = ("housing", "uscis")
 
@@ -608,3 +616,37 @@ def test_feedback_without_a_program_and_with_long_output() -> None:
     assert "line 0\n" in content and "line 4999" in content
     assert "characters omitted" in content
     assert len(content) < FEEDBACK_OUTPUT_LIMIT + 2000
+
+
+def test_the_solver_report_is_worded_by_its_templates() -> None:
+    from deonticbench.prompting import solver_report
+
+    airline = AIRLINE
+    crashed = solver_report(
+        airline,
+        status="error",
+        limit=None,
+        stdout="",
+        stderr="ERROR: /tmp/job-81/program.pl:3:\n  Unknown procedure: foo/0",
+        no_answer=None,
+    )
+    assert crashed == (
+        "Running the program with SWI-Prolog ended with status error.\n\n"
+        "stderr:\nERROR: program.pl:3:\n  Unknown procedure: foo/0\n\n"
+        "stdout:\n(empty)"
+    )
+    silent = solver_report(
+        airline, status="ok", limit=None, stdout="hello {x}", stderr="", no_answer="no output"
+    )
+    assert silent == (
+        "Running the program with SWI-Prolog ended with status ok.\n\n"
+        "It printed no readable answer (no output); the program must print exactly one "
+        f"line of the form {airline.answer_line}.\n\nstdout:\nhello {{x}}"
+    )
+    killed = solver_report(
+        airline, status="timeout", limit="wall", stdout="x" * 2000, stderr="", no_answer=None
+    )
+    assert killed.startswith(
+        "Running the program with SWI-Prolog ended with status timeout (limit hit: wall)."
+    )
+    assert killed.endswith("stdout:\n(cut) ...\n" + "x" * 1500)

@@ -13,16 +13,19 @@ import pytest
 from fakeproviders import FakeProvider, FakeRequest
 
 from deonticbench.answers import read_program_answer
+from deonticbench.cache import ResponseCache
 from deonticbench.data import Case, load_cases, resolve_source
 from deonticbench.domains import DOMAINS, Domain, get_domain
 from deonticbench.models.base import Model
 from deonticbench.modes import Mode
 from deonticbench.outcomes import judge
+from deonticbench.plan import plan_run
 from deonticbench.programs import prepare_program
 from deonticbench.records import Record
-from deonticbench.runner import Runner, RunResult, plan_run
+from deonticbench.recordsfile import write_replay_file
+from deonticbench.runfolder import RunFolder
+from deonticbench.runner import Runner, RunResult
 from deonticbench.solver import Solver
-from deonticbench.store import ResponseCache, RunFolder, write_replay_file
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[2] / "shared" / "deonticbench-data"

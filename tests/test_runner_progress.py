@@ -65,6 +65,20 @@ def test_terminal_progress_redraws_in_place() -> None:
     progress.recorded(record("a", "direct", ["correct"]))
     progress.finish()
     out = stream.getvalue()
-    # Each redraw after the first moves up over the block it drew (3 lines) and clears.
-    assert "\x1b[3F\x1b[J" in out
-    assert out.rstrip().endswith("1/4 samples, eta " + progress.eta())
+    # Each redraw after the first moves up over the block it drew (3 lines) and
+    # overwrites each row, clearing the rest of it.
+    assert "\x1b[3F" in out
+    assert out.endswith("1/4 samples, eta " + progress.eta() + "\x1b[K\n")
+
+
+def test_the_block_fits_the_terminal() -> None:
+    from deonticbench.progress import fit_block
+
+    rows = [f"row {i} " + "x" * 200 for i in range(15)]
+    wide = fit_block(rows, "total", 160, 50)
+    assert len(wide) == 16 and all(len(line) <= 159 for line in wide)
+    folded = fit_block(rows, "total", 80, 10)
+    assert len(folded) == 9 and folded[-2:] == ["... 8 more domain x mode rows", "total"]
+    assert all(len(line) <= 79 for line in folded)
+    assert fit_block(rows, "total", 80, 3) == ["... 15 more domain x mode rows", "total"]
+    assert fit_block(rows, "total", 80, 2) == ["total"]

@@ -341,3 +341,20 @@ def test_request_failures_are_counted_in_the_notes(tmp_path: Path) -> None:
     scores = score_run(load_run(write_run(tmp_path / "run", records)), bootstrap_b=50)
     note = next(n for n in scores.notes if "request failed" in n)
     assert "airline direct" in note and "3 sample(s)" in note and "--retry-errors" in note
+
+
+def test_a_domains_bootstrap_stream_does_not_depend_on_the_order_of_domains(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import hashlib
+
+    from deonticbench import domains, scoring
+
+    before = domain_rng(3, "housing").integers(0, 1 << 30, 8).tolist()
+    # A domain added in front of the others (or the list reordered) moves no stream.
+    reordered = dict(reversed(list(domains.DOMAINS.items())))
+    monkeypatch.setattr(domains, "DOMAINS", reordered)
+    monkeypatch.setattr(scoring, "DOMAINS", reordered)
+    assert domain_rng(3, "housing").integers(0, 1 << 30, 8).tolist() == before
+    digest = hashlib.sha256(b"housing").digest()[:8]
+    assert scoring.domain_key("housing") == int.from_bytes(digest, "big")

@@ -10,20 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from deonticbench.cache import CachedResponse, ResponseCache, cache_key
 from deonticbench.errors import ConfigError, DataError
 from deonticbench.records import Attempt, Record
-from deonticbench.store import (
-    CONFIG_NAME,
-    RECORDS_NAME,
-    CachedResponse,
-    ResponseCache,
-    RunFolder,
-    cache_key,
-    config_mismatch,
-    find_resumable,
-    model_slug,
-    read_records,
-)
+from deonticbench.recordsfile import RECORDS_NAME, read_records
+from deonticbench.runconfig import CONFIG_NAME, config_mismatch
+from deonticbench.runfolder import RunFolder
+from deonticbench.runs import find_resumable, model_slug
 
 
 def _config(**changes: object) -> dict[str, object]:
@@ -209,7 +202,7 @@ def _record_saying(text: str, *, error: str | None = None) -> Record:
 
 
 def test_a_lone_surrogate_is_stored_losslessly_and_read_back_on_resume(tmp_path: Path) -> None:
-    from deonticbench.store import write_replay_file
+    from deonticbench.recordsfile import write_replay_file
 
     with RunFolder.open(tmp_path / "run", _config()) as run:
         run.append(_record_saying(LONE))
@@ -294,9 +287,9 @@ def test_statute_and_hub_pins_live_in_the_cache_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 7, point 10: one folder, whichever module asks."""
-    from deonticbench import hub, statutes, store
+    from deonticbench import cache, hub, statutes
 
     monkeypatch.setenv("DEONTICBENCH_CACHE", str(tmp_path / "c"))
-    assert store.default_cache_path() == tmp_path / "c" / "responses.sqlite"
+    assert cache.default_cache_path() == tmp_path / "c" / "responses.sqlite"
     assert statutes.cache_root() == tmp_path / "c"
     assert hub._memory_file() == tmp_path / "c" / "hub-revisions.json"

@@ -16,10 +16,10 @@ from ..domains import DOMAINS, parse_domains
 from ..errors import ConfigError
 from ..modes import MODES, Mode
 from ..progress import LiveProgress, summary_notes, summary_table
+from ..runfolder import RunFolder
 from ..selection import parse_ids, parse_limit
 from ..sources import resolve_source
 from ..spec import DEFAULT_CONCURRENCY, RunSpec
-from ..store import RunFolder
 
 
 def _parse_modes(value: str) -> list[Mode]:

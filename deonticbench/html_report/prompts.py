@@ -17,18 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..answers import Answer
 from ..domains import get_domain
 from ..errors import DataError, DeonticBenchError
-from ..prompting import Prompt, render, render_feedback
+from ..plan import Unit, plan_run
+from ..prompting import NO_PROGRAM_REPORT, Prompt, render, render_feedback, solver_report
 from ..records import Record
-from ..runner import Unit, feedback_text, plan_run
-from ..solver import Execution
 from ..sources import DATA_ENV, DataSource, resolve_source
 from ..spec import RunSpec
-
-NO_PROGRAM_FEEDBACK = "No Prolog program (a ```prolog code block) was found in the response."
-"""What the runner tells a model whose response held no program (runner._evaluate)."""
 
 
 @dataclass
@@ -62,18 +57,21 @@ class PromptBook:
             if record.mode == "direct":
                 current = None
             elif attempt.program is None:
-                current = render_feedback(current, attempt.response, None, NO_PROGRAM_FEEDBACK)
+                current = render_feedback(current, attempt.response, None, NO_PROGRAM_REPORT)
             elif attempt.execution is None:
                 current = None
             else:
-                execution = Execution.from_dict(dict(attempt.execution))
-                answer = Answer(value=attempt.answer, reason=attempt.abstain_reason)
-                current = render_feedback(
-                    current,
-                    attempt.response,
-                    attempt.program,
-                    feedback_text(domain, execution, answer),
+                x = attempt.execution
+                status = str(x.get("status"))
+                report = solver_report(
+                    domain,
+                    status=status,
+                    limit=x.get("limit"),
+                    stdout=str(x.get("stdout") or ""),
+                    stderr=str(x.get("stderr") or ""),
+                    no_answer=attempt.abstain_reason if status == "ok" else None,
                 )
+                current = render_feedback(current, attempt.response, attempt.program, report)
         return out
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..domains import DISPLAY_ORDER, DOMAINS
 from ..errors import DeonticBenchError
+from ..modes import MODES
 from ..paper import match_model
 from ..records import Attempt, Record
 from ..report import Table, against_paper, comparison_table, table2
@@ -176,6 +177,15 @@ def _attempt_json(attempt: Attempt, prompt: Any, interner: _Interner) -> dict[st
     return item
 
 
+def _answer_text(answer: object) -> str:
+    """How the list shows an answer: 949.0 as 949, a class as itself, none as blank."""
+    if answer is None:
+        return ""
+    if isinstance(answer, float) and math.isfinite(answer) and answer.is_integer():
+        return str(int(answer))
+    return str(_value(answer))
+
+
 def _category(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
@@ -192,6 +202,7 @@ def _samples(
     interner = _Interner()
     notes: list[str] = []
     domain_order = {d: i for i, d in enumerate(DISPLAY_ORDER)}
+    mode_order = {m: i for i, m in enumerate(MODES)}
     for run_index, s in enumerate(scores):
         run = s.run
         book = prompt_book(run.config, run.records, data_dir)
@@ -202,7 +213,12 @@ def _samples(
             notes.append(f"{run.name}: {analysis.problem}")
         records: list[Record] = sorted(
             run.records,
-            key=lambda r: (domain_order.get(r.domain, 99), r.mode, r.case_id, r.sample),
+            key=lambda r: (
+                domain_order.get(r.domain, 99),
+                mode_order.get(r.mode, 9),
+                r.case_id,
+                r.sample,
+            ),
         )
         for record in records:
             rows = analysis.rows.get(record.key, [])
@@ -221,7 +237,7 @@ def _samples(
                     len(record.attempts),
                     _category(rows),
                     str(record.gold),
-                    "" if final.answer is None else str(_value(final.answer)),
+                    _answer_text(final.answer),
                 ]
             )
             details.append(

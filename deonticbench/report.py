@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,16 +148,23 @@ def render_csv(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
+def render_table_csv(table: Table) -> str:
+    return render_csv(table.headers, [dict(zip(table.headers, r, strict=True)) for r in table.rows])
+
+
+TABLE_FORMATS: dict[str, Callable[[Table], str]] = {
+    "table": render_text,
+    "markdown": render_markdown,
+    "csv": render_table_csv,
+    "latex": render_latex,
+}
+"""Every way a table can be written, by the name ``score --format`` takes: a new output
+format is one renderer here (and, if ``score --out`` should write it, one file name in
+``cli/score_cmd._write_all``)."""
+
+
 def render(table: Table, fmt: str) -> str:
-    if fmt == "markdown":
-        return render_markdown(table)
-    if fmt == "latex":
-        return render_latex(table)
-    if fmt == "csv":
-        return render_csv(
-            table.headers, [dict(zip(table.headers, r, strict=True)) for r in table.rows]
-        )
-    return render_text(table)
+    return TABLE_FORMATS.get(fmt, render_text)(table)
 
 
 # -- the long table --------------------------------------------------------------------

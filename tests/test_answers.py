@@ -351,3 +351,15 @@ def test_other_reasoning_wrappers_are_removed_too(wrapped: str) -> None:
     assert read_direct_answer(get_domain("sara_binary"), wrapped).abstained
     answered = wrapped.replace("I cannot decide.", "Answer: Contradiction")
     assert read_direct_answer(get_domain("sara_binary"), answered).value == "Contradiction"
+
+
+def test_one_reading_of_an_execution_names_a_failed_status() -> None:
+    # The runner, validate and exec read an execution with this one function (issue 8,
+    # point 7): a program that stopped with an error and printed no answer says so.
+    from deonticbench.solver import Execution
+
+    crashed = Execution("error", "", "ERROR: boom", 1, 0.1, 0, "bwrap", None, None)
+    answer = answer_from_execution(get_domain("airline"), crashed)
+    assert answer.abstained and answer.reason == "program error: no output"
+    fine = Execution("error", "Total cost: 5\n", "Warning: x", 1, 0.1, 1, "bwrap", None, None)
+    assert answer_from_execution(get_domain("airline"), fine).value == 5.0

@@ -13,6 +13,7 @@ from ..errors import DeonticBenchError
 from ..metrics import DEFAULT_BOOTSTRAP
 from ..report import (
     COMPARISON_COLUMNS,
+    TABLE_FORMATS,
     Table,
     against_paper,
     cases_csv,
@@ -28,7 +29,7 @@ from ..report import (
 )
 from ..scoring import Comparison, RunScores, compare, score_runs
 
-FORMATS = ("table", "markdown", "csv", "latex", "json")
+FORMATS = (*TABLE_FORMATS, "json")
 
 
 class NothingToScoreError(DeonticBenchError):

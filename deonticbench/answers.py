@@ -296,6 +296,8 @@ _HEDGES = frozenset(
         "depends",
         "either",
         "guess",
+        "if",
+        "unless",
     ]
 )
 # Hedges that qualify a whole answer wherever they stand in it ("Answer: Yes
@@ -317,6 +319,12 @@ _STRONG_HEDGES = frozenset(
         "undetermined",
         "indeterminate",
     ]
+)
+_HEDGE_PHRASES = re.compile(
+    r"\b(?:not\s+(?:sure|certain|clear)|hard\s+to\s+(?:say|tell)|"
+    r"(?:cannot|can't|can\s+not)\s+(?:tell|say|determine|decide|be\s+sure)|"
+    r"in\s+part|partly|partially)\b",
+    re.IGNORECASE,
 )
 _AFTER_NEGATION = frozenset(["wrong", "incorrect", "false", "excluded", "ruled"])
 # Words that may stand between a negation and the label it governs ("is not an
@@ -389,13 +397,32 @@ def _clauses(text: str) -> list[tuple[str, str]]:
     return out
 
 
+# Words that may follow a label that stands as the answer ("yes is right", "no it
+# does not", "yes and no"); any other word makes housing's "no" a determiner.
+_STANDS_BEFORE = frozenset(["and", "or", "nor", "but", "not", "is", "it", "this", "that"])
+
+
+def _determiner_use(domain: Domain, words: list[str], index: int) -> bool:
+    """Whether an everyday-word label (housing's yes/no: a domain without
+    ``direct_words``) is used as an ordinary word here: followed, in its clause, by a word
+    it qualifies ("no answer", "no rule applies") rather than standing as the answer."""
+    if domain.direct_words or index + 1 >= len(words):
+        return False
+    following = words[index + 1]
+    return following not in _STANDS_BEFORE and following not in domain.label_words
+
+
 def _read_clause(domain: Domain, clause: str, end: str, *, prose: bool) -> _Reading | None:
     """What one clause says about the label, or None when it names no label.
 
     ``prose`` is for a label mentioned in running text, where a negation never yields
     the complement (the wording is about something, not necessarily the answer)."""
     words = _words(clause)
-    positions = [i for i, w in enumerate(words) if w in domain.label_words]
+    positions = [
+        i
+        for i, w in enumerate(words)
+        if w in domain.label_words and not _determiner_use(domain, words, i)
+    ]
     if not positions:
         return None
     if end == "?" or any(w in _HEDGES for w in words):
@@ -416,6 +443,8 @@ def _read_clause(domain: Domain, clause: str, end: str, *, prose: bool) -> _Read
         if not negations:
             labels.add(label)
             continue
+        if len(negations) > 1:  # "not not Entailment", "not no": never guessed
+            return _Reading(problem=f"more than one negation in {clause.strip()!r}")
         between = before[negations[-1] + 1 :]
         direct = all(w in _FILLERS or _is_negator(w, domain) for w in between)
         if prose or not direct:
@@ -438,7 +467,9 @@ def _first_reading(domain: Domain, text: str) -> _Reading | None:
 
 def _hedged_around(reading: _Reading, text: str) -> _Reading:
     """A reading whose surrounding answer is qualified by a strong hedge is hedged."""
-    if reading.label is not None and any(w in _STRONG_HEDGES for w in _words(text)):
+    if reading.label is not None and (
+        any(w in _STRONG_HEDGES for w in _words(text)) or _HEDGE_PHRASES.search(text)
+    ):
         return _Reading(problem=f"hedged answer {text.strip()!r}")
     return reading
 

@@ -18,6 +18,7 @@ would be sent) and ``arun`` (the run itself, async).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Sequence
@@ -141,6 +142,8 @@ def prepare(
     if spec.attempts is None:
         # A replay can only give as many attempts as were saved.
         spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
+    # The spec the run is made with says where its data came from (pinned, for the hub).
+    spec = dataclasses.replace(spec, data=plan.source or source)
     config = build_config(spec, model, plan)
     if out is None:
         found = None if fresh else find_resumable(config)

@@ -10,10 +10,7 @@ from .cache import CachedResponse, ResponseCache, cache_key
 from .chat import Message
 from .models.base import Model
 from .plan import RunPlan
-from .prompting import (
-    Prompt,
-    render,
-)
+from .prompting import Prompt, render
 from .records import Record, RecordKey
 from .runner import split_requests
 from .spec import DEFAULT_ATTEMPTS

@@ -16,10 +16,7 @@ from dataclasses import dataclass, field
 from .data import Case, load_cases, pin_source
 from .domains import Domain
 from .modes import Mode
-from .prompting import (
-    choose_exemplars,
-    exemplar_pool,
-)
+from .prompting import choose_exemplars, exemplar_pool
 from .records import RecordKey
 from .selection import CaseLimit, check_ids_found, select_cases
 from .sources import DataSource

@@ -16,9 +16,7 @@ from .data import describe_source
 from .environment import environment_facts
 from .models.base import Model
 from .plan import RunPlan
-from .prompting import (
-    template_hashes,
-)
+from .prompting import template_hashes
 from .spec import RunSpec
 
 

@@ -353,6 +353,30 @@ def test_other_reasoning_wrappers_are_removed_too(wrapped: str) -> None:
     assert read_direct_answer(get_domain("sara_binary"), answered).value == "Contradiction"
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("sara_binary", "Answer: I'm not sure, but Entailment"),
+        ("sara_binary", "Answer: not not Entailment"),
+        ("sara_binary", "Answer: would be Entailment if the income were higher, so Contradiction"),
+        ("uscis", "Answer: Accepted in part, dismissed in part"),
+        ("uscis", "Answer: hard to say; Dismissed"),
+        ("housing", "Answer: No answer"),
+        ("housing", "Answer: No rule applies"),
+        ("housing", "Answer: yes unless the lease says otherwise"),
+    ],
+)
+def test_doubtful_double_negated_and_determiner_uses_abstain(name: str, text: str) -> None:
+    assert read_direct_answer(get_domain(name), text).abstained
+
+
+def test_an_everyday_label_standing_alone_is_still_an_answer() -> None:
+    housing = get_domain("housing")
+    assert read_direct_answer(housing, "Answer: there is no rule, so no").value == "no"
+    assert read_direct_answer(housing, "Answer: Yes it is").value == "yes"
+    assert read_direct_answer(housing, "Answer: No.").value == "no"
+
+
 def test_one_reading_of_an_execution_names_a_failed_status() -> None:
     # The runner, validate and exec read an execution with this one function (issue 8,
     # point 7): a program that stopped with an error and printed no answer says so.

@@ -37,6 +37,7 @@ def test_evaluate_then_score_in_three_lines(tmp_path: Path) -> None:
     assert run.path == tmp_path / "run" and (run.path / "config.json").is_file()
     assert (run.planned, run.new, run.resumed, run.missing) == (10, 10, 0, 0)
     assert not run.interrupted and run.spec.attempts == 2  # resolved
+    assert run.spec.data == resolve_source(DATA)
     # The reference answers every case with its own gold material.
     assert all(r.final.outcome == "correct" for r in run.records)
 
@@ -72,3 +73,11 @@ def test_a_spec_for_another_run_in_the_folder_is_refused(tmp_path: Path) -> None
     evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
     with pytest.raises(ConfigError, match="another configuration"):
         evaluate(spec(modes=("direct",), seed=5), tmp_path / "run", cache=False)
+
+
+def test_a_spec_without_data_reads_deonticbench_data_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEONTICBENCH_DATA", DATA)
+    run = evaluate(spec(modes=("direct",), data=None), tmp_path / "run", cache=False)
+    assert run.spec.data == resolve_source(DATA) and run.new == 5

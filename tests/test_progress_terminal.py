@@ -10,8 +10,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,11 +56,16 @@ def driver(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def tmux() -> Iterator[list[str]]:
-    """A private tmux server (its own socket), killed afterwards."""
+    """A private tmux server on its own socket, killed afterwards and its socket removed.
+    (A short folder of its own: a socket path must stay under about 100 bytes.)"""
     assert TMUX is not None
-    command = [TMUX, "-L", f"deonticbench-test-{uuid.uuid4().hex[:8]}", "-f", "/dev/null"]
-    yield command
-    subprocess.run([*command, "kill-server"], capture_output=True, timeout=10)
+    folder = Path(tempfile.mkdtemp(prefix="dbtmux-"))
+    command = [TMUX, "-S", str(folder / "s"), "-f", "/dev/null"]
+    try:
+        yield command
+    finally:
+        subprocess.run([*command, "kill-server"], capture_output=True, timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_in_pane(tmux: list[str], columns: int, rows: int, script: Path) -> list[str]:

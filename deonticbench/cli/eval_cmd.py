@@ -70,7 +70,7 @@ def _positive(name: str, value: int | None) -> None:
 )
 @click.option(
     "--modes",
-    default="direct,zero-shot,few-shot",
+    default=",".join(MODES),
     show_default=True,
     help="direct (answer in prose), zero-shot and few-shot (write Prolog), comma-separated.",
 )

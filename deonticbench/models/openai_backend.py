@@ -62,6 +62,8 @@ def _read_reply(response: Any, n: int) -> _Reply:
         if isinstance(choice, str | int | float | list) or choice is None:
             raise MalformedResponse(f"a choice is {type(choice).__name__}, not an object")
         message = field_of(choice, "message")
+        if isinstance(message, str | int | float | list):
+            raise MalformedResponse(f"a choice's message is {type(message).__name__}")
         content = field_of(message, "content") if message is not None else None
         texts.append((reply_text(content, where="message.content"), finish_reason_of(choice)))
     usage = field_of(response, "usage")

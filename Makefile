@@ -59,6 +59,7 @@ bench: install
 	$(PY) benchmarks/scoring.py
 	$(PY) benchmarks/analysis.py
 	$(PY) benchmarks/rewards.py
+	$(PY) benchmarks/report.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

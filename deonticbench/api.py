@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +132,7 @@ def prepare(
         k=spec.k,
         limit=spec.limit,
         seed=spec.seed,
+        case_ids=spec.case_ids or None,
     )
     model = load_model(
         spec.model,
@@ -202,6 +204,7 @@ async def arun(
     and the result says ``interrupted``.  A cancellation before the run folder is
     opened propagates (nothing was changed)."""
     spec, model, plan = prepared.spec, prepared.model, prepared.plan
+    started = time.monotonic()
     try:
         # Before any work: a missing key or an unreachable server is one sentence, and so
         # is an unusable cache or sandbox; only then is the run folder touched.
@@ -239,6 +242,8 @@ async def arun(
         await model.aclose()
     in_plan = prepared.sample_keys()
     done = runner.result
+    # results.json after every run, a stopped one too: what is there so far.
+    write_run_results(prepared.out, wall_time_s=time.monotonic() - started)
     return EvalResult(
         path=prepared.out,
         spec=spec,
@@ -253,6 +258,18 @@ async def arun(
         truncated=run.loaded.truncated,
         dropped_errors=run.loaded.dropped_errors,
     )
+
+
+def write_run_results(
+    folder: str | os.PathLike[str], *, wall_time_s: float | None = None
+) -> Path | None:
+    """Score a run folder and write its results.json; None when it holds no record."""
+    from .results import write_results
+
+    (scores,) = score_runs([Path(folder)])
+    if not scores.run.records:
+        return None
+    return write_results(scores, wall_time_s=wall_time_s)
 
 
 def set_aside_run(out: Path) -> str | None:
@@ -368,4 +385,5 @@ __all__ = [
     "evaluate",
     "prepare",
     "score",
+    "write_run_results",
 ]

@@ -10,7 +10,7 @@ counts what carrying it out would send.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from .data import Case, load_cases, pin_source
@@ -18,6 +18,7 @@ from .domains import Domain
 from .modes import Mode
 from .prompting import choose_exemplars, exemplar_pool
 from .records import RecordKey
+from .selection import CaseLimit, check_ids_found, select_cases
 from .sources import DataSource
 
 
@@ -67,14 +68,16 @@ def plan_run(
     modes: Sequence[Mode],
     source: DataSource,
     k: int | Sequence[tuple[str, int]] | None = None,
-    limit: int | None = None,
+    limit: CaseLimit | None = None,
     seed: int = 0,
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
+    case_ids: Collection[str] | None = None,
 ) -> RunPlan:
     """Load the cases and choose few-shot exemplars: everything a run will do, in order.
 
     ``k`` is samples per case: one number, ``(domain, K)`` pairs, or None for each
-    domain's default (see ``RunSpec.k``)."""
+    domain's default (see ``RunSpec.k``).  ``limit`` and ``case_ids`` choose cases (see
+    ``selection.select_cases``)."""
     loader = load or load_cases
     if load is None:
         source = pin_source(source)
@@ -82,9 +85,7 @@ def plan_run(
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
     for domain in domains:
-        cases = loader(domain, split, source)
-        if limit is not None:
-            cases = cases[:limit]
+        cases = select_cases(loader(domain, split, source), limit=limit, case_ids=case_ids)
         if isinstance(k, int):
             ks[domain.name] = k
         else:  # None, or per domain (a resumed run's config): the domain's default else
@@ -102,4 +103,5 @@ def plan_run(
                         choose_exemplars(domain, pool, case, domain.few_shot_count, seed)
                     )
                 units.append(Unit(domain, case, mode, ks[domain.name], exemplars))
+    check_ids_found(case_ids, (u.case.id for u in units))
     return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source)

@@ -7,6 +7,7 @@ prompt template, the few-shot pools and the environment (``environment.py``).
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import asdict
 from typing import Any
@@ -58,7 +59,9 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "git_commit": facts.get("git_commit"),
                 "limit": spec.limit,
+                "case_ids": list(spec.case_ids) or None,
                 "concurrency": spec.concurrency,
+                "argv": list(sys.argv),
             }
         ],
     }

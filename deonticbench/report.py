@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .domains import DOMAINS
+from .domains import DISPLAY_ORDER, DOMAINS
 from .metrics import BootstrapEstimate
 from .modes import MODE_TITLES, TABLE_MODE_ORDER
 from .paper import PaperCell, match_model, paper_cells
@@ -22,12 +22,8 @@ from .scoring import Comparison, GroupScore, RunScores, ScoreRow, score_row, sco
 
 MISSING = "—"
 
-# Table 2's columns: accuracy domains, then macro-F1 domains, in the paper's order.  A
-# domain added later (not in the paper) follows in DOMAINS order.
-_PAPER_COLUMNS = ("sara_numeric", "airline", "sara_binary", "uscis", "housing")
-TABLE_DOMAINS: tuple[str, ...] = tuple(d for d in _PAPER_COLUMNS if d in DOMAINS) + tuple(
-    d for d in DOMAINS if d not in _PAPER_COLUMNS
-)
+# Table 2's columns: accuracy domains, then macro-F1 domains, in the paper's order.
+TABLE_DOMAINS: tuple[str, ...] = DISPLAY_ORDER
 
 _N_MAIN_COLUMNS = 12
 LONG_COLUMNS = ScoreRow.columns()[:_N_MAIN_COLUMNS]
@@ -62,7 +58,7 @@ def _signed(x: float) -> str:
 # -- Table 2 ---------------------------------------------------------------------------
 
 
-def _row_labels(scores: Sequence[RunScores]) -> list[str]:
+def run_labels(scores: Sequence[RunScores]) -> list[str]:
     """A model label per run; runs of the same model are told apart by folder name."""
     models = [s.run.model for s in scores]
     return [
@@ -77,7 +73,7 @@ def table2(scores: Sequence[RunScores]) -> Table:
     headers = ["Model", "Setting"] + (["Stage"] if with_stage else [])
     headers += [DOMAINS[d].display_name for d in TABLE_DOMAINS]
     rows: list[list[str]] = []
-    for label, s in zip(_row_labels(scores), scores, strict=True):
+    for label, s in zip(run_labels(scores), scores, strict=True):
         for mode in TABLE_MODE_ORDER:
             if mode not in s.modes:
                 continue
@@ -185,6 +181,31 @@ def long_rows(scores: Sequence[RunScores]) -> list[dict[str, Any]]:
 
 def long_csv(scores: Sequence[RunScores]) -> str:
     return render_csv(LONG_COLUMNS + LONG_EXTRA, long_rows(scores))
+
+
+PAPER_COLUMNS = ("paper_table", "paper_model", "paper_mean", "paper_upper", "paper_lower")
+
+
+def long_csv_with_paper(scores: Sequence[RunScores]) -> str:
+    """The long table with the paper's published cell beside each first-stage row of a
+    model the paper reports (percent, as published); one loadable CSV."""
+    rows = []
+    for s in scores:
+        matched = match_model(s.run.model)
+        cells = {(c.setting, c.domain): c for c in paper_cells(model=matched)} if matched else {}
+        for g in s.groups:
+            row = _long_row(g, s)
+            cell = cells.get((g.mode, g.domain)) if g.stage == "first" else None
+            if cell is not None:
+                row.update(
+                    paper_table=cell.table,
+                    paper_model=cell.model,
+                    paper_mean=cell.mean,
+                    paper_upper=cell.upper,
+                    paper_lower=cell.lower,
+                )
+            rows.append(row)
+    return render_csv(LONG_COLUMNS + LONG_EXTRA + PAPER_COLUMNS, rows)
 
 
 # -- per-case rows ---------------------------------------------------------------------
@@ -334,7 +355,7 @@ def against_paper(scores: Sequence[RunScores]) -> Table:
     """
     headers = ["Source", "Model", "Setting"] + [DOMAINS[d].display_name for d in TABLE_DOMAINS]
     rows: list[list[str]] = []
-    for label, s in zip(_row_labels(scores), scores, strict=True):
+    for label, s in zip(run_labels(scores), scores, strict=True):
         matched = match_model(s.run.model)
         for mode in TABLE_MODE_ORDER:
             if mode not in s.modes:

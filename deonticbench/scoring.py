@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .domains import DOMAINS, Domain
+from .domains import DISPLAY_ORDER, DOMAINS, Domain
 from .errors import ConfigError, DeonticBenchError
 from .metrics import (
     DEFAULT_BOOTSTRAP,
@@ -427,7 +427,7 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
     summary = run.report.summary()
     if summary:
         notes.insert(0, f"{RECORDS_FILE}: {summary}")
-    for domain in DOMAINS.values():
+    for domain in (DOMAINS[name] for name in DISPLAY_ORDER):  # one order in every output
         for mode in MODES:
             chosen = [r for r in run.records if r.domain == domain.name and r.mode == mode]
             if not chosen:

@@ -21,6 +21,7 @@ from typing import Any, cast
 from .domains import DOMAINS, Domain, get_domain
 from .errors import ConfigError
 from .modes import MODES, Mode
+from .selection import CaseLimit
 from .solver.execution import Limits
 from .sources import HUB_REPO, SPLITS, DataSource
 
@@ -54,8 +55,10 @@ class RunSpec:
     attempts: int | None = None
     seed: int = 0
     """Chooses the few-shot exemplars."""
-    limit: int | None = None
-    """Only the first N cases of each domain."""
+    limit: CaseLimit | None = None
+    """Only the first N cases of each domain, or ``(a, b)``: cases a to b, from 1."""
+    case_ids: tuple[str, ...] = ()
+    """Only these cases (``--sample-id``); empty: every case."""
     limits: Limits = field(default_factory=Limits)
     concurrency: int = DEFAULT_CONCURRENCY
     data: DataSource | None = None
@@ -67,6 +70,9 @@ class RunSpec:
         put(self, "modes", _modes(self.modes))
         if isinstance(self.k, Mapping | list | tuple):
             put(self, "k", _pairs(self.k, int))
+        if isinstance(self.limit, list | tuple):
+            put(self, "limit", _limit_range(self.limit))
+        put(self, "case_ids", tuple(dict.fromkeys(str(c) for c in self.case_ids)))
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError("a run needs a model spec, e.g. openai:gpt-4.1 or reference.")
         if self.split not in SPLITS:
@@ -75,7 +81,7 @@ class RunSpec:
         for name, value in [
             *(("k", v) for v in ks),
             ("attempts", self.attempts),
-            ("limit", self.limit),
+            ("limit", self.limit if not isinstance(self.limit, tuple) else None),
             ("concurrency", self.concurrency),
         ]:
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -115,7 +121,8 @@ class RunSpec:
             "k": dict(self.k) if isinstance(self.k, tuple) else self.k,
             "attempts": self.attempts,
             "seed": self.seed,
-            "limit": self.limit,
+            "limit": list(self.limit) if isinstance(self.limit, tuple) else self.limit,
+            "case_ids": list(self.case_ids),
             "limits": dataclasses.asdict(self.limits),
             "concurrency": self.concurrency,
             "data": _source_json(self.data),
@@ -174,8 +181,10 @@ class RunSpec:
         sessions = config.get("sessions")
         if isinstance(sessions, list) and sessions and isinstance(sessions[-1], Mapping):
             last = sessions[-1]
-            if isinstance(last.get("limit"), int):
+            if isinstance(last.get("limit"), int | list):
                 values["limit"] = last["limit"]
+            if isinstance(last.get("case_ids"), list):
+                values["case_ids"] = tuple(last["case_ids"])
             if isinstance(last.get("concurrency"), int):
                 values["concurrency"] = last["concurrency"]
         data = config.get("data")
@@ -194,6 +203,17 @@ class RunSpec:
                 continue
             kept[key] = value
         return cls(**kept)
+
+
+def _limit_range(value: Iterable[Any]) -> tuple[int, int]:
+    items = list(value)
+    if (
+        len(items) != 2
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in items)
+        or not 1 <= items[0] <= items[1]
+    ):
+        raise ConfigError(f"a limit range is (first, last) counted from 1, not {items!r}.")
+    return items[0], items[1]
 
 
 def _pairs(value: object, kind: type) -> tuple[tuple[str, Any], ...]:

@@ -168,7 +168,16 @@ def test_out_writes_every_file_and_they_parse(runs: tuple[Path, Path], tmp_path:
     assert "paper T2" in (out_dir / "paper.md").read_text()
     import matplotlib.image
 
-    for png in ("figure-gpt41.png", "figure-o3-retry.png", "figure-o3-retry-final.png"):
+    for name in ("results-gpt41.json", "results-o3-retry.json"):
+        assert json.loads((out_dir / name).read_text())["schema"] == 1
+    assert '<table id="table2"' in (out_dir / "report.html").read_text()
+    for png in (
+        "figure-gpt41.png",
+        "figure-o3-retry.png",
+        "figure-o3-retry-final.png",
+        "figure-all.png",
+        "figure-all-final.png",
+    ):
         data = (out_dir / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n"
         pixels = matplotlib.image.imread(out_dir / png)

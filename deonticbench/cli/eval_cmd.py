@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..modes import MODES, Mode
 from ..progress import LiveProgress, summary_notes, summary_table
 from ..runfolder import RunFolder
+from ..selection import parse_ids, parse_limit
 from ..solver import ExecutorKind
 from ..sources import resolve_source
 from ..spec import DEFAULT_CONCURRENCY, RunSpec
@@ -52,10 +53,29 @@ def _positive(name: str, value: int | None) -> None:
 
 
 @click.command("eval")
-@click.option("--model", "model_spec", required=True, help="e.g. openai:gpt-4.1, reference.")
-@click.option("--domains", default="all", show_default=True, help="Comma-separated, or all.")
-@click.option("--split", default="hard", show_default=True, help="smoke, hard or whole.")
-@click.option("--modes", default=",".join(MODES), show_default=True, help="Comma-separated.")
+@click.option(
+    "--model",
+    "model_spec",
+    required=True,
+    help="<backend>:<model>, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, "
+    "openai-compatible:<model>@<url>, local:gemma3-270m, replay:<file>, reference "
+    "(see deonticbench list).",
+)
+@click.option(
+    "--domains", default="all", show_default=True, help="Domains, comma-separated, or all."
+)
+@click.option(
+    "--split",
+    default="hard",
+    show_default=True,
+    help="smoke (5 cases), hard (the paper's) or whole.",
+)
+@click.option(
+    "--modes",
+    default=",".join(MODES),
+    show_default=True,
+    help="direct (answer in prose), zero-shot and few-shot (write Prolog), comma-separated.",
+)
 @click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
 @click.option(
     "--attempts",
@@ -70,15 +90,49 @@ def _positive(name: str, value: int | None) -> None:
     show_default=True,
     help="HTTP requests in flight.",
 )
-@click.option("--limit", type=int, default=None, help="Only the first N cases of each domain.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar choice.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--limit",
+    "limit_text",
+    default=None,
+    help="Cases per domain: the first N (10), or a range counted from 1 (11-20).",
+)
+@click.option(
+    "--sample-id",
+    "sample_ids",
+    multiple=True,
+    help="Only these case ids (comma-separated or repeated); with --fresh, a new run of them.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the few-shot exemplar choice."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run folder [default: the matching unfinished run, else runs/<model>-<split>-<time>].",
+)
 @click.option("--fresh", is_flag=True, help="Start a new run folder even if one matches.")
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Local data mirror (upstream layout) [default: DEONTICBENCH_DATA, else the hub].",
+)
 @click.option("--hub", is_flag=True, help="Load cases from the Hugging Face hub.")
 @click.option("--revision", default=None, help="Hub dataset revision (with --hub).")
-@click.option("--param", "params", multiple=True, help="Model parameter key=value (repeatable).")
-@click.option("--cache", "cache_path", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--param",
+    "params",
+    multiple=True,
+    help="Model parameter key=value, e.g. temperature=0 (repeatable; see eval/models.yaml).",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Response cache file [default: DEONTICBENCH_CACHE, else the user cache folder].",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option(
     "--retry-errors", is_flag=True, help="Redo samples of this run whose last request failed."
@@ -90,7 +144,8 @@ def _positive(name: str, value: int | None) -> None:
     "--score",
     "score_after",
     is_flag=True,
-    help="Finish with the paper's metrics (Table 2 layout, bootstrap CIs) for this run.",
+    help="Finish with the paper's metrics (Table 2 layout, bootstrap CIs) for this run and "
+    "write its report.html (results.json is written after every run).",
 )
 def command(
     model_spec: str,
@@ -100,7 +155,8 @@ def command(
     k: int | None,
     attempts: int | None,
     concurrency: int,
-    limit: int | None,
+    limit_text: str | None,
+    sample_ids: tuple[str, ...],
     seed: int,
     out: Path | None,
     fresh: bool,
@@ -119,7 +175,6 @@ def command(
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
         _positive(name, value)
-    _positive("--limit", limit)
     _positive("--workers", workers)
     if revision and not hub:
         raise ConfigError("--revision picks a hub revision: use it with --hub.")
@@ -134,7 +189,8 @@ def command(
         k=k,
         attempts=attempts,
         seed=seed,
-        limit=limit,
+        limit=parse_limit(limit_text),
+        case_ids=tuple(parse_ids(sample_ids)),
         concurrency=concurrency,
         data=resolve_source(data_dir, hub=hub, revision=revision),
     )
@@ -158,9 +214,13 @@ def command(
     if code:
         sys.exit(code)
     if score_after:
+        from ..html_report import REPORT_FILE, write_report
         from ..report import render, table2
 
-        click.echo(render(table2(score(prepared.out).runs), "table"))
+        runs = score(prepared.out).runs
+        report = write_report(runs, prepared.out / REPORT_FILE)
+        click.echo(render(table2(runs), "table"))
+        click.echo(f"report: {report} (open it in any browser)", err=True)
         click.echo(
             f"more: deonticbench score {prepared.out} --out <folder> (CSV, per-case, figure)"
         )

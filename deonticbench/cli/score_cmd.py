@@ -20,6 +20,7 @@ from ..report import (
     comparison_rows,
     comparison_table,
     long_csv,
+    long_csv_with_paper,
     render,
     render_csv,
     render_markdown,
@@ -57,7 +58,9 @@ class ReportWriteError(DeonticBenchError):
     type=click.Choice(FORMATS),
     default="table",
     show_default=True,
-    help="What to print: Table 2 as text/markdown/latex, the long table as csv, or json.",
+    help="What to print: Table 2 as text/markdown/latex, json, or one CSV table: the long "
+    "table (with the paper's cells under --against paper) or, with --compare, the paired "
+    "differences.",
 )
 @click.option(
     "--out",
@@ -121,12 +124,11 @@ def _stdout_text(
             doc["against_paper"] = [dict(zip(table.headers, r, strict=True)) for r in table.rows]
         return json.dumps(doc, indent=2) + "\n"
     if fmt == "csv":
-        parts = [long_csv(scores)]
+        # One table, so that the output loads as CSV: the paired differences with
+        # --compare, else the long table (with the paper's cells beside it with --against).
         if comparisons:
-            parts.append(render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons)))
-        if paper:
-            parts.append(render(against_paper(scores), "csv"))
-        return "\n".join(parts)
+            return render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons))
+        return long_csv_with_paper(scores) if paper else long_csv(scores)
     tables: list[Table] = [table2(scores)]
     if paper:
         tables.append(against_paper(scores))
@@ -142,7 +144,9 @@ def _safe(name: str) -> str:
 def _write_all(
     out: Path, scores: Sequence[RunScores], comparisons: Sequence[Comparison], paper: bool
 ) -> list[Path]:
-    from ..figures import draw_run_figure  # matplotlib only when figures are drawn
+    from ..figures import draw_figure  # matplotlib only when figures are drawn
+    from ..html_report import REPORT_FILE, write_report
+    from ..results import RESULTS_FILE, write_results
 
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {
@@ -172,5 +176,14 @@ def _write_all(
         used.add(stem)
         for stage in s.stages:
             suffix = "" if stage == "first" else f"-{stage}"
-            written.append(draw_run_figure(s, out / f"{stem}{suffix}.png", stage))
+            written.append(draw_figure([s], out / f"{stem}{suffix}.png", stage))
+    scored = [s for s in scores if s.groups]
+    if len(scored) > 1:
+        for stage in dict.fromkeys(st for s in scored for st in s.stages):
+            suffix = "" if stage == "first" else f"-{stage}"
+            written.append(draw_figure(scored, out / f"figure-all{suffix}.png", stage))
+    for s in scores:
+        name = RESULTS_FILE if len(scores) == 1 else f"results-{_safe(s.run.name)}.json"
+        written.append(write_results(s, out / name))
+    written.append(write_report(scores, out / REPORT_FILE, comparisons))
     return written

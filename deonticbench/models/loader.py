@@ -98,6 +98,19 @@ BACKENDS: dict[str, Factory] = {
 NEEDS_NAME = frozenset({"openai", "openai-compatible", "anthropic", "local", "vllm", "replay"})
 
 
+# inspect's provider names that are a deonticbench backend under another name
+_INSPECT_PROVIDERS = {"llama-cpp-python": "local"}
+
+
+def _inspect_style(text: str) -> str | None:
+    """``openai/gpt-4.1`` (inspect's spelling) as ``openai:gpt-4.1``, if it names a backend."""
+    provider, slash, name = text.partition("/")
+    backend = provider if provider in BACKENDS else _INSPECT_PROVIDERS.get(provider)
+    if not slash or not name.strip() or backend is None:
+        return None
+    return f"{backend}:{name.strip()}"
+
+
 def load_model(
     spec: str, *, overrides: dict[str, Any] | None = None, cases: Iterable[Case] = ()
 ) -> Model:
@@ -124,6 +137,13 @@ def _parse(spec: str) -> tuple[str, str, str, Factory]:
     text = spec.strip()
     provider, _, rest = text.partition(":")
     factory = BACKENDS.get(provider)
+    if factory is None and not rest:
+        suggestion = _inspect_style(text)
+        if suggestion is not None:
+            raise ConfigError(
+                f"unknown model spec {spec!r}; did you mean {suggestion}? "
+                "(deonticbench writes <backend>:<model>, inspect writes <backend>/<model>)"
+            )
     if factory is None:
         raise ConfigError(
             f"unknown model spec {spec!r}: start it with one of {', '.join(BACKENDS)} "

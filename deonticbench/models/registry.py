@@ -39,6 +39,8 @@ OPTION_TYPES: dict[str, type] = {
 }
 FLAG_KEYS = ("reasoning",)
 DOC_KEYS = ("note",)
+PRICE_KEYS = ("usd_per_mtok_in", "usd_per_mtok_out")
+"""List prices per million tokens, read by results.json's cost estimate; not sent."""
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
@@ -129,7 +131,7 @@ def _layer(merged: dict[str, Any], layer: Any, where: str) -> None:
         return
     if not isinstance(layer, Mapping):
         raise ConfigError(f"{where} in the model registry should be a mapping of parameters.")
-    known = (*SAMPLING_KEYS, *OPTION_TYPES, *FLAG_KEYS, *DOC_KEYS)
+    known = (*SAMPLING_KEYS, *OPTION_TYPES, *FLAG_KEYS, *DOC_KEYS, *PRICE_KEYS)
     for key, value in layer.items():
         if isinstance(key, str) and key.startswith("extra.") and len(key) > 6:
             # --param extra.top_k=20: one provider field from the command line.
@@ -143,7 +145,7 @@ def _layer(merged: dict[str, Any], layer: Any, where: str) -> None:
             if not isinstance(value, Mapping):
                 raise ConfigError(f"'extra' in {where} should be a mapping of request fields.")
             merged["extra"] = {**merged.get("extra", {}), **value}
-        elif key not in DOC_KEYS:
+        elif key not in DOC_KEYS and key not in PRICE_KEYS:
             merged[key] = value
 
 

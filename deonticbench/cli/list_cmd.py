@@ -1,0 +1,38 @@
+"""``deonticbench list``: domains (cases per split), modes, backends, registry models."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command(name="list")
+def command() -> None:
+    """List what can be run: domains with their sizes per split, modes, backends and the
+    models eval/models.yaml has settings for."""
+    from ..catalog import build_catalog
+    from ..data import SPLITS
+    from ..errors import DataError
+    from ..sources import resolve_source
+
+    try:
+        source = resolve_source()
+    except DataError as exc:
+        click.echo(f"note: {exc}", err=True)
+        source = None
+    if source is not None and source.kind == "hub":
+        click.echo("note: no local data (DEONTICBENCH_DATA unset); sizes are not counted.")
+    catalog = build_catalog(source)
+    click.echo(f"domains (cases per split, from {catalog.source}):")
+    header = f"  {'domain':<13} {'name':<11} {'metric':<9} {'K':>2} "
+    click.echo(header + " ".join(f"{s:>6}" for s in SPLITS))
+    for d in catalog.domains:
+        sizes = " ".join(f"{'-' if d.sizes[s] is None else d.sizes[s]:>6}" for s in SPLITS)
+        click.echo(f"  {d.name:<13} {d.display_name:<11} {d.metric:<9} {d.default_k:>2} {sizes}")
+        for split, note in d.notes.items():
+            if note == "hub only":
+                click.echo(f"  {'':<13} {split}: published only on the hub (--hub)")
+    click.echo(f"modes: {', '.join(catalog.modes)}")
+    click.echo(f"backends: {', '.join(catalog.backends)}  (spec: <backend>:<model>)")
+    click.echo("models with settings in eval/models.yaml (globs):")
+    for name in catalog.models:
+        click.echo(f"  {name}")

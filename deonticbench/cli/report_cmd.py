@@ -1,0 +1,56 @@
+"""``deonticbench report``: one self-contained HTML file for run folders.  Thin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..metrics import DEFAULT_BOOTSTRAP
+
+
+@click.command(name="report")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The HTML file to write [default: RUN/report.html for one run, "
+    "./report.html for several].",
+)
+@click.option(
+    "--bootstrap",
+    "-B",
+    "replicates",
+    default=DEFAULT_BOOTSTRAP,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Bootstrap replicates for the intervals.",
+)
+@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Data mirror to rebuild the prompts from [default: the run's, else DEONTICBENCH_DATA].",
+)
+def command(
+    run_dirs: tuple[Path, ...], out: Path | None, replicates: int, seed: int, data_dir: Path | None
+) -> None:
+    """Write an HTML report of RUN_DIR(s): scores, figures, and every sample.
+
+    Several runs are shown side by side, with paired differences against the first.
+    """
+    from ..api import score
+    from ..html_report import REPORT_FILE, write_report
+    from ..scoring import compare
+
+    result = score(list(run_dirs), bootstrap=replicates, seed=seed)
+    for note in result.notes:
+        click.echo(note, err=True)
+    scores = result.runs
+    comparisons = [c for other in scores[1:] for c in compare(scores[0], other, replicates, seed)]
+    target = out or (run_dirs[0] / REPORT_FILE if len(run_dirs) == 1 else Path(REPORT_FILE))
+    written = write_report(scores, target, comparisons, data_dir=data_dir)
+    size = written.stat().st_size
+    click.echo(f"wrote {written} ({size / 1e6:.1f} MB); open it in any browser")

@@ -14,7 +14,7 @@ K       ?=
 OUT     ?=
 EVAL_ARGS ?=
 
-.PHONY: install system-deps test lint typecheck validate eval bench local-model clean
+.PHONY: install system-deps test-deps test lint typecheck validate eval bench local-model clean
 
 install: $(STAMP) system-deps
 
@@ -28,6 +28,10 @@ $(STAMP): pyproject.toml
 # missing and we may (root, or passwordless sudo); otherwise one sentence says what to do.
 system-deps:
 	@bash scripts/system-deps.sh
+
+# The tests also drive tmux (live progress) and headless Chromium (the HTML report).
+test-deps:
+	@bash scripts/system-deps.sh --test
 
 # The 'local' extra (llama-cpp-python compiles from source: about 7 minutes on 2 cores).
 local-model: $(LOCAL_STAMP)
@@ -43,7 +47,7 @@ lint: install
 typecheck: install
 	$(VENV)/bin/mypy
 
-test: install lint typecheck
+test: install test-deps lint typecheck
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests
 
 validate: install

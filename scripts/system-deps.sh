@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Make sure swipl, bwrap, tmux, chromium and chromedriver are on PATH; install them with
-# apt-get when we may.  (tmux: the live progress display is tested in a real
-# pseudo-terminal; chromium: the HTML report is tested in Debian's headless Chromium.)
+# Make sure swipl and bwrap (what every run needs) are on PATH, and with --test also tmux,
+# chromium and chromedriver (what the tests need: the live progress display is tested in a
+# real pseudo-terminal, the HTML report in Debian's headless Chromium); install them with
+# apt-get when we may.
 set -euo pipefail
 missing=()
 command -v swipl >/dev/null 2>&1 || missing+=(swi-prolog-nox)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
-command -v tmux >/dev/null 2>&1 || missing+=(tmux)
-command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+if [ "${1:-}" = "--test" ]; then
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if command -v apt-get >/dev/null 2>&1; then
@@ -20,5 +23,5 @@ if command -v apt-get >/dev/null 2>&1; then
     exit 0
   fi
 fi
-echo "error: deonticbench needs the packages ${missing[*]} (SWI-Prolog, bubblewrap, tmux, and Chromium for the report's tests); install them with your system's package manager and run make again." >&2
+echo "error: deonticbench needs the packages ${missing[*]} (SWI-Prolog and bubblewrap to run programs; tmux and Chromium for the tests); install them with your system's package manager and run make again." >&2
 exit 1

@@ -456,3 +456,17 @@ def test_openrlhf_reward_func_scores_only_the_response(airline: list[Case]) -> N
         "answer_read",
         "within_tolerance",
     }
+
+
+def test_the_process_pool_has_two_workers_per_core_unless_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Broken programs sleep in SWI-Prolog's exit: two workers per core overlap it."""
+    from deonticbench.rewards import pool
+
+    monkeypatch.delenv(pool.WORKERS_ENV, raising=False)
+    assert pool._workers() == 2 * (os.cpu_count() or 1)
+    monkeypatch.setenv(pool.WORKERS_ENV, "3")
+    assert pool._workers() == 3
+    monkeypatch.setenv(pool.WORKERS_ENV, "many")
+    assert pool._workers() == 2 * (os.cpu_count() or 1)

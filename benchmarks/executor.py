@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _baseline import plain_loop  # benchmarks/ is sys.path[0] when run as a script
+
 from deonticbench.data import load_cases, resolve_source
 from deonticbench.domains import DOMAINS
 from deonticbench.solver import EXECUTORS, Solver
@@ -47,19 +49,6 @@ def write_programs(folder: Path) -> list[Path]:
             path.write_text(reference_program(domain, case).text)
             paths.append(path)
     return paths
-
-
-def plain_loop(paths: list[Path]) -> float:
-    started = time.perf_counter()
-    for path in paths:
-        subprocess.run(
-            ["swipl", "-q", "-f", str(path)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=30,
-        )
-    return time.perf_counter() - started
 
 
 def validate_cli(executor: str) -> tuple[float, dict[str, object]]:

@@ -22,12 +22,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _baseline import plain_loop  # benchmarks/ is sys.path[0] when run as a script
 
 from deonticbench.data import Case, load_cases, resolve_source
 from deonticbench.domains import DOMAINS, get_domain
@@ -111,19 +112,6 @@ def write_programs(texts: list[str], targets: list[RewardTarget], folder: Path) 
         path.write_text(prepare_program(get_domain(target.domain), program).text)
         paths.append(path)
     return paths
-
-
-def plain_loop(paths: list[Path]) -> float:
-    started = time.perf_counter()
-    for path in paths:
-        subprocess.run(
-            ["swipl", "-q", "-f", str(path)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=30,
-        )
-    return time.perf_counter() - started
 
 
 def reward_run(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
 from ..solver.execution import EXECUTORS
@@ -15,3 +18,23 @@ executor_option = click.option(
     "(fast; falls back to fresh where it cannot start), fresh = a new swipl process. "
     "Both give the same results.",
 )
+
+
+def bootstrap_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--bootstrap/-B`` (as ``replicates``) and ``--seed``: how score and report draw
+    the bootstrap intervals."""
+    # Imported here: metrics brings numpy, which exec and validate never need.
+    from ..metrics import DEFAULT_BOOTSTRAP
+
+    command = click.option(
+        "--seed", default=0, show_default=True, type=int, help="Bootstrap seed."
+    )(command)
+    return click.option(
+        "--bootstrap",
+        "-B",
+        "replicates",
+        default=DEFAULT_BOOTSTRAP,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Bootstrap replicates for the intervals.",
+    )(command)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..metrics import DEFAULT_BOOTSTRAP
+from ._options import bootstrap_options
 
 
 @click.command(name="report")
@@ -18,16 +18,7 @@ from ..metrics import DEFAULT_BOOTSTRAP
     help="The HTML file to write [default: RUN/report.html for one run, "
     "./report.html for several].",
 )
-@click.option(
-    "--bootstrap",
-    "-B",
-    "replicates",
-    default=DEFAULT_BOOTSTRAP,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Bootstrap replicates for the intervals.",
-)
-@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@bootstrap_options
 @click.option(
     "--data-dir",
     type=click.Path(path_type=Path, file_okay=False),

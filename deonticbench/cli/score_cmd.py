@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from ..errors import DeonticBenchError
-from ..metrics import DEFAULT_BOOTSTRAP
 from ..report import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
@@ -28,6 +27,7 @@ from ..report import (
     to_json,
 )
 from ..scoring import Comparison, RunScores, compare, score_runs
+from ._options import bootstrap_options
 
 FORMATS = (*TABLE_FORMATS, "json")
 
@@ -42,16 +42,7 @@ class ReportWriteError(DeonticBenchError):
 
 @click.command(name="score")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--bootstrap",
-    "-B",
-    "replicates",
-    default=DEFAULT_BOOTSTRAP,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Bootstrap replicates.",
-)
-@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@bootstrap_options
 @click.option(
     "--format",
     "fmt",

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 
 from deonticbench.analysis.run import CACHE_FILE, analyse_run
-from deonticbench.domains import parse_domains
+from deonticbench.data.domains import parse_domains
+from deonticbench.evaluation.validate import validate
 from deonticbench.solver import Solver
-from deonticbench.validate import validate
 
 
 def main() -> None:

@@ -32,10 +32,10 @@ from pathlib import Path
 
 from _baseline import plain_loop  # benchmarks/ is sys.path[0] when run as a script
 
-from deonticbench.data import load_cases, resolve_source
-from deonticbench.domains import DOMAINS
+from deonticbench.data.cases import load_cases, resolve_source
+from deonticbench.data.domains import DOMAINS
+from deonticbench.evaluation.validate import reference_program
 from deonticbench.solver import EXECUTORS, Solver
-from deonticbench.validate import reference_program
 
 BATCH = 640
 

@@ -39,14 +39,15 @@ SYNTAX = (
 
 
 def build_run(folder: Path) -> int:
-    from deonticbench.data import describe_source
-    from deonticbench.domains import get_domain
-    from deonticbench.environment import environment_facts
-    from deonticbench.plan import plan_run
-    from deonticbench.programs import prepare_program
+    from deonticbench.data.cases import describe_source
+    from deonticbench.data.domains import get_domain
+    from deonticbench.data.sources import resolve_source
     from deonticbench.prompting import render, render_feedback, solver_report
-    from deonticbench.records import MODES, Attempt, Record
-    from deonticbench.sources import resolve_source
+    from deonticbench.prompting.modes import MODES
+    from deonticbench.prompting.plan import plan_run
+    from deonticbench.reading.programs import prepare_program
+    from deonticbench.store.environment import environment_facts
+    from deonticbench.store.record import Attempt, Record
 
     source = resolve_source()
     plan = plan_run(

@@ -30,10 +30,10 @@ from typing import Any
 
 from _baseline import plain_loop  # benchmarks/ is sys.path[0] when run as a script
 
-from deonticbench.data import Case, load_cases, resolve_source
-from deonticbench.domains import DOMAINS, get_domain
-from deonticbench.programs import extract_program, prepare_program
+from deonticbench.data.cases import Case, load_cases, resolve_source
+from deonticbench.data.domains import DOMAINS, get_domain
 from deonticbench.prompting import demonstration
+from deonticbench.reading.programs import extract_program, prepare_program
 from deonticbench.rewards import (
     RewardTarget,
     close_process_solver,

@@ -42,17 +42,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakeproviders import FakeProvider, FakeRequest  # noqa: E402
 
-from deonticbench.data import Case, load_cases, resolve_source  # noqa: E402
-from deonticbench.domains import get_domain  # noqa: E402
+from deonticbench.data.cases import Case, load_cases, resolve_source  # noqa: E402
+from deonticbench.data.domains import get_domain  # noqa: E402
+from deonticbench.evaluation.runner import Runner  # noqa: E402
 from deonticbench.models import Request, load_model  # noqa: E402
 from deonticbench.models.base import Model  # noqa: E402
-from deonticbench.modes import Mode  # noqa: E402
-from deonticbench.plan import plan_run  # noqa: E402
-from deonticbench.programs import prepare_program  # noqa: E402
 from deonticbench.prompting import Prompt, render  # noqa: E402
-from deonticbench.runfolder import RunFolder  # noqa: E402
-from deonticbench.runner import Runner  # noqa: E402
+from deonticbench.prompting.modes import Mode  # noqa: E402
+from deonticbench.prompting.plan import plan_run  # noqa: E402
+from deonticbench.reading.programs import prepare_program  # noqa: E402
 from deonticbench.solver import Solver  # noqa: E402
+from deonticbench.store.folder import RunFolder  # noqa: E402
 
 
 def load(n: int) -> list[Case]:

@@ -5,7 +5,7 @@ abstentions), B=1000 replicates, for a numeric metric (accuracy) and a binary on
 (macro-F1).  Three implementations of paper B.3 run side by side, interleaved over
 rounds so machine noise hits all alike:
 
-* vectorised: ``deonticbench.metrics.bootstrap_replicates`` (all replicates' confusion
+* vectorised: ``deonticbench.scoring.metrics.bootstrap_replicates`` (all replicates' confusion
   matrices with array operations);
 * python loop: the straightforward reading of B.3, a Python loop over replicates and,
   inside it, over the drawn cases;
@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from deonticbench.metrics import NEGATIVE, POSITIVE, Outcomes, bootstrap_replicates
+from deonticbench.scoring.metrics import NEGATIVE, POSITIVE, Outcomes, bootstrap_replicates
 
 N_CASES, K = 5314, 3
 

@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 # public name -> module (under deonticbench) that owns it
 _PUBLIC = {
     # what a run is, and the two entry points
-    "RunSpec": "spec",
+    "RunSpec": "store",
     "evaluate": "api",
     "EvalResult": "api",
     "score": "api",
@@ -30,24 +30,24 @@ _PUBLIC = {
     # the data
     "Case": "data",
     "load_cases": "data",
-    "DataSource": "sources",
-    "resolve_source": "sources",
-    "Domain": "domains",
-    "DOMAINS": "domains",
-    "get_domain": "domains",
-    "Mode": "modes",
-    "MODES": "modes",
+    "DataSource": "data",
+    "resolve_source": "data",
+    "Domain": "data",
+    "DOMAINS": "data",
+    "get_domain": "data",
+    "Mode": "prompting",
+    "MODES": "prompting",
     # the pipeline's stages
     "Solver": "solver",
     "Limits": "solver",
     "Execution": "solver",
-    "prepare_program": "programs",
-    "Answer": "answers",
-    "answer_from_execution": "answers",
-    "Outcome": "outcomes",
-    "judge": "outcomes",
-    "Record": "records",
-    "Attempt": "records",
+    "prepare_program": "reading",
+    "Answer": "reading",
+    "answer_from_execution": "reading",
+    "Outcome": "reading",
+    "judge": "reading",
+    "Record": "store",
+    "Attempt": "store",
     "load_model": "models",
     "Model": "models",
     "DeonticBenchError": "errors",
@@ -100,16 +100,16 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the type checker sees the names as plain imports
-    from .answers import Answer, answer_from_execution
     from .api import EvalResult, ScoreResult, ScoreRow, evaluate, score
-    from .data import Case, load_cases
-    from .domains import DOMAINS, Domain, get_domain
+    from .data.cases import Case, load_cases
+    from .data.domains import DOMAINS, Domain, get_domain
+    from .data.sources import DataSource, resolve_source
     from .errors import DeonticBenchError
     from .models import Model, load_model
-    from .modes import MODES, Mode
-    from .outcomes import Outcome, judge
-    from .programs import prepare_program
-    from .records import Attempt, Record
+    from .prompting.modes import MODES, Mode
+    from .reading.answers import Answer, answer_from_execution
+    from .reading.outcomes import Outcome, judge
+    from .reading.programs import prepare_program
     from .solver import Execution, Limits, Solver
-    from .sources import DataSource, resolve_source
-    from .spec import RunSpec
+    from .store.record import Attempt, Record
+    from .store.spec import RunSpec

@@ -56,3 +56,6 @@ PROMPTS = ROOT / "prompts"
 PROLOG = ROOT / "prolog"
 DATA = ROOT / "data"
 EVAL = ROOT / "eval"
+RESOURCES = _PACKAGE / "resources"
+"""Package data shipped inside the package itself: the report's page assets and the
+paper's published scores."""

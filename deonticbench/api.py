@@ -26,24 +26,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from .cache import ResponseCache, default_cache_path
-from .dryrun import DryRunEstimate, estimate
+from .data.sources import resolve_source
 from .errors import DeonticBenchError
-from .metrics import DEFAULT_BOOTSTRAP
+from .evaluation.cache import ResponseCache, default_cache_path
+from .evaluation.dryrun import DryRunEstimate, estimate
+from .evaluation.runner import Observer, Runner
 from .models import Model, count_prompt_tokens, load_model
 from .models.loader import check_spec
-from .plan import RunPlan, plan_run
-from .provenance import build_config
-from .records import Record, RecordKey
-from .recordsfile import RECORDS_NAME, read_records
-from .runconfig import CONFIG_NAME, check_resumable, read_config
-from .runfolder import RunFolder, is_run_folder, set_aside
-from .runner import Observer, Runner
-from .runs import find_resumable, new_run_path
-from .scoring import RunScores, ScoreRow, score_rows, score_runs
+from .prompting.plan import RunPlan, plan_run
+from .scoring.metrics import DEFAULT_BOOTSTRAP
+from .scoring.scores import RunScores, ScoreRow, score_rows, score_runs
 from .solver import ExecutorKind, Solver
-from .sources import resolve_source
-from .spec import DEFAULT_ATTEMPTS, RunSpec
+from .store.config import CONFIG_NAME, check_resumable, read_config
+from .store.folder import RunFolder, is_run_folder, set_aside
+from .store.naming import find_resumable, new_run_path
+from .store.provenance import build_config
+from .store.record import Record, RecordKey
+from .store.records_file import RECORDS_NAME, read_records
+from .store.spec import DEFAULT_ATTEMPTS, RunSpec
 
 if TYPE_CHECKING:
     import pandas
@@ -264,7 +264,7 @@ def write_run_results(
     folder: str | os.PathLike[str], *, wall_time_s: float | None = None
 ) -> Path | None:
     """Score a run folder and write its results.json; None when it holds no record."""
-    from .results import write_results
+    from .scoring.results import write_results
 
     (scores,) = score_runs([Path(folder)])
     if not scores.run.records:

@@ -47,10 +47,10 @@ from deonticbench.analysis.diagnose import Proven
 from deonticbench.analysis.engine import analyse_many, prolog_string
 from deonticbench.analysis.proof import walk
 from deonticbench.analysis.run import read_analysis, reference_program
-from deonticbench.answers import answer_from_execution
-from deonticbench.data import Case, load_cases
-from deonticbench.domains import Domain, get_domain
-from deonticbench.outcomes import judge
+from deonticbench.data.cases import Case, load_cases
+from deonticbench.data.domains import Domain, get_domain
+from deonticbench.reading.answers import answer_from_execution
+from deonticbench.reading.outcomes import judge
 from deonticbench.solver import Limits, Solver
 from deonticbench.solver.pool import SANDBOX_PROLOG
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from deonticbench import RunSpec, ScoreRow, evaluate, score
+from deonticbench.data.sources import resolve_source
 from deonticbench.errors import ConfigError
-from deonticbench.sources import resolve_source
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[2] / "shared" / "deonticbench-data"

@@ -1,7 +1,9 @@
-"""The import-linter contracts cover the whole package, and lint-imports holds them.
+"""The package's layout is its pipeline, and lint-imports holds the flow.
 
-A module missing from the layers would be free to import anything: every module of the
-package must have a place in the data flow (docs/architecture.md)."""
+The root holds only the public API files and one package per stage; every stage package
+has a place in the layers (a package missing from them would be free to import anything),
+introduces itself in its ``__init__`` docstring and lists its public names in ``__all__``;
+the later stages never import the runner (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,59 @@ def _top_level_modules() -> set[str]:
     return {f"deonticbench.{name}" for name in names}
 
 
+ROOT_FILES = {"__init__.py", "__main__.py", "api.py", "errors.py", "_paths.py", "py.typed"}
+NOT_STAGES = {"cli", "resources", "_share"}
+
+
+def test_the_root_holds_only_the_api_files_and_stage_packages() -> None:
+    files = {p.name for p in PACKAGE.iterdir() if p.is_file()}
+    assert files <= ROOT_FILES, f"modules at the package root: {sorted(files - ROOT_FILES)}"
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert not {f for f in folders - NOT_STAGES if not (PACKAGE / f / "__init__.py").exists()}
+
+
+def _stage_packages() -> list[Path]:
+    return sorted(
+        p.parent for p in PACKAGE.glob("*/__init__.py") if p.parent.name not in NOT_STAGES
+    )
+
+
+def test_each_stage_introduces_itself_and_lists_its_public_names() -> None:
+    import ast
+
+    for package in _stage_packages():
+        tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+        doc = ast.get_docstring(tree) or ""
+        assert len(doc.split()) >= 20, f"{package.name}/__init__.py: say the stage's job"
+        names = [
+            node
+            for node in tree.body
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            )
+            or (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "__all__"
+            )
+        ]
+        assert names, f"{package.name}/__init__.py has no __all__"
+
+
+def test_no_output_stage_imports_the_runner() -> None:
+    contracts = {c["name"]: c for c in _contracts()}
+    (guard,) = [
+        c for c in contracts.values() if c.get("source_modules") == ["deonticbench.evaluation"]
+    ]
+    assert guard["type"] == "forbidden"
+    (layers,) = [c for c in _contracts() if c["type"] == "layers"]
+    order = [str(layer) for layer in layers["layers"]]  # type: ignore[attr-defined]
+    position = {part.strip(): i for i, layer in enumerate(order) for part in layer.split("|")}
+    for later in ("scoring", "analysis", "report", "rewards", "export"):
+        assert position[f"deonticbench.{later}"] > position["deonticbench.evaluation"], later
+
+
 def test_every_module_has_a_layer() -> None:
     (layers,) = [c for c in _contracts() if c["type"] == "layers"]
     listed: set[str] = set()
@@ -38,7 +93,9 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_the_supervisor_may_import_no_module_of_the_package() -> None:
-    (forbidden,) = [c for c in _contracts() if c["type"] == "forbidden"]
+    (forbidden,) = [
+        c for c in _contracts() if c.get("source_modules") == ["deonticbench.solver.supervisor"]
+    ]
     solver = {f"deonticbench.solver.{p.stem}" for p in (PACKAGE / "solver").glob("*.py")}
     expected = (_top_level_modules() - {"deonticbench.solver"}) | (
         solver - {"deonticbench.solver.__init__", "deonticbench.solver.supervisor"}

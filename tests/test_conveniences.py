@@ -15,18 +15,18 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from test_report import _run
+from synthetic_runs import write_synthetic_run as _run
 
 from deonticbench.cli import cli
-from deonticbench.data import load_cases
-from deonticbench.domains import DISPLAY_ORDER, DOMAINS
+from deonticbench.data.cases import load_cases
+from deonticbench.data.domains import DISPLAY_ORDER, DOMAINS
+from deonticbench.data.selection import parse_limit
+from deonticbench.data.sources import resolve_source
 from deonticbench.errors import ConfigError
 from deonticbench.models.registry import resolve_settings
-from deonticbench.report import COMPARISON_COLUMNS, TABLE_DOMAINS
-from deonticbench.results import RESULTS_FILE, model_prices, write_results
-from deonticbench.scoring import score_runs
-from deonticbench.selection import parse_limit
-from deonticbench.sources import resolve_source
+from deonticbench.scoring.results import RESULTS_FILE, model_prices, write_results
+from deonticbench.scoring.scores import score_runs
+from deonticbench.scoring.tables import COMPARISON_COLUMNS, TABLE_DOMAINS
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[2] / "shared" / "deonticbench-data"
@@ -187,7 +187,7 @@ def test_prices_come_from_the_registry_and_are_not_parameters() -> None:
 
 
 def test_figure_draws_intervals_and_leaves_out_modes_not_run(tmp_path: Path) -> None:
-    from deonticbench.figures import build_figure
+    from deonticbench.scoring.figures import build_figure
 
     a = _run(tmp_path / "a", "openai:gpt-4.1")
     b = _run(tmp_path / "b", "openai:o3", shift=1)
@@ -222,7 +222,7 @@ def test_figure_draws_intervals_and_leaves_out_modes_not_run(tmp_path: Path) -> 
 
 
 def test_run_spec_carries_a_limit_range_and_case_ids() -> None:
-    from deonticbench.spec import RunSpec
+    from deonticbench.store.spec import RunSpec
 
     spec = RunSpec(model="reference", limit=[2, 3], case_ids=("b", "a", "b"))
     assert spec.limit == (2, 3) and spec.case_ids == ("b", "a")

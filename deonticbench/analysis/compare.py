@@ -27,8 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..data import Case
-from ..domains import get_domain
+from ..data.cases import Case
+from ..data.domains import get_domain
 from .proof import Node, walk
 
 _NUMBER = re.compile(r"(?<![\w.])\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|st|nd|rd|th)?")

@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ..data import Case
-from ..domains import Domain
-from ..records import Attempt
+from ..data.cases import Case
+from ..data.domains import Domain
+from ..store.record import Attempt
 from . import compare
 from .compare import CaseVocabulary, numbers_match
 from .proof import GoalRun, answer_goal, goal_runs, summary, walk

@@ -3,12 +3,12 @@ and with a case, its comparison with that case's reference program."""
 
 from __future__ import annotations
 
-from ..answers import answer_from_execution
-from ..data import Case
-from ..domains import Domain
-from ..outcomes import judge
-from ..records import Attempt
+from ..data.cases import Case
+from ..data.domains import Domain
+from ..reading.answers import answer_from_execution
+from ..reading.outcomes import judge
 from ..solver import Execution, Limits, Solver
+from ..store.record import Attempt
 from .diagnose import Proven, diagnose
 from .engine import run_analyser
 from .proof import goal_runs, render, summary

@@ -42,8 +42,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..answers import Answer, read_program_answer
-from ..domains import Domain
+from ..data.domains import Domain
+from ..reading.answers import Answer, read_program_answer
 
 Node = dict[str, Any]
 

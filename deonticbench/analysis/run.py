@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..data import Case, DataSource, load_cases, resolve_source
-from ..domains import Domain, get_domain
+from ..data.cases import Case, DataSource, load_cases, resolve_source
+from ..data.domains import Domain, get_domain
 from ..errors import DataError
-from ..programs import prepare_program, unwrap_fenced
-from ..records import Attempt, Record
-from ..recordsfile import iter_records
-from ..runconfig import read_config
+from ..reading.programs import prepare_program, unwrap_fenced
 from ..solver import Solver
+from ..store.config import read_config
+from ..store.record import Attempt, Record
+from ..store.records_file import iter_records
 from .diagnose import Diagnosis, Proven, diagnose
 from .engine import analyse_many, analyser_version, canonical
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..domains import DOMAINS
-from ..report import MODE_TITLES, Table, render_markdown, render_text
+from ..data.domains import DOMAINS
+from ..scoring.tables import MODE_TITLES, Table, render_markdown, render_text
 from .diagnose import CATEGORIES, DERIVATIONS
 
 CATEGORY_TITLES = {

@@ -24,7 +24,7 @@ def bootstrap_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--bootstrap/-B`` (as ``replicates``) and ``--seed``: how score and report draw
     the bootstrap intervals."""
     # Imported here: metrics brings numpy, which exec and validate never need.
-    from ..metrics import DEFAULT_BOOTSTRAP
+    from ..scoring.metrics import DEFAULT_BOOTSTRAP
 
     command = click.option(
         "--seed", default=0, show_default=True, type=int, help="Bootstrap seed."

@@ -12,15 +12,15 @@ from typing import cast
 import click
 
 from ..api import CacheChoice, PreparedRun, arun, dry_run, prepare, score
-from ..domains import DOMAINS, parse_domains
+from ..data.domains import DOMAINS, parse_domains
+from ..data.selection import parse_ids, parse_limit
+from ..data.sources import resolve_source
 from ..errors import ConfigError
-from ..modes import MODES, Mode
-from ..progress import LiveProgress, summary_notes, summary_table
-from ..runfolder import RunFolder
-from ..selection import parse_ids, parse_limit
+from ..evaluation.progress import LiveProgress, summary_notes, summary_table
+from ..prompting.modes import MODES, Mode
 from ..solver import ExecutorKind
-from ..sources import resolve_source
-from ..spec import DEFAULT_CONCURRENCY, RunSpec
+from ..store.folder import RunFolder
+from ..store.spec import DEFAULT_CONCURRENCY, RunSpec
 from ._options import executor_option
 
 
@@ -214,8 +214,8 @@ def command(
     if code:
         sys.exit(code)
     if score_after:
-        from ..html_report import REPORT_FILE, write_report
-        from ..report import render, table2
+        from ..report import REPORT_FILE, write_report
+        from ..scoring.tables import render, table2
 
         runs = score(prepared.out).runs
         report = write_report(runs, prepared.out / REPORT_FILE)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from ..answers import Answer, answer_from_execution
-from ..domains import DOMAINS, Domain, get_domain
+from ..data.domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError, DataError
-from ..programs import extract_program, has_fence, prepare_program
+from ..reading.answers import Answer, answer_from_execution
+from ..reading.programs import extract_program, has_fence, prepare_program
 from ..solver import Execution, ExecutorKind, Limits, run_program
 from ..solver.execution import DEFAULT_TIMEOUT_S
 from ._options import executor_option
@@ -114,7 +114,7 @@ def _explain(
     program: str, dom: Domain | None, execution: Execution, case_id: str | None, timeout: float
 ) -> None:
     from ..analysis.explain import explain
-    from ..data import load_cases
+    from ..data.cases import load_cases
 
     case = None
     if case_id is not None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..data import resolve_source
-from ..domains import parse_domains
+from ..data.cases import resolve_source
+from ..data.domains import parse_domains
 
 
 @click.command()

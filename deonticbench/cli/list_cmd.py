@@ -9,10 +9,10 @@ import click
 def command() -> None:
     """List what can be run: domains with their sizes per split, modes, backends and the
     models eval/models.yaml has settings for."""
-    from ..catalog import build_catalog
-    from ..data import SPLITS
+    from ..data.cases import SPLITS
+    from ..data.sources import resolve_source
     from ..errors import DataError
-    from ..sources import resolve_source
+    from ..evaluation.catalog import build_catalog
 
     try:
         source = resolve_source()

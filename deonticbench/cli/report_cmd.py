@@ -33,8 +33,8 @@ def command(
     Several runs are shown side by side, with paired differences against the first.
     """
     from ..api import score
-    from ..html_report import REPORT_FILE, write_report
-    from ..scoring import compare
+    from ..report import REPORT_FILE, write_report
+    from ..scoring.scores import compare
 
     result = score(list(run_dirs), bootstrap=replicates, seed=seed)
     for note in result.notes:

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from ..errors import DeonticBenchError
-from ..report import (
+from ..scoring.scores import Comparison, RunScores, compare, score_runs
+from ..scoring.tables import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
     Table,
@@ -26,7 +27,6 @@ from ..report import (
     table2,
     to_json,
 )
-from ..scoring import Comparison, RunScores, compare, score_runs
 from ._options import bootstrap_options
 
 FORMATS = (*TABLE_FORMATS, "json")
@@ -135,9 +135,9 @@ def _safe(name: str) -> str:
 def _write_all(
     out: Path, scores: Sequence[RunScores], comparisons: Sequence[Comparison], paper: bool
 ) -> list[Path]:
-    from ..figures import draw_figure  # matplotlib only when figures are drawn
-    from ..html_report import REPORT_FILE, write_report
-    from ..results import RESULTS_FILE, write_results
+    from ..report import REPORT_FILE, write_report
+    from ..scoring.figures import draw_figure  # matplotlib only when figures are drawn
+    from ..scoring.results import RESULTS_FILE, write_results
 
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {

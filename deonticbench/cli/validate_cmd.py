@@ -7,12 +7,12 @@ import time
 
 import click
 
-from ..data import SPLITS
-from ..domains import parse_domains
+from ..data.cases import SPLITS
+from ..data.domains import parse_domains
+from ..data.sources import resolve_source
+from ..evaluation.validate import DomainReport, validate
 from ..solver import ExecutorKind, Limits
 from ..solver.execution import DEFAULT_TIMEOUT_S
-from ..sources import resolve_source
-from ..validate import DomainReport, validate
 from ._options import executor_option
 
 

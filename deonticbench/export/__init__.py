@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data import DataSource, describe_source
-from ..domains import Domain
+from ..data.cases import DataSource, describe_source
+from ..data.domains import Domain
 from ..errors import ConfigError, DataError
-from ..records import Mode
+from ..prompting.modes import Mode
 from ..rewards.signatures import prefetch_signatures
 from .formats import (
     FORMATS,
@@ -155,7 +155,7 @@ def export_dataset(
 def _cases(domain: Domain, source: DataSource, split: str, counts: DomainCounts) -> list[Any]:
     if split == "train":
         return training_pool(domain, source, counts)
-    from ..data import load_cases
+    from ..data.cases import load_cases
 
     cases = load_cases(domain, "hard", source)
     counts.hard = counts.pool = len(cases)

@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..chat import Message
-from ..data import Case, DataSource, load_cases
-from ..domains import Domain
+from ..data.cases import Case, DataSource, load_cases
+from ..data.domains import Domain
 from ..errors import ConfigError, DataError
-from ..plan import plan_run
 from ..prompting import demonstration, problem_key, render
-from ..records import Mode
-from ..recordsfile import iter_records
+from ..prompting.chat import Message
+from ..prompting.modes import Mode
+from ..prompting.plan import plan_run
 from ..rewards.core import RewardTarget, score_batch
+from ..store.records_file import iter_records
 
 PROGRAM_MODES: tuple[Mode, ...] = ("zero-shot", "few-shot")
 """Prompt modes whose completion is a program (direct mode has no program to train on)."""

@@ -6,7 +6,7 @@ stays cheap and works without any optional extra.
 
 from __future__ import annotations
 
-from ..chat import Message
+from ..prompting.chat import Message
 from .base import Completion, GenerationParams, Model, Request
 from .loader import BACKENDS, load_model
 from .retry import RetryPolicy

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chat import Message
-from ..modes import Mode
+from ..prompting.chat import Message
+from ..prompting.modes import Mode
 
 
 @dataclass(frozen=True)

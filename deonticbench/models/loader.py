@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..data import Case
+from ..data.cases import Case
 from ..errors import ConfigError
 from .base import Model
 from .registry import resolve_settings

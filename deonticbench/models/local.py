@@ -21,8 +21,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..chat import Message
 from ..errors import ConfigError
+from ..prompting.chat import Message
 from .base import Completion, Model, Request
 from .registry import Settings
 from .retry import short

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..data import Case
+from ..data.cases import Case
 from .base import Completion, GenerationParams, Model, Request
 
 

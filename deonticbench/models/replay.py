@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..modes import MODES
+from ..prompting.modes import MODES
 from .base import Completion, GenerationParams, Model, Request
 
 Key = tuple[str, str, str, int, int]  # domain, case_id, mode, sample, attempt

@@ -43,12 +43,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ..analysis.engine import AnalyserError
-from ..answers import answer_from_execution
-from ..data import Case, Gold, normalise_gold
-from ..domains import Domain, get_domain
+from ..data.cases import Case, Gold, normalise_gold
+from ..data.domains import Domain, get_domain
 from ..errors import DeonticBenchError
-from ..outcomes import judge
-from ..programs import extract_program, prepare_program, unwrap_fenced
+from ..reading.answers import answer_from_execution
+from ..reading.outcomes import judge
+from ..reading.programs import extract_program, prepare_program, unwrap_fenced
 from ..solver import Execution, Limits, Solver
 from .pool import process_solver, run_in_pool
 from .signatures import (

@@ -10,8 +10,8 @@ from inspect_ai.model import (
     ModelOutput,
 )
 
-from ...chat import Message, Role
 from ...models.base import Completion
+from ...prompting.chat import Message, Role
 
 
 def to_inspect(messages: tuple[Message, ...]) -> list[ChatMessage]:

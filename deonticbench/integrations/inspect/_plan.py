@@ -1,5 +1,5 @@
 """What the task, its solver and its scorer share: the harness's plan of a domain x mode
-(cases and few-shot exemplars, chosen by ``runner.plan_run`` exactly as ``deonticbench
+(cases and few-shot exemplars, chosen by ``prompting.plan_run`` exactly as ``deonticbench
 eval`` chooses them).
 
 The solver and scorer are registered inspect objects whose arguments go into the log,
@@ -21,7 +21,7 @@ from ... import (
     RunSpec,
     resolve_source,
 )
-from ...plan import Unit, plan_run
+from ...prompting.plan import Unit, plan_run
 
 INSPECT_MODEL = "inspect"
 """The model of a task's RunSpec: inspect chooses it (``--model``) after the task is made."""

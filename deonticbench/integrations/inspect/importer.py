@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ... import Limits, Record, RunSpec
-from ...environment import environment_facts
 from ...errors import ConfigError, DataError
-from ...runfolder import RunFolder, is_run_folder
+from ...store.environment import environment_facts
+from ...store.folder import RunFolder, is_run_folder
 from .scorer import RECORD_KEY
 
 HARNESS_TASKS = ("deonticbench/",)

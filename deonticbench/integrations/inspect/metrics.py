@@ -1,6 +1,6 @@
 """The paper's metrics over inspect's unreduced scores (one per sample and epoch).
 
-The records carried in the scores' metadata are scored by ``scoring.score_run``, the
+The records carried in the scores' metadata are scored by ``scores.score_run``, the
 code behind ``deonticbench score``: accuracy within $1 (numeric domains) or macro-F1 with
 abstentions mapped to the class opposite the gold label (binary domains), the bootstrap
 over cases and one of each case's K samples (epoch ``e`` is sample ``e - 1``), and the
@@ -14,8 +14,8 @@ from pathlib import Path
 from inspect_ai.scorer import Metric, SampleScore, Value, metric
 
 from ... import Record
-from ...metrics import DEFAULT_BOOTSTRAP
-from ...scoring import LoadReport, Run, Stage, score_run
+from ...scoring.metrics import DEFAULT_BOOTSTRAP
+from ...scoring.scores import LoadReport, Run, Stage, score_run
 from .scorer import RECORD_KEY
 
 

@@ -17,8 +17,8 @@ from inspect_ai.scorer import CORRECT, INCORRECT, NOANSWER, Score, Scorer, Targe
 from inspect_ai.solver import TaskState
 
 from ... import Attempt, Limits, Record, get_domain
+from ...evaluation.runner import evaluate_attempt
 from ...prompting import Prompt, prompt_hash, render
-from ...runner import evaluate_attempt
 from ._messages import completion_of, from_inspect
 from ._plan import Settings, plan_for
 from ._sandbox import execute

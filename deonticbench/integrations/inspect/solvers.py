@@ -15,8 +15,8 @@ from dataclasses import asdict
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ... import Limits, get_domain
+from ...evaluation.runner import evaluate_attempt
 from ...prompting import render
-from ...runner import evaluate_attempt
 from ._messages import completion_of, to_inspect
 from ._plan import Settings, plan_for
 from ._sandbox import execute

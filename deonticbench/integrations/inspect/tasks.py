@@ -3,7 +3,7 @@
     inspect eval deonticbench/deonticbench -T domain=airline -T mode=few-shot --model ...
     inspect eval deonticbench/airline -T mode=few-shot --model ...
 
-Samples are the harness's cases (``data.load_cases`` through ``plan_run``: the local
+Samples are the harness's cases (``cases.load_cases`` through ``plan_run``: the local
 folder of ``DEONTICBENCH_DATA`` or ``data_dir``, else the hub at ``revision``), one per
 case id, with the gold label as target.  Epochs default to the paper's K for the domain
 (``Domain.default_k``); ``--epochs`` overrides it, as ``-k`` does for ``deonticbench eval``.
@@ -16,11 +16,11 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric
 
 from ... import Limits
-from ...data import describe_source
+from ...data.cases import describe_source
 from ...errors import ConfigError
-from ...metrics import DEFAULT_BOOTSTRAP
 from ...prompting import render, template_hashes
-from ...scoring import STAGES
+from ...scoring.metrics import DEFAULT_BOOTSTRAP
+from ...scoring.scores import STAGES
 from ._messages import to_inspect
 from ._plan import Plan, Settings, plan_for, settings_args
 from .metrics import paper_metric

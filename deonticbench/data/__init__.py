@@ -1,0 +1,70 @@
+"""Stage 1, data: the five domains and their cases.
+
+Each domain is one declarative spec (``domains``: the only place domain facts live); a
+split's cases are read from a data source (a local folder in the upstream layout, or the
+Hugging Face hub pinned to a commit), with the shared statutes fetched and checksummed,
+and narrowed by ``--limit``/``--ids``.  Hands ``Case`` objects (statutes, facts, question,
+gold label, reference program) to prompting.
+"""
+
+from __future__ import annotations
+
+from .cases import (
+    Case,
+    Gold,
+    cases_from_rows,
+    describe_source,
+    load_cases,
+    normalise_gold,
+    pin_source,
+)
+from .domains import (
+    AIRLINE,
+    DISPLAY_ORDER,
+    DOMAINS,
+    HOUSING,
+    NUMERIC_TOLERANCE,
+    SARA_BINARY,
+    SARA_NUMERIC,
+    USCIS,
+    Domain,
+    LabelKind,
+    UnknownDomainError,
+    get_domain,
+    parse_domains,
+)
+from .selection import CaseLimit, check_ids_found, parse_ids, parse_limit, select_cases
+from .sources import DATA_ENV, HUB_REPO, SPLITS, DataSource, resolve_source
+
+__all__ = [
+    "AIRLINE",
+    "DATA_ENV",
+    "DISPLAY_ORDER",
+    "DOMAINS",
+    "HOUSING",
+    "HUB_REPO",
+    "NUMERIC_TOLERANCE",
+    "SARA_BINARY",
+    "SARA_NUMERIC",
+    "SPLITS",
+    "USCIS",
+    "Case",
+    "CaseLimit",
+    "DataSource",
+    "Domain",
+    "Gold",
+    "LabelKind",
+    "UnknownDomainError",
+    "cases_from_rows",
+    "check_ids_found",
+    "describe_source",
+    "get_domain",
+    "load_cases",
+    "normalise_gold",
+    "parse_domains",
+    "parse_ids",
+    "parse_limit",
+    "pin_source",
+    "resolve_source",
+    "select_cases",
+]

@@ -1,0 +1,250 @@
+"""The five DeonticBench domains, each as one declarative spec.
+
+This is the only module that knows domain facts: where a domain's data and statutes
+live, what its labels look like, which line a program must print, and how a program is
+entered.  Everything downstream (loading, prompting, reading answers, judging, scoring)
+reads these specs instead of branching on domain names.
+
+Label conventions follow paper 3.2 / B.3: numeric domains are scored by accuracy with a
+$1 tolerance; binary domains by macro-F1 with a named positive class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..errors import ConfigError
+
+LabelKind = Literal["numeric", "binary"]
+"""Numeric domains are scored by accuracy, binary ones by macro-F1 (paper B.3)."""
+NUMERIC_TOLERANCE = 1
+"""The paper's $1: a numeric answer is correct iff ``|round(y) - int(gold)| <= 1``."""
+StatuteSource = Literal["shared", "case"]
+
+
+@dataclass(frozen=True)
+class Entrypoint:
+    """How a program of this domain must be entered (paper B.4).
+
+    ``answer_predicate`` is the one-argument predicate a program defines for its answer;
+    ``print_format`` is the SWI-Prolog ``format/2`` string that ``main/0`` prints it with.
+    When a program lacks ``main/0`` or the initialization directive, the harness adds
+    them once (see ``programs.ensure_entrypoint``).
+    """
+
+    answer_predicate: str
+    print_format: str
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    """Our name for the domain, used on the command line and in run folders."""
+    display_name: str
+    """Column heading in the paper's Table 2."""
+    hub_config: str
+    """Configuration name of the Hugging Face dataset ``gydou/DeonticBench``."""
+    mirror_dir: str
+    """Folder under ``data/`` in the upstream repository layout."""
+    label_kind: LabelKind
+    classes: tuple[str, str] = ()  # type: ignore[assignment]
+    """Binary domains: (positive, negative) canonical class names; empty for numeric."""
+    label_aliases: dict[str, str] = field(default_factory=dict)
+    """Binary domains: raw label (lower-cased string form) -> canonical class.  Its
+    alphabetic keys are also the words that name a class in a marked or bare direct
+    answer (``label_words``)."""
+    statute_source: StatuteSource = "case"
+    statute_dir: str = ""
+    """Shared statutes: folder under ``statutes/`` whose files are concatenated."""
+    answer_patterns: tuple[str, ...] = ()
+    """Regular expressions that find the answer line in program stdout.  Group 1 is the
+    value; for binary domains it is mapped through ``label_aliases``."""
+    answer_line: str = ""
+    """Human-readable form of the answer line, used in prompts and error messages."""
+    entrypoint: Entrypoint | None = None
+    direct_words: tuple[str, ...] = ()
+    """Binary domains: label words that count as an answer when a direct-mode response
+    mentions exactly one label exactly once in prose (the last rule of the reading
+    precedence, see ``answers``).  Empty means prose mentions never count, for domains
+    whose class words are everyday words such as housing's yes/no; marked answers and
+    leading or trailing bare labels count in every domain."""
+    answer_markers: tuple[str, ...] = ()
+    """Words that mark a direct-mode answer in this domain, besides the generic
+    ``Answer:`` and ``Final answer:`` (each is read followed by ``:`` or ``=``)."""
+    default_k: int = 4
+    """Samples per case (paper 3.2)."""
+    few_shot_count: int = 2
+    """Default number of few-shot exemplars."""
+    required_fields: tuple[str, ...] = ("id", "question", "label", "reference_prolog")
+    hub_only_splits: tuple[str, ...] = ()
+    """Splits published only on the hub, not in the upstream repository's folders."""
+
+    @property
+    def metric(self) -> Literal["accuracy", "macro_f1"]:
+        return "accuracy" if self.label_kind == "numeric" else "macro_f1"
+
+    @property
+    def positive(self) -> str:
+        return self.classes[0]
+
+    @property
+    def negative(self) -> str:
+        return self.classes[1]
+
+    @property
+    def label_words(self) -> tuple[str, ...]:
+        """Binary domains: every word that names a class in text (alphabetic aliases)."""
+        return tuple(k for k in self.label_aliases if k.isalpha())
+
+    def other_class(self, label: str) -> str:
+        """The complement of a canonical class in this binary domain."""
+        return self.negative if label == self.positive else self.positive
+
+    def canonical_label(self, raw: object) -> str | None:
+        """Map a raw label (gold or read from output) to a canonical class, or None."""
+        key = str(raw).strip().lower()
+        return self.label_aliases.get(key)
+
+
+# Numeric answer lines capture everything after the label; ``answers.parse_number``
+# then reads the whole value (``1,166.00``, ``$40,741.50``, ``-12.5``, ``26567.``) or
+# the line is unreadable: a value is never cut down to a prefix that parses.
+_VALUE = r"(.*?)"
+
+SARA_NUMERIC = Domain(
+    name="sara_numeric",
+    display_name="SARA Num.",
+    hub_config="sara_numeric",
+    mirror_dir="sara_numeric",
+    label_kind="numeric",
+    statute_source="shared",
+    statute_dir="sara",
+    answer_patterns=(r"^\s*Tax result:\s*" + _VALUE + r"\s*$",),
+    answer_markers=("tax result", "result"),
+    answer_line="Tax result: <amount>",
+    default_k=4,
+    few_shot_count=2,
+    required_fields=("id", "text", "question", "label", "reference_prolog"),
+)
+
+SARA_BINARY = Domain(
+    name="sara_binary",
+    display_name="SARA Bin.",
+    hub_config="sara_binary",
+    mirror_dir="sara_binary",
+    label_kind="binary",
+    classes=("Entailment", "Contradiction"),
+    label_aliases={
+        "1": "Entailment",
+        "entailment": "Entailment",
+        "entailed": "Entailment",
+        "entails": "Entailment",
+        "0": "Contradiction",
+        "contradiction": "Contradiction",
+        "contradicted": "Contradiction",
+        "contradicts": "Contradiction",
+    },
+    statute_source="shared",
+    statute_dir="sara",
+    answer_patterns=(r"^\s*Result:\s*(Entailment|Contradiction)\s*\.?\s*$",),
+    answer_line="Result: Entailment | Result: Contradiction",
+    direct_words=("entailment", "contradiction"),
+    answer_markers=("result",),
+    default_k=4,
+    few_shot_count=2,
+    required_fields=("id", "text", "question", "label", "reference_prolog"),
+)
+
+AIRLINE = Domain(
+    name="airline",
+    display_name="Airline",
+    hub_config="airline",
+    mirror_dir="airline",
+    label_kind="numeric",
+    statute_source="shared",
+    statute_dir="airline",
+    answer_patterns=(r"^\s*Total cost:\s*" + _VALUE + r"\s*$",),
+    answer_markers=("total cost",),
+    answer_line="Total cost: <amount>",
+    default_k=3,
+    few_shot_count=2,
+    required_fields=("id", "text", "question", "label", "reference_prolog"),
+)
+
+HOUSING = Domain(
+    name="housing",
+    display_name="Housing",
+    hub_config="housing",
+    mirror_dir="housing",
+    label_kind="binary",
+    classes=("yes", "no"),
+    label_aliases={"yes": "yes", "no": "no"},
+    statute_source="case",
+    answer_patterns=(r"^\s*housing_answer\(\s*(yes|no)\s*\)\s*\.?\s*$",),
+    answer_line="housing_answer(yes) | housing_answer(no)",
+    answer_markers=("result", "decision"),
+    entrypoint=Entrypoint(answer_predicate="housing_answer", print_format="housing_answer(~w).~n"),
+    hub_only_splits=("whole",),  # 5,314 cases: upstream moved them to the hub only
+    default_k=3,
+    few_shot_count=1,
+    required_fields=("id", "state", "question", "statutes", "label", "reference_prolog"),
+)
+
+USCIS = Domain(
+    name="uscis",
+    display_name="USCIS-AAO",
+    hub_config="uscis-aao",
+    mirror_dir="uscis-aao",
+    label_kind="binary",
+    classes=("Accepted", "Dismissed"),
+    # The AAO's own words: an appeal it accepts is "sustained".
+    label_aliases={"accepted": "Accepted", "sustained": "Accepted", "dismissed": "Dismissed"},
+    statute_source="case",
+    answer_patterns=(r"^\s*(Accepted|Dismissed)\s*\.?\s*$",),
+    answer_line="Accepted | Dismissed",
+    direct_words=("accepted", "dismissed"),
+    answer_markers=("decision", "result"),
+    entrypoint=Entrypoint(answer_predicate="decision", print_format="~w~n"),
+    default_k=4,
+    few_shot_count=1,
+    required_fields=("id", "text", "statutes", "question", "label", "reference_prolog"),
+)
+
+DOMAINS: dict[str, Domain] = {
+    d.name: d for d in (SARA_NUMERIC, SARA_BINARY, AIRLINE, HOUSING, USCIS)
+}
+"""All domains, in a fixed order (the report module orders columns as the paper's Table 2)."""
+
+_PAPER_COLUMNS = ("sara_numeric", "airline", "sara_binary", "uscis", "housing")
+DISPLAY_ORDER: tuple[str, ...] = tuple(d for d in _PAPER_COLUMNS if d in DOMAINS) + tuple(
+    d for d in DOMAINS if d not in _PAPER_COLUMNS
+)
+"""The one order in which every table, long table, figure and listing shows domains: the
+paper's Table 2 columns (accuracy domains, then macro-F1 ones); a domain the paper does not
+have follows in ``DOMAINS`` order."""
+
+# Names users may type for a domain: ours, the hub config and the mirror folder.
+_ALIASES = {alias: d for d in DOMAINS.values() for alias in (d.name, d.hub_config, d.mirror_dir)}
+
+
+class UnknownDomainError(ConfigError, ValueError):
+    pass
+
+
+def get_domain(name: str) -> Domain:
+    """Return the domain called ``name`` (ours, the hub config or the folder name)."""
+    try:
+        return _ALIASES[name.strip().lower()]
+    except KeyError:
+        known = ", ".join(DOMAINS)
+        raise UnknownDomainError(f"unknown domain {name!r}; choose from {known}.") from None
+
+
+def parse_domains(spec: str | None) -> list[Domain]:
+    """Parse a comma-separated list of domain names; None or 'all' means every domain."""
+    if spec is None or spec.strip().lower() in ("", "all"):
+        return list(DOMAINS.values())
+    chosen = [get_domain(part) for part in spec.split(",") if part.strip()]
+    # A domain named twice (or by two of its aliases) is one domain: never run it twice.
+    return list({d.name: d for d in chosen}.values())

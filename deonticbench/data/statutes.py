@@ -1,0 +1,251 @@
+"""Shared statute text for the SARA and airline domains, fetched and checksummed.
+
+The hub dataset carries only the cases; the statutes that SARA (numeric and binary)
+and airline cases are read against live in the upstream Git repository.  We pin one
+commit of it in ``data/manifest.json`` together with each file's sha256, download the
+files from that commit on first use, verify them, and keep them in the user's cache so
+later runs make no request.  A local data folder that has ``statutes/`` is read as is.
+
+Environment:
+
+* ``DEONTICBENCH_STATUTES_URL``: base URL holding the repository's files (a mirror, or
+  a loopback server in tests); ``<base>/statutes/sara/section1`` must be the file.
+* ``DEONTICBENCH_CACHE``: cache folder instead of the platform's user cache folder
+  (``_paths.cache_root``; statutes go under its ``statutes/``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .._paths import CACHE_ENV, DATA, cache_root
+from ..errors import DataError
+from .domains import Domain
+from .sources import DataSource
+
+STATUTES_URL_ENV = "DEONTICBENCH_STATUTES_URL"
+MANIFEST_PATH = DATA / "manifest.json"
+SEPARATOR = "\n\n\n\n"
+"""Between concatenated statute files: upstream joins them with four newlines."""
+TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The pinned data: hub dataset id and configs, statute commit and checksums."""
+
+    hub_repo: str
+    hub_revision: str
+    hub_configs: Mapping[str, tuple[str, ...]]
+    statutes_repo: str
+    statutes_commit: str
+    statutes_url: str
+    """Base URL template with ``{commit}``."""
+    statute_files: Mapping[str, str]
+    """Repository path -> sha256 hex digest."""
+
+    def default_base_url(self) -> str:
+        return self.statutes_url.format(commit=self.statutes_commit)
+
+
+def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
+    try:
+        raw: Any = json.loads(path.read_text(encoding="utf-8"))
+        hub, statutes = raw["hub"], raw["statutes"]
+        return Manifest(
+            hub_repo=str(hub["repo"]),
+            hub_revision=str(hub["revision"]),
+            hub_configs={str(k): tuple(v) for k, v in hub["configs"].items()},
+            statutes_repo=str(statutes["repo"]),
+            statutes_commit=str(statutes["commit"]),
+            statutes_url=str(statutes["url"]),
+            statute_files={str(k): str(v) for k, v in statutes["files"].items()},
+        )
+    except OSError as exc:
+        raise DataError(f"the data manifest {path} cannot be read ({exc.strerror}).") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DataError(f"the data manifest {path} is malformed ({exc!r}).") from None
+
+
+@lru_cache(maxsize=1)
+def _manifest() -> Manifest:
+    return load_manifest()
+
+
+def natural_key(name: str) -> list[Any]:
+    """Sort key that orders section2 before section10."""
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", name)]
+
+
+def base_url(manifest: Manifest | None = None) -> str:
+    m = manifest or _manifest()
+    return (os.environ.get(STATUTES_URL_ENV) or m.default_base_url()).rstrip("/")
+
+
+def statute_paths(dom: Domain, manifest: Manifest | None = None) -> list[str]:
+    """Repository paths of a shared-statute domain's files, in natural order."""
+    m = manifest or _manifest()
+    prefix = f"statutes/{dom.statute_dir}/"
+    names = [p for p in m.statute_files if p.startswith(prefix)]
+    if not names:
+        raise DataError(f"the data manifest lists no statute files under {prefix}.")
+    return sorted(names, key=lambda p: natural_key(p.rsplit("/", 1)[1]))
+
+
+def cached_path(path: str, manifest: Manifest | None = None) -> Path:
+    """Where the verified copy of a pinned statute file is kept (keyed by commit)."""
+    m = manifest or _manifest()
+    return cache_root() / "statutes" / m.statutes_commit / path
+
+
+def fetch_statute(path: str, manifest: Manifest | None = None) -> bytes:
+    """One pinned statute file's bytes, verified; downloaded once, then read from the cache."""
+    m = manifest or _manifest()
+    expected = m.statute_files.get(path)
+    if expected is None:
+        raise DataError(f"statute file {path} is not listed in the data manifest.")
+    target = cached_path(path, m)
+    if target.is_file():
+        body = target.read_bytes()
+        # A cached copy is re-verified on every read: it is cheap (a few kB) and a
+        # cache edited by hand must not silently change the prompts.
+        if _sha256(body) == expected:
+            return body
+    url = f"{base_url(m)}/{path}"
+    body = _download(url, path)
+    got = _sha256(body)
+    if got != expected:
+        raise DataError(
+            f"statute file {path} downloaded from {url} has sha256 {got}, not the pinned "
+            f"{expected}, so it was not used or cached."
+        )
+    try:
+        _write_atomically(target, body)
+    except OSError as exc:
+        raise DataError(
+            f"cannot write statute file {path} to the cache folder {target.parent} "
+            f"({exc.strerror}); set {CACHE_ENV} to a writable folder."
+        ) from None
+    return body
+
+
+def shared_statutes(dom: Domain, src: DataSource) -> str:
+    """The statute text shared by every case of ``dom``, from ``src`` or the pinned download."""
+    m = _manifest()
+    folder = _local_statutes(src)
+    if folder is not None and (folder / dom.statute_dir).is_dir():
+        return _read_local(folder / dom.statute_dir)
+    paths = statute_paths(dom, m)
+    texts = [fetch_statute(p, m).decode("utf-8") for p in paths]
+    return SEPARATOR.join(texts)
+
+
+def describe_statutes(src: DataSource) -> str:
+    """Which shared statute text ``src`` gives, in words that do not depend on paths.
+
+    The pinned commit when the text is the pinned files (downloaded, or a local copy
+    whose files all match the checksums); otherwise a digest of the local files.  It
+    covers every shared-statute domain, whichever were loaded, so that a resumed run
+    that adds a domain describes its data the same way.
+    """
+    m = _manifest()
+    pinned = f"{m.statutes_repo}@{m.statutes_commit}"
+    folder = _local_statutes(src)
+    if folder is None:
+        return pinned
+    digest = hashlib.sha256()
+    matches = True
+    for sub in sorted({p.split("/")[1] for p in m.statute_files}):
+        if not (folder / sub).is_dir():
+            continue  # this domain's statutes would be downloaded: the pinned files
+        files = sorted(p for p in (folder / sub).iterdir() if p.is_file())
+        for p in files:
+            if p.name.startswith("."):
+                continue
+            rel = f"statutes/{sub}/{p.name}"
+            try:
+                body = p.read_bytes()
+            except OSError:
+                return f"local files under {folder.name}/ (unreadable)"
+            digest.update(rel.encode() + b"\0" + _sha256(body).encode() + b"\0")
+            matches = matches and m.statute_files.get(rel) == _sha256(body)
+        listed = {p for p in m.statute_files if p.startswith(f"statutes/{sub}/")}
+        present = {f"statutes/{sub}/{p.name}" for p in files if not p.name.startswith(".")}
+        matches = matches and listed == present
+    if matches:
+        return pinned
+    return f"local files, sha256 {digest.hexdigest()[:16]}"
+
+
+def _local_statutes(src: DataSource) -> Path | None:
+    if src.kind == "local" and src.path is not None and (src.path / "statutes").is_dir():
+        return src.path / "statutes"
+    return None
+
+
+def _read_local(folder: Path) -> str:
+    files = sorted(
+        (p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")),
+        key=lambda p: natural_key(p.name),
+    )
+    if not files:
+        raise DataError(f"the statute folder {folder} holds no files.")
+    texts: list[str] = []
+    for p in files:
+        try:
+            texts.append(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"the statute file {p} cannot be read ({exc}).") from None
+    return SEPARATOR.join(texts)
+
+
+def _download(url: str, path: str) -> bytes:
+    # urllib (with http.client and email) is imported only when something is downloaded:
+    # local runs never pay for it at start-up.
+    import urllib.error
+    import urllib.request
+
+    hint = f"check the network, set {STATUTES_URL_ENV} to a mirror, or pass --data-dir"
+    request = urllib.request.Request(url, headers={"User-Agent": "deonticbench"})
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            body: bytes = response.read()
+            return body
+    except urllib.error.HTTPError as exc:
+        raise DataError(
+            f"downloading statute file {path} from {url} failed with HTTP {exc.code}; {hint} "
+            "with a local copy of the upstream repository."
+        ) from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise DataError(
+            f"cannot reach {url} to download statute file {path} ({reason}); {hint} "
+            "with a local copy of the upstream repository."
+        ) from None
+
+
+def _write_atomically(target: Path, body: bytes) -> None:
+    # A temp file in the same folder plus os.replace: readers (or a concurrent run)
+    # see either no file or the whole verified file, never a partial one.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(body)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _sha256(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()

@@ -1,0 +1,150 @@
+"""The response cache: a sqlite file shared by every run, so that a re-run never pays
+twice for the same request.
+
+WAL mode lets runs read while another writes; the busy timeout makes concurrent writers
+wait for each other.  Only successful responses are stored, keyed by ``cache_key``
+(backend identity, prompt hash, sample index, attempt).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._paths import RESPONSES_FILE, cache_root
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class CachedResponse:
+    text: str
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    finish_reason: str | None
+
+
+def default_cache_path() -> Path:
+    """``responses.sqlite`` in the cache folder (``$DEONTICBENCH_CACHE`` or the user's
+    cache folder, see ``_paths.cache_root``); ``--cache FILE`` names another file."""
+    return cache_root() / RESPONSES_FILE
+
+
+def cache_key(identity: Mapping[str, Any], prompt_hash: str, sample: int, attempt: int) -> str:
+    """The key of one response: backend identity, prompt, sample index and attempt.
+
+    The sample index is part of the key because K samples of one prompt are K different
+    draws; the attempt index because a request-error retry repeats the same prompt.
+    """
+    payload = json.dumps(
+        {"identity": identity, "prompt": prompt_hash, "sample": sample, "attempt": attempt},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    return hashlib.sha256(payload.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    finish_reason TEXT,
+    created REAL NOT NULL
+)
+"""
+
+
+class ResponseCache:
+    """A sqlite table of successful responses.  Errors are never stored.
+
+    WAL mode lets readers proceed while another process writes, and the busy timeout
+    makes concurrent writers wait for each other instead of failing.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout=60000")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the response cache {self.path} ({exc}).") from None
+        self.hits = 0
+        self.stores = 0
+
+    def get(self, key: str) -> CachedResponse | None:
+        row = self._db.execute(
+            "SELECT text, tokens_in, tokens_out, latency_s, finish_reason "
+            "FROM responses WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        text, *rest = row
+        if isinstance(text, bytes):  # stored by put() as a blob: see there
+            text = text.decode("utf-8", errors="surrogatepass")
+        self.hits += 1
+        return CachedResponse(text, *rest)
+
+    def put(self, key: str, response: CachedResponse) -> None:
+        """Store a response's text (never anything else: a reply that is not text was
+        an error, and errors are not cached)."""
+        if not isinstance(response.text, str):
+            return
+        text: str | bytes = response.text
+        try:
+            response.text.encode("utf-8")
+        except UnicodeEncodeError:
+            # sqlite's TEXT is UTF-8; a lone surrogate is kept losslessly as a blob.
+            text = response.text.encode("utf-8", errors="surrogatepass")
+        for delay in (0.05, 0.2, 1.0, None):
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        text,
+                        response.tokens_in,
+                        response.tokens_out,
+                        response.latency_s,
+                        response.finish_reason,
+                        time.time(),
+                    ),
+                )
+                self.stores += 1
+                return
+            except sqlite3.OperationalError:
+                # "database is locked" past the busy timeout: a cache miss later costs
+                # one request, losing the run costs more, so retry briefly then give up.
+                if delay is None:
+                    return
+                time.sleep(delay)
+
+    def __len__(self) -> int:
+        row = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

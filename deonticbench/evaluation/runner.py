@@ -1,0 +1,426 @@
+"""The evaluation pipeline: case -> prompt -> completion -> program -> execution -> answer
+-> outcome, for every domain x case x mode x sample, written as records.
+
+    plan = plan_run(domains, split="hard", modes=MODES, source=resolve_source())  # prompting
+    with Solver() as solver, RunFolder.open(out, config) as run:
+        result = await Runner(model, solver, run, cache).run(plan)
+
+Concurrency: up to ``concurrency`` model requests, and provider calls (HTTP requests,
+however a backend splits a request), are in flight at once, and program
+executions go through the solver's pool (bounded by the cores), so waiting on the model
+and running Prolog overlap.  The K samples of one case share their first prompt, so
+they are drawn with one request of ``n=K`` (the prompt is sent and billed once) and
+then followed one by one.
+
+Retries (paper B.1): the rule is stated once, in docs/running.md ("Retries"); ``_evaluate``
+below implements it: a retry with feedback when the program gave no answer, the same
+prompt again when the request failed, never a decision that looks at the gold label.
+Every attempt is kept, so a run yields the first-attempt score (the paper's protocol)
+and the final score.
+
+Resume: samples that already have a record are skipped; a response already in the
+cache is reused instead of requested again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from ..data.cases import Case
+from ..data.domains import Domain
+from ..models.base import Completion, Model, Request
+from ..prompting import (
+    NO_PROGRAM_REPORT,
+    Prompt,
+    render,
+    render_feedback,
+    solver_report,
+)
+from ..prompting.modes import Mode
+from ..prompting.plan import RunPlan, Unit
+from ..reading.answers import Answer, answer_from_execution, read_direct_answer
+from ..reading.outcomes import judge
+from ..reading.programs import extract_program, prepare_program
+from ..solver import Execution, Solver
+from ..store.folder import RunFolder
+from ..store.record import Attempt, Record, RecordKey
+from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY
+from .cache import CachedResponse, ResponseCache, cache_key
+
+T = TypeVar("T")
+
+
+# --- observing ------------------------------------------------------------------------
+
+
+class Observer(Protocol):
+    """Told about progress; never changes what the runner does."""
+
+    def started(self, totals: dict[tuple[str, str], int], done: Iterable[Record]) -> None: ...
+
+    def recorded(self, record: Record) -> None: ...
+
+
+class _Silent:
+    def started(self, totals: dict[tuple[str, str], int], done: Iterable[Record]) -> None:
+        pass
+
+    def recorded(self, record: Record) -> None:
+        pass
+
+
+@dataclass
+class RunResult:
+    records: dict[RecordKey, Record]
+    """Every record of the run folder: resumed and new."""
+    new: int = 0
+    resumed: int = 0
+    requests: int = 0
+    """Model requests actually sent (cache hits excluded)."""
+    cache_hits: int = 0
+    interrupted: bool = False
+
+
+# --- the runner ----------------------------------------------------------------------
+
+
+@dataclass
+class _Response:
+    completion: Completion
+    cached: bool
+
+
+class Runner:
+    def __init__(
+        self,
+        model: Model,
+        solver: Solver,
+        run: RunFolder,
+        cache: ResponseCache | None = None,
+        *,
+        attempts: int = DEFAULT_ATTEMPTS,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        observer: Observer | None = None,
+    ) -> None:
+        if attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.model = model
+        self.solver = solver
+        self.run_folder = run
+        # Replay and reference answers cost nothing: caching them would only grow the file.
+        self.cache = cache if model.cacheable else None
+        self.attempts = attempts
+        self.concurrency = concurrency
+        self.observer: Observer = observer or _Silent()
+        self._identity = model.identity()
+        self._requests: asyncio.Semaphore | None = None
+        self._executions: asyncio.Semaphore | None = None
+        self._result = RunResult(records=run.done)
+
+    async def run(self, plan: RunPlan) -> RunResult:
+        """Do every sample of the plan that has no record yet.  Cancellation stops
+        cleanly: finished records are already on disk, in-flight samples are dropped."""
+        done = self.run_folder.done
+        self._result.resumed = sum(1 for u in plan.units for key in u.sample_keys() if key in done)
+        self.observer.started(plan.totals(), [r for r in done.values() if _in_plan(plan, r)])
+        self._requests = asyncio.Semaphore(self.concurrency)
+        # The bound is on HTTP calls: a backend that splits a request into single calls
+        # (a server ignoring n) still has at most `concurrency` of them in flight.
+        self.model.limit_in_flight(self.concurrency)
+        # No more programs handed to the pool than it has workers: each waiting program
+        # would hold one of asyncio's few default threads, which the event loop also
+        # needs (name resolution for new connections, among others).
+        self._executions = asyncio.Semaphore(max(1, int(getattr(self.solver, "size", 2))))
+        todo = [u for u in plan.units if any(key not in done for key in u.sample_keys())]
+        try:
+            await _bounded(todo, self._unit, limit=max(2 * self.concurrency, 4))
+        except asyncio.CancelledError:
+            self._result.interrupted = True
+            raise
+        return self._result
+
+    @property
+    def result(self) -> RunResult:
+        return self._result
+
+    # one unit: the samples of a case in a mode ------------------------------------
+
+    async def _unit(self, unit: Unit) -> None:
+        done = self.run_folder.done
+        samples = [
+            s for s in range(unit.k) if (unit.domain.name, unit.case.id, unit.mode, s) not in done
+        ]
+        prompt = render(unit.case, unit.mode, unit.exemplars)
+        first = await self._draw(unit, prompt, samples, attempt=0)
+        await asyncio.gather(*(self._sample(unit, prompt, s, first[s]) for s in samples))
+
+    async def _draw(
+        self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int
+    ) -> dict[int, _Response]:
+        """Responses for ``samples`` of one prompt: from the cache, else requested in
+        batches of consecutive sample indices (one request per batch, ``n`` = its size)."""
+        hits, batches = split_requests(samples, lambda s: self._cached(prompt, s, attempt))
+        out = {s: _Response(hit, cached=True) for s, hit in hits.items()}
+        drawn = await asyncio.gather(
+            *(self._request(unit, prompt, batch, attempt) for batch in batches)
+        )
+        for batch, completions in zip(batches, drawn, strict=True):
+            for s, completion in zip(batch, completions, strict=True):
+                out[s] = _Response(completion, cached=False)
+                self._store(prompt, s, attempt, completion)
+        return out
+
+    async def _request(
+        self, unit: Unit, prompt: Prompt, batch: list[int], attempt: int
+    ) -> list[Completion]:
+        request = Request(
+            messages=tuple(prompt.messages),
+            n=len(batch),
+            domain=unit.domain.name,
+            case_id=unit.case.id,
+            mode=unit.mode,
+            sample_start=batch[0],
+            attempt=attempt,
+        )
+        assert self._requests is not None
+        async with self._requests:
+            self._result.requests += 1
+            completions = await self.model.generate(request)
+        if len(completions) != len(batch):
+            # A backend bug must not shift answers between samples: fail the batch.
+            error = f"backend returned {len(completions)} completions for n={len(batch)}"
+            return [Completion.failed(error) for _ in batch]
+        return completions
+
+    def _cached(self, prompt: Prompt, sample: int, attempt: int) -> Completion | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(cache_key(self._identity, prompt.prompt_hash, sample, attempt))
+        if hit is None:
+            return None
+        self._result.cache_hits += 1
+        return Completion(
+            text=hit.text,
+            tokens_in=hit.tokens_in,
+            tokens_out=hit.tokens_out,
+            latency_s=hit.latency_s,
+            finish_reason=hit.finish_reason,
+        )
+
+    def _store(self, prompt: Prompt, sample: int, attempt: int, completion: Completion) -> None:
+        # Errors are not cached: a re-run should try the request again.
+        if self.cache is None or completion.error is not None or completion.text is None:
+            return
+        self.cache.put(
+            cache_key(self._identity, prompt.prompt_hash, sample, attempt),
+            CachedResponse(
+                text=completion.text,
+                tokens_in=completion.tokens_in,
+                tokens_out=completion.tokens_out,
+                latency_s=completion.latency_s,
+                finish_reason=completion.finish_reason,
+            ),
+        )
+
+    # one sample: its attempts ---------------------------------------------------
+
+    async def _sample(self, unit: Unit, prompt: Prompt, sample: int, first: _Response) -> None:
+        attempts: list[Attempt] = []
+        current, response = prompt, first
+        for index in range(self.attempts):
+            if index > 0:
+                response = (await self._draw(unit, current, [sample], attempt=index))[sample]
+            attempt, retry = await self._evaluate(unit, current, index, response)
+            attempts.append(attempt)
+            if retry is None or index + 1 >= self.attempts:
+                break
+            current = retry
+        record = Record(
+            domain=unit.domain.name,
+            case_id=unit.case.id,
+            mode=unit.mode,
+            sample=sample,
+            gold=unit.case.gold,
+            model=self.model.spec,
+            attempts=attempts,
+        )
+        self.run_folder.append(record)
+        self._result.new += 1
+        self.observer.recorded(record)
+
+    async def _evaluate(
+        self, unit: Unit, prompt: Prompt, index: int, response: _Response
+    ) -> tuple[Attempt, Prompt | None]:
+        """Judge one attempt; also return the next attempt's prompt when a retry is due."""
+
+        async def execute(program: str) -> Execution:
+            assert self._executions is not None
+            async with self._executions:
+                return await self.solver.arun(program)
+
+        return await evaluate_attempt(
+            unit.domain,
+            unit.case,
+            unit.mode,
+            prompt,
+            index,
+            response.completion,
+            execute,
+            cached=response.cached,
+        )
+
+
+async def evaluate_attempt(
+    domain: Domain,
+    case: Case,
+    mode: Mode,
+    prompt: Prompt,
+    index: int,
+    completion: Completion,
+    execute: Callable[[str], Awaitable[Execution]],
+    *,
+    cached: bool = False,
+) -> tuple[Attempt, Prompt | None]:
+    """Judge one attempt of a sample; also return the next attempt's prompt when the
+    retry rule calls for one (None: this attempt is final).
+
+    The one implementation of extract -> execute -> read -> judge and of the retry rule,
+    shared by the runner and the other front doors (the inspect_ai integration).
+    ``execute`` runs a program in the sandbox (the caller bounds its concurrency).
+    """
+    c = completion
+    attempt = Attempt(
+        index=index,
+        prompt_hash=prompt.prompt_hash,
+        response=c.text,
+        error=c.error,
+        tokens_in=c.tokens_in,
+        tokens_out=c.tokens_out,
+        latency_s=c.latency_s,
+        cached=cached,
+    )
+    if c.error is not None or c.text is None:
+        attempt.error = c.error or "the backend returned no text"
+        attempt.abstain_reason = "request failed"
+        # Nothing to give feedback on: the same prompt again.
+        return attempt, prompt
+    if mode == "direct":
+        answer = read_direct_answer(domain, c.text)
+        _set_answer(attempt, domain, answer, case)
+        return attempt, None
+    program = extract_program(c.text)
+    if program is None:
+        _set_answer(attempt, domain, Answer.abstain("no Prolog program in the response"), None)
+        return attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
+    prepared = prepare_program(domain, program)
+    attempt.program = prepared.text
+    attempt.repaired = prepared.repaired
+    execution = await execute(prepared.text)
+    attempt.execution = execution.to_dict()
+    answer = answer_from_execution(domain, execution)
+    _set_answer(attempt, domain, answer, case)
+    if answer.abstained:
+        # The program failed to give an answer (a syntax or runtime error that stopped
+        # it, a timeout or other limit, no or conflicting answer lines): feedback.
+        feedback = solver_report(
+            domain,
+            status=execution.status,
+            limit=execution.limit,
+            stdout=execution.stdout,
+            stderr=execution.stderr,
+            no_answer=answer.reason if execution.status == "ok" else None,
+        )
+        # The program as it ran, so that SWI-Prolog's line numbers match it.
+        return attempt, render_feedback(prompt, c.text, prepared.text, feedback)
+    # A program that printed one answer is final, right or wrong, even if SWI-Prolog
+    # also reported an error or warning along the way: retrying it could only be
+    # prompted by the answer's correctness, which the loop must never look at.
+    return attempt, None
+
+
+def _in_plan(plan: RunPlan, record: Record) -> bool:
+    return (
+        record.domain in plan.k
+        and record.mode in plan.modes
+        and record.sample < plan.k[record.domain]
+    )
+
+
+def _set_answer(attempt: Attempt, domain: Domain, answer: Answer, case: Case | None) -> None:
+    attempt.answer = answer.value
+    attempt.abstain_reason = answer.reason
+    attempt.outcome = judge(domain, answer, case.gold) if case is not None else "abstain"
+
+
+def split_requests(
+    samples: Iterable[int], cached: Callable[[int], T | None]
+) -> tuple[dict[int, T], list[list[int]]]:
+    """The one batching rule, for the runner and the dry-run estimate alike: the samples
+    the cache answers (``cached`` returns a response or None), and the requests for the
+    rest, one per run of consecutive sample indices (``n`` = its length)."""
+    hits: dict[int, T] = {}
+    missing: list[int] = []
+    for s in samples:
+        hit = cached(s)
+        if hit is not None:
+            hits[s] = hit
+        else:
+            missing.append(s)
+    return hits, list(_consecutive_runs(missing))
+
+
+def _consecutive_runs(samples: list[int]) -> Iterator[list[int]]:
+    """[0, 1, 3] -> [0, 1], [3]: a request covers consecutive sample indices only,
+    because backends that look samples up by index (replay) count from sample_start."""
+    run: list[int] = []
+    for s in sorted(samples):
+        if run and s != run[-1] + 1:
+            yield run
+            run = []
+        run.append(s)
+    if run:
+        yield run
+
+
+async def _bounded(
+    items: Iterable[Unit], job: Callable[[Unit], Awaitable[None]], *, limit: int
+) -> None:
+    """Run ``job`` over the items with at most ``limit`` in flight, in order; the first
+    failure (or a cancellation) cancels the rest."""
+    pending: set[asyncio.Future[None]] = set()
+    source = iter(items)
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(pending) < limit:
+                item = next(source, None)
+                if item is None:
+                    exhausted = True
+                    break
+                pending.add(asyncio.ensure_future(job(item)))
+            if not pending:
+                return
+            finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                task.result()
+    finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+__all__ = [
+    "DEFAULT_ATTEMPTS",
+    "DEFAULT_CONCURRENCY",
+    "Observer",
+    "RunResult",
+    "Runner",
+    "evaluate_attempt",
+    "split_requests",
+]

@@ -1,0 +1,54 @@
+"""Stage 4, reading: from a model's response to a judged answer.
+
+Reasoning blocks are removed (``reasoning``), the program is found and prepared for
+SWI-Prolog (``programs``), text is made encodable (``encoding``); after the solver has run
+the program, the answer is read from its output or from a direct response (``answers``)
+and judged against the gold label by the paper's rules (``outcomes``).  Hands an
+``Answer`` and an ``Outcome`` to evaluation.  It sits above the solver in the layers
+because it reads the solver's ``Execution``; the solver runs plain program text.
+"""
+
+from __future__ import annotations
+
+from .answers import (
+    Answer,
+    answer_from_execution,
+    parse_number,
+    read_direct_answer,
+    read_program_answer,
+)
+from .encoding import utf8_encodable
+from .outcomes import OUTCOMES, Outcome, judge, within_tolerance
+from .programs import (
+    PreparedProgram,
+    defines_main,
+    ensure_entrypoint,
+    extract_program,
+    has_fence,
+    prepare_program,
+    read_by_swipl,
+    strip_label_directives,
+    unwrap_fenced,
+)
+
+__all__ = [
+    "OUTCOMES",
+    "Answer",
+    "Outcome",
+    "PreparedProgram",
+    "answer_from_execution",
+    "defines_main",
+    "ensure_entrypoint",
+    "extract_program",
+    "has_fence",
+    "judge",
+    "parse_number",
+    "prepare_program",
+    "read_by_swipl",
+    "read_direct_answer",
+    "read_program_answer",
+    "strip_label_directives",
+    "unwrap_fenced",
+    "utf8_encodable",
+    "within_tolerance",
+]

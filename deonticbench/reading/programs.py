@@ -1,0 +1,283 @@
+"""Programs out of text: extraction from a model response, and preparation for running.
+
+Extraction rule (``extract_program``), applied to the response with its reasoning blocks
+(``<think>...</think>`` and the like, see ``reasoning``) removed, as before a direct
+answer is read:
+
+1. Fenced blocks are collected (```` ``` ```` or ``~~~``; an unterminated last fence runs
+   to the end of the text, as happens when a response is cut off).  Blocks labelled
+   ``prolog``, ``pl``, ``swipl`` or ``swi-prolog`` are used when there are any; otherwise
+   unlabelled blocks that look like Prolog; otherwise blocks with another label that
+   look like Prolog.
+2. Several blocks form one program, concatenated in order, because the protocol asks for
+   rules, then facts, then the query, and models often put each in its own block.  But a
+   block that is a *complete* program (it has a directive that runs something:
+   ``:- initialization(...)``, ``:- halt``, or a directive that prints) ends a draft: when
+   a later block is complete too, everything up to and including the earlier complete
+   block is a superseded draft and is dropped.
+3. Without fences, the whole text is taken when it reads as bare Prolog; otherwise there
+   is no program.
+
+"Looks like Prolog" (for unfenced text and for blocks without a Prolog label) is decided
+by SWI-Prolog's own reader first (``prolog/read_program.pl``: a text that ``read_term/3``
+reads to the end, with at least one rule, directive or compound fact, is a program);
+when the reader stops at a syntax error, or ``swipl`` cannot be run, a line rule decides:
+at least 80% of the non-blank lines, block comments removed and clause continuation
+lines counted as part of their clause, read as Prolog.
+
+Preparation (``prepare_program``) removes upstream's injected ``:- format(... "Label: ...")``
+directives, so the gold label never reaches a program the harness runs, and adds the
+domain's entrypoint when it is missing (paper B.4; see ``ensure_entrypoint``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from .._paths import PROLOG
+from ..data.domains import Domain
+from .encoding import utf8_encodable
+from .reasoning import strip_reasoning
+
+_FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
+_PROLOG_LABELS = {"prolog", "pl", "swipl", "swi-prolog", "swiprolog", "pro"}
+_RUNNING_DIRECTIVE = re.compile(
+    r"^\s*:-\s*(initialization\s*\(|halt\b|.*\b(format|write|writeln|print|print_message)\s*\()",
+    re.MULTILINE,
+)
+_COMMENT_OR_DIRECTIVE = re.compile(r"^\s*(%|/\*|\*|:-)")
+_ATOM_FACT = re.compile(r"^\s*[a-z][A-Za-z0-9_]*\s*\.\s*$")
+
+
+@dataclass(frozen=True)
+class _Block:
+    label: str
+    body: str
+
+
+def extract_program(text: str | None) -> str | None:
+    """Return the Prolog program in a model response, or None when there is none."""
+    if not text:
+        return None
+    text = strip_reasoning(text)
+    blocks = _fenced_blocks(text)
+    if blocks:
+        chosen = _choose_blocks(blocks)
+        if not chosen:
+            return None
+        program = "\n\n".join(b.body.strip("\n") for b in _drop_drafts(chosen)).strip()
+        return program + "\n" if program else None
+    if _looks_like_prolog(text):
+        return text.strip() + "\n"
+    return None
+
+
+_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)", re.MULTILINE)
+
+
+def has_fence(text: str) -> bool:
+    """Whether the text holds a fenced block (a response rather than bare code)."""
+    return bool(_FENCE_LINE.search(text))
+
+
+def unwrap_fenced(text: str) -> str:
+    """The code of a text that may be a raw response in a fence, as the published whole
+    splits store their reference programs; bare code is returned as it is."""
+    if has_fence(text):
+        return extract_program(text) or text
+    return text
+
+
+def _fenced_blocks(text: str) -> list[_Block]:
+    blocks: list[_Block] = []
+    pos = 0
+    while True:
+        opening = _FENCE_OPEN.search(text, pos)
+        if opening is None:
+            return blocks
+        fence, label = opening.group(1), opening.group(2).lower()
+        start = opening.end() + 1
+        closing = re.compile(
+            r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$", re.MULTILINE
+        ).search(text, start)
+        end = closing.start() if closing else len(text)
+        blocks.append(_Block(label=label, body=text[start:end] if start <= end else ""))
+        if closing is None:
+            return blocks
+        pos = closing.end()
+
+
+def _choose_blocks(blocks: list[_Block]) -> list[_Block]:
+    labelled = [b for b in blocks if b.label in _PROLOG_LABELS]
+    if labelled:
+        return labelled
+    unlabelled = [b for b in blocks if not b.label and _looks_like_prolog(b.body)]
+    if unlabelled:
+        return unlabelled
+    return [b for b in blocks if _looks_like_prolog(b.body)]
+
+
+def _drop_drafts(blocks: list[_Block]) -> list[_Block]:
+    complete = [i for i, b in enumerate(blocks) if _RUNNING_DIRECTIVE.search(b.body)]
+    if len(complete) < 2:
+        return blocks
+    return blocks[complete[-2] + 1 :]
+
+
+def _looks_like_prolog(text: str) -> bool:
+    read = read_by_swipl(text)
+    if read is not None and read > 0:
+        return True
+    return _lines_look_like_prolog(text)
+
+
+_READER = PROLOG / "read_program.pl"
+_READER_TIMEOUT_S = 10.0
+
+
+def read_by_swipl(text: str) -> int | None:
+    """How many rules, directives and compound facts SWI-Prolog's reader reads from the
+    whole text; None when the reader stops (a syntax error, a variable as a clause) or
+    swipl cannot be run.  Nothing in the text is executed (see the script's header)."""
+    swipl = shutil.which("swipl")
+    if swipl is None or not text.strip():
+        return None
+    try:
+        done = subprocess.run(
+            [swipl, "--no-tty", "-q", "-f", "none", str(_READER)],
+            input=text.encode("utf-8", errors="replace"),
+            capture_output=True,
+            timeout=_READER_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = done.stdout.decode("utf-8", errors="replace").split()
+    if len(words) == 2 and words[0] == "program" and words[1].isdigit():
+        return int(words[1])
+    return None
+
+
+_BLOCK_COMMENT = re.compile(r"/\*.*?(\*/|\Z)", re.DOTALL)
+_LINE_COMMENT = re.compile(r"%.*$")
+
+
+def _lines_look_like_prolog(text: str) -> bool:
+    """The line rule: comments are Prolog, and every line of a clause that has not ended
+    yet (the previous Prolog line did not end with a full stop) is a continuation."""
+    # A block comment keeps its line breaks, so a line count stays a line count.
+    without_blocks = _BLOCK_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    lines = [ln for ln in without_blocks.splitlines() if ln.strip()]
+    if not lines:
+        return False
+    clause_like = 0
+    has_clause_end = False
+    in_clause = False
+    for line in lines:
+        code = _LINE_COMMENT.sub("", line).rstrip()
+        if not code.strip():
+            clause_like += 1  # a comment line
+            continue
+        if in_clause or _prolog_line(line):
+            clause_like += 1
+            ends = code.endswith(".")
+            has_clause_end = has_clause_end or ends
+            in_clause = not ends
+        else:
+            in_clause = False
+    return has_clause_end and clause_like / len(lines) >= 0.8
+
+
+def _prolog_line(line: str) -> bool:
+    """A line that reads as Prolog rather than prose: a comment or directive, a line with
+    a term or an operator, or a clause continuation."""
+    stripped = line.strip()
+    return bool(
+        _COMMENT_OR_DIRECTIVE.match(line)
+        or _ATOM_FACT.match(line)
+        or "(" in stripped
+        or ":-" in stripped
+        or stripped.endswith((",", ";", "->", "[", "|"))
+        or stripped in (")", ").", "]", "].", ")),", "))")
+    )
+
+
+# --- preparation -------------------------------------------------------------------
+
+# Upstream injected the gold label into some reference programs as a first directive,
+# e.g. ``:- format("~w~n", ["Label: 1166"]).`` or ``:- format("Label: ~w~n", ["yes"]).``
+_LABEL_DIRECTIVE = re.compile(
+    r"^[ \t]*:-[ \t]*format\(.*Label:.*\)[ \t]*\.[ \t]*(%.*)?\r?\n?", re.MULTILINE
+)
+
+
+def strip_label_directives(program: str) -> str:
+    """Remove upstream's ``:- format(... "Label: ...")`` directives from a program."""
+    return _LABEL_DIRECTIVE.sub("", program)
+
+
+@dataclass(frozen=True)
+class PreparedProgram:
+    text: str
+    repaired: bool
+    notes: tuple[str, ...] = ()
+
+
+_MAIN_DEFINED = re.compile(r"^main\s*(:-|-->|\.)", re.MULTILINE)
+
+
+def defines_main(program: str) -> bool:
+    return bool(_MAIN_DEFINED.search(program))
+
+
+_INIT_MAIN = re.compile(
+    r"^\s*:-\s*initialization\s*\(\s*main\s*(,\s*main\s*)?\)\s*\.", re.MULTILINE
+)
+
+
+def ensure_entrypoint(domain: Domain, program: str) -> PreparedProgram:
+    """Give housing and uscis programs their ``main/0`` and initialization directive.
+
+    The one repair (paper B.4 requires both): when ``main/0`` is missing, add
+    ``main :- <answer_predicate>(R), format(<print_format>, [R]).``; when no
+    ``:- initialization(main...)`` directive is present, append
+    ``:- initialization(main, main).``.  Domains without an entrypoint rule are untouched.
+    """
+    entry = domain.entrypoint
+    if entry is None:
+        return PreparedProgram(text=program, repaired=False)
+    notes: list[str] = []
+    text = program.rstrip("\n") + "\n"
+    if not defines_main(text):
+        text += (
+            f"\n% added by deonticbench: the domain's entrypoint (paper B.4)\n"
+            f"main :- {entry.answer_predicate}(Result), format('{entry.print_format}', [Result]).\n"
+        )
+        notes.append(f"added main/0 calling {entry.answer_predicate}/1")
+    if not _INIT_MAIN.search(text):
+        text += "\n:- initialization(main, main).\n"
+        notes.append("added :- initialization(main, main).")
+    return PreparedProgram(text=text, repaired=bool(notes), notes=tuple(notes))
+
+
+def prepare_program(domain: Domain, program: str) -> PreparedProgram:
+    """Strip label directives, then ensure the entrypoint: the program the harness runs.
+
+    A program holding characters UTF-8 cannot encode (lone surrogates) cannot be written
+    for SWI-Prolog; each is replaced by U+FFFD and a note says how many were."""
+    encodable, replaced = utf8_encodable(program)
+    stripped = strip_label_directives(encodable)
+    prepared = ensure_entrypoint(domain, stripped)
+    notes: list[str] = []
+    if replaced:
+        notes.append(f"replaced {replaced} character(s) UTF-8 cannot encode with U+FFFD")
+    if stripped != encodable:
+        notes.append("removed upstream Label directive")
+    if not notes:
+        return prepared
+    return PreparedProgram(
+        text=prepared.text, repaired=prepared.repaired, notes=(*notes, *prepared.notes)
+    )

@@ -1,0 +1,426 @@
+"""One self-contained HTML file for one or more scored runs: ``report.html``.
+
+No server, no network: the styles and the script are inlined from
+``deonticbench/resources/report/``, the figures are embedded PNGs, and the data is in
+the page.  The page has
+
+* the paper's Table 2 layout with bootstrap intervals (first and final stage when the
+  run retried), and the paper's published row beside it when the model is one the paper
+  reports;
+* the figures (``figures.draw_figure``: the metric with its interval beside the outcome
+  decomposition, every run in one figure);
+* paired differences when several runs are given;
+* a sample browser: a small index (domain, case, mode, sample, outcome, abstain reason,
+  failure category) that is filtered in the page, and the details of every sample
+  (prompts as sent, responses, programs as run, SWI-Prolog's output, answer, verdict,
+  gold, analysis) as gzip-compressed JSON that the browser inflates after first paint.
+
+Prompt text is interned by paragraph (statutes and exemplars repeat across thousands of
+prompts), so a whole-split run stays a few megabytes; see benchmarks/report.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .._paths import RESOURCES
+from ..data.domains import DISPLAY_ORDER, DOMAINS
+from ..errors import DeonticBenchError
+from ..prompting.modes import MODES
+from ..scoring.paper import match_model
+from ..scoring.scores import STAGES, Comparison, RunScores
+from ..scoring.tables import Table, against_paper, comparison_table, table2
+from ..store.record import Attempt, Record
+from .analysis import ANALYSIS_FILE, load_analysis
+from .prompts import prompt_book
+
+REPORT_FILE = "report.html"
+_RESOURCES = RESOURCES / "report"
+
+INDEX_COLUMNS = (
+    "run",
+    "domain",
+    "case_id",
+    "mode",
+    "sample",
+    "outcome",
+    "first_outcome",
+    "reason",
+    "attempts",
+    "category",
+    "gold",
+    "answer",
+)
+"""One row per sample in the page's index, in this column order."""
+
+
+class ReportWriteError(DeonticBenchError):
+    pass
+
+
+# -- tables ----------------------------------------------------------------------------
+
+
+def _cell_html(text: str) -> str:
+    parts = text.split()
+    if len(parts) >= 3 and parts[1].startswith("+") and parts[2].startswith("-"):
+        rest = " ".join(parts[3:])
+        tail = f" {html.escape(rest)}" if rest else ""
+        return (
+            f'{html.escape(parts[0])} <span class="ci">{html.escape(parts[1])} '
+            f"{html.escape(parts[2])}</span>{tail}"
+        )
+    return html.escape(text)
+
+
+def table_html(table: Table, table_id: str, *, paper_rows: bool = False) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
+    body = []
+    for row in table.rows:
+        cls = ' class="paper"' if paper_rows and row[0].startswith("paper") else ""
+        cells = "".join(f"<td>{_cell_html(c)}</td>" for c in row)
+        body.append(f"<tr{cls}>{cells}</tr>")
+    caption = f"<caption>{html.escape(table.title)}</caption>" if table.title else ""
+    return (
+        f'<table id="{table_id}" class="scores">{caption}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _figure_html(scores: Sequence[RunScores]) -> str:
+    from ..scoring.figures import figure_png
+
+    stages = [st for st in STAGES if any(st in s.stages for s in scores)]
+    out = []
+    for stage in stages:
+        data = base64.b64encode(figure_png(scores, stage)).decode("ascii")
+        out.append(
+            f'<figure><img alt="scores, {stage} attempt" src="data:image/png;base64,{data}">'
+            f"<figcaption>{stage} attempt. Top: the table's metric with its bootstrap 95% "
+            "interval. Bottom: correct (run colour), wrong (pink) and abstained (hatched) "
+            "shares of the samples. A mode that was not run is left out.</figcaption></figure>"
+        )
+    return "".join(out)
+
+
+# -- samples ---------------------------------------------------------------------------
+
+
+class _Interner:
+    """Paragraphs of prompt text, each stored once; a text is a list of indices."""
+
+    def __init__(self) -> None:
+        self.paras: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def text(self, text: str) -> list[int]:
+        out = []
+        for para in text.split("\n\n"):
+            index = self._index.get(para)
+            if index is None:
+                index = len(self.paras)
+                self._index[para] = index
+                self.paras.append(para)
+            out.append(index)
+        return out
+
+
+def _value(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _finite(obj: Any) -> Any:
+    """JSON has no NaN or infinity (the browser's JSON.parse rejects them): null instead.
+    Analysis rows come from another tool, so every value is checked, not only ours."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _attempt_json(attempt: Attempt, prompt: Any, interner: _Interner) -> dict[str, Any]:
+    execution = attempt.execution or None
+    item: dict[str, Any] = {
+        "index": attempt.index,
+        "prompt_hash": attempt.prompt_hash,
+        "response": attempt.response,
+        "error": attempt.error,
+        "program": attempt.program,
+        "repaired": attempt.repaired,
+        "answer": _value(attempt.answer),
+        "reason": attempt.abstain_reason,
+        "outcome": attempt.outcome,
+        "tokens_in": attempt.tokens_in,
+        "tokens_out": attempt.tokens_out,
+        "latency_s": attempt.latency_s,
+        "cached": attempt.cached,
+    }
+    if execution is not None:
+        item["execution"] = {k: _value(v) for k, v in execution.items()}
+    if prompt is not None:
+        item["prompt"] = [[m.role, interner.text(m.content)] for m in prompt.messages]
+        item["prompt_template"] = prompt.template
+        item["prompt_verified"] = prompt.prompt_hash == attempt.prompt_hash
+        item["prompt_rebuilt_hash"] = prompt.prompt_hash
+    return item
+
+
+def _answer_text(answer: object) -> str:
+    """How the list shows an answer: 949.0 as 949, a class as itself, none as blank."""
+    if answer is None:
+        return ""
+    if isinstance(answer, float) and math.isfinite(answer) and answer.is_integer():
+        return str(int(answer))
+    return str(_value(answer))
+
+
+def _category(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    final = [r for r in rows if r.get("stage") == "final"]
+    chosen = (final or rows)[0]
+    return str(chosen.get("category") or "")
+
+
+def _samples(
+    scores: Sequence[RunScores], data_dir: Path | None
+) -> tuple[list[list[Any]], dict[str, Any], list[str]]:
+    index: list[list[Any]] = []
+    details: list[dict[str, Any]] = []
+    interner = _Interner()
+    notes: list[str] = []
+    domain_order = {d: i for i, d in enumerate(DISPLAY_ORDER)}
+    mode_order = {m: i for i, m in enumerate(MODES)}
+    for run_index, s in enumerate(scores):
+        run = s.run
+        book = prompt_book(run.config, run.records, data_dir)
+        if book.problem:
+            notes.append(f"{run.name}: {book.problem}")
+        analysis = load_analysis(run.path / ANALYSIS_FILE)
+        if analysis.problem:
+            notes.append(f"{run.name}: {analysis.problem}")
+        records: list[Record] = sorted(
+            run.records,
+            key=lambda r: (
+                domain_order.get(r.domain, 99),
+                mode_order.get(r.mode, 9),
+                r.case_id,
+                r.sample,
+            ),
+        )
+        for record in records:
+            rows = analysis.rows.get(record.key, [])
+            prompts = book.chain(record)
+            final = record.final
+            index.append(
+                [
+                    run_index,
+                    record.domain,
+                    record.case_id,
+                    record.mode,
+                    record.sample,
+                    final.outcome,
+                    record.first.outcome,
+                    final.abstain_reason or "",
+                    len(record.attempts),
+                    _category(rows),
+                    str(record.gold),
+                    _answer_text(final.answer),
+                ]
+            )
+            details.append(
+                {
+                    "gold": record.gold,
+                    "model": record.model,
+                    "attempts": [
+                        _attempt_json(a, p, interner)
+                        for a, p in zip(record.attempts, prompts, strict=True)
+                    ],
+                    "analysis": rows,
+                }
+            )
+    return index, {"paras": interner.paras, "samples": details}, notes
+
+
+# -- the page --------------------------------------------------------------------------
+
+
+def _dumps(obj: Any) -> str:
+    """Compact JSON that is valid UTF-8 and valid for JSON.parse.
+
+    A model's reply may hold a lone surrogate (records keep it losslessly); UTF-8 cannot
+    carry one, so such a document is written with ASCII escapes, which JSON.parse turns
+    back into the same string."""
+    text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(_finite(obj), ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
+
+
+def _json_in_script(obj: Any) -> str:
+    # Inside <script>, "</" could end the element early; "\u2028" breaks old parsers.
+    text = _dumps(obj)
+    return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _resource(name: str) -> str:
+    return (_RESOURCES / name).read_text(encoding="utf-8")
+
+
+def _runs_html(scores: Sequence[RunScores]) -> str:
+    from ..scoring.results import estimated_cost, run_totals
+
+    rows = []
+    for s in scores:
+        t = run_totals(s.run)
+        cost = estimated_cost(s.run.model, t)
+        rows.append(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(str(v))}</td>"
+                for v in (
+                    s.run.name,
+                    s.run.model,
+                    s.run.config.get("split") or "?",
+                    len(s.run.records),
+                    t.requests,
+                    f"{t.tokens_in:,} / {t.tokens_out:,}",
+                    "—" if cost is None else f"${cost['usd']:,.2f}",
+                    ", ".join(s.stages),
+                )
+            )
+            + "</tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "Run",
+            "Model",
+            "Split",
+            "Samples",
+            "Requests",
+            "Tokens in / out",
+            "Est. cost",
+            "Stages",
+        )
+    )
+    return f'<table id="runs"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def build_report(
+    scores: Sequence[RunScores],
+    comparisons: Sequence[Comparison] = (),
+    *,
+    data_dir: Path | None = None,
+) -> str:
+    """The HTML text of the report for ``scores`` (one or more scored runs)."""
+    sections: list[str] = []
+    sections.append(f'<section id="overview"><h2>Runs</h2>{_runs_html(scores)}</section>')
+    sections.append(
+        '<section id="scores"><h2>Scores (Table 2 layout)</h2>'
+        + table_html(table2(scores), "table2")
+        + "</section>"
+    )
+    matched = [s for s in scores if match_model(s.run.model)]
+    if matched:
+        other_split = [
+            s.run.name for s in matched if s.run.config.get("split") not in (None, "hard")
+        ]
+        caution = (
+            '<p class="muted">The paper\'s rows are on the hard split; '
+            + html.escape(", ".join(other_split))
+            + " ran on another split, so the numbers are not comparable.</p>"
+            if other_split
+            else ""
+        )
+        sections.append(
+            '<section id="paper"><h2>Beside the paper</h2>'
+            + caution
+            + table_html(against_paper(matched), "paper-table", paper_rows=True)
+            + "</section>"
+        )
+    if comparisons:
+        sections.append(
+            '<section id="comparison"><h2>Paired differences</h2>'
+            + table_html(comparison_table(comparisons), "comparison-table")
+            + "</section>"
+        )
+    if any(s.groups for s in scores):
+        sections.append(f'<section id="figures"><h2>Figures</h2>{_figure_html(scores)}</section>')
+    index, details, sample_notes = _samples(scores, data_dir)
+    notes = [f"{s.run.name}: {n}" for s in scores for n in s.notes] + sample_notes
+    if notes:
+        items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+        sections.insert(1, f'<section id="notes"><h2>Notes</h2><ul>{items}</ul></section>')
+    meta = {
+        "runs": [{"name": s.run.name, "model": s.run.model} for s in scores],
+        "columns": list(INDEX_COLUMNS),
+        "domains": {name: d.display_name for name, d in DOMAINS.items()},
+    }
+    text = _dumps(details)
+    packed = base64.b64encode(gzip.compress(text.encode("utf-8"), 6, mtime=0)).decode("ascii")
+    title = "DeonticBench report: " + ", ".join(s.run.model for s in scores)
+    page = _resource("report.html")
+    replacements = {
+        "{{TITLE}}": html.escape(title),
+        "{{CSS}}": _resource("report.css"),
+        "{{BODY}}": "\n".join(sections),
+        "{{META}}": _json_in_script(meta),
+        "{{INDEX}}": _json_in_script(index),
+        "{{DETAILS}}": packed,
+        "{{JS}}": _resource("report.js"),
+    }
+    # One pass, so a placeholder-like text inside the data is never replaced.
+    out: list[str] = []
+    rest = page
+    while True:
+        start = rest.find("{{")
+        if start < 0:
+            out.append(rest)
+            break
+        end = rest.find("}}", start)
+        key = rest[start : end + 2]
+        out.append(rest[:start])
+        out.append(replacements.get(key, key))
+        rest = rest[end + 2 :]
+    return "".join(out)
+
+
+def write_report(
+    scores: Sequence[RunScores],
+    path: str | os.PathLike[str],
+    comparisons: Sequence[Comparison] = (),
+    *,
+    data_dir: Path | None = None,
+) -> Path:
+    """Write ``build_report`` to ``path`` (atomically) and return the path."""
+    target = Path(path)
+    text = build_report(scores, comparisons, data_dir=data_dir)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise ReportWriteError(
+            f"Cannot write the report to {target}: {exc.strerror or exc}."
+        ) from None
+    return target
+
+
+__all__ = ["REPORT_FILE", "build_report", "write_report"]

@@ -1,0 +1,218 @@
+"""The paper's Figure 2 for one run: correct / wrong / abstained shares as stacked bars.
+
+One panel per domain, one bar per mode (Direct, Zero-Shot, Few-Shot from left to right,
+as in the paper).  As in the paper's Figure 4, the coloured part is correct answers,
+solid pink wrong answers and hatched pink abstentions.  matplotlib is imported only
+here and only when a figure is drawn, with the file-only Agg backend.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ..data.domains import DOMAINS
+from ..errors import ConfigError
+from ..prompting.modes import MODE_TITLES, MODES
+from .scores import RunScores, Stage
+from .tables import TABLE_DOMAINS, run_labels
+
+FIGURE_MODE_ORDER = MODES
+_MODE_LABELS = MODE_TITLES
+_CORRECT = "#3a78b5"
+_PINK = "#f2a7b8"
+
+
+def draw_run_figure(scores: RunScores, path: str | Path, stage: Stage = "first") -> Path:
+    """Write the figure of ``scores`` at ``stage`` to ``path`` (PNG) and return the path."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ConfigError(
+            "drawing figures needs matplotlib: pip install -e . (it is a dependency)."
+        ) from None
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    present = {g.domain for g in scores.groups}
+    domains = [DOMAINS[name] for name in TABLE_DOMAINS if name in present]
+    columns = max(len(domains), 1)
+    fig, axes = plt.subplots(
+        1, columns, figsize=(max(2.6 * columns + 0.6, 4.5), 3.9), sharey=True, squeeze=False
+    )
+    for ax, domain in zip(axes[0], domains, strict=False):
+        # Fixed slots per mode, so a run without some mode keeps the paper's bar order.
+        x, correct, wrong, abstain = [], [], [], []
+        for slot, mode in enumerate(FIGURE_MODE_ORDER):
+            g = scores.group(domain.name, mode, stage)
+            if g is None:
+                continue
+            x.append(slot)
+            correct.append(100 * g.rates.accuracy)
+            wrong.append(100 * g.rates.wrong)
+            abstain.append(100 * g.rates.abstain)
+        ax.bar(x, correct, width=0.75, color=_CORRECT, label="correct")
+        ax.bar(x, wrong, width=0.75, bottom=correct, color=_PINK, label="wrong")
+        bottoms = [c + w for c, w in zip(correct, wrong, strict=True)]
+        ax.bar(
+            x,
+            abstain,
+            width=0.75,
+            bottom=bottoms,
+            color="white",
+            edgecolor=_PINK,
+            hatch="///",
+            label="abstained",
+        )
+        labels = [_MODE_LABELS[m] for m in FIGURE_MODE_ORDER]
+        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+        ax.set_xlim(-0.6, len(labels) - 0.4)
+        cases = max((g.n_cases for g in scores.groups if g.domain == domain.name), default=0)
+        ax.set_title(f"{domain.display_name}\n{cases} cases", fontsize=9)
+        ax.set_ylim(0, 100)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+    axes[0][0].set_ylabel("share of samples (%)")
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.suptitle(f"{scores.run.model} — {stage} attempt", fontsize=10)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+_RUN_COLOURS = ("#3a78b5", "#e08a2c", "#4a9e5c", "#8c5fb0", "#b5483a", "#6f6f6f")
+
+
+def draw_figure(scores: Sequence[RunScores], path: str | Path, stage: Stage = "first") -> Path:
+    """Write ``_render`` of ``scores`` to ``path`` (PNG) and return the path."""
+    out = Path(path)
+    with out.open("wb") as handle:
+        _render(scores, handle, stage)
+    return out
+
+
+def figure_png(scores: Sequence[RunScores], stage: Stage = "first") -> bytes:
+    """The same figure as PNG bytes (the HTML report embeds it)."""
+    buffer = io.BytesIO()
+    _render(scores, buffer, stage)
+    return buffer.getvalue()
+
+
+def _render(scores: Sequence[RunScores], target: IO[bytes], stage: Stage) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = build_figure(scores, stage)
+    fig.savefig(target, dpi=100, format="png")
+    plt.close(fig)
+
+
+def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
+    """The metric with its interval beside the outcome decomposition, several runs at once.
+
+    One column per domain.  The top row is the table's metric (accuracy or macro-F1) with
+    the bootstrap interval as error bars; the bottom row is the paper's Figures 2 and 4:
+    correct (solid), wrong (pink) and abstained (hatched) shares of the samples.  Within a
+    domain there is one group per mode that some run ran, and one bar per run in it; a
+    mode no run ran is left out rather than drawn as an empty slot.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        raise ConfigError(
+            "drawing figures needs matplotlib: pip install -e . (it is a dependency)."
+        ) from None
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    present = {g.domain for s in scores for g in s.groups if g.stage == stage}
+    domains = [DOMAINS[name] for name in TABLE_DOMAINS if name in present]
+    columns = max(len(domains), 1)
+    n_runs = max(len(scores), 1)
+    width = 0.8 / n_runs
+    fig, axes = plt.subplots(
+        2,
+        columns,
+        figsize=(max(2.9 * columns + 0.8, 5.0), 6.4),
+        sharey="row",
+        squeeze=False,
+    )
+    labels = run_labels(scores)
+    for col, domain in enumerate(domains):
+        top, bottom = axes[0][col], axes[1][col]
+        modes = [
+            m for m in FIGURE_MODE_ORDER if any(s.group(domain.name, m, stage) for s in scores)
+        ]
+        for r, s in enumerate(scores):
+            colour = _RUN_COLOURS[r % len(_RUN_COLOURS)]
+            for slot, mode in enumerate(modes):
+                g = s.group(domain.name, mode, stage)
+                if g is None:
+                    continue
+                x = slot - 0.4 + width * (r + 0.5)
+                e = g.estimate
+                top.bar(x, 100 * e.mean, width=width * 0.9, color=colour)
+                top.errorbar(
+                    x,
+                    100 * e.mean,
+                    yerr=[[100 * e.lower], [100 * e.upper]],
+                    fmt="none",
+                    ecolor="black",
+                    capsize=3,
+                    linewidth=1,
+                )
+                c, w, a = 100 * g.rates.accuracy, 100 * g.rates.wrong, 100 * g.rates.abstain
+                bottom.bar(x, c, width=width * 0.9, color=colour)
+                bottom.bar(x, w, width=width * 0.9, bottom=c, color=_PINK)
+                bottom.bar(
+                    x,
+                    a,
+                    width=width * 0.9,
+                    bottom=c + w,
+                    color="white",
+                    edgecolor=_PINK,
+                    hatch="///",
+                )
+        ticks = [_MODE_LABELS[m] for m in modes]
+        for ax in (top, bottom):
+            ax.set_xticks(range(len(ticks)), ticks, fontsize=8)
+            ax.set_xlim(-0.6, max(len(ticks), 1) - 0.4)
+            ax.set_ylim(0, 100)
+            ax.grid(axis="y", alpha=0.3)
+            ax.set_axisbelow(True)
+        metric = next(g.metric for s in scores for g in s.groups if g.domain == domain.name)
+        cases = max(g.n_cases for s in scores for g in s.groups if g.domain == domain.name)
+        top.set_title(
+            f"{domain.display_name}\n{_METRIC_NAMES.get(metric, metric)}, {cases} cases",
+            fontsize=9,
+        )
+    axes[0][0].set_ylabel("metric (%), 95% CI")
+    axes[1][0].set_ylabel("share of samples (%)")
+    for extra in range(len(domains), columns):
+        axes[0][extra].set_visible(False)
+        axes[1][extra].set_visible(False)
+    handles = [
+        Patch(color=_RUN_COLOURS[r % len(_RUN_COLOURS)], label=label)
+        for r, label in enumerate(labels)
+    ]
+    handles += [
+        Patch(color=_PINK, label="wrong"),
+        Patch(facecolor="white", edgecolor=_PINK, hatch="///", label="abstained"),
+    ]
+    # A narrow figure (one or two domains) stacks the legend rather than clipping it.
+    per_row = 2 if columns < 3 else 4
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), per_row), fontsize=8)
+    fig.suptitle(f"{stage} attempt", fontsize=10)
+    rows = -(-len(handles) // per_row)
+    fig.tight_layout(rect=(0, 0.035 + 0.035 * rows, 1, 0.97))
+    return fig
+
+
+_METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1"}

@@ -1,0 +1,227 @@
+"""``results.json``: one file that says what a run scored and what it cost.
+
+Written into the run folder at the end of every ``eval`` and by ``score --out``.  It is
+the machine-readable summary a researcher keeps next to a paper's numbers: the long
+table (one row per domain x mode x stage), the run's totals (requests, tokens, wall
+time, an estimated cost when ``eval/models.yaml`` knows the model's prices), the command
+line, the versions and the data revision.  The schema is documented field by field in
+docs/schemas.md; ``RESULTS_SCHEMA`` is bumped whenever a field changes meaning.
+
+Everything here is read from the records and the run's config.json; nothing is
+re-scored differently from ``deonticbench score`` (the rows are ``tables.long_rows``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .scores import Run, RunScores
+from .tables import long_rows
+
+RESULTS_FILE = "results.json"
+RESULTS_SCHEMA = 1
+PRICE_IN = "usd_per_mtok_in"
+PRICE_OUT = "usd_per_mtok_out"
+"""Registry keys (eval/models.yaml) of a model's list price per million tokens."""
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What a run consumed, summed over its records."""
+
+    samples: int
+    attempts: int
+    requests: int
+    """Requests sent (not answered from the cache).  The K samples of a case share their
+    first request (``n=K``), so those count once."""
+    cached: int
+    """Attempts answered from the response cache."""
+    failed_requests: int
+    tokens_in: int
+    tokens_out: int
+    tokens_in_paid: int
+    tokens_out_paid: int
+    """Tokens of the responses that were requested, not read from the cache."""
+    model_latency_s: float
+    program_wall_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "attempts": self.attempts,
+            "requests": self.requests,
+            "cached_responses": self.cached,
+            "failed_requests": self.failed_requests,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "tokens_in_paid": self.tokens_in_paid,
+            "tokens_out_paid": self.tokens_out_paid,
+            "model_latency_s": round(self.model_latency_s, 3),
+            "program_wall_s": round(self.program_wall_s, 3),
+        }
+
+
+def run_totals(run: Run) -> Totals:
+    first_draws: set[tuple[str, str, str]] = set()
+    requests = attempts = cached = failed = 0
+    tin = tout = tin_paid = tout_paid = 0
+    latency = program = 0.0
+    for record in run.records:
+        for attempt in record.attempts:
+            attempts += 1
+            tin += attempt.tokens_in
+            tout += attempt.tokens_out
+            latency += attempt.latency_s
+            if attempt.execution:
+                program += float(attempt.execution.get("wall_s") or 0.0)
+            if attempt.error:
+                failed += 1
+            if attempt.cached:
+                cached += 1
+                continue
+            tin_paid += attempt.tokens_in
+            tout_paid += attempt.tokens_out
+            if attempt.index == 0:
+                key = (record.domain, record.case_id, record.mode)
+                if key in first_draws:
+                    continue
+                first_draws.add(key)
+            requests += 1
+    return Totals(
+        samples=len(run.records),
+        attempts=attempts,
+        requests=requests,
+        cached=cached,
+        failed_requests=failed,
+        tokens_in=tin,
+        tokens_out=tout,
+        tokens_in_paid=tin_paid,
+        tokens_out_paid=tout_paid,
+        model_latency_s=latency,
+        program_wall_s=program,
+    )
+
+
+def model_prices(
+    spec: str, registry: Mapping[str, Any] | None = None
+) -> tuple[float, float] | None:
+    """(USD per million input tokens, per million output tokens) from eval/models.yaml."""
+    from ..models.registry import load_registry, match_entry
+
+    provider, sep, name = spec.partition(":")
+    if not sep:
+        return None
+    reg = load_registry() if registry is None else registry
+    models = reg.get("models") or {}
+    entry = match_entry(models, provider, name)
+    if entry is None:
+        return None
+    settings = models[entry] or {}
+    pin, pout = settings.get(PRICE_IN), settings.get(PRICE_OUT)
+    if not isinstance(pin, int | float) or not isinstance(pout, int | float):
+        return None
+    return float(pin), float(pout)
+
+
+def estimated_cost(spec: str, totals: Totals) -> dict[str, Any] | None:
+    prices = model_prices(spec)
+    if prices is None:
+        return None
+    pin, pout = prices
+    usd = (totals.tokens_in_paid * pin + totals.tokens_out_paid * pout) / 1_000_000
+    return {
+        "usd": round(usd, 4),
+        PRICE_IN: pin,
+        PRICE_OUT: pout,
+        "basis": "paid tokens (cache hits excluded) at the list prices in eval/models.yaml",
+    }
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _previous_wall_time(path: Path) -> float | None:
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = old.get("totals", {}).get("wall_time_s") if isinstance(old, dict) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def build_results(
+    scores: RunScores,
+    *,
+    command: Sequence[str] | None = None,
+    wall_time_s: float | None = None,
+) -> dict[str, Any]:
+    """The results.json document of one scored run."""
+    from ..store.environment import environment_facts
+
+    run = scores.run
+    config = run.config
+    totals = run_totals(run)
+    total_json = totals.to_json()
+    total_json["wall_time_s"] = None if wall_time_s is None else round(wall_time_s, 3)
+    cost = estimated_cost(run.model, totals)
+    return {
+        "schema": RESULTS_SCHEMA,
+        "harness": "deonticbench",
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "run": run.name,
+        "model": run.model,
+        "split": config.get("split"),
+        "k": config.get("k"),
+        "attempts": config.get("attempts"),
+        "seed": config.get("seed"),
+        "bootstrap": scores.bootstrap,
+        "bootstrap_seed": scores.seed,
+        "stages": list(scores.stages),
+        "results": [
+            {key: _clean(value) for key, value in row.items() if key not in ("model", "run")}
+            for row in long_rows([scores])
+        ],
+        "totals": total_json,
+        "estimated_cost": cost,
+        "command": list(sys.argv if command is None else command),
+        "run_commands": [s.get("argv") for s in config.get("sessions", []) if s.get("argv")],
+        "versions": config.get("environment") or environment_facts(),
+        "report_versions": environment_facts() if config.get("environment") else None,
+        "data": config.get("data"),
+        "notes": list(scores.notes),
+    }
+
+
+def write_results(
+    scores: RunScores,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    command: Sequence[str] | None = None,
+    wall_time_s: float | None = None,
+) -> Path:
+    """Write results.json (default: into the run folder) atomically; returns its path.
+
+    A run resumed over several sessions adds up their wall times: the previous file's
+    ``wall_time_s`` is carried forward when this call knows the time of its own session;
+    without one (``score --out``) the previous value is kept as it was.
+    """
+    target = Path(path) if path is not None else scores.run.path / RESULTS_FILE
+    previous = _previous_wall_time(scores.run.path / RESULTS_FILE)
+    wall = previous if wall_time_s is None else wall_time_s + (previous or 0.0)
+    doc = build_results(scores, command=command, wall_time_s=wall)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+    return target

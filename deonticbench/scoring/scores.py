@@ -1,0 +1,544 @@
+"""Scoring run folders: read ``records.jsonl``, encode outcomes as arrays, bootstrap.
+
+A run folder (written by the runner) holds ``config.json`` and an append-only
+``records.jsonl``.  Loading is forgiving: a missing, truncated or corrupt line is
+skipped and counted with its reason, duplicate keys keep the first record, and what is
+left is scored.  Records are matched to gold labels by case id; cases are put in sorted
+id order so that the bootstrap's draws do not depend on the order the runner happened
+to write records in.
+
+The public entry point is ``score_runs(paths, bootstrap=1000, seed=0)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ..data.domains import DISPLAY_ORDER, DOMAINS, Domain
+from ..errors import ConfigError, DeonticBenchError
+from ..prompting.modes import MODES, Mode
+from ..store.config import CONFIG_NAME
+from ..store.record import Attempt, Record
+from ..store.records_file import RECORDS_NAME, read_records
+from ..store.spec import RunSpec
+from .metrics import (
+    DEFAULT_BOOTSTRAP,
+    NEGATIVE,
+    POSITIVE,
+    BootstrapEstimate,
+    Outcomes,
+    Rates,
+    bootstrap,
+    correct_matrix,
+    paired_difference,
+    point_metric,
+    rates,
+)
+
+Stage = Literal["first", "final"]
+STAGES: tuple[Stage, ...] = ("first", "final")
+"""``first`` is attempt 0 (the paper's protocol); ``final`` the last retry with feedback."""
+
+
+class RunFolderError(DeonticBenchError):
+    """A path given to ``score`` is not a readable run folder."""
+
+
+# -- loading ---------------------------------------------------------------------------
+
+
+@dataclass
+class LoadReport:
+    """What loading a run folder skipped, and why."""
+
+    lines: int = 0
+    kept: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_skipped(self) -> int:
+        return sum(self.skipped.values())
+
+    def summary(self) -> str | None:
+        """One line for the user, or None when nothing was skipped."""
+        if not self.skipped:
+            return None
+        reasons = ", ".join(f"{n} {why}" for why, n in self.skipped.most_common())
+        return f"skipped {self.n_skipped} of {self.lines} lines ({reasons})"
+
+
+@dataclass
+class Run:
+    path: Path
+    config: dict[str, Any]
+    records: list[Record]
+    report: LoadReport
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @cached_property
+    def spec(self) -> RunSpec | None:
+        """The run's spec as config.json states it (None: the config names no model)."""
+        try:
+            return RunSpec.from_config(self.config, strict=False)
+        except ConfigError:
+            return None
+
+    @property
+    def model(self) -> str:
+        """The model spec from config.json, else from the records."""
+        spec = self.spec
+        if spec is not None:
+            return spec.model
+        return self.records[0].model if self.records else "?"
+
+    @property
+    def split(self) -> str | None:
+        """The split config.json names, if it names one."""
+        split = self.config.get("split")
+        return split if isinstance(split, str) else None
+
+    def planned_k(self, domain: str) -> int | None:
+        """Samples per case the run asked for (``config.json`` ``k``), if it says."""
+        spec = self.spec
+        if spec is None or not isinstance(spec.k, tuple):
+            return None
+        return dict(spec.k).get(domain)
+
+    @property
+    def has_retries(self) -> bool:
+        return any(len(r.attempts) > 1 for r in self.records)
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run folder; raises ``RunFolderError`` for a path that is not one."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise RunFolderError(f"{folder} is not a run folder: no such directory.")
+    config_path = folder / CONFIG_NAME
+    records_path = folder / RECORDS_NAME
+    if not config_path.is_file() and not records_path.is_file():
+        raise RunFolderError(
+            f"{folder} is not a run folder: it has neither {CONFIG_NAME} nor {RECORDS_NAME}."
+        )
+    report = LoadReport()
+    config = _read_config(config_path, report)
+    records = _read_records(records_path, report) if records_path.is_file() else []
+    if not records_path.is_file():
+        report.notes.append(f"{RECORDS_NAME} is missing: nothing has been recorded yet")
+    return Run(path=folder, config=config, records=records, report=report)
+
+
+def _read_config(path: Path, report: LoadReport) -> dict[str, Any]:
+    if not path.is_file():
+        report.notes.append(f"{CONFIG_NAME} is missing: the model name is taken from records")
+        return {}
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        report.notes.append(f"{CONFIG_NAME} is unreadable ({exc}); it was ignored")
+        return {}
+    if not isinstance(config, dict):
+        report.notes.append(f"{CONFIG_NAME} is not a JSON object; it was ignored")
+        return {}
+    return config
+
+
+def _read_records(path: Path, report: LoadReport) -> list[Record]:
+    loaded = read_records(path, policy="forgiving")
+    report.lines = loaded.lines
+    report.skipped.update(loaded.skipped)
+    report.kept = len(loaded.records)
+    return list(loaded.records.values())
+
+
+# -- encoding --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SampleDetail:
+    """One sample as the per-case table shows it."""
+
+    sample: int
+    answer: float | str | None
+    outcome: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Encoded:
+    outcomes: Outcomes
+    gold: dict[str, Any]
+    """Case id -> the gold label as recorded."""
+    samples: dict[str, list[SampleDetail]]
+    disagreements: int
+    """Samples whose stored outcome differs from the re-judged one."""
+
+
+def stage_attempt(record: Record, stage: Stage) -> Attempt:
+    return record.first if stage == "first" else record.final
+
+
+def _numeric_value(answer: object) -> float | None:
+    # Like outcomes.judge: a string is no number; bools are not numbers either.
+    if isinstance(answer, bool) or not isinstance(answer, int | float):
+        return None
+    value = float(answer)
+    return value if math.isfinite(value) else None
+
+
+def _class_index(domain: Domain, label: object) -> int | None:
+    canonical = domain.canonical_label(label) if label is not None else None
+    if canonical is None:
+        return None
+    return POSITIVE if canonical == domain.positive else NEGATIVE
+
+
+def _gold_value(domain: Domain, gold: object) -> float | None:
+    if domain.label_kind == "binary":
+        index = _class_index(domain, gold)
+        return None if index is None else float(index)
+    try:
+        return float(int(gold))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None
+
+
+def encode(domain: Domain, records: Iterable[Record], stage: Stage) -> Encoded:
+    """Encode one domain's records (one mode) as arrays, cases sorted by id."""
+    by_case: dict[str, list[Record]] = {}
+    for record in records:
+        by_case.setdefault(record.case_id, []).append(record)
+    case_ids = sorted(by_case)
+    k = max((len(v) for v in by_case.values()), default=1)
+    n = len(case_ids)
+    gold = np.zeros(n)
+    pred = np.zeros((n, k))
+    abstain = np.zeros((n, k), dtype=bool)
+    present = np.zeros(n, dtype=np.intp)
+    gold_raw: dict[str, Any] = {}
+    details: dict[str, list[SampleDetail]] = {}
+    stored: list[tuple[int, int, str]] = []
+    kept_ids: list[str] = []
+    for case_id in case_ids:
+        group = sorted(by_case[case_id], key=lambda r: r.sample)
+        gold_value = _gold_value(domain, group[0].gold)
+        if gold_value is None:
+            continue  # an unreadable gold label cannot be scored; counted by the caller
+        row = len(kept_ids)
+        kept_ids.append(case_id)
+        gold[row] = gold_value
+        gold_raw[case_id] = group[0].gold
+        present[row] = len(group)
+        for col, record in enumerate(group):
+            attempt = stage_attempt(record, stage)
+            if domain.label_kind == "numeric":
+                value: float | None = _numeric_value(attempt.answer)
+            else:
+                index = _class_index(domain, attempt.answer)
+                value = None if index is None else float(index)
+            if value is None or attempt.outcome == "abstain":
+                abstain[row, col] = True
+            else:
+                pred[row, col] = value
+            stored.append((row, col, attempt.outcome))
+    m = len(kept_ids)
+    outcomes = Outcomes(
+        kind=domain.label_kind,
+        case_ids=tuple(kept_ids),
+        gold=gold[:m],
+        pred=pred[:m],
+        abstain=abstain[:m],
+        present=present[:m],
+    )
+    verdict = correct_matrix(outcomes)
+    disagreements = 0
+    judged: dict[tuple[int, int], str] = {}
+    for row, col, outcome in stored:
+        mine = "abstain" if abstain[row, col] else ("correct" if verdict[row, col] else "wrong")
+        judged[(row, col)] = mine
+        disagreements += mine != outcome
+    for row, case_id in enumerate(kept_ids):
+        group = sorted(by_case[case_id], key=lambda r: r.sample)
+        details[case_id] = [
+            SampleDetail(
+                sample=r.sample,
+                answer=stage_attempt(r, stage).answer,
+                outcome=judged[(row, col)],
+                reason=stage_attempt(r, stage).abstain_reason,
+            )
+            for col, r in enumerate(group)
+        ]
+    return Encoded(outcomes, gold_raw, details, disagreements)
+
+
+# -- scoring ---------------------------------------------------------------------------
+
+
+def domain_rng(seed: int, domain: str) -> np.random.Generator:
+    """The generator for one domain's bootstrap.
+
+    Keyed by the domain only: every mode and stage of a domain, and every run scored with
+    the same seed, resample the same cases whenever they hold the same case ids, so their
+    differences are paired.  Scoring one domain does not shift another's draws.
+
+    The key is a stable hash of the domain's *name*, not its place in ``DOMAINS``: a
+    domain added anywhere leaves every other domain's intervals as they were.
+    """
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(domain_key(domain),)))
+
+
+def domain_key(domain: str) -> int:
+    """A domain's bootstrap stream key: the first 8 bytes of sha256 of its name (Python's
+    ``hash`` of a str changes between processes, so it cannot be used)."""
+    return int.from_bytes(hashlib.sha256(domain.encode("utf-8")).digest()[:8], "big")
+
+
+@dataclass(frozen=True)
+class GroupScore:
+    """The score of one domain x mode x stage of a run."""
+
+    run: str
+    model: str
+    domain: str
+    mode: Mode
+    stage: Stage
+    metric: str
+    n_cases: int
+    k: int
+    n_samples: int
+    estimate: BootstrapEstimate
+    rates: Rates
+    encoded: Encoded
+
+
+@dataclass
+class RunScores:
+    run: Run
+    groups: list[GroupScore]
+    stages: tuple[Stage, ...]
+    bootstrap: int
+    seed: int
+    notes: list[str] = field(default_factory=list)
+
+    def group(self, domain: str, mode: str, stage: str) -> GroupScore | None:
+        for g in self.groups:
+            if (g.domain, g.mode, g.stage) == (domain, mode, stage):
+                return g
+        return None
+
+    @property
+    def modes(self) -> list[Mode]:
+        present = {g.mode for g in self.groups}
+        return [m for m in MODES if m in present]
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One row of the long table: a run x domain x mode x stage, fractions in [0, 1].
+
+    ``mean``/``ci_low``/``ci_high`` are the bootstrap mean and 95% interval; ``point``
+    the metric on the full data; ``upper``/``lower`` the interval's distances from the
+    mean (the paper's super- and subscripts).  The field order is the CSV's columns.
+    """
+
+    domain: str
+    mode: Mode
+    stage: Stage
+    metric: str
+    n_cases: int
+    k: int
+    mean: float
+    ci_low: float
+    ci_high: float
+    accuracy: float
+    abstain_rate: float
+    wrong_rate: float
+    point: float
+    upper: float
+    lower: float
+    n_samples: int
+    bootstrap: int
+    seed: int
+    model: str
+    run: str
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.columns()}
+
+
+def score_rows(scores: Sequence[RunScores]) -> list[ScoreRow]:
+    """The long table of scored runs: one row per run x domain x mode x stage."""
+    return [score_row(g, s) for s in scores for g in s.groups]
+
+
+def score_row(g: GroupScore, s: RunScores) -> ScoreRow:
+    e = g.estimate
+    return ScoreRow(
+        domain=g.domain,
+        mode=g.mode,
+        stage=g.stage,
+        metric=g.metric,
+        n_cases=g.n_cases,
+        k=g.k,
+        mean=e.mean,
+        ci_low=e.low,
+        ci_high=e.high,
+        accuracy=g.rates.accuracy,
+        abstain_rate=g.rates.abstain,
+        wrong_rate=g.rates.wrong,
+        point=e.point,
+        upper=e.upper,
+        lower=e.lower,
+        n_samples=g.n_samples,
+        bootstrap=s.bootstrap,
+        seed=s.seed,
+        model=g.model,
+        run=g.run,
+    )
+
+
+def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> RunScores:
+    """Score every domain x mode (x stage when retries happened) of a loaded run."""
+    if bootstrap_b < 1:
+        raise ValueError("the bootstrap needs at least one replicate")
+    stages: tuple[Stage, ...] = STAGES if run.has_retries else ("first",)
+    groups: list[GroupScore] = []
+    notes = [n for n in run.report.notes]
+    summary = run.report.summary()
+    if summary:
+        notes.insert(0, f"{RECORDS_NAME}: {summary}")
+    for domain in (DOMAINS[name] for name in DISPLAY_ORDER):  # one order in every output
+        for mode in MODES:
+            chosen = [r for r in run.records if r.domain == domain.name and r.mode == mode]
+            if not chosen:
+                continue
+            for stage in stages:
+                encoded = encode(domain, chosen, stage)
+                o = encoded.outcomes
+                n_cases_total = len({r.case_id for r in chosen})
+                if o.n_cases < n_cases_total and stage == "first":
+                    notes.append(
+                        f"{domain.name} {mode}: {n_cases_total - o.n_cases} case(s) with an "
+                        "unreadable gold label were not scored"
+                    )
+                planned = run.planned_k(domain.name)
+                short = int((o.present < planned).sum()) if planned else 0
+                if short and stage == "first":
+                    notes.append(
+                        f"{domain.name} {mode}: {short} of {o.n_cases} case(s) have fewer than "
+                        f"K={planned} samples; each is scored on the samples present"
+                    )
+                failed = sum(1 for r in chosen if (r.first if stage == "first" else r.final).error)
+                if failed:
+                    notes.append(
+                        f"{domain.name} {mode} ({stage}): {failed} sample(s) are abstentions "
+                        "because the request failed, not the model; re-run the eval command "
+                        "with --retry-errors to redo them"
+                    )
+                if encoded.disagreements and stage == stages[-1]:
+                    notes.append(
+                        f"{domain.name} {mode} ({stage}): {encoded.disagreements} sample(s) "
+                        "whose stored outcome differs from re-judging; re-judged verdicts used"
+                    )
+                if o.n_cases == 0:
+                    continue
+                rng = domain_rng(seed, domain.name)
+                groups.append(
+                    GroupScore(
+                        run=run.name,
+                        model=run.model,
+                        domain=domain.name,
+                        mode=mode,
+                        stage=stage,
+                        metric=o.metric,
+                        n_cases=o.n_cases,
+                        k=o.k,
+                        n_samples=int(o.present.sum()),
+                        estimate=bootstrap(o, bootstrap_b, rng),
+                        rates=rates(o),
+                        encoded=encoded,
+                    )
+                )
+    return RunScores(
+        run=run, groups=groups, stages=stages, bootstrap=bootstrap_b, seed=seed, notes=notes
+    )
+
+
+def score_runs(
+    paths: Sequence[str | Path], bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> list[RunScores]:
+    """Load and score run folders; the library form of ``deonticbench score``."""
+    runs = [load_run(p) for p in paths]  # every path is checked before any is scored
+    return [score_run(run, bootstrap, seed) for run in runs]
+
+
+# -- comparison ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``b - a`` for one domain x mode x stage over the cases both runs scored."""
+
+    run_a: str
+    run_b: str
+    domain: str
+    mode: str
+    stage: str
+    metric: str
+    n_common: int
+    only_a: int
+    only_b: int
+    point_a: float
+    point_b: float
+    difference: BootstrapEstimate
+
+
+def compare(
+    a: RunScores, b: RunScores, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> list[Comparison]:
+    """Paired bootstrap differences of every group the two runs share."""
+    out: list[Comparison] = []
+    for ga in a.groups:
+        gb = b.group(ga.domain, ga.mode, ga.stage)
+        if gb is None:
+            continue
+        oa, ob = ga.encoded.outcomes, gb.encoded.outcomes
+        in_b = set(ob.case_ids)
+        common = [c for c in oa.case_ids if c in in_b]  # both are sorted by id
+        sa, sb = oa.subset(common), ob.subset(common)
+        diff = paired_difference(sa, sb, bootstrap_b, domain_rng(seed, ga.domain))
+        out.append(
+            Comparison(
+                run_a=a.run.name,
+                run_b=b.run.name,
+                domain=ga.domain,
+                mode=ga.mode,
+                stage=ga.stage,
+                metric=ga.metric,
+                n_common=len(common),
+                only_a=oa.n_cases - len(common),
+                only_b=ob.n_cases - len(common),
+                point_a=point_metric(sa) if common else float("nan"),
+                point_b=point_metric(sb) if common else float("nan"),
+                difference=diff,
+            )
+        )
+    return out

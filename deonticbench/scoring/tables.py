@@ -1,0 +1,426 @@
+"""Tables from scores: the paper's Table 2 layout, a long table, per-case rows,
+comparisons and the published numbers side by side.
+
+A table is built once as plain strings (``Table``) and then rendered as terminal text,
+Markdown, LaTeX or CSV, so every format shows the same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..data.domains import DISPLAY_ORDER, DOMAINS
+from ..prompting.modes import MODE_TITLES, TABLE_MODE_ORDER
+from .metrics import BootstrapEstimate
+from .paper import PaperCell, match_model, paper_cells
+from .scores import Comparison, GroupScore, RunScores, ScoreRow, score_row, score_rows
+
+MISSING = "—"
+
+# Table 2's columns: accuracy domains, then macro-F1 domains, in the paper's order.
+TABLE_DOMAINS: tuple[str, ...] = DISPLAY_ORDER
+
+_N_MAIN_COLUMNS = 12
+LONG_COLUMNS = ScoreRow.columns()[:_N_MAIN_COLUMNS]
+"""The long table's main columns (domain ... wrong_rate); ``ScoreRow`` owns them."""
+LONG_EXTRA = ScoreRow.columns()[_N_MAIN_COLUMNS:]
+"""Then point, upper, lower, n_samples, bootstrap, seed, model, run."""
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+    title: str = ""
+
+
+# -- numbers as text -------------------------------------------------------------------
+
+
+def pct(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{100 * x:.1f}"
+
+
+def estimate_text(e: BootstrapEstimate) -> str:
+    """The paper's ``mean +upper -lower`` in percent, one decimal."""
+    return f"{pct(e.mean)} +{pct(e.upper)} -{pct(e.lower)}"
+
+
+def _signed(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
+
+
+# -- Table 2 ---------------------------------------------------------------------------
+
+
+def run_labels(scores: Sequence[RunScores]) -> list[str]:
+    """A model label per run; runs of the same model are told apart by folder name."""
+    models = [s.run.model for s in scores]
+    return [
+        m if models.count(m) == 1 else f"{m} ({s.run.name})"
+        for m, s in zip(models, scores, strict=True)
+    ]
+
+
+def table2(scores: Sequence[RunScores]) -> Table:
+    """One row per model x mode (x stage when any run retried), Table 2's columns."""
+    with_stage = any(len(s.stages) > 1 for s in scores)
+    headers = ["Model", "Setting"] + (["Stage"] if with_stage else [])
+    headers += [DOMAINS[d].display_name for d in TABLE_DOMAINS]
+    rows: list[list[str]] = []
+    for label, s in zip(run_labels(scores), scores, strict=True):
+        for mode in TABLE_MODE_ORDER:
+            if mode not in s.modes:
+                continue
+            for stage in s.stages:
+                row = [label, MODE_TITLES[mode]] + ([stage] if with_stage else [])
+                for domain in TABLE_DOMAINS:
+                    g = s.group(domain, mode, stage)
+                    row.append(estimate_text(g.estimate) if g else MISSING)
+                rows.append(row)
+    return Table(headers, rows, title="Accuracy (SARA Num., Airline) and macro-F1 (others), %")
+
+
+# -- rendering -------------------------------------------------------------------------
+
+
+def render_text(table: Table) -> str:
+    widths = [len(h) for h in table.headers]
+    for row in table.rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    out = [table.title] if table.title else []
+    out += [line(table.headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in table.rows]
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(table: Table) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    out = [f"**{table.title}**", ""] if table.title else []
+    out += [line(table.headers), line(["---"] * len(table.headers))]
+    out += [line(r) for r in table.rows]
+    return "\n".join(out) + "\n"
+
+
+_LATEX_SPECIALS = {c: "\\" + c for c in "&%$#_{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+def _latex_cell(cell: str) -> str:
+    # "23.7 +13.9 -12.1" becomes the paper's 23.7^{+13.9}_{-12.1}.
+    parts = cell.split()
+    if len(parts) == 3 and parts[1].startswith("+") and parts[2].startswith("-"):
+        return f"{parts[0]}$^{{{parts[1]}}}_{{{parts[2]}}}$"
+    return "--" if cell == MISSING else _latex_escape(cell)
+
+
+def render_latex(table: Table) -> str:
+    cols = "l" * (len(table.headers) - len(TABLE_DOMAINS)) + "c" * len(TABLE_DOMAINS)
+    out = [f"\\begin{{tabular}}{{{cols}}}", "\\toprule"]
+    out.append(" & ".join(_latex_escape(h) for h in table.headers) + " \\\\")
+    out.append("\\midrule")
+    for row in table.rows:
+        out.append(" & ".join(_latex_cell(c) for c in row) + " \\\\")
+    out += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(out) + "\n"
+
+
+def render_csv(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+def render_table_csv(table: Table) -> str:
+    return render_csv(table.headers, [dict(zip(table.headers, r, strict=True)) for r in table.rows])
+
+
+TABLE_FORMATS: dict[str, Callable[[Table], str]] = {
+    "table": render_text,
+    "markdown": render_markdown,
+    "csv": render_table_csv,
+    "latex": render_latex,
+}
+"""Every way a table can be written, by the name ``score --format`` takes: a new output
+format is one renderer here (and, if ``score --out`` should write it, one file name in
+``cli/score_cmd._write_all``)."""
+
+
+def render(table: Table, fmt: str) -> str:
+    return TABLE_FORMATS.get(fmt, render_text)(table)
+
+
+# -- the long table --------------------------------------------------------------------
+
+
+def _long_row(g: GroupScore, s: RunScores) -> dict[str, Any]:
+    return score_row(g, s).to_dict()
+
+
+def long_rows(scores: Sequence[RunScores]) -> list[dict[str, Any]]:
+    """One row per run x domain x mode x stage; fractions in [0, 1], not percent."""
+    return [row.to_dict() for row in score_rows(scores)]
+
+
+def long_csv(scores: Sequence[RunScores]) -> str:
+    return render_csv(LONG_COLUMNS + LONG_EXTRA, long_rows(scores))
+
+
+PAPER_COLUMNS = ("paper_table", "paper_model", "paper_mean", "paper_upper", "paper_lower")
+
+
+def long_csv_with_paper(scores: Sequence[RunScores]) -> str:
+    """The long table with the paper's published cell beside each first-stage row of a
+    model the paper reports (percent, as published); one loadable CSV."""
+    rows = []
+    for s in scores:
+        matched = match_model(s.run.model)
+        cells = {(c.setting, c.domain): c for c in paper_cells(model=matched)} if matched else {}
+        for g in s.groups:
+            row = _long_row(g, s)
+            cell = cells.get((g.mode, g.domain)) if g.stage == "first" else None
+            if cell is not None:
+                row.update(
+                    paper_table=cell.table,
+                    paper_model=cell.model,
+                    paper_mean=cell.mean,
+                    paper_upper=cell.upper,
+                    paper_lower=cell.lower,
+                )
+            rows.append(row)
+    return render_csv(LONG_COLUMNS + LONG_EXTRA + PAPER_COLUMNS, rows)
+
+
+# -- per-case rows ---------------------------------------------------------------------
+
+
+def case_columns(scores: Sequence[RunScores]) -> list[str]:
+    k = max((g.k for s in scores for g in s.groups), default=0)
+    samples = max(
+        (
+            d.sample + 1
+            for s in scores
+            for g in s.groups
+            for ds in g.encoded.samples.values()
+            for d in ds
+        ),
+        default=k,
+    )
+    columns = ["run", "model", "domain", "mode", "stage", "case_id", "gold"]
+    for j in range(max(k, samples)):
+        columns += [f"answer_{j}", f"outcome_{j}", f"reason_{j}"]
+    return columns
+
+
+def case_rows(scores: Sequence[RunScores]) -> list[dict[str, Any]]:
+    """One row per case: gold and each sample's answer, outcome and abstention reason.
+
+    Sample ``j`` goes in columns ``*_j`` by its sample number; a missing sample is blank.
+    """
+    rows: list[dict[str, Any]] = []
+    for s in scores:
+        for g in s.groups:
+            for case_id in g.encoded.outcomes.case_ids:
+                row: dict[str, Any] = {
+                    "run": g.run,
+                    "model": g.model,
+                    "domain": g.domain,
+                    "mode": g.mode,
+                    "stage": g.stage,
+                    "case_id": case_id,
+                    "gold": g.encoded.gold[case_id],
+                }
+                for d in g.encoded.samples[case_id]:
+                    row[f"answer_{d.sample}"] = "" if d.answer is None else d.answer
+                    row[f"outcome_{d.sample}"] = d.outcome
+                    row[f"reason_{d.sample}"] = d.reason or ""
+                rows.append(row)
+    return rows
+
+
+def cases_csv(scores: Sequence[RunScores]) -> str:
+    return render_csv(case_columns(scores), case_rows(scores))
+
+
+# -- comparisons -----------------------------------------------------------------------
+
+COMPARISON_COLUMNS = (
+    "run_a",
+    "run_b",
+    "domain",
+    "mode",
+    "stage",
+    "metric",
+    "n_common",
+    "only_a",
+    "only_b",
+    "point_a",
+    "point_b",
+    "diff_mean",
+    "diff_low",
+    "diff_high",
+    "diff_point",
+)
+
+
+def comparison_rows(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_a": c.run_a,
+            "run_b": c.run_b,
+            "domain": c.domain,
+            "mode": c.mode,
+            "stage": c.stage,
+            "metric": c.metric,
+            "n_common": c.n_common,
+            "only_a": c.only_a,
+            "only_b": c.only_b,
+            "point_a": c.point_a,
+            "point_b": c.point_b,
+            "diff_mean": c.difference.mean,
+            "diff_low": c.difference.low,
+            "diff_high": c.difference.high,
+            "diff_point": c.difference.point,
+        }
+        for c in comparisons
+    ]
+
+
+def comparison_table(comparisons: Sequence[Comparison]) -> Table:
+    headers = ["B - A", "Domain", "Setting", "Stage", "A", "B", "B - A [95% CI]", "Cases"]
+    rows = []
+    for c in comparisons:
+        dropped = c.only_a + c.only_b
+        cases = f"{c.n_common}" + (
+            f" ({dropped} dropped: {c.only_a} A-only, {c.only_b} B-only)" if dropped else ""
+        )
+        diff = c.difference
+        rows.append(
+            [
+                f"{c.run_b} - {c.run_a}",
+                DOMAINS[c.domain].display_name,
+                MODE_TITLES.get(c.mode, c.mode),
+                c.stage,
+                pct(c.point_a) if c.n_common else MISSING,
+                pct(c.point_b) if c.n_common else MISSING,
+                f"{_signed(diff.mean)} [{_signed(diff.low)}, {_signed(diff.high)}]"
+                if c.n_common
+                else "no common cases",
+                cases,
+            ]
+        )
+    return Table(
+        headers, rows, title="Paired bootstrap differences over the cases both runs scored, %"
+    )
+
+
+# -- the paper side by side ------------------------------------------------------------
+
+
+def _paper_text(c: PaperCell | None) -> str:
+    if c is None:
+        return MISSING
+    text = f"{c.mean:.1f}"
+    if c.upper is not None:
+        text += f" +{c.upper:.1f}"
+    if c.lower is not None:
+        text += f" -{c.lower:.1f}"
+    if any(u.startswith("mean") for u in c.uncertain):
+        text += " (?)"
+    return text
+
+
+def against_paper(scores: Sequence[RunScores]) -> Table:
+    """The runs' rows (stage ``first``) above the published rows of the same modes.
+
+    A run whose model spec names a paper model is shown beside that model only;
+    otherwise beside every published model.
+    """
+    headers = ["Source", "Model", "Setting"] + [DOMAINS[d].display_name for d in TABLE_DOMAINS]
+    rows: list[list[str]] = []
+    for label, s in zip(run_labels(scores), scores, strict=True):
+        matched = match_model(s.run.model)
+        for mode in TABLE_MODE_ORDER:
+            if mode not in s.modes:
+                continue
+            row = ["this run", label, MODE_TITLES[mode]]
+            for domain in TABLE_DOMAINS:
+                g = s.group(domain, mode, "first")
+                row.append(estimate_text(g.estimate) if g else MISSING)
+            rows.append(row)
+            cells = paper_cells(model=matched, setting=mode)
+            for model in dict.fromkeys(c.model for c in cells):
+                by_domain = {c.domain: c for c in cells if c.model == model}
+                table_no = next(iter(by_domain.values())).table
+                rows.append(
+                    [f"paper T{table_no}", model, MODE_TITLES[mode]]
+                    + [_paper_text(by_domain.get(d)) for d in TABLE_DOMAINS]
+                )
+    return Table(
+        headers,
+        rows,
+        title=(
+            "This run beside the paper (%); the paper's intervals are mostly illegible in"
+            " its source, (?) marks an uncertain mean"
+        ),
+    )
+
+
+# -- JSON ------------------------------------------------------------------------------
+
+
+def _clean(x: Any) -> Any:
+    # JSON has no NaN: an empty group's score is null.
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ()) -> dict[str, Any]:
+    return {
+        "runs": [
+            {
+                "run": s.run.name,
+                "path": str(s.run.path),
+                "model": s.run.model,
+                "split": s.run.split,
+                "stages": list(s.stages),
+                "bootstrap": s.bootstrap,
+                "seed": s.seed,
+                "notes": s.notes,
+                "scores": [{k: _clean(v) for k, v in _long_row(g, s).items()} for g in s.groups],
+            }
+            for s in scores
+        ],
+        "comparisons": [{k: _clean(v) for k, v in r.items()} for r in comparison_rows(comparisons)],
+    }
+
+
+__all__ = [
+    "LONG_COLUMNS",
+    "Table",
+    "against_paper",
+    "cases_csv",
+    "comparison_table",
+    "long_csv",
+    "render",
+    "table2",
+    "to_json",
+]

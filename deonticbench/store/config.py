@@ -1,0 +1,146 @@
+"""A run folder's config.json: reading it, writing it, and whether a run may resume it.
+
+config.json holds everything that produced a run's numbers (``provenance.build_config``).
+Its *fingerprint* (model identity, split, attempts, seed, templates, data, limits) must
+match for a run to be resumed: otherwise two experiments would be mixed in one
+records.jsonl.  Domains and modes may be added to a run; the merged config records
+their union and every session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, DataError
+
+CONFIG_NAME = "config.json"
+
+
+# The config fields that decide what a record means.  Resuming with any of them changed
+# would mix two experiments in one file; everything else (domains and modes added,
+# --limit, concurrency, versions) may differ between sessions of one run.
+FINGERPRINT_FIELDS = ("model", "split", "attempts", "seed", "templates", "data", "limits")
+
+
+def _describe_difference(field: str, old: Any, new: Any) -> str:
+    if field == "data":
+        return "the data source or its revision differs"
+    if field == "templates":
+        return "the prompt templates have changed"
+    return f"{field} differs ({_short(old)} before, {_short(new)} now)"
+
+
+def _describe_model_difference(old: Any, new: Any) -> str:
+    """Name both models; when the spec is the same, name the parameters that differ."""
+
+    def spec(model: Any) -> str:
+        return str(model.get("spec")) if isinstance(model, Mapping) else _short(model)
+
+    def identity(model: Any) -> Mapping[str, Any]:
+        value = model.get("identity") if isinstance(model, Mapping) else None
+        return value if isinstance(value, Mapping) else {}
+
+    if spec(old) != spec(new):
+        return f"the model differs ({spec(old)} before, {spec(new)} now)"
+    a, b = identity(old), identity(new)
+    changed = [
+        f"{key} {_short(a.get(key))} before, {_short(b.get(key))} now"
+        for key in sorted({*a, *b})
+        if a.get(key) != b.get(key)
+    ]
+    return f"the model {spec(new)} has other sampling parameters ({'; '.join(changed)})"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def fingerprint(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a config that must match for records to be comparable."""
+    out: dict[str, Any] = {}
+    for key in FINGERPRINT_FIELDS:
+        value = config.get(key)
+        if key == "model" and isinstance(value, Mapping):
+            # The spec string is a spelling; the identity (model, every sampling
+            # parameter, endpoint) is what decides the responses.
+            value = value.get("identity")
+        if key == "data" and isinstance(value, Mapping):
+            # A local mirror may sit at another path on another machine: same content.
+            value = {k: v for k, v in value.items() if k != "path"}
+        out[key] = value
+    return out
+
+
+def config_mismatch(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+    """One clause saying why ``new`` cannot resume a run made with ``old`` (None: it can)."""
+    a, b = fingerprint(old), fingerprint(new)
+    for name in FINGERPRINT_FIELDS:
+        if a[name] != b[name]:
+            if name == "model":
+                return _describe_model_difference(old.get("model"), new.get("model"))
+            return _describe_difference(name, a[name], b[name])
+    old_k = old.get("k") or {}
+    for domain, k in (new.get("k") or {}).items():
+        if domain in old_k and old_k[domain] != k:
+            return f"K for {domain} differs ({old_k[domain]} before, {k} now)"
+    return None
+
+
+def merge_config(folder: Path, config: dict[str, Any]) -> dict[str, Any]:
+    path = folder / CONFIG_NAME
+    if not path.exists():
+        _write_json_atomic(path, config)
+        return config
+    old = check_resumable(folder, config)
+    # Domains and modes may be added to a run; their union is what the folder holds.
+    merged = dict(old)
+    merged["domains"] = _union(old.get("domains", []), config.get("domains", []))
+    merged["modes"] = _union(old.get("modes", []), config.get("modes", []))
+    merged["k"] = {**config.get("k", {}), **old.get("k", {})}
+    merged["sessions"] = [*old.get("sessions", []), *config.get("sessions", [])]
+    if merged != old:
+        _write_json_atomic(path, merged)
+    return merged
+
+
+def check_resumable(folder: Path, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The folder's config, if ``config`` may resume it; else one sentence why not."""
+    old = read_config(folder)
+    why = config_mismatch(old, config)
+    if why is not None:
+        raise ConfigError(
+            f"{folder} holds a run with another configuration ({why}); "
+            "use another --out folder, --fresh to start this one afresh (the old run is "
+            "moved aside, not deleted), or the original settings."
+        )
+    return old
+
+
+def _union(a: list[Any], b: list[Any]) -> list[Any]:
+    return list(dict.fromkeys([*a, *b]))
+
+
+def read_config(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    path = Path(folder) / CONFIG_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(f"{path} cannot be read as a run configuration ({exc}).") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path} is not a JSON object.")
+    return data
+
+
+def _write_json_atomic(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=2, sort_keys=False, ensure_ascii=False)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

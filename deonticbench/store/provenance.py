@@ -1,0 +1,67 @@
+"""Provenance: what a run folder's config.json says produced its numbers.
+
+The spec (model, data, split, modes, K, attempts, seed, limits), the model's identity
+(the response-cache key, never a secret), the pinned data source, the hashes of every
+prompt template, the few-shot pools and the environment (``store/environment.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict
+from typing import Any
+
+from ..data.cases import describe_source
+from ..models.base import Model
+from ..prompting import template_hashes
+from ..prompting.plan import RunPlan
+from .environment import environment_facts
+from .spec import RunSpec
+
+
+def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
+    """What a run folder's config.json says: everything that produced its numbers.
+
+    Built from the spec (resolved: ``spec.attempts`` set), the model it names and the
+    plan made from it.  The model part holds the spec, the identity (the cache key:
+    model, endpoint and every sampling parameter) and never a key: backends read keys
+    from the environment and do not put them in ``identity()``.
+    """
+    if spec.attempts is None:
+        raise ValueError("build_config needs a spec whose attempts are resolved")
+    if plan.source is None:
+        raise ValueError("build_config needs a plan made from a data source")
+    facts = environment_facts()
+    return {
+        "harness": "deonticbench",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "model": {
+            "spec": model.spec,
+            "provider": model.provider,
+            "model_name": model.model_name,
+            "identity": model.identity(),
+            "params": model.params.to_dict(),
+        },
+        "split": plan.split,
+        "domains": [d.name for d in plan.domains],
+        "modes": list(plan.modes),
+        "k": dict(plan.k),
+        "attempts": spec.attempts,
+        "seed": plan.seed,
+        "data": describe_source(plan.source),
+        "templates": template_hashes(),
+        "few_shot_pools": dict(plan.pool_notes),
+        "limits": asdict(spec.limits),
+        "environment": facts,
+        "sessions": [
+            {
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "git_commit": facts.get("git_commit"),
+                "limit": spec.limit,
+                "case_ids": list(spec.case_ids) or None,
+                "concurrency": spec.concurrency,
+                "argv": list(sys.argv),
+            }
+        ],
+    }

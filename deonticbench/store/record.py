@@ -1,0 +1,140 @@
+"""The record of one sample: everything needed to re-score or audit it without re-running.
+
+One line of a run's ``records.jsonl`` is one ``Record``: a domain × case × mode × sample,
+with every attempt (the first is the paper's protocol; later ones are retries with
+feedback).  ``SCHEMA`` is bumped whenever a field changes meaning.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..prompting.modes import MODES, Mode
+from ..reading.outcomes import OUTCOMES, Outcome
+
+SCHEMA = 1
+RecordKey = tuple[str, str, str, int]
+"""(domain, case id, mode, sample): one record per key in a run."""
+
+
+@dataclass
+class Attempt:
+    index: int
+    prompt_hash: str
+    response: str | None
+    """The model's text; None when the request failed (see ``error``)."""
+    error: str | None = None
+    """A request that finally failed after its retries, e.g. 'HTTP 500 after 6 tries'."""
+    program: str | None = None
+    """The program that was run (after extraction and entrypoint repair); direct: None."""
+    repaired: bool = False
+    execution: dict[str, Any] | None = None
+    """``Execution.to_dict()`` of the run, or None in direct mode / without a program."""
+    answer: float | str | None = None
+    abstain_reason: str | None = None
+    outcome: Outcome = "abstain"
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    """The response came from the response cache (no request was paid for)."""
+
+
+@dataclass
+class Record:
+    domain: str
+    case_id: str
+    mode: Mode
+    sample: int
+    gold: int | str
+    model: str
+    attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def key(self) -> RecordKey:
+        return (self.domain, self.case_id, self.mode, self.sample)
+
+    @property
+    def first(self) -> Attempt:
+        return self.attempts[0]
+
+    @property
+    def final(self) -> Attempt:
+        return self.attempts[-1]
+
+    def to_json(self) -> dict[str, Any]:
+        final = self.final
+        return {
+            "schema": SCHEMA,
+            "domain": self.domain,
+            "case_id": self.case_id,
+            "mode": self.mode,
+            "sample": self.sample,
+            "model": self.model,
+            "gold": self.gold,
+            "answer": final.answer,
+            "outcome": final.outcome,
+            "abstain_reason": final.abstain_reason,
+            "first_answer": self.first.answer,
+            "first_outcome": self.first.outcome,
+            "first_abstain_reason": self.first.abstain_reason,
+            "n_attempts": len(self.attempts),
+            "tokens_in": sum(a.tokens_in for a in self.attempts),
+            "tokens_out": sum(a.tokens_out for a in self.attempts),
+            "latency_s": round(sum(a.latency_s for a in self.attempts), 6),
+            "attempts": [asdict(a) for a in self.attempts],
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Record:
+        """Rebuild a record; raises ValueError (with the reason) for a malformed line."""
+        if not isinstance(obj, dict):
+            raise ValueError("not a JSON object")
+        if obj.get("schema") != SCHEMA:
+            raise ValueError(f"unsupported schema {obj.get('schema')!r}")
+        try:
+            attempts = [Attempt(**a) for a in obj["attempts"]]
+            record = cls(
+                domain=str(obj["domain"]),
+                case_id=str(obj["case_id"]),
+                mode=obj["mode"],
+                sample=int(obj["sample"]),
+                gold=obj["gold"],
+                model=str(obj["model"]),
+                attempts=attempts,
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"missing or malformed field: {exc}") from None
+        if not attempts:
+            raise ValueError("no attempts")
+        if record.mode not in MODES:
+            raise ValueError(f"unknown mode {record.mode!r}")
+        for a in attempts:
+            if a.outcome not in OUTCOMES:
+                raise ValueError(f"unknown outcome {a.outcome!r}")
+        return record
+
+
+def parse_record_line(raw: bytes | str) -> Record | None:
+    """One line of a records.jsonl: the record, or None for a blank line.
+
+    A line that is not a record raises ValueError with the reason; what to do about it
+    (stop, cut a crash's tail, skip and count) is the reader's policy, not this parser's.
+    """
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError("not UTF-8") from None
+    if not raw.strip():
+        return None
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError:
+        raise ValueError("not valid JSON (corrupt or truncated)") from None
+    try:
+        return Record.from_json(obj)
+    except ValueError as exc:
+        raise ValueError(f"malformed record: {exc}") from None

@@ -1,0 +1,270 @@
+"""What a run is: one frozen, typed ``RunSpec``.
+
+A spec names the model (and its parameter overrides), the data, the domains, split and
+modes, K, the attempts per sample, the few-shot seed, the sandbox limits and the
+request concurrency.  Everything about a run is built from it: the runner's and the
+solver's settings, the run folder's config.json (``provenance.build_config``), and, read
+back with ``RunSpec.from_config``, what scoring knows about a run.
+
+``to_json``/``from_json`` carry a spec between processes and programs (a notebook, an
+inspect_ai task, a training loop) and say which ``SPEC_SCHEMA`` they speak.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from ..data.domains import DOMAINS, Domain, get_domain
+from ..data.selection import CaseLimit
+from ..data.sources import HUB_REPO, SPLITS, DataSource
+from ..errors import ConfigError
+from ..prompting.modes import MODES, Mode
+from ..solver.execution import Limits
+
+SPEC_SCHEMA = 1
+"""Bumped whenever a field of ``RunSpec.to_json`` changes meaning."""
+DEFAULT_ATTEMPTS = 2
+"""The first attempt (the paper's protocol) and one retry with feedback."""
+DEFAULT_CONCURRENCY = 8
+"""Model requests in flight at once."""
+
+KPerDomain = tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One evaluation, fully described.  Lists and dicts given to it are frozen.
+
+    ``k`` is samples per case: one number for every domain, a per-domain mapping, or
+    None for each domain's default.  ``attempts`` None means the default (2), or, for a
+    ``replay:`` model, as many attempts as its file holds.  ``data`` None means
+    ``resolve_source()``: ``$DEONTICBENCH_DATA``, else the hub.
+    """
+
+    model: str
+    params: tuple[tuple[str, str], ...] = ()
+    """Model parameter overrides, ``key=value`` as on the command line (``--param``)."""
+    domains: tuple[str, ...] = tuple(DOMAINS)
+    split: str = "hard"
+    modes: tuple[Mode, ...] = MODES
+    k: int | KPerDomain | None = None
+    attempts: int | None = None
+    seed: int = 0
+    """Chooses the few-shot exemplars."""
+    limit: CaseLimit | None = None
+    """Only the first N cases of each domain, or ``(a, b)``: cases a to b, from 1."""
+    case_ids: tuple[str, ...] = ()
+    """Only these cases (``--sample-id``); empty: every case."""
+    limits: Limits = field(default_factory=Limits)
+    concurrency: int = DEFAULT_CONCURRENCY
+    data: DataSource | None = None
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__  # frozen: normalise the inputs once, here
+        put(self, "params", _pairs(self.params, str))
+        put(self, "domains", _domain_names(self.domains))
+        put(self, "modes", _modes(self.modes))
+        if isinstance(self.k, Mapping | list | tuple):
+            put(self, "k", _pairs(self.k, int))
+        if isinstance(self.limit, list | tuple):
+            put(self, "limit", _limit_range(self.limit))
+        put(self, "case_ids", tuple(dict.fromkeys(str(c) for c in self.case_ids)))
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ConfigError("a run needs a model spec, e.g. openai:gpt-4.1 or reference.")
+        if self.split not in SPLITS:
+            raise ConfigError(f"unknown split {self.split!r}; choose from {', '.join(SPLITS)}.")
+        ks = [v for _, v in self.k] if isinstance(self.k, tuple) else [self.k]
+        for name, value in [
+            *(("k", v) for v in ks),
+            ("attempts", self.attempts),
+            ("limit", self.limit if not isinstance(self.limit, tuple) else None),
+            ("concurrency", self.concurrency),
+        ]:
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name} must be at least 1, not {value}.")
+
+    # --- reading it --------------------------------------------------------------
+
+    @property
+    def domain_specs(self) -> list[Domain]:
+        return [get_domain(name) for name in self.domains]
+
+    @property
+    def param_overrides(self) -> dict[str, str]:
+        return dict(self.params)
+
+    def k_for(self, domain: str | Domain) -> int:
+        """Samples per case of ``domain`` in this run."""
+        dom = domain if isinstance(domain, Domain) else get_domain(domain)
+        if isinstance(self.k, tuple):
+            return dict(self.k).get(dom.name, dom.default_k)
+        return self.k if self.k is not None else dom.default_k
+
+    def with_attempts(self, attempts: int) -> RunSpec:
+        return dataclasses.replace(self, attempts=attempts)
+
+    # --- carrying it -------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict that ``from_json`` turns back into an equal spec."""
+        return {
+            "schema": SPEC_SCHEMA,
+            "model": self.model,
+            "params": dict(self.params),
+            "domains": list(self.domains),
+            "split": self.split,
+            "modes": list(self.modes),
+            "k": dict(self.k) if isinstance(self.k, tuple) else self.k,
+            "attempts": self.attempts,
+            "seed": self.seed,
+            "limit": list(self.limit) if isinstance(self.limit, tuple) else self.limit,
+            "case_ids": list(self.case_ids),
+            "limits": dataclasses.asdict(self.limits),
+            "concurrency": self.concurrency,
+            "data": _source_json(self.data),
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> RunSpec:
+        """Rebuild a spec; a malformed one is a ConfigError naming the field."""
+        if not isinstance(obj, Mapping):
+            raise ConfigError("a run spec must be a JSON object.")
+        if obj.get("schema") != SPEC_SCHEMA:
+            raise ConfigError(
+                f"run spec schema {obj.get('schema')!r} is not supported (this is {SPEC_SCHEMA})."
+            )
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(obj) - known - {"schema"})
+        if unknown:
+            raise ConfigError(f"a run spec has no field {unknown[0]!r}.")
+        values = {k: v for k, v in obj.items() if k in known}
+        try:
+            if "limits" in values:
+                values["limits"] = Limits(**values["limits"])
+            if "data" in values:
+                values["data"] = _source_from_json(values["data"])
+            return cls(**values)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ConfigError(f"a run spec is malformed ({exc}).") from None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], *, strict: bool = True) -> RunSpec:
+        """What a run folder's config.json says about its run, typed.
+
+        config.json keeps its own layout (the resolved K per domain, the model's full
+        identity, the data's description); this reads back the spec's part of it.
+        Raises ConfigError when the config names no model, or (``strict``) when a field
+        is malformed; not strict, a malformed field is left at its default (scoring
+        reads damaged folders forgivingly).
+        """
+        model = config.get("model")
+        if isinstance(model, Mapping):
+            model = model.get("spec") or model.get("model_name")
+        if not isinstance(model, str) or not model:
+            raise ConfigError("the run configuration names no model.")
+        values: dict[str, Any] = {"model": model}
+        for key in ("split", "attempts", "seed"):
+            if config.get(key) is not None:
+                values[key] = config[key]
+        for key in ("domains", "modes"):
+            if isinstance(config.get(key), list):
+                values[key] = tuple(config[key])
+        k = config.get("k")
+        if isinstance(k, Mapping):
+            values["k"] = {str(d): v for d, v in k.items() if isinstance(v, int) and v > 0}
+        if isinstance(config.get("limits"), Mapping):
+            values["limits"] = Limits(**config["limits"])
+        sessions = config.get("sessions")
+        if isinstance(sessions, list) and sessions and isinstance(sessions[-1], Mapping):
+            last = sessions[-1]
+            if isinstance(last.get("limit"), int | list):
+                values["limit"] = last["limit"]
+            if isinstance(last.get("case_ids"), list):
+                values["case_ids"] = tuple(last["case_ids"])
+            if isinstance(last.get("concurrency"), int):
+                values["concurrency"] = last["concurrency"]
+        data = config.get("data")
+        if isinstance(data, Mapping) and data.get("kind") in ("local", "hub"):
+            values["data"] = _source_from_json(data)
+        try:
+            return cls(**values)
+        except (TypeError, ValueError, ConfigError) as exc:
+            if strict:
+                raise ConfigError(f"the run configuration is malformed ({exc}).") from None
+        kept: dict[str, Any] = {"model": model}
+        for key, value in values.items():
+            try:
+                cls(model=model, **{key: value})
+            except (TypeError, ValueError, ConfigError):
+                continue
+            kept[key] = value
+        return cls(**kept)
+
+
+def _limit_range(value: Iterable[Any]) -> tuple[int, int]:
+    items = list(value)
+    if (
+        len(items) != 2
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in items)
+        or not 1 <= items[0] <= items[1]
+    ):
+        raise ConfigError(f"a limit range is (first, last) counted from 1, not {items!r}.")
+    return items[0], items[1]
+
+
+def _pairs(value: object, kind: type) -> tuple[tuple[str, Any], ...]:
+    items = value.items() if isinstance(value, Mapping) else cast(Iterable[Any], value)
+    out = []
+    for item in items:
+        key, val = item
+        out.append((str(key), val if kind is int else str(val)))
+    return tuple(out)
+
+
+def _domain_names(domains: Iterable[str | Domain] | str) -> tuple[str, ...]:
+    if isinstance(domains, str):
+        domains = [d for d in domains.split(",") if d.strip()]
+    names = [d.name if isinstance(d, Domain) else get_domain(d).name for d in domains]
+    if not names:
+        raise ConfigError("a run needs at least one domain.")
+    return tuple(dict.fromkeys(names))  # each once, in the order given
+
+
+def _modes(modes: Iterable[str] | str) -> tuple[Mode, ...]:
+    if isinstance(modes, str):
+        if modes.strip().lower() == "all":
+            return MODES
+        modes = [m for m in modes.split(",") if m.strip()]
+    chosen = [m.strip().lower() for m in modes]
+    unknown = [m for m in chosen if m not in MODES]
+    if unknown or not chosen:
+        raise ConfigError(
+            f"unknown mode {', '.join(unknown) or repr('')}; choose from "
+            f"{', '.join(MODES)} (comma-separated) or all."
+        )
+    return tuple(cast(Mode, m) for m in dict.fromkeys(chosen))
+
+
+def _source_json(source: DataSource | None) -> dict[str, Any] | None:
+    if source is None:
+        return None
+    if source.kind == "local":
+        return {"kind": "local", "path": str(source.path)}
+    return {"kind": "hub", "repo": source.repo, "revision": source.revision}
+
+
+def _source_from_json(obj: Any) -> DataSource | None:
+    if obj is None:
+        return None
+    if obj.get("kind") == "local":
+        return DataSource(kind="local", path=Path(obj["path"]))
+    return DataSource(
+        kind="hub",
+        repo=str(obj.get("repo", HUB_REPO)),
+        revision=str(obj.get("revision", "main")),
+        commit=obj.get("commit"),
+    )

@@ -1,0 +1,173 @@
+"""Few-shot exemplars: the leak-free pool a domain's exemplars come from, and the
+seeded choice of a case's exemplars (never the case itself, never a hard case).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..data.cases import Case, cases_from_rows, load_cases
+from ..data.domains import Domain
+from ..data.sources import DataSource
+from ..errors import DataError
+from .templates import EXCLUDE_FILE, SYNTHETIC_POOL_FILE, prompts_root
+
+# --- exemplars -------------------------------------------------------------------------
+
+
+def _content_key(case: Case) -> tuple[str, ...]:
+    """What makes two cases the same problem whatever their ids: upstream's whole split
+    repeats some hard uscis cases under new ids (same case number, same text)."""
+    number = str(case.extra.get("case_number", "")).strip()
+    if number:
+        return ("case_number", number)
+    return ("content", case.text.strip(), case.question.strip(), str(case.extra.get("state", "")))
+
+
+def problem_key(case: Case) -> tuple[str, ...]:
+    """What makes two cases the same problem whatever their ids (see ``_content_key``):
+    the training exports hold out the hard split by this key as well as by id."""
+    return _content_key(case)
+
+
+def exemplar_pool(
+    domain: Domain, source: DataSource, *, prompts_dir: Path | None = None
+) -> tuple[list[Case], str]:
+    """The domain's few-shot pool and a note for the run's config.json.
+
+    The pool is the whole split minus the hard split, matched by case id and by content
+    (see ``_content_key``).  When the whole split is not available offline (housing: the
+    mirror has no housing/whole.json), the pool is the synthetic cases in
+    ``prompts/<domain>/exemplars.json``, written for this harness and drawn from no split.
+    """
+    root = prompts_root(prompts_dir)
+    if _whole_available(domain, source):
+        whole = load_cases(domain, "whole", source)
+        hard = load_cases(domain, "hard", source)
+        hard_ids = {c.id for c in hard}
+        hard_keys = {_content_key(c) for c in hard}
+        unseen = [c for c in whole if c.id not in hard_ids]
+        fresh = [c for c in unseen if _content_key(c) not in hard_keys]
+        excluded = excluded_ids(domain, prompts_dir=root)
+        pool = [c for c in fresh if c.id not in excluded]
+        dropped = []
+        if len(unseen) > len(fresh):
+            dropped.append(f"{len(unseen) - len(fresh)} copies of hard cases under other ids")
+        if len(fresh) > len(pool):
+            dropped.append(
+                f"{len(fresh) - len(pool)} whose reference program does not run cleanly, "
+                f"listed in prompts/{domain.name}/{EXCLUDE_FILE}, "
+                f"sha256 {_short_hash(root / domain.name / EXCLUDE_FILE)}"
+            )
+        note = (
+            f"{domain.name}: few-shot pool is the whole split minus the hard split, "
+            f"{len(pool)} cases" + (f" (dropped: {'; '.join(dropped)})" if dropped else "") + "."
+        )
+        return pool, note
+    path = root / domain.name / SYNTHETIC_POOL_FILE
+    if not path.exists():
+        raise DataError(
+            f"The {domain.name} whole split is not available from {_describe(source)} and "
+            f"{path} does not exist, so there are no few-shot exemplars: use --hub."
+        )
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}).") from None
+    if not isinstance(rows, list):
+        raise DataError(f"{path} should hold a JSON list of cases.")
+    pool = cases_from_rows(domain, rows, str(path), None)
+    note = (
+        f"{domain.name}: the whole split is not available from {_describe(source)}, so the "
+        f"few-shot pool is the {len(pool)} synthetic exemplars in "
+        f"prompts/{domain.name}/{SYNTHETIC_POOL_FILE} (sha256 {_short_hash(path)}), written "
+        "for this harness and taken from no split; use --hub for upstream's pool."
+    )
+    return pool, note
+
+
+def _short_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def excluded_ids(domain: Domain, *, prompts_dir: Path | None = None) -> frozenset[str]:
+    """Case ids listed in ``prompts/<domain>/exclude.txt`` (first word of each line that
+    is not blank or a ``#`` comment): pool cases never shown as exemplars."""
+    path = prompts_root(prompts_dir) / domain.name / EXCLUDE_FILE
+    if not path.exists():
+        return frozenset()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(
+        line.split()[0] for line in lines if line.strip() and not line.lstrip().startswith("#")
+    )
+
+
+def _whole_available(domain: Domain, source: DataSource) -> bool:
+    # Only a missing local file means "not available"; an unreadable one, or a hub
+    # failure, is an error the user must see rather than a silent fallback.  The path
+    # follows the upstream layout that data.load_cases reads.
+    if source.kind == "local" and source.path is not None:
+        return (source.path / "data" / domain.mirror_dir / "whole.json").exists()
+    return True
+
+
+def _describe(source: DataSource) -> str:
+    return str(source.path) if source.kind == "local" else f"the hub ({source.repo})"
+
+
+def choose_exemplars(
+    domain: Domain, pool: Sequence[Case], case: Case, count: int | None = None, seed: int = 0
+) -> list[Case]:
+    """Pick ``count`` exemplars (default ``domain.few_shot_count``) for ``case``.
+
+    Deterministic for a (seed, case id): candidates are ranked by sha256 of the seed, the
+    case id and the candidate id.  The case itself (by id or content) is never chosen.
+    For binary domains with two or more shots, classes alternate down the ranking so the
+    demonstrations mix outcomes, as the paper's curated few-shot sets do (B.1).
+    """
+    wanted = domain.few_shot_count if count is None else count
+    if wanted < 0:
+        raise ValueError("the number of exemplars cannot be negative")
+    if wanted == 0:
+        return []
+    own = _content_key(case)
+    candidates = [c for c in pool if c.id != case.id and _content_key(c) != own]
+    if not candidates:
+        raise DataError(f"The {domain.name} few-shot pool has no exemplar for case {case.id}.")
+    ranked = _distinct(sorted(candidates, key=lambda c: _rank(seed, case.id, c.id)))
+    if domain.label_kind != "binary" or wanted < 2:
+        return ranked[:wanted]
+    return _alternate_classes(ranked, wanted)
+
+
+def _rank(seed: int, case_id: str, candidate_id: str) -> str:
+    return hashlib.sha256(f"{seed}\0{case_id}\0{candidate_id}".encode()).hexdigest()
+
+
+def _distinct(ranked: list[Case]) -> list[Case]:
+    # The whole splits hold some cases twice under different ids: show each problem once.
+    seen: set[tuple[str, ...]] = set()
+    distinct: list[Case] = []
+    for c in ranked:
+        key = _content_key(c)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(c)
+    return distinct
+
+
+def _alternate_classes(ranked: list[Case], wanted: int) -> list[Case]:
+    by_class: dict[str, list[Case]] = {}
+    for c in ranked:
+        by_class.setdefault(str(c.gold), []).append(c)
+    # Class order follows the ranking too, so which class comes first varies by seed.
+    queues = list(by_class.values())
+    chosen: list[Case] = []
+    while len(chosen) < wanted and any(queues):
+        for queue in queues:
+            if queue and len(chosen) < wanted:
+                chosen.append(queue.pop(0))
+    return chosen

@@ -39,8 +39,8 @@ from ..scoring.paper import match_model
 from ..scoring.scores import STAGES, Comparison, RunScores
 from ..scoring.tables import Table, against_paper, comparison_table, table2
 from ..store.record import Attempt, Record
-from .analysis import ANALYSIS_FILE, load_analysis
-from .prompts import prompt_book
+from ._analysis_section import ANALYSIS_FILE, load_analysis
+from ._prompt_book import prompt_book
 
 REPORT_FILE = "report.html"
 _RESOURCES = RESOURCES / "report"

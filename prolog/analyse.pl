@@ -603,6 +603,21 @@ arith(G, L0, L) :-
     note_tried(null-arith(G, Ins, Out)),
     L0 = [arith(G, Ins, Out)|L].
 
+%   The shape of an arithmetic step: its expression with every number written `#`
+%   (`# * #`, `max(# - #, #)`), so that two steps of the same structure can be paired
+%   whatever their numbers.
+arith_shape(G, S) :-
+    (   G = (_ is E) -> true ; G =.. [F|Args], append(In, [_], Args), E =.. [F|In] ),
+    shape_term(E, T),
+    term_text(T, S).
+
+shape_term(E, '#') :- number(E), !.
+shape_term(E, E) :- \+ compound(E), !.
+shape_term(E, T) :-
+    compound_name_arguments(E, F, Args),
+    maplist(shape_term, Args, Args2),
+    compound_name_arguments(T, F, Args2).
+
 expression_numbers(E, Ns) :-
     findall(N, ( sub_term(N, E), number(N) ), Ns).
 
@@ -743,8 +758,9 @@ node_json(tried_cmp(G, Op, A, B, Ok), J) :- !,
     node_json(cmp(G, Op, A, B, Ok), J0), J = J0.put(tried, true).
 node_json(rule(Line, G, Ns), _{k: rule, l: Line, g: T, c: C}) :- !,
     term_text(G, T), proof_json(Ns, C).
-node_json(arith(G, Ins, Out), _{k: arith, g: T, in: InsJ, out: OutJ}) :- !,
-    term_text(G, T), maplist(json_value, Ins, InsJ), json_value(Out, OutJ).
+node_json(arith(G, Ins, Out), _{k: arith, g: T, s: S, in: InsJ, out: OutJ}) :- !,
+    term_text(G, T), maplist(json_value, Ins, InsJ), json_value(Out, OutJ),
+    arith_shape(G, S).
 node_json(cmp(G, Op, A, B, Ok), _{k: cmp, g: T, op: Op, args: [AJ, BJ], ok: Ok}) :- !,
     term_text(G, T), json_value(A, AJ), json_value(B, BJ).
 node_json(ite(Branch, C, Ns), _{k: ite, branch: Branch, g: T, c: J}) :- !,

@@ -21,6 +21,7 @@ Normalisation (docs/analysis.md repeats it):
 
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
@@ -140,6 +141,30 @@ class CaseVocabulary:
             case_numbers=tuple(sorted(set(numbers_in_text(text)))),
             case_words=frozenset(_WORD.findall(text.lower())),
             statute_numbers=tuple(sorted(set(numbers_in_text(case.statutes)))),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The case's stated constants as a training file carries them (the grounded
+        reward needs them without the data folder)."""
+        return {
+            "numbers": list(self.case_numbers),
+            "words": sorted(self.case_words),
+            "statute_numbers": list(self.statute_numbers),
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> CaseVocabulary:
+        """Read ``to_json``'s object back (ValueError when it is not one)."""
+        if isinstance(obj, str):
+            obj = json.loads(obj)
+        if not isinstance(obj, dict) or not {"numbers", "words", "statute_numbers"} <= set(obj):
+            raise ValueError(
+                "case constants must be an object with numbers, words, statute_numbers"
+            )
+        return cls(
+            case_numbers=tuple(sorted(float(x) for x in obj["numbers"])),
+            case_words=frozenset(str(w) for w in obj["words"]),
+            statute_numbers=tuple(sorted(float(x) for x in obj["statute_numbers"])),
         )
 
     def in_case(self, value: Any) -> bool:

@@ -24,6 +24,7 @@ from .metrics import (
     rates,
     replicate_metric,
 )
+from .notes import run_notes
 from .paper import load_paper_results, match_model
 from .results import RESULTS_FILE, estimated_cost, model_prices, run_totals, write_results
 from .scores import (
@@ -112,6 +113,7 @@ __all__ = [
     "render_markdown",
     "render_text",
     "replicate_metric",
+    "run_notes",
     "run_totals",
     "score_rows",
     "score_run",

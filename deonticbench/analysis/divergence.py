@@ -26,7 +26,7 @@ or when the model has no counterpart of the reference's structure at all.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,7 +144,6 @@ def first_divergence(
     model_ariths = [s for s in model_steps if isinstance(s, _Arith)]
     outputs = Holdings.of([s.value for s in model_ariths] + _aggregates(model)).numbers
     own = Holdings.of(reference_constants)
-    written = Holdings.of(model_constants)
     changes: list[_Change] = []
     for step in ref_steps:
         if isinstance(step, _Arith):
@@ -159,13 +158,45 @@ def first_divergence(
             found = _cmp_changes(step, model_cmps, ref_computed, model_computed)
         for change in found:
             if change.new is None or not own.has(change.new):
-                return _judge(
-                    change, ref_computed, model_steps, model_computed, own, written, vocab
-                )
+                return _judge(change, own, model_constants, vocab)
         changes.extend(found)
+    # No counterpart shows a change of its own: the divergence is downstream of one
+    # the proofs do not pair up (a branch another clause took).  The programs' own
+    # numbers then say whether one literal changed.
+    single = one_literal_changed(reference_constants, model_constants, vocab)
+    if single is not None:
+        return single
     if changes:
-        return _judge(changes[0], ref_computed, model_steps, model_computed, own, written, vocab)
+        return _judge(changes[0], own, model_constants, vocab)
     return None
+
+
+def one_literal_changed(
+    reference_constants: Sequence[Any], model_constants: Sequence[Any], vocab: CaseVocabulary
+) -> Verdict | None:
+    """``numerical`` when the model's program states exactly one number the reference's
+    does not, in place of at most one of the reference's, and the statutes do not state
+    it (else it is another part's number, which ``first_divergence`` judges)."""
+    own, theirs = Holdings.of(reference_constants), Holdings.of(model_constants)
+    new = _distinct(v for v in model_constants if _plain(v, vocab) and not own.has(v))
+    gone = _distinct(v for v in reference_constants if _plain(v, vocab) and not theirs.has(v))
+    if len(new) != 1 or len(gone) > 1 or _statute_constant(new[0], vocab):
+        return None
+    was = f"{gone[0]:g}" if gone else "a number of the reference"
+    return Verdict("numerical", f"one literal changed: {new[0]:g} for {was}")
+
+
+def _plain(value: Any, vocab: CaseVocabulary) -> bool:
+    """A number a program writes that is neither trivial (0, 1) nor stated by the case."""
+    return is_number(value) and float(value) not in (0.0, 1.0) and not vocab.in_case(value)
+
+
+def _distinct(values: Iterable[Any]) -> list[float]:
+    found: list[float] = []
+    for value in values:
+        if not any(numbers_match(float(value), f) for f in found):
+            found.append(float(value))
+    return found
 
 
 @dataclass(frozen=True)
@@ -256,11 +287,8 @@ def _same_multiset(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
 
 def _judge(
     change: _Change,
-    ref_computed: tuple[float, ...],
-    model_steps: list[_Arith | _Cmp],
-    model_computed: tuple[float, ...],
     reference_constants: Holdings,
-    written: Holdings,
+    model_constants: Sequence[Any],
     vocab: CaseVocabulary,
 ) -> Verdict:
     if change.what != "literal":
@@ -274,7 +302,7 @@ def _judge(
             "wrong_rule",
             f"{change.detail}: {change.new:g} is a constant of another part of the statutes",
         )
-    new = _new_literals(model_steps, model_computed, reference_constants, written, vocab)
+    new = _new_literals(reference_constants, model_constants, vocab)
     if len(new) >= 2:
         shown = ", ".join(f"{v:g}" for v in new[:4])
         return Verdict("wrong_rule", f"several constants the reference never states: {shown}")
@@ -282,25 +310,21 @@ def _judge(
 
 
 def _new_literals(
-    model_steps: list[_Arith | _Cmp],
-    model_computed: tuple[float, ...],
     reference_constants: Holdings,
-    written: Holdings,
+    model_constants: Sequence[Any],
     vocab: CaseVocabulary,
 ) -> list[float]:
-    """Literals the model's steps compute or compare with (written in its program, not
-    values it computed, not numbers the case states, not small integers or years) that
-    the reference program states nowhere."""
+    """Numbers the model's program states that the reference program states nowhere:
+    not numbers the case states, not small integers or years.  One is the literal that
+    changed; a second means several constants changed together, in a branch the case
+    takes or not (another schedule)."""
     found: list[float] = []
-    for step in model_steps:
-        values = step.inputs if isinstance(step, _Arith) else (step.a, step.b)
-        for value in values:
-            if not telling(value) or not _literal(value, model_computed):
-                continue
-            if reference_constants.has(value) or vocab.in_case(value):
-                continue
-            if not written.has(value):
-                continue  # a value a library call computed (sum_list/2, length/2)
-            if not any(numbers_match(value, f) for f in found):
-                found.append(value)
+    for value in model_constants:
+        if not is_number(value) or not telling(value):
+            continue
+        number = float(value)
+        if reference_constants.has(number) or vocab.in_case(number):
+            continue
+        if not any(numbers_match(number, f) for f in found):
+            found.append(number)
     return found

@@ -253,9 +253,9 @@ class _LabelReader:
             return None
 
     def _running(self) -> subprocess.Popen[str] | None:
-        if self._process is not None and self._pid == os.getpid():
-            if self._process.poll() is None:
-                return self._process
+        alive = self._process is not None and self._process.poll() is None
+        if alive and self._pid == os.getpid():
+            return self._process
         self._process = None
         swipl = shutil.which("swipl")
         if swipl is None:

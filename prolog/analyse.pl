@@ -174,7 +174,7 @@ load_target(File) :-
 %   --- static report ------------------------------------------------------------
 
 static_report(File, Static) :-
-    catch(xref_source(File, [silent(true)]), _, true),
+    catch(xref_source(File, [silent(true), comments(ignore)]), _, true),
     load_target(File),
     findall(D, defined_entry(File, D), Defined0),
     sort(line, @=<, Defined0, Defined),
@@ -522,8 +522,13 @@ note_tried(Item) :-
 
 consulted_mark(N) :- flag(deonticbench_consulted, N, N).
 
+%   The items noted since the mark, looked up by number (first-argument indexing), not
+%   by scanning every item noted so far: a program with many failed conditions would
+%   otherwise cost the square of its steps.
 consulted_since(Seen, Tried) :-
-    findall(Item, ( consulted(N, Item), N >= Seen ), Items0),
+    flag(deonticbench_consulted, Now, Now),
+    Last is min(Now, 5000) - 1,
+    findall(Item, ( between(Seen, Last, N), consulted(N, Item) ), Items0),
     list_to_set(Items0, Items),
     max_solutions_kept(K), K2 is K * 8,
     length(Items, Len),

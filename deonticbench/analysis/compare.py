@@ -26,6 +26,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..data.cases import Case
@@ -140,7 +141,7 @@ class CaseVocabulary:
         return cls(
             case_numbers=tuple(sorted(set(numbers_in_text(text)))),
             case_words=frozenset(_WORD.findall(text.lower())),
-            statute_numbers=tuple(sorted(set(numbers_in_text(case.statutes)))),
+            statute_numbers=_statute_numbers(case.statutes),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -182,6 +183,13 @@ class CaseVocabulary:
 
 
 _VOCABULARIES: dict[tuple[str, str, int, int], CaseVocabulary] = {}
+
+
+@lru_cache(maxsize=64)
+def _statute_numbers(statutes: str) -> tuple[float, ...]:
+    """The numbers of a statutes text, read once per text (a domain's shared statutes
+    are the same for all its cases)."""
+    return tuple(sorted(set(numbers_in_text(statutes))))
 
 
 def fact_constants(proof: tuple[Node, ...]) -> list[Any]:

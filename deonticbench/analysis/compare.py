@@ -196,8 +196,17 @@ def fact_constants(proof: tuple[Node, ...]) -> list[Any]:
     return [v for node in _facts(proof) for v in node.get("v") or [] if v is not None]
 
 
+_FACTS: dict[int, tuple[Any, list[Node]]] = {}
+
+
 def _facts(proof: tuple[Node, ...]) -> list[Node]:
-    return [n for n, _ in walk(proof) if n.get("k") == "fact"]
+    """The proof's fact nodes, found once per proof (the comparison asks many times)."""
+    hit = _FACTS.get(id(proof))
+    if hit is not None and hit[0] is proof:
+        return hit[1]
+    found = [n for n, _ in walk(proof) if n.get("k") == "fact"]
+    _FACTS[id(proof)] = (proof, found)  # holding the proof keeps its id from being reused
+    return found
 
 
 YEARS = range(1900, 2101)

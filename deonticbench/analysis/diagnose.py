@@ -38,7 +38,7 @@ from ..data.domains import Domain
 from ..store.record import Attempt
 from . import compare
 from .compare import CaseVocabulary, numbers_match
-from .divergence import first_divergence
+from .divergence import first_divergence, same_inputs
 from .proof import GoalRun, answer_goal, goal_runs, summary, walk
 from .static import signature_jaccard, static_from_json
 
@@ -184,7 +184,7 @@ def _category(
     _, first = compare.value_recall(ref_proof, proof)
     if first is not None:
         for step in compare.all_steps(proof):
-            if _same_inputs(first.inputs, step.inputs) and not numbers_match(
+            if same_inputs(first.inputs, step.inputs) and not numbers_match(
                 first.value, step.value
             ):
                 return "numerical", f"same inputs, {step.value:g} instead of {first.value:g}"
@@ -205,18 +205,6 @@ def _absent_from_program(
     nowhere (in no fact and no rule: a program may write a case number into a rule)."""
     stated = compare.Holdings.of(model.report["static"].get("constants") or [])
     return [c for c in compare.case_constants(ref_proof, vocab) if not stated.has(c)]
-
-
-def _same_inputs(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-    if not a or len(a) != len(b):
-        return False
-    rest = list(b)
-    for x in a:
-        hit = next((y for y in rest if numbers_match(x, y)), None)
-        if hit is None:
-            return False
-        rest.remove(hit)
-    return True
 
 
 def _threshold_flip(

@@ -221,7 +221,7 @@ def _arith_changes(
 ) -> list[_Change]:
     found: list[_Change] = []
     for m in model:
-        if m.inputs and _same_multiset(step.inputs, m.inputs):
+        if m.inputs and same_inputs(step.inputs, m.inputs):
             return [
                 _Change(
                     "operator", f"same inputs, {m.value:g} instead of {step.value:g} ({m.goal})"
@@ -273,8 +273,9 @@ def _cmp_changes(
     return found
 
 
-def _same_multiset(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-    if len(a) != len(b):
+def same_inputs(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """Whether two steps read the same numbers (in any order); never for no inputs."""
+    if not a or len(a) != len(b):
         return False
     rest = list(b)
     for x in a:

@@ -13,7 +13,10 @@ Then a warm pool's throughput for a 640-program batch (the hard programs, cycled
 shape of a training step's reward batch: programs per second through ``Solver.map``.
 
 Goals (issue 13): fork validate <= 0.25 x loop time on this 2-core machine, sandbox on;
-a 640-program batch at >= 200 programs per second.
+a 640-program batch at >= 200 programs per second.  Issue 18: fork validate <= 0.20, or a
+breakdown showing that what remains is start-up and the programs' own time: the command's
+start-up (``validate --help``: Python, imports, click), the programs' summed wall time
+spread over the cores, and the rest (data loading, sandbox boot, reading answers).
 Usage: python benchmarks/executor.py [--rounds N]
 """
 
@@ -60,6 +63,16 @@ def validate_cli(executor: str) -> tuple[float, dict[str, object]]:
     return time.perf_counter() - started, json.loads(done.stdout)
 
 
+def startup() -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "deonticbench", "validate", "--help"],
+        capture_output=True,
+        check=True,
+    )
+    return time.perf_counter() - started
+
+
 def batch_rate(paths: list[Path], executor: str) -> float:
     programs = [p.read_text() for p in itertools.islice(itertools.cycle(paths), BATCH)]
     with Solver(executor=executor) as solver:  # type: ignore[arg-type]
@@ -83,6 +96,8 @@ def main() -> None:
         runs: dict[str, list[float]] = {e: [] for e in EXECUTORS}
         rates: dict[str, list[float]] = {e: [] for e in EXECUTORS}
         sandbox = "?"
+        starts: list[float] = []
+        programs: list[float] = []
         for round_no in range(1, args.rounds + 1):
             loops.append(plain_loop(paths))
             line = f"round {round_no}: plain loop {loops[-1]:.2f} s"
@@ -91,10 +106,17 @@ def main() -> None:
                 assert report["executor"] == executor, report["executor"]
                 runs[executor].append(seconds)
                 sandbox = str(report["sandbox"])
+                if executor == "fork":
+                    domains = report["domains"]
+                    assert isinstance(domains, dict)
+                    summed = sum(float(d["seconds"]) for d in domains.values())
+                    programs.append(summed / (os.cpu_count() or 1))
                 line += f", validate {executor} {seconds:.2f} s ({seconds / loops[-1]:.2f})"
             for executor in EXECUTORS:
                 rates[executor].append(batch_rate(paths, executor))
                 line += f", batch {executor} {rates[executor][-1]:.0f}/s"
+            starts.append(startup())
+            line += f", start-up {starts[-1]:.2f} s"
             print(line, flush=True)
     loop_s = statistics.median(loops)
     print(f"programs: {len(paths)}   cores: {os.cpu_count()}   sandbox: {sandbox}")
@@ -106,6 +128,17 @@ def main() -> None:
             f"{seconds:.2f} s   ratio to the loop: {seconds / loop_s:.2f}"
             + ("   (goal <= 0.25)" if executor == "fork" else "")
         )
+    fork_s, start_s, programs_s = (
+        statistics.median(runs["fork"]),
+        statistics.median(starts),
+        statistics.median(programs),
+    )
+    print(
+        f"breakdown of validate --executor fork (medians): command start-up {start_s:.2f} s, "
+        f"programs' own wall time over {os.cpu_count()} cores {programs_s:.2f} s, the rest "
+        f"{fork_s - start_s - programs_s:.2f} s (data, sandbox boot, answers); floor "
+        f"(start-up + programs) {(start_s + programs_s) / loop_s:.2f} of the loop"
+    )
     for executor in EXECUTORS:
         rate = statistics.median(rates[executor])
         print(

@@ -10,11 +10,16 @@ printing a wrong answer.  Measured in the same run, interleaved:
   ``swipl -q -f program.pl`` one after another, no sandbox, no answer reading;
 * reward: ``deonticbench.rewards.score_batch`` in paper mode (extraction, sandboxed
   execution, answer reading, Jaccard for failed programs), pool start-up included,
-  empty cache at the start of each round;
+  empty cache at the start of each round; then eval mode, and grounded mode (the proof
+  of every correct answer read by the analyser, its derivation decided): goal, grounded
+  at least half of paper mode's completions per second (issue 18);
 * Ray: the same batch as 8 Ray tasks calling verl's ``compute_score_batch`` on a local
   2-CPU cluster (cluster start-up excluded, each worker's pool start-up included).
 
-Usage: python benchmarks/rewards.py [--rounds N] [--no-ray]
+Then every reference program of the hard and whole splits under eval and grounded: how
+many per domain are correct yet earn 0 under grounded (hard-coded, ungrounded, no proof).
+
+Usage: python benchmarks/rewards.py [--rounds N] [--no-ray] [--no-references]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 
 from _baseline import plain_loop  # benchmarks/ is sys.path[0] when run as a script
 
+from deonticbench.analysis.compare import CaseVocabulary
 from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import DOMAINS, get_domain
 from deonticbench.prompting import demonstration
@@ -95,7 +101,11 @@ def batch(cases: list[Case]) -> tuple[list[str], list[RewardTarget]]:
         target = RewardTarget.from_case(case)
         # The export carries the reference signatures; compute them once, as it does.
         target = RewardTarget.from_fields(
-            case.domain, case.gold, case.id, signatures_to_rows(target.signatures())
+            case.domain,
+            case.gold,
+            case.id,
+            signatures_to_rows(target.signatures()),
+            CaseVocabulary.of(case).to_json(),
         )
         texts += group
         targets += [target] * GROUP
@@ -192,10 +202,37 @@ def ray_run(
         shutil.rmtree(session, ignore_errors=True)
 
 
+def references_not_grounded() -> None:
+    """Every reference program of hard and whole, per domain: correct under eval, and of
+    those how many earn 0 under grounded, by derivation."""
+    source = resolve_source()
+    for domain in DOMAINS.values():
+        for split in ("hard", "whole"):
+            try:
+                cases = load_cases(domain, split, source)
+            except Exception:  # housing's whole split is hub-only
+                continue
+            texts = [f"```prolog\n{demonstration(domain, c)}\n```" for c in cases]
+            targets = [RewardTarget.from_case(c) for c in cases]
+            evals = score_batch(texts, targets, mode="eval")
+            grounded = score_batch(texts, targets, mode="grounded")
+            correct = [g for e, g in zip(evals, grounded, strict=True) if e.reward == 1.0]
+            zero = [g for g in correct if g.reward == 0.0]
+            kinds: dict[str, int] = {}
+            for g in zero:
+                kinds[str(g.derivation)] = kinds.get(str(g.derivation), 0) + 1
+            print(
+                f"references {domain.name} {split}: {len(cases)} programs, {len(correct)} "
+                f"correct, {len(zero)} of them earn 0 under grounded {kinds}",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--no-references", action="store_true")
     args = parser.parse_args()
     if not os.environ.get("DEONTICBENCH_DATA"):
         sys.exit("set DEONTICBENCH_DATA to the data folder (make bench does)")
@@ -207,20 +244,25 @@ def main() -> None:
         loops: list[float] = []
         rewards: list[float] = []
         evals: list[float] = []
+        grounded: list[float] = []
         distribution: list[float] = []
         for round_no in range(1, args.rounds + 1):
             loops.append(plain_loop(paths))
             seconds, distribution = reward_run(texts, targets, "paper")
             rewards.append(seconds)
             evals.append(reward_run(texts, targets, "eval")[0])
+            grounded.append(reward_run(texts, targets, "grounded")[0])
             print(
                 f"round {round_no}: plain loop {loops[-1]:.2f} s ({len(paths)} programs), "
-                f"reward paper {rewards[-1]:.2f} s, eval {evals[-1]:.2f} s "
-                f"({len(texts)} completions); ratios {rewards[-1] / loops[-1]:.2f}, "
-                f"{evals[-1] / loops[-1]:.2f}"
+                f"reward paper {rewards[-1]:.2f} s, eval {evals[-1]:.2f} s, grounded "
+                f"{grounded[-1]:.2f} s ({len(texts)} completions); ratios "
+                f"{rewards[-1] / loops[-1]:.2f}, {evals[-1] / loops[-1]:.2f}, "
+                f"{grounded[-1] / loops[-1]:.2f}; grounded/paper throughput "
+                f"{rewards[-1] / grounded[-1]:.2f}",
+                flush=True,
             )
         started = time.perf_counter()
-        score_batch(texts, targets, mode="eval")
+        score_batch(texts, targets, mode="grounded")  # the mode of the last round: cached
         repeat_s = time.perf_counter() - started
     loop_s = statistics.median(loops)
     reward_s, eval_s = statistics.median(rewards), statistics.median(evals)
@@ -236,7 +278,16 @@ def main() -> None:
         f"median reward, eval mode (execution only): {len(texts) / eval_s:.1f} completions/s, "
         f"time ratio to the loop {eval_s / loop_s:.2f}"
     )
+    grounded_s = statistics.median(grounded)
+    print(
+        f"median reward, grounded mode (proof of each correct answer): "
+        f"{len(texts) / grounded_s:.1f} completions/s, time ratio to the loop "
+        f"{grounded_s / loop_s:.2f}; throughput {reward_s / grounded_s:.2f} of paper mode's "
+        "(goal >= 0.5)"
+    )
     print(f"the same batch again from the cache: {repeat_s:.3f} s")
+    if not args.no_references:
+        references_not_grounded()
     close_process_solver()
     if not args.no_ray:
         (cold, warm), startup = ray_run(texts, targets)

@@ -174,7 +174,7 @@ load_target(File) :-
 %   --- static report ------------------------------------------------------------
 
 static_report(File, Static) :-
-    catch(xref_source(File, [silent(true)]), _, true),
+    catch(xref_source(File, [silent(true), comments(ignore)]), _, true),
     load_target(File),
     findall(D, defined_entry(File, D), Defined0),
     sort(line, @=<, Defined0, Defined),
@@ -522,8 +522,13 @@ note_tried(Item) :-
 
 consulted_mark(N) :- flag(deonticbench_consulted, N, N).
 
+%   The items noted since the mark, looked up by number (first-argument indexing), not
+%   by scanning every item noted so far: a program with many failed conditions would
+%   otherwise cost the square of its steps.
 consulted_since(Seen, Tried) :-
-    findall(Item, ( consulted(N, Item), N >= Seen ), Items0),
+    flag(deonticbench_consulted, Now, Now),
+    Last is min(Now, 5000) - 1,
+    findall(Item, ( between(Seen, Last, N), consulted(N, Item) ), Items0),
     list_to_set(Items0, Items),
     max_solutions_kept(K), K2 is K * 8,
     length(Items, Len),
@@ -602,6 +607,21 @@ arith(G, L0, L) :-
     (   G = (Out is _) -> true ; G = succ(_, Out) -> true ; G = plus(_, _, Out) ),
     note_tried(null-arith(G, Ins, Out)),
     L0 = [arith(G, Ins, Out)|L].
+
+%   The shape of an arithmetic step: its expression with every number written `#`
+%   (`# * #`, `max(# - #, #)`), so that two steps of the same structure can be paired
+%   whatever their numbers.
+arith_shape(G, S) :-
+    (   G = (_ is E) -> true ; G =.. [F|Args], append(In, [_], Args), E =.. [F|In] ),
+    shape_term(E, T),
+    term_text(T, S).
+
+shape_term(E, '#') :- number(E), !.
+shape_term(E, E) :- \+ compound(E), !.
+shape_term(E, T) :-
+    compound_name_arguments(E, F, Args),
+    maplist(shape_term, Args, Args2),
+    compound_name_arguments(T, F, Args2).
 
 expression_numbers(E, Ns) :-
     findall(N, ( sub_term(N, E), number(N) ), Ns).
@@ -743,8 +763,9 @@ node_json(tried_cmp(G, Op, A, B, Ok), J) :- !,
     node_json(cmp(G, Op, A, B, Ok), J0), J = J0.put(tried, true).
 node_json(rule(Line, G, Ns), _{k: rule, l: Line, g: T, c: C}) :- !,
     term_text(G, T), proof_json(Ns, C).
-node_json(arith(G, Ins, Out), _{k: arith, g: T, in: InsJ, out: OutJ}) :- !,
-    term_text(G, T), maplist(json_value, Ins, InsJ), json_value(Out, OutJ).
+node_json(arith(G, Ins, Out), _{k: arith, g: T, s: S, in: InsJ, out: OutJ}) :- !,
+    term_text(G, T), maplist(json_value, Ins, InsJ), json_value(Out, OutJ),
+    arith_shape(G, S).
 node_json(cmp(G, Op, A, B, Ok), _{k: cmp, g: T, op: Op, args: [AJ, BJ], ok: Ok}) :- !,
     term_text(G, T), json_value(A, AJ), json_value(B, BJ).
 node_json(ite(Branch, C, Ns), _{k: ite, branch: Branch, g: T, c: J}) :- !,

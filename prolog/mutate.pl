@@ -6,13 +6,14 @@
     comments and layout go too, as in a program a model wrote from scratch).
 
         mutate_main(+Text, +Fault, +Seed)
-            Fault: none | number(K, New) | operator(K) | undefined(K) | constant(HeadText)
+            Fault: none | number(K, New) | numbers([K-New, ...]) | operator(K)
+                 | comparison(K, Op) | undefined(K) | constant(HeadText)
         mutate_list(+Text)
             prints JSON: the numbered places where a fault can be planted.
 
     Places are numbered in file order: the K-th numeric literal (with its context: fact,
     arith, cmp or other), the K-th arithmetic expression, the K-th call of a predicate the
-    program defines.
+    program defines, the K-th arithmetic comparison (`<`, `>`, `=<`, `>=`, `=:=`, `=\=`).
 */
 
 :- module(deonticbench_mutate, [mutate_main/3, mutate_list/1, mutate_batch/3]).
@@ -68,6 +69,15 @@ clause_numbers(T, L) :-
     ;   numbers(H, other, L)
     ).
 
+comparison_ops([<, >, =<, >=, =:=, =\=]).
+
+comparisons(T, L) :-
+    comparison_ops(Ops),
+    findall(_{op: Op, goal: S},
+            ( sub_term(C, T), compound(C), compound_name_arity(C, Op, 2), memberchk(Op, Ops),
+              text(C, S) ),
+            L).
+
 arith_exprs(T, L) :- findall(E, ( sub_term(S, T), nonvar(S), S = (_ is E), compound(E) ), L).
 
 user_calls(Defined, T, L) :-
@@ -94,7 +104,12 @@ mutate_list(Text) :-
             ( nth0(I, Terms, T), user_calls(Defined, T, Gs), member(G, Gs), functor(G, N, A) ),
             Calls0),
     number_list(Calls0, 0, Calls),
-    json_write_dict(current_output, _{numbers: Nums, operators: Ops, calls: Calls}, [width(0)]),
+    findall(D, ( nth0(I, Terms, T), comparisons(T, Cs), member(D0, Cs),
+                 put_dict(clause, D0, I, D) ), Cmps0),
+    number_list(Cmps0, 0, Cmps),
+    json_write_dict(current_output,
+                    _{numbers: Nums, operators: Ops, calls: Calls, comparisons: Cmps},
+                    [width(0)]),
     nl.
 
 number_list([], _, []).
@@ -108,6 +123,11 @@ plant(none, Terms, Terms, _).
 plant(number(K, New), Terms0, Terms, _) :-
     nb_setval(mutate_counter, 0),
     maplist(replace_number_clause(K, New), Terms0, Terms).
+plant(numbers(Pairs), Terms0, Terms, _) :-
+    foldl([K-New, T0, T1]>>plant(number(K, New), T0, T1, _), Pairs, Terms0, Terms).
+plant(comparison(K, Op), Terms0, Terms, _) :-
+    nb_setval(mutate_counter, 0),
+    maplist(swap_comparison(K, Op), Terms0, Terms).
 plant(operator(K), Terms0, Terms, _) :-
     nb_setval(mutate_counter, 0),
     maplist(swap_operator(K), Terms0, Terms).
@@ -144,6 +164,20 @@ swap_operator(K, T, T2) :-
     compound_name_arguments(T, F, Args),
     maplist(swap_operator(K), Args, Args2),
     compound_name_arguments(T2, F, Args2).
+
+%   The K-th comparison (in the pre-order of sub_term/2, as comparisons/2 lists them)
+%   gets the operator Op, its two sides unchanged.
+swap_comparison(_, _, T, T) :- var(T), !.
+swap_comparison(_, _, T, T) :- \+ compound(T), !.
+swap_comparison(K, Op, T, T2) :-
+    compound_name_arguments(T, F, Args),
+    (   Args = [_, _], comparison_ops(Ops), memberchk(F, Ops)
+    ->  nb_getval(mutate_counter, C), C1 is C + 1, nb_setval(mutate_counter, C1),
+        ( C =:= K -> F2 = Op ; F2 = F )
+    ;   F2 = F
+    ),
+    maplist(swap_comparison(K, Op), Args, Args2),
+    compound_name_arguments(T2, F2, Args2).
 
 swapped(A + B, A - B) :- !.
 swapped(A - B, A + B) :- !.

@@ -32,7 +32,9 @@ A labels file has one JSON object per line: domain, case_id, mode, sample, expec
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -43,9 +45,9 @@ from typing import Any
 
 from deonticbench._paths import PROLOG
 from deonticbench.analysis.compare import CaseVocabulary, is_number, telling
-from deonticbench.analysis.diagnose import Proven
+from deonticbench.analysis.diagnose import Proven, derivation
 from deonticbench.analysis.engine import analyse_many, prolog_string
-from deonticbench.analysis.proof import walk
+from deonticbench.analysis.proof import answer_goal, goal_runs, walk
 from deonticbench.analysis.run import read_analysis, reference_program
 from deonticbench.data.cases import Case, load_cases
 from deonticbench.data.domains import Domain, get_domain
@@ -106,9 +108,41 @@ def _number_literal(value: float) -> str:
     return repr(float(value))
 
 
+KINDS: dict[str, tuple[str, ...]] = {
+    "entity_fact": ("case_constant",),
+    "wrong_rule": ("other_schedule", "several_constants"),
+    "numerical": (
+        "arith_operator",
+        "comparison_operator",
+        "threshold_above",
+        "threshold_below",
+        "constant",
+    ),
+    "impl_bug": ("undefined_call",),
+    "hard_coded": ("solved_head",),
+    "none": ("none",),
+}
+"""The kinds of fault planted per class.  numerical: an arithmetic operator swapped; a
+comparison's operator changed, its two sides kept; a threshold moved past the case value
+compared with it, when that value was above the threshold and when it was below; a rate
+or constant literal of an arithmetic rule (or of a rule-table fact it reads) changed to a
+value the statutes do not state.  wrong_rule: one literal replaced by a constant the
+statutes state elsewhere (another subsection's or schedule's number); several literals
+of the law changed together."""
+OTHER_OPERATORS = {
+    ">": (">=", "<"),
+    ">=": (">", "=<"),
+    "<": ("=<", ">"),
+    "=<": ("<", ">="),
+    "=:=": ("=\\=",),
+    "=\\=": ("=:=",),
+}
+
+
 def candidate_faults(
     domain: Domain, case: Case, program: str, proven: Proven | None, where: dict[str, Any]
-) -> dict[str, list[str]]:
+) -> dict[tuple[str, str], list[str]]:
+    """Faults to try, by (class, kind), most promising first."""
     vocab = CaseVocabulary.of(case)
     proof = proven.proof if proven else ()
     fact_numbers = {
@@ -118,8 +152,20 @@ def candidate_faults(
         for v in node.get("v") or []
         if is_number(v)
     }
-    faults: dict[str, list[str]] = {c: [] for c in CLASSES}
-    faults["none"].append("none")
+    faults: dict[tuple[str, str], list[str]] = {
+        (cls, kind): [] for cls, kinds in KINDS.items() for kind in kinds
+    }
+    if proven is not None and _grounded(domain, case, proven, vocab):
+        # A control is a clean program: a reference that is itself hard-coded or
+        # ungrounded (see docs/data-audit.md) is no control.
+        faults[("none", "none")].append("none")
+    on_path = {
+        round(float(x), 6)
+        for node, _ in walk(proof)
+        for x in (node.get("in") or []) + (node.get("args") or []) + (node.get("v") or [])
+        if is_number(x)
+    }
+    law: list[tuple[int, float]] = []
     for place in where["numbers"]:
         value, k, context = place["value"], place["k"], place["where"]
         if not is_number(value):
@@ -128,59 +174,118 @@ def candidate_faults(
         stated = vocab.in_case(value)
         if context == "fact" and used and stated and telling(value):
             new = value * 2 + 7
-            faults["entity_fact"].append(f"number({k}, {_number_literal(new)})")
+            faults[("entity_fact", "case_constant")].append(f"number({k}, {_number_literal(new)})")
         elif (context == "fact" and used and not stated and telling(value)) or (
             context == "arith" and not stated and telling(value) and value != 0
         ):
-            new = value * 1.5 if isinstance(value, float) else round(value * 1.5) + 1
-            faults["wrong_rule"].append(f"number({k}, {_number_literal(new)})")
+            if round(float(value), 6) in on_path and value not in [v for _, v in law]:
+                law.append((k, value))  # several constants: distinct, each on the path
+            changed = _off_statute(value, vocab)
+            faults[("numerical", "constant")].append(f"number({k}, {_number_literal(changed)})")
+            for other in _statute_neighbours(value, vocab)[:2]:
+                faults[("wrong_rule", "other_schedule")].append(
+                    f"number({k}, {_number_literal(other)})"
+                )
+    for (k1, v1), (k2, v2) in itertools.pairwise(law):
+        pair = f"{k1}-{_number_literal(_scaled(v1))}, {k2}-{_number_literal(_scaled(v2))}"
+        faults[("wrong_rule", "several_constants")].append(f"numbers([{pair}])")
     for op in where["operators"]:
-        faults["numerical"].append(f"operator({op['k']})")
-    faults["numerical"] = _interleave(faults["numerical"], _threshold_faults(proof, where, vocab))
+        faults[("numerical", "arith_operator")].append(f"operator({op['k']})")
+    for cmp in where.get("comparisons", []):
+        for other in OTHER_OPERATORS.get(cmp["op"], ()):
+            faults[("numerical", "comparison_operator")].append(
+                f"comparison({cmp['k']}, {_quoted_op(other)})"
+            )
+    for kind, fault in _threshold_faults(proof, where, vocab):
+        faults[("numerical", kind)].append(fault)
     for call in where["calls"]:
-        faults["impl_bug"].append(f"undefined({call['k']})")
+        faults[("impl_bug", "undefined_call")].append(f"undefined({call['k']})")
     for node, _ in walk(proof):
         if node.get("k") == "rule":
-            faults["hard_coded"].append(f"constant({prolog_string(str(node.get('g')))})")
+            faults[("hard_coded", "solved_head")].append(
+                f"constant({prolog_string(str(node.get('g')))})"
+            )
             break
     return faults
 
 
+def _grounded(domain: Domain, case: Case, proven: Proven, vocab: CaseVocabulary) -> bool:
+    found = answer_goal(domain, goal_runs(proven.report))
+    answer = found[1].value if found else None
+    return derivation(answer, proven, vocab, domain.label_kind == "binary")[0] == "grounded"
+
+
+def _quoted_op(op: str) -> str:
+    return "'" + op.replace("\\", "\\\\") + "'"
+
+
+def _scaled(value: float) -> float:
+    return value * 1.5 if isinstance(value, float) else round(value * 1.5) + 1
+
+
+def _off_statute(value: float, vocab: CaseVocabulary) -> float:
+    """A changed literal the statutes do not state (a slip, not another schedule)."""
+    for factor in (1.2, 0.8, 1.3, 0.7, 1.1):
+        new = value * factor if isinstance(value, float) else round(value * factor) + 1
+        if not vocab.in_case_or_statutes(new) and new != value:
+            return new
+    return value * 1.2 + 1
+
+
+def _statute_neighbours(value: float, vocab: CaseVocabulary) -> list[float]:
+    """Constants the statutes state, of the same kind as ``value`` (a rate for a rate,
+    an amount of similar size for an amount), closest first: another schedule's number."""
+    found = []
+    for number in vocab.statute_numbers:
+        if number == value or vocab.in_case(number) or number <= 0:
+            continue
+        if (value < 1) != (number < 1) or not 0.25 <= number / value <= 4:
+            continue
+        if value >= 1 and number.is_integer() and number in range(1900, 2101):
+            continue  # a year, not an amount
+        found.append(number)
+    found.sort(key=lambda n: abs(math.log(n / value)))
+    return [int(n) if n.is_integer() and isinstance(value, int) else n for n in found]
+
+
 def _threshold_faults(
     proof: tuple[dict[str, Any], ...], where: dict[str, Any], vocab: CaseVocabulary
-) -> list[str]:
+) -> list[tuple[str, str]]:
+    """Thresholds moved past the case or computed value compared with them: just past it
+    and by a fifth, from above (the value was above the threshold) and from below."""
     computed = {
         round(float(n["out"]), 6)
         for n, _ in walk(proof)
         if n.get("k") == "arith" and is_number(n.get("out"))
     }
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     for node, _ in walk(proof):
         args = node.get("args") or []
         if node.get("k") != "cmp" or len(args) != 2 or not all(is_number(a) for a in args):
             continue
         for x, t in ((args[0], args[1]), (args[1], args[0])):
             data = vocab.in_case(x) or round(float(x), 6) in computed
-            if not data or t == 0:
+            if not data or t == 0 or x == t:
                 continue
+            kind = "threshold_above" if x > t else "threshold_below"
             step = max(1.0, abs(x) * 0.01)
-            moved = x + step if x > t else x - step
-            if isinstance(x, int) and isinstance(t, int):
-                moved = round(moved)
-            if not 0.5 <= moved / t <= 2 or moved == t:
-                continue
-            for place in where["numbers"]:
-                if place["where"] == "cmp" and place["value"] == t:
-                    found.append(f"number({place['k']}, {_number_literal(moved)})")
-                    break
+            candidates = [x + step if x > t else x - step, t * 1.2 if x > t else t * 0.8]
+            for moved in candidates:
+                if isinstance(x, int) and isinstance(t, int):
+                    moved = round(moved)
+                if not 0.5 <= moved / t <= 2 or moved == t or _side(x, moved) == _side(x, t):
+                    continue
+                if vocab.in_case_or_statutes(moved):
+                    continue  # another part of the law's number: not a slip
+                for place in where["numbers"]:
+                    if place["where"] == "cmp" and place["value"] == t:
+                        found.append((kind, f"number({place['k']}, {_number_literal(moved)})"))
+                        break
     return list(dict.fromkeys(found))
 
 
-def _interleave(a: list[str], b: list[str]) -> list[str]:
-    out: list[str] = []
-    for i in range(max(len(a), len(b))):
-        out.extend(x[i] for x in (a, b) if i < len(x))
-    return out
+def _side(x: float, t: float) -> int:
+    return (x > t) - (x < t)
 
 
 def build(
@@ -198,31 +303,38 @@ def build(
             for case, program, report in zip(cases, programs, reports, strict=True):
                 proven = Proven.of(domain, None if "analyser_error" in report else report)
                 chosen = _choose(domain, case, program, proven, solver, seed)
-                for sample, (expected, fault, text) in enumerate(chosen):
+                for sample, (expected, kind, fault, text) in enumerate(chosen):
                     entry = {"domain": domain.name, "case_id": case.id, "mode": MODE}
                     response = f"```prolog\n{text}```\n"
                     rf.write(json.dumps({**entry, "sample": sample, "response": response}) + "\n")
-                    label = {**entry, "sample": sample, "expected": expected, "fault": fault}
+                    label = {
+                        **entry,
+                        "sample": sample,
+                        "expected": expected,
+                        "kind": kind,
+                        "fault": fault,
+                    }
                     lf.write(json.dumps(label) + "\n")
     return replay, labels
 
 
 def _choose(
     domain: Domain, case: Case, program: str, proven: Proven | None, solver: Solver, seed: int
-) -> list[tuple[str, str, str]]:
+) -> list[tuple[str, str, str, str]]:
+    """At most one mutant per (class, kind) whose fault shows: (class, kind, fault, text)."""
     faults = candidate_faults(domain, case, program, proven, places(solver, program))
-    tries = [(cls, f) for cls in CLASSES for f in faults[cls][:TRIES]]
+    tries = [(key, f) for key, found in faults.items() for f in found[:TRIES]]
     texts = mutants(solver, program, [f for _, f in tries], seed)
-    ok = [(cls, f, t) for (cls, f), t in zip(tries, texts, strict=True) if t]
+    ok = [(key, f, t) for (key, f), t in zip(tries, texts, strict=True) if t]
     executions = solver.map([t for _, _, t in ok])
-    chosen: dict[str, tuple[str, str, str]] = {}
-    for (cls, fault, text), execution in zip(ok, executions, strict=True):
-        if cls in chosen:
+    chosen: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+    for ((cls, kind), fault, text), execution in zip(ok, executions, strict=True):
+        if (cls, kind) in chosen:
             continue
         outcome = judge(domain, answer_from_execution(domain, execution), case.gold)
         if outcome == EXPECTED_OUTCOME[cls]:
-            chosen[cls] = (cls, fault, text)
-    return [chosen[cls] for cls in CLASSES if cls in chosen]
+            chosen[(cls, kind)] = (cls, kind, fault, text)
+    return [chosen[key] for key in faults if key in chosen]
 
 
 def run_pipeline(replay: Path, labels: Path, out: Path, domains: Sequence[str]) -> Path:
@@ -298,27 +410,54 @@ def evaluate(run: Path, labels: Path) -> dict[str, Any]:
             key = (row["domain"], row["case_id"], row["mode"], row["sample"])
             got = predicted.get(key)
             if got is not None:
-                pairs.append((row["expected"], got))
+                pairs.append((row, got))
         per_class: dict[str, Any] = {}
         for cls in (*TAXONOMY, "hard_coded"):
-            if cls == "hard_coded":
-                hits = [p for p in pairs if p[1]["derivation"] == "hard_coded"]
-            else:
-                hits = [p for p in pairs if p[1].get("category") == cls]
-            expected = [p for p in pairs if p[0] == cls]
-            true_pos = sum(1 for p in hits if p[0] == cls)
+            hits = [p for p in pairs if _found(cls, p[1])]
+            expected = [p for p in pairs if p[0]["expected"] == cls]
+            true_pos = sum(1 for p in hits if p[0]["expected"] == cls)
             per_class[cls] = {
                 "n": len(expected),
                 "recall": true_pos / len(expected) if expected else None,
                 "precision": true_pos / len(hits) if hits else None,
             }
+        kinds: dict[str, dict[str, Any]] = {}
+        for exp, got in pairs:
+            kind = f"{exp['expected']}/{exp.get('kind', '')}"
+            entry = kinds.setdefault(kind, {"n": 0, "found": 0})
+            entry["n"] += 1
+            entry["found"] += _found(exp["expected"], got)
+        for entry in kinds.values():
+            entry["recall"] = entry["found"] / entry["n"]
+        others = [got for exp, got in pairs if exp["expected"] != "hard_coded"]
+        specificity = (
+            sum(1 for got in others if got["derivation"] != "hard_coded") / len(others)
+            if others
+            else None
+        )
         confusion: dict[str, dict[str, int]] = {}
         for exp, got in pairs:
             label = got.get("category") or f"correct/{got['derivation']}"
-            confusion.setdefault(exp, {}).setdefault(label, 0)
-            confusion[exp][label] += 1
-        result[group] = {"mutants": len(pairs), "classes": per_class, "confusion": confusion}
+            confusion.setdefault(exp["expected"], {}).setdefault(label, 0)
+            confusion[exp["expected"]][label] += 1
+        result[group] = {
+            "mutants": len(pairs),
+            "classes": per_class,
+            "kinds": kinds,
+            "hard_coded_specificity": specificity,
+            "confusion": confusion,
+        }
     return result
+
+
+def _found(cls: str, got: dict[str, Any]) -> bool:
+    """Whether the analysis says ``cls``: the category, or for hard_coded the derivation
+    axis, or for an unfaulted control a correct answer that is not hard-coded."""
+    if cls == "hard_coded":
+        return bool(got["derivation"] == "hard_coded")
+    if cls == "none":
+        return got.get("category") is None and got["derivation"] != "hard_coded"
+    return bool(got.get("category") == cls)
 
 
 def render(result: dict[str, Any]) -> str:
@@ -333,7 +472,19 @@ def render(result: dict[str, Any]) -> str:
             p = "—" if m["precision"] is None else f"{m['precision']:.2f}"
             r = "—" if m["recall"] is None else f"{m['recall']:.2f}"
             lines.append(f"| {cls} | {m['n']} | {p} | {r} |")
-        lines.append("confusion (expected -> diagnosed): " + json.dumps(body["confusion"]))
+        lines.append("| kind | n | recall |")
+        lines.append("| --- | --- | --- |")
+        for kind, m in sorted(body["kinds"].items()):
+            lines.append(f"| {kind} | {m['n']} | {m['recall']:.2f} |")
+        if body["hard_coded_specificity"] is not None:
+            lines.append(f"hard_coded specificity: {body['hard_coded_specificity']:.2f}")
+        lines.append("confusion (expected -> diagnosed):")
+        labels = sorted({g for row in body["confusion"].values() for g in row})
+        lines.append("| expected | " + " | ".join(labels) + " |")
+        lines.append("| --- |" + " --- |" * len(labels))
+        for exp, row in body["confusion"].items():
+            cells = " | ".join(str(row.get(g, 0)) for g in labels)
+            lines.append(f"| {exp} | {cells} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -21,10 +21,12 @@ Normalisation (docs/analysis.md repeats it):
 
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..data.cases import Case
@@ -139,7 +141,31 @@ class CaseVocabulary:
         return cls(
             case_numbers=tuple(sorted(set(numbers_in_text(text)))),
             case_words=frozenset(_WORD.findall(text.lower())),
-            statute_numbers=tuple(sorted(set(numbers_in_text(case.statutes)))),
+            statute_numbers=_statute_numbers(case.statutes),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The case's stated constants as a training file carries them (the grounded
+        reward needs them without the data folder)."""
+        return {
+            "numbers": list(self.case_numbers),
+            "words": sorted(self.case_words),
+            "statute_numbers": list(self.statute_numbers),
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> CaseVocabulary:
+        """Read ``to_json``'s object back (ValueError when it is not one)."""
+        if isinstance(obj, str):
+            obj = json.loads(obj)
+        if not isinstance(obj, dict) or not {"numbers", "words", "statute_numbers"} <= set(obj):
+            raise ValueError(
+                "case constants must be an object with numbers, words, statute_numbers"
+            )
+        return cls(
+            case_numbers=tuple(sorted(float(x) for x in obj["numbers"])),
+            case_words=frozenset(str(w) for w in obj["words"]),
+            statute_numbers=tuple(sorted(float(x) for x in obj["statute_numbers"])),
         )
 
     def in_case(self, value: Any) -> bool:
@@ -159,12 +185,28 @@ class CaseVocabulary:
 _VOCABULARIES: dict[tuple[str, str, int, int], CaseVocabulary] = {}
 
 
+@lru_cache(maxsize=64)
+def _statute_numbers(statutes: str) -> tuple[float, ...]:
+    """The numbers of a statutes text, read once per text (a domain's shared statutes
+    are the same for all its cases)."""
+    return tuple(sorted(set(numbers_in_text(statutes))))
+
+
 def fact_constants(proof: tuple[Node, ...]) -> list[Any]:
     return [v for node in _facts(proof) for v in node.get("v") or [] if v is not None]
 
 
+_FACTS: dict[int, tuple[Any, list[Node]]] = {}
+
+
 def _facts(proof: tuple[Node, ...]) -> list[Node]:
-    return [n for n, _ in walk(proof) if n.get("k") == "fact"]
+    """The proof's fact nodes, found once per proof (the comparison asks many times)."""
+    hit = _FACTS.get(id(proof))
+    if hit is not None and hit[0] is proof:
+        return hit[1]
+    found = [n for n, _ in walk(proof) if n.get("k") == "fact"]
+    _FACTS[id(proof)] = (proof, found)  # holding the proof keeps its id from being reused
+    return found
 
 
 YEARS = range(1900, 2101)

@@ -38,6 +38,7 @@ from ..data.domains import Domain
 from ..store.record import Attempt
 from . import compare
 from .compare import CaseVocabulary, numbers_match
+from .divergence import first_divergence, same_inputs
 from .proof import GoalRun, answer_goal, goal_runs, summary, walk
 from .static import signature_jaccard, static_from_json
 
@@ -171,10 +172,19 @@ def _category(
         shown = ", ".join(str(m) for m in absent[:4])
         return "entity_fact", f"case constants the model's program never states: {shown}"
     steps = compare.computed_steps(ref_proof)
+    verdict = first_divergence(
+        ref_proof,
+        proof,
+        reference.report["static"].get("constants") or [],
+        model.report["static"].get("constants") or [],
+        vocab,
+    )
+    if verdict is not None:
+        return verdict.category, verdict.reason  # type: ignore[return-value]
     _, first = compare.value_recall(ref_proof, proof)
     if first is not None:
         for step in compare.all_steps(proof):
-            if _same_inputs(first.inputs, step.inputs) and not numbers_match(
+            if same_inputs(first.inputs, step.inputs) and not numbers_match(
                 first.value, step.value
             ):
                 return "numerical", f"same inputs, {step.value:g} instead of {first.value:g}"
@@ -195,18 +205,6 @@ def _absent_from_program(
     nowhere (in no fact and no rule: a program may write a case number into a rule)."""
     stated = compare.Holdings.of(model.report["static"].get("constants") or [])
     return [c for c in compare.case_constants(ref_proof, vocab) if not stated.has(c)]
-
-
-def _same_inputs(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-    if not a or len(a) != len(b):
-        return False
-    rest = list(b)
-    for x in a:
-        hit = next((y for y in rest if numbers_match(x, y)), None)
-        if hit is None:
-            return False
-        rest.remove(hit)
-    return True
 
 
 def _threshold_flip(
@@ -256,29 +254,40 @@ def _undefined_on_path(model: Proven | None) -> str | None:
 def _derivation(
     attempt: Attempt, model: Proven | None, vocab: CaseVocabulary, binary: bool
 ) -> Derivation:
+    return derivation(attempt.answer, model, vocab, binary)[0]
+
+
+def derivation(
+    answer: float | str | None, model: Proven | None, vocab: CaseVocabulary, binary: bool
+) -> tuple[Derivation, str]:
+    """How the printed ``answer`` was derived (section 5 of docs/analysis.md), and why."""
     if model is None or model.run is None or not model.run.succeeded or not model.proof:
-        return "no_proof"
-    if attempt.answer is None:
-        return "no_proof"
+        return "no_proof", "no goal printed the answer, or its re-run failed"
+    if answer is None:
+        return "no_proof", "no answer"
     proof = model.proof
     if not compare.case_facts(proof, vocab):
-        return "hard_coded"
+        return "hard_coded", "the proof uses no fact that states something of the case"
     if binary and any(n.get("k") == "fail_rule" for n, _ in walk(proof)):
         # A decision that rests on a tried clause `p :- fail.`: written in, not derived.
         # (In numeric programs such clauses prune alternatives; they decide nothing.)
-        return "hard_coded"
-    answer = attempt.answer
+        return "hard_coded", "the decision rests on a clause whose whole body is fail"
     for node in compare._facts(proof):
         for value in node.get("v") or []:
             if isinstance(answer, float) and compare.is_number(value):
                 if abs(float(value) - answer) <= 0.5 and abs(answer) >= 13:
-                    return "hard_coded"
+                    return "hard_coded", f"the answer is a constant of the fact {node.get('g')}"
             elif (
                 isinstance(answer, str)
                 and isinstance(value, str)
                 and value.strip().lower() == answer.lower()
             ):
-                return "hard_coded"
-    if compare.hallucinated_constants(proof, vocab):
-        return "ungrounded"
-    return "grounded"
+                return "hard_coded", f"the answer is a constant of the fact {node.get('g')}"
+    hallucinated = compare.hallucinated_constants(proof, vocab)
+    if hallucinated:
+        shown = ", ".join(f"{v:g}" for v in hallucinated[:4])
+        return (
+            "ungrounded",
+            f"case facts state numbers neither the case nor the statutes do: {shown}",
+        )
+    return "grounded", "the answer follows through rules from facts of the case"

@@ -16,8 +16,9 @@ from ..data.domains import DOMAINS, parse_domains
 from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
-from ..evaluation.progress import LiveProgress, summary_notes, summary_table
+from ..evaluation.progress import LiveProgress, summary_table
 from ..prompting.modes import MODES, Mode
+from ..scoring.notes import run_notes
 from ..solver import ExecutorKind
 from ..store.folder import RunFolder
 from ..store.spec import DEFAULT_CONCURRENCY, RunSpec
@@ -284,7 +285,7 @@ class _Progress(LiveProgress):
 
 async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) -> int:
     """Run; ``notes`` receives the sentences that explain the summary's numbers (see
-    ``progress.summary_notes``), for the caller to print under the last table."""
+    ``scoring.notes.run_notes``), for the caller to print under the last table."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -316,7 +317,7 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
                 progress.finish()
         click.echo(summary_table(result.records, order=DOMAINS))
         reference = prepared.model.provider == "reference"
-        notes.extend(summary_notes(result.records, reference=reference))
+        notes.extend(f"note: {n}" for n in run_notes(result.records, reference=reference))
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
             f"{result.requests} requests sent, {result.cache_hits} cached responses used; "

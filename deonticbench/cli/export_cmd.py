@@ -53,6 +53,24 @@ from ..data.domains import parse_domains
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None)
 @click.option("--hub", is_flag=True, help="Read the data from the Hugging Face hub.")
 @click.option("--revision", default=None, help="Hub revision (with --hub).")
+@click.option(
+    "--tokenizer",
+    default=None,
+    metavar="PATH_OR_NAME",
+    help="Measure completion lengths in this tokenizer's tokens: a tokenizer.json, a folder "
+    "holding one, or a model in the local Hugging Face cache (never downloaded).",
+)
+@click.option(
+    "--max-completion-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Report how many completions a trainer's cap of N tokens would cut (--tokenizer).",
+)
+@click.option(
+    "--drop-over-length",
+    is_flag=True,
+    help="Leave out completions longer than --max-completion-tokens.",
+)
 def command(
     fmt: str,
     out: str,
@@ -67,6 +85,9 @@ def command(
     data_dir: str | None,
     hub: bool,
     revision: str | None,
+    tokenizer: str | None,
+    max_completion_tokens: int | None,
+    drop_over_length: bool,
 ) -> None:
     """Write a training file of DeonticBench in a trainer's format, with a manifest.
 
@@ -90,6 +111,9 @@ def command(
         limit=limit,
         timeout_s=timeout,
         skip_missing=domains.strip().lower() in ("", "all"),
+        tokenizer=tokenizer,
+        max_completion_tokens=max_completion_tokens,
+        drop_over_length=drop_over_length,
     )
     for name, counts in report.counts.items():
         if counts.skipped:
@@ -103,6 +127,9 @@ def command(
         if counts.pairs:
             line += f", {counts.pairs} preference pairs"
         click.echo(line)
+    if report.lengths is not None:
+        for line in report.lengths.lines():
+            click.echo(line)
     click.echo(
         f"wrote {report.rows} rows to {report.out} ({', '.join(report.files)}, manifest.json)"
     )

@@ -34,12 +34,13 @@ def command(
     """
     from ..api import score
     from ..report import REPORT_FILE, write_report
-    from ..scoring.scores import compare
+    from ..scoring.scores import compare, require_scorable
 
     result = score(list(run_dirs), bootstrap=replicates, seed=seed)
     for note in result.notes:
         click.echo(note, err=True)
     scores = result.runs
+    require_scorable(scores)
     comparisons = [c for other in scores[1:] for c in compare(scores[0], other, replicates, seed)]
     target = out or (run_dirs[0] / REPORT_FILE if len(run_dirs) == 1 else Path(REPORT_FILE))
     written = write_report(scores, target, comparisons, data_dir=data_dir)

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import DeonticBenchError
-from ..scoring.scores import Comparison, RunScores, compare, score_runs
+from ..scoring.scores import Comparison, RunScores, compare, require_scorable, score_runs
 from ..scoring.tables import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
@@ -30,10 +30,6 @@ from ..scoring.tables import (
 from ._options import bootstrap_options
 
 FORMATS = (*TABLE_FORMATS, "json")
-
-
-class NothingToScoreError(DeonticBenchError):
-    pass
 
 
 class ReportWriteError(DeonticBenchError):
@@ -76,8 +72,7 @@ def command(
     for s in scores:
         for note in s.notes:
             click.echo(f"{s.run.path}: {note}", err=True)
-    if not any(s.groups for s in scores):
-        raise NothingToScoreError("None of the given run folders holds a scorable record.")
+    require_scorable(scores)
     if against == "paper":
         for s in scores:
             split = s.run.split

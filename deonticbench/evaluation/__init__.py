@@ -12,7 +12,7 @@ from __future__ import annotations
 from .cache import CachedResponse, ResponseCache, cache_key, default_cache_path
 from .catalog import build_catalog
 from .dryrun import DryRunEstimate, estimate
-from .progress import LiveProgress, fit_block, summary_notes, summary_rows, summary_table
+from .progress import LiveProgress, fit_block, summary_rows, summary_table
 from .runner import Observer, Runner, RunResult, evaluate_attempt
 from .validate import DomainReport, reference_program, validate
 
@@ -32,7 +32,6 @@ __all__ = [
     "evaluate_attempt",
     "fit_block",
     "reference_program",
-    "summary_notes",
     "summary_rows",
     "summary_table",
     "validate",

@@ -34,6 +34,7 @@ from .formats import (
     rows_for,
     write_rows,
 )
+from .lengths import Counter, LengthReport, measure
 from .pool import (
     PROGRAM_MODES,
     DomainCounts,
@@ -57,6 +58,8 @@ class ExportReport:
     files: dict[str, str] = field(default_factory=dict)
     """File name -> sha256."""
     rows: int = 0
+    lengths: LengthReport | None = None
+    """Completion lengths in the named tokenizer's tokens (``tokenizer``)."""
 
 
 def export_dataset(
@@ -73,8 +76,15 @@ def export_dataset(
     limit: int | None = None,
     timeout_s: float | None = None,
     skip_missing: bool = False,
+    tokenizer: str | None = None,
+    max_completion_tokens: int | None = None,
+    drop_over_length: bool = False,
 ) -> ExportReport:
-    """Write one training (or, with ``allow_test``, hard-split test) file and its manifest."""
+    """Write one training (or, with ``allow_test``, hard-split test) file and its manifest.
+
+    With ``tokenizer``, the completions' lengths in its tokens are measured per domain
+    (and with ``max_completion_tokens``, how many a trainer's cap would cut; with
+    ``drop_over_length`` those are left out of the file)."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}.")
     if mode not in PROGRAM_MODES:
@@ -93,6 +103,11 @@ def export_dataset(
             f"{fmt} needs rejected completions: pass --rejected-from RUN, a run folder of "
             "the base model on the whole split (its wrong or abstained answers are rejected)."
         )
+    if (max_completion_tokens is not None or drop_over_length) and tokenizer is None:
+        raise ConfigError("--max-completion-tokens and --drop-over-length need --tokenizer.")
+    if drop_over_length and max_completion_tokens is None:
+        raise ConfigError("--drop-over-length needs --max-completion-tokens N.")
+    counter = Counter(tokenizer) if tokenizer is not None else None  # refuse early
     folder = Path(out)
     target = folder / file_name(fmt, split)
     if target.exists():
@@ -118,6 +133,17 @@ def export_dataset(
         if split == "train":
             assert_no_hard_case(domain, source, (e.case for e in built))
         examples.extend(built)
+    if counter is not None:
+        report.lengths, lengths = measure(
+            ((e.domain, e.completion) for e in examples),
+            counter,
+            max_completion_tokens,
+            drop_over_length,
+        )
+        if drop_over_length and max_completion_tokens is not None:
+            examples = [
+                e for e, n in zip(examples, lengths, strict=True) if n <= max_completion_tokens
+            ]
     pairs: list[Pair] = []
     if fmt in PREFERENCE_FORMATS:
         assert rejected_from is not None
@@ -218,6 +244,7 @@ def _write_manifest(
         "templates": {k: v for k, v in template_hashes(domains).items() if mode in k},
         "domains": {name: counts.to_json() for name, counts in report.counts.items()},
         "rows": report.rows,
+        "completion_tokens": report.lengths.to_json() if report.lengths else None,
         "files": dict(report.files),
     }
     (report.out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

@@ -11,12 +11,13 @@
 ``trl-dpo``           JSONL, conversational preference: ``prompt``, ``chosen``,
                       ``rejected``
 ``trl-grpo``          JSONL: ``prompt`` plus the reward's columns ``domain``,
-                      ``case_id``, ``gold``, ``reference_signatures`` and ``label``
+                      ``case_id``, ``gold``, ``reference_signatures``,
+                      ``case_constants`` and ``label``
                       (the same as one JSON string, for OpenRLHF's ``--label_key``)
 ``verl``              Parquet: ``data_source``, ``prompt``, ``ability``,
                       ``reward_model`` {``style``, ``ground_truth``}, ``extra_info``
                       {``split``, ``index``, ``domain``, ``case_id``,
-                      ``reference_signatures``}
+                      ``reference_signatures``, ``case_constants``}
 ====================  ==========================================================
 """
 
@@ -60,6 +61,8 @@ def _target_columns(example: Example) -> dict[str, Any]:
         "case_id": target.case_id,
         "gold": str(target.gold),
         "reference_signatures": signatures_to_rows(target.signatures()),
+        # What the case states: the grounded reward's derivation needs it (no data folder).
+        "case_constants": target.case_constants.to_json() if target.case_constants else None,
     }
 
 

@@ -25,16 +25,19 @@ when the reader stops at a syntax error, or ``swipl`` cannot be run, a line rule
 at least 80% of the non-blank lines, block comments removed and clause continuation
 lines counted as part of their clause, read as Prolog.
 
-Preparation (``prepare_program``) removes upstream's injected ``:- format(... "Label: ...")``
-directives, so the gold label never reaches a program the harness runs, and adds the
+Preparation (``prepare_program``) removes upstream's injected directives that print
+``Label: ...`` (found by SWI-Prolog's reader, ``prolog/label_directives.pl``), so the gold
+label never reaches a program the harness runs, and adds the
 domain's entrypoint when it is missing (paper B.4; see ``ensure_entrypoint``).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 
 from .._paths import PROLOG
@@ -207,16 +210,96 @@ def _prolog_line(line: str) -> bool:
 
 # --- preparation -------------------------------------------------------------------
 
-# Upstream injected the gold label into some reference programs as a first directive,
-# e.g. ``:- format("~w~n", ["Label: 1166"]).`` or ``:- format("Label: ~w~n", ["yes"]).``
-_LABEL_DIRECTIVE = re.compile(
-    r"^[ \t]*:-[ \t]*format\(.*Label:.*\)[ \t]*\.[ \t]*(%.*)?\r?\n?", re.MULTILINE
-)
+# Upstream injected the gold label into some reference programs as directives that print
+# it: ``:- format("~w~n", ["Label: 1166"]).``, over two lines, ``writeln/print`` variants,
+# ``format/3``.  SWI-Prolog's reader finds them (``prolog/label_directives.pl``, a server
+# started once per process, so preparing many programs costs one start of swipl).
+_LABEL_READER = PROLOG / "label_directives.pl"
+_LABEL_MARK = "Label:"
+
+
+class _LabelReader:
+    """The long-lived ``label_directives.pl`` process of this process (a forked child
+    starts its own), one request at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._pid = 0
+
+    def spans(self, text: str) -> list[tuple[int, int]] | None:
+        """Character spans of the label directives; None when swipl cannot answer."""
+        with self._lock:
+            for _ in range(2):  # one restart when the process died
+                process = self._running()
+                if process is None:
+                    return None
+                try:
+                    assert process.stdin is not None and process.stdout is not None
+                    process.stdin.write(f"{len(text)}\n{text}")
+                    process.stdin.flush()
+                    spans: list[tuple[int, int]] = []
+                    while True:
+                        line = process.stdout.readline()
+                        if not line:
+                            raise OSError("the label reader ended")
+                        words = line.split()
+                        if words == ["done"]:
+                            return spans
+                        if len(words) == 3 and words[0] == "remove":
+                            spans.append((int(words[1]), int(words[2])))
+                except (OSError, ValueError):
+                    self._stop()
+            return None
+
+    def _running(self) -> subprocess.Popen[str] | None:
+        alive = self._process is not None and self._process.poll() is None
+        if alive and self._pid == os.getpid():
+            return self._process
+        self._process = None
+        swipl = shutil.which("swipl")
+        if swipl is None:
+            return None
+        self._process = subprocess.Popen(
+            [swipl, "--no-tty", "-q", "-f", "none", str(_LABEL_READER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+        )
+        self._pid = os.getpid()
+        return self._process
+
+    def _stop(self) -> None:
+        if self._process is not None and self._pid == os.getpid():
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+
+
+_LABELS = _LabelReader()
 
 
 def strip_label_directives(program: str) -> str:
-    """Remove upstream's ``:- format(... "Label: ...")`` directives from a program."""
-    return _LABEL_DIRECTIVE.sub("", program)
+    """Remove upstream's directives that print ``Label: ...`` from a program (each with
+    the line break that ends it), as SWI-Prolog's reader finds them."""
+    if _LABEL_MARK not in program:
+        return program  # nothing to find: no reader call
+    spans = _LABELS.spans(program)
+    if not spans:
+        return program
+    out: list[str] = []
+    pos = 0
+    for start, end in sorted(spans):
+        out.append(program[pos:start])
+        if program.startswith("\r\n", end):
+            end += 2
+        elif program.startswith("\n", end):
+            end += 1
+        pos = end
+    out.append(program[pos:])
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -278,6 +361,9 @@ def prepare_program(domain: Domain, program: str) -> PreparedProgram:
         notes.append("removed upstream Label directive")
     if not notes:
         return prepared
+    # Removing the label directive changes the program run: it is a repair too.
     return PreparedProgram(
-        text=prepared.text, repaired=prepared.repaired, notes=(*notes, *prepared.notes)
+        text=prepared.text,
+        repaired=prepared.repaired or stripped != encodable,
+        notes=(*notes, *prepared.notes),
     )

@@ -17,6 +17,13 @@ Two modes:
 ``eval``   The benchmark's own judging (paper B.3): 1 when the answer is correct within
            the $1 tolerance (numeric) or the class matches (binary), 0 for a wrong
            answer or an abstention.  No partial credit.
+``grounded`` 1 only when the answer is correct as in ``eval`` **and** its derivation is
+           ``grounded`` (docs/analysis.md, 5): the program's proof of the printed answer
+           uses facts the case states, not a constant answer, a fact named after nothing
+           in the case, a decision written in as ``p :- fail.``, or a number neither the
+           case nor the statutes hold.  A constant-printing program earns 0, where it
+           earns 0.5 on average under the other modes on a balanced binary domain.  The
+           derivation needs the case's stated constants (``RewardTarget.case_constants``).
 
 So the two differ on numeric answers off by up to $1 (or needing rounding: ``1166.4``
 for 1166 is 0 in ``paper``, 1 in ``eval``) and on failed programs (``paper`` gives up to
@@ -42,7 +49,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ..analysis.engine import AnalyserError
+from ..analysis.compare import CaseVocabulary
+from ..analysis.diagnose import Derivation, Proven, derivation
+from ..analysis.engine import AnalyserError, analyse_many
 from ..data.cases import Case, Gold, normalise_gold
 from ..data.domains import Domain, get_domain
 from ..errors import DeonticBenchError
@@ -50,7 +59,7 @@ from ..reading.answers import answer_from_execution
 from ..reading.outcomes import judge
 from ..reading.programs import extract_program, prepare_program, unwrap_fenced
 from ..solver import Execution, Limits, Solver
-from .pool import process_solver, run_in_pool
+from .pool import call_in_pool, process_solver, run_in_pool
 from .signatures import (
     Signatures,
     jaccard,
@@ -59,8 +68,8 @@ from .signatures import (
     signatures_from_rows,
 )
 
-RewardMode = Literal["paper", "eval"]
-REWARD_MODES: tuple[RewardMode, ...] = ("paper", "eval")
+RewardMode = Literal["paper", "eval", "grounded"]
+REWARD_MODES: tuple[RewardMode, ...] = ("paper", "eval", "grounded")
 PAPER_TIMEOUT_S = 20.0
 """The paper runs each generated program with a 20-second timeout (B.5.2)."""
 PARTIAL_CREDIT = 0.2
@@ -79,6 +88,9 @@ class RewardTarget:
     reference_signatures: Signatures | None = None
     """S(P*) of the reference program; computed from ``reference_program`` when None."""
     reference_program: str | None = field(default=None, repr=False)
+    case_constants: CaseVocabulary | None = field(default=None, repr=False)
+    """What the case and its statutes state (numbers, words): the ``grounded`` mode's
+    derivation needs it to tell a case fact from one named after nothing in the case."""
 
     @classmethod
     def from_case(cls, case: Case) -> RewardTarget:
@@ -87,6 +99,7 @@ class RewardTarget:
             gold=case.gold,
             case_id=case.id,
             reference_program=case.reference_prolog,
+            case_constants=CaseVocabulary.of(case),
         )
 
     @classmethod
@@ -96,6 +109,7 @@ class RewardTarget:
         gold: object,
         case_id: object = "",
         reference_signatures: Any = None,
+        case_constants: Any = None,
     ) -> RewardTarget:
         """Build a target from the columns of a training file (gold may be a string)."""
         try:
@@ -109,7 +123,13 @@ class RewardTarget:
         signatures = (
             signatures_from_rows(reference_signatures) if reference_signatures is not None else None
         )
-        return cls(dom.name, gold_value, str(case_id or ""), signatures)
+        constants: CaseVocabulary | None = None
+        if case_constants is not None:
+            try:
+                constants = CaseVocabulary.from_json(case_constants)
+            except (ValueError, TypeError) as exc:
+                raise RewardInputError(f"case {case_id or '?'}: {exc}") from None
+        return cls(dom.name, gold_value, str(case_id or ""), signatures, case_constants=constants)
 
     @classmethod
     def from_label(cls, label: str | Mapping[str, Any]) -> RewardTarget:
@@ -123,7 +143,11 @@ class RewardTarget:
         if not isinstance(obj, Mapping) or "domain" not in obj or "gold" not in obj:
             raise RewardInputError("a label must be a JSON object with 'domain' and 'gold'")
         return cls.from_fields(
-            obj["domain"], obj["gold"], obj.get("case_id", ""), obj.get("reference_signatures")
+            obj["domain"],
+            obj["gold"],
+            obj.get("case_id", ""),
+            obj.get("reference_signatures"),
+            obj.get("case_constants"),
         )
 
     def to_label(self) -> str:
@@ -135,6 +159,7 @@ class RewardTarget:
                 "case_id": self.case_id,
                 "gold": str(self.gold),
                 "reference_signatures": signatures_to_rows(self.signatures()),
+                "case_constants": self.case_constants.to_json() if self.case_constants else None,
             },
             sort_keys=True,
         )
@@ -156,7 +181,10 @@ class RewardTarget:
     def key(self) -> str:
         signatures = sorted(self.reference_signatures or ())
         reference = hashlib.sha256((self.reference_program or "").encode()).hexdigest()
-        return json.dumps([self.domain, self.case_id, str(self.gold), signatures, reference])
+        constants = self.case_constants.to_json() if self.case_constants else None
+        return json.dumps(
+            [self.domain, self.case_id, str(self.gold), signatures, reference, constants]
+        )
 
 
 class RewardInputError(DeonticBenchError, ValueError):
@@ -181,6 +209,9 @@ class RewardResult:
     """The execution status, or ``no_program``."""
     abstain_reason: str | None = None
     cached: bool = False
+    derivation: Derivation | None = None
+    """``grounded`` mode, correct answers: how the answer was derived (else None)."""
+    derivation_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -193,6 +224,7 @@ class RewardResult:
             "jaccard": float(self.jaccard or 0.0),
             "answer_read": float(self.answer_read),
             "within_tolerance": float(self.outcome == "correct"),
+            "grounded": float(self.derivation == "grounded"),
         }
 
 
@@ -231,15 +263,22 @@ def _judge(
     execution: Execution,
     mode: RewardMode,
     solver: Solver | None = None,
+    proven: Proven | None = None,
 ) -> RewardResult:
     answer = answer_from_execution(domain, execution)
     outcome = judge(domain, answer, target.gold)
     exact = answer.value is not None and _exact(domain, answer.value, target.gold)
     executable = execution.status not in NOT_EXECUTABLE and not execution.killed
     similarity: float | None = None
+    how: tuple[Derivation, str] | None = None
     if mode == "eval":
         correct = outcome == "correct"
         reward = 1.0 if correct else 0.0
+    elif mode == "grounded":
+        correct = outcome == "correct"
+        if correct:
+            how = _derivation(domain, target, answer.value, proven)
+        reward = 1.0 if how is not None and how[0] == "grounded" else 0.0
     else:
         correct = exact
         if correct:
@@ -260,7 +299,21 @@ def _judge(
         outcome=outcome,
         status=execution.status,
         abstain_reason=answer.reason,
+        derivation=how[0] if how else None,
+        derivation_reason=how[1] if how else None,
     )
+
+
+def _derivation(
+    domain: Domain, target: RewardTarget, value: float | str | None, proven: Proven | None
+) -> tuple[Derivation, str]:
+    if target.case_constants is None:
+        raise RewardInputError(
+            f"the grounded reward needs the case's constants (case {target.case_id or '?'}): "
+            "build the target with RewardTarget.from_case or pass the export's case_constants"
+        )
+    binary = domain.label_kind == "binary"
+    return derivation(value, proven, target.case_constants, binary)
 
 
 def _exact(domain: Domain, value: float | str, gold: Gold) -> bool:
@@ -349,7 +402,9 @@ def _limits(timeout_s: float | None) -> Limits:
 
 def check_mode(mode: str) -> RewardMode:
     if mode not in REWARD_MODES:
-        raise RewardInputError(f"unknown reward mode {mode!r}; choose from paper, eval")
+        raise RewardInputError(
+            f"unknown reward mode {mode!r}; choose from {', '.join(REWARD_MODES)}"
+        )
     return mode
 
 
@@ -459,8 +514,34 @@ def _compute(jobs: Sequence[_Job], mode: RewardMode, limits: Limits, solver: Sol
         texts = [job.program for job in failed]
         texts += [t for t in {job.target.reference_text() for job in failed} if t is not None]
         prefetch_signatures(texts, solver)
-    for job, execution in zip(jobs, executions, strict=True):
-        job.entry.set_result(_judge(job.domain, job.target, job.program, execution, mode, solver))
+    proofs: dict[int, Proven | None] = {}
+    if mode == "grounded":
+        proofs = _proofs(jobs, executions, solver)
+    for i, (job, execution) in enumerate(zip(jobs, executions, strict=True)):
+        job.entry.set_result(
+            _judge(job.domain, job.target, job.program, execution, mode, solver, proofs.get(i))
+        )
+
+
+def _proofs(
+    jobs: Sequence[_Job], executions: Sequence[Execution], solver: Solver | None
+) -> dict[int, Proven | None]:
+    """The proof of the answer of every job answered correctly (the only ones the
+    ``grounded`` mode can pay), read by the analyser in batches, like ``analyze``."""
+    wanted = [
+        i
+        for i, (job, execution) in enumerate(zip(jobs, executions, strict=True))
+        if judge(job.domain, answer_from_execution(job.domain, execution), job.target.gold)
+        == "correct"
+    ]
+    if not wanted:
+        return {}
+    texts = [jobs[i].program for i in wanted]
+    reports = call_in_pool(lambda pool: analyse_many(texts, "full", pool), solver)
+    return {
+        i: Proven.of(jobs[i].domain, None if "analyser_error" in report else report)
+        for i, report in zip(wanted, reports, strict=True)
+    }
 
 
 def _earns_partial_credit(domain: Domain, target: RewardTarget, execution: Execution) -> bool:

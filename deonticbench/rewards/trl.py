@@ -4,8 +4,9 @@ TRL calls a reward function with keyword arguments: ``prompts``, ``completions``
 ``completion_ids``, ``trainer_state`` and every other column of the dataset, one list
 entry per completion; it wants ``list[float]`` back.  The columns this reward reads are
 those of ``deonticbench export --format trl-grpo``: ``domain``, ``gold``, ``case_id``
-and ``reference_signatures``.  Completions may be plain strings or, for a conversational
-dataset, lists of messages (the last assistant message is scored).
+and ``reference_signatures`` (and ``case_constants`` for the grounded mode).  Completions
+may be plain strings or, for a conversational dataset, lists of messages (the last
+assistant message is scored).
 
     from deonticbench.rewards.trl import deonticbench_reward
     trainer = GRPOTrainer(model=..., reward_funcs=[deonticbench_reward], train_dataset=ds)
@@ -44,13 +45,15 @@ def _rewards(
     reference_signatures: Sequence[Any] | None,
     mode: RewardMode,
     timeout_s: float | None,
+    case_constants: Sequence[Any] | None = None,
 ) -> list[float]:
     count = len(completions)
     ids = list(case_id) if case_id is not None else [""] * count
     signatures = list(reference_signatures) if reference_signatures is not None else [None] * count
+    constants = list(case_constants) if case_constants is not None else [None] * count
     targets = [
-        RewardTarget.from_fields(d, g, i, s)
-        for d, g, i, s in zip(domain, gold, ids, signatures, strict=True)
+        RewardTarget.from_fields(d, g, i, s, c)
+        for d, g, i, s, c in zip(domain, gold, ids, signatures, constants, strict=True)
     ]
     texts = [completion_text(c) for c in completions]
     return [r.reward for r in score_batch(texts, targets, mode=mode, timeout_s=timeout_s)]
@@ -68,9 +71,19 @@ def make_reward(
         gold: Sequence[Any] = (),
         case_id: Sequence[Any] | None = None,
         reference_signatures: Sequence[Any] | None = None,
+        case_constants: Sequence[Any] | None = None,
         **_: Any,
     ) -> list[float]:
-        return _rewards(completions, domain, gold, case_id, reference_signatures, mode, timeout_s)
+        return _rewards(
+            completions,
+            domain,
+            gold,
+            case_id,
+            reference_signatures,
+            mode,
+            timeout_s,
+            case_constants,
+        )
 
     deonticbench_reward.__name__ = f"deonticbench_{mode}"
     return deonticbench_reward

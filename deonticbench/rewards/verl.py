@@ -34,7 +34,11 @@ def _target(
     info = extra_info or {}
     domain = info.get("domain") or data_source
     return RewardTarget.from_fields(
-        domain, ground_truth, info.get("case_id", ""), info.get("reference_signatures")
+        domain,
+        ground_truth,
+        info.get("case_id", ""),
+        info.get("reference_signatures"),
+        info.get("case_constants"),
     )
 
 

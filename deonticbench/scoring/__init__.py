@@ -2,8 +2,9 @@
 
 Metrics and the bootstrap of paper B.3 (``metrics``), scoring run folders and comparing
 them (``scores``), the Table 2 layout and other tables (``tables``), results.json
-(``results``), Figure 2 (``figures``) and the paper's published scores (``paper``).  Hands
-score rows and tables to analysis, the report and the command line.
+(``results``), the caveats of a run's numbers (``notes``), Figure 2 (``figures``) and
+the paper's published scores (``paper``).  Hands score rows and tables to analysis, the
+report and the command line.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .metrics import (
     rates,
     replicate_metric,
 )
+from .notes import run_notes
 from .paper import load_paper_results, match_model
 from .results import RESULTS_FILE, estimated_cost, model_prices, run_totals, write_results
 from .scores import (
@@ -112,6 +114,7 @@ __all__ = [
     "render_markdown",
     "render_text",
     "replicate_metric",
+    "run_notes",
     "run_totals",
     "score_rows",
     "score_run",

@@ -44,6 +44,7 @@ from .metrics import (
     point_metric,
     rates,
 )
+from .notes import run_notes
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -384,6 +385,16 @@ class ScoreRow:
         return {name: getattr(self, name) for name in self.columns()}
 
 
+class NothingToScoreError(DeonticBenchError):
+    """No run folder given holds a record that can be scored."""
+
+
+def require_scorable(scores: Sequence[RunScores]) -> None:
+    """Refuse, in one sentence, runs with nothing to score (``score`` and ``report``)."""
+    if not any(s.groups for s in scores):
+        raise NothingToScoreError("None of the given run folders holds a scorable record.")
+
+
 def score_rows(scores: Sequence[RunScores]) -> list[ScoreRow]:
     """The long table of scored runs: one row per run x domain x mode x stage."""
     return [score_row(g, s) for s in scores for g in s.groups]
@@ -425,6 +436,8 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
     summary = run.report.summary()
     if summary:
         notes.insert(0, f"{RECORDS_NAME}: {summary}")
+    # The caveats the terminal printed under the run's summary, from the same source.
+    notes.extend(run_notes(run.records, reference=run.model.split(":")[0] == "reference"))
     for domain in (DOMAINS[name] for name in DISPLAY_ORDER):  # one order in every output
         for mode in MODES:
             chosen = [r for r in run.records if r.domain == domain.name and r.mode == mode]

@@ -48,7 +48,15 @@ allowance(10000).
 VARIANTS = {
     "grounded": MODEL,
     "entity_fact": MODEL.replace("earned(alice, 50000)", "earned(alice, 55000)"),
-    "wrong_rule": MODEL.replace("Pct = 0.2", "Pct = 0.25"),
+    # The other rate of the statute: another part's constant, the rule chosen is wrong.
+    "wrong_rule": MODEL.replace("Pct = 0.2", "Pct = 0.1"),
+    # Both rates changed: another schedule.
+    "wrong_rule_several": MODEL.replace("Pct = 0.2", "Pct = 0.25").replace(
+        "Pct = 0.1", "Pct = 0.15"
+    ),
+    # One rate changed to a number the statutes never state: a numerical slip.
+    "numerical_constant": MODEL.replace("Pct = 0.2", "Pct = 0.25"),
+    "numerical_comparison": MODEL.replace("B > 30000", "B < 30000"),
     "numerical_operator": MODEL.replace("B * Pct - Care", "B * Pct + Care"),
     "numerical_threshold": MODEL.replace("B > 30000", "B > 45000"),
     "impl_bug": MODEL.replace("paid_care(Who, Care)", "care_paid(Who, Care)"),
@@ -96,6 +104,9 @@ def test_correct_and_grounded(diagnoses: dict[str, Diagnosis]) -> None:
     [
         ("entity_fact", "entity_fact"),
         ("wrong_rule", "wrong_rule"),
+        ("wrong_rule_several", "wrong_rule"),
+        ("numerical_constant", "numerical"),
+        ("numerical_comparison", "numerical"),
         ("numerical_operator", "numerical"),
         ("numerical_threshold", "numerical"),
         ("impl_bug", "impl_bug"),

@@ -173,3 +173,27 @@ def test_every_reference_program_is_a_program_bare_or_in_a_bare_fence(name: str)
         program = unwrap_fenced(case.reference_prolog)
         assert extract_program(program) is not None, case.id
         assert extract_program(f"My program:\n{fenced(program, '')}") is not None, case.id
+
+
+def test_label_directives_are_found_by_swipl_in_every_shape() -> None:
+    program = (
+        ':- format(\n    "Label: ~w~n",\n    [yes]).\n'
+        "foo.\n"
+        ":- writeln('Label: no').\n"
+        ':- print("Label: 3").\n'
+        ':- format(user_output, "Label: ~w~n", [1166]).\n'
+        'bar :- format("Label: ~w~n", [x]).\n'  # a clause, not a directive: kept
+        ':- format("~w~n", [done]).\n'
+    )
+    assert strip_label_directives(program) == (
+        'foo.\nbar :- format("Label: ~w~n", [x]).\n:- format("~w~n", [done]).\n'
+    )
+
+
+def test_removing_a_label_directive_is_a_repair() -> None:
+    domain = get_domain("airline")
+    prepared = prepare_program(domain, ':- format("~w~n", ["Label: 1166"]).\nfoo.\n')
+    assert prepared.text == "foo.\n"
+    assert prepared.repaired
+    assert "removed upstream Label directive" in prepared.notes
+    assert not prepare_program(domain, "foo.\n").repaired

@@ -1,0 +1,67 @@
+"""The caveats of a run's numbers: the one source of the notes the terminal prints
+under a run's summary, results.json's ``notes`` and the report's first page.
+
+A note says why a number that looks like a broken harness is right: reference programs
+that disagree with their gold label (a defect of the data), a binary domain whose gold
+labels are all one class (macro-F1 capped at 50).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..data.domains import DOMAINS
+from ..store.record import Record
+
+DATA_AUDIT_DOC = "docs/data-audit.md"
+
+
+def run_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
+    """Sentences that explain numbers which would otherwise look like a broken harness
+    (without the ``note:`` the terminal puts before each).
+
+    * ``reference``: the run answered with each case's reference program (or its gold
+      label in direct mode), so every case that is not correct is a disagreement between
+      the published program and its gold label: say how many, and where they are
+      explained.
+    * A binary domain whose gold labels in the run are all one class: the other class's
+      F1 is 0 whatever the answers, so macro-F1 cannot exceed 50.
+    """
+    records = list(records)
+    notes: list[str] = []
+    if reference:
+        disagree: dict[str, set[str]] = {}
+        cases: dict[str, set[str]] = {}
+        for r in records:
+            cases.setdefault(r.domain, set()).add(r.case_id)
+            if r.final.outcome != "correct":
+                disagree.setdefault(r.domain, set()).add(r.case_id)
+        if disagree:
+            total = sum(len(c) for c in disagree.values())
+            parts = ", ".join(
+                f"{d} {len(disagree[d])} of {len(cases[d])}"
+                for d in [
+                    *[n for n in DOMAINS if n in disagree],
+                    *sorted(set(disagree) - {*DOMAINS}),
+                ]
+            )
+            notes.append(
+                f"in {total} case(s) the published reference answer disagrees with "
+                f"the gold label or gives none ({parts}); these are defects of the data, "
+                f"not of the harness, explained case by case in {DATA_AUDIT_DOC}."
+            )
+    golds: dict[str, set[str]] = {}
+    for r in records:
+        domain = DOMAINS.get(r.domain)
+        if domain is not None and domain.label_kind == "binary":
+            golds.setdefault(r.domain, set()).add(domain.canonical_label(r.gold) or str(r.gold))
+    for name in [n for n in DOMAINS if n in golds]:
+        if len(golds[name]) == 1:
+            (only,) = golds[name]
+            absent = DOMAINS[name].other_class(only)
+            notes.append(
+                f"every {name} gold label in this run is {only!r}, so the F1 of "
+                f"{absent!r} is 0 whatever the answers and macro-F1 is capped at 50 here "
+                "(paper B.3 averages both classes)."
+            )
+    return notes

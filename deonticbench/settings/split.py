@@ -205,20 +205,21 @@ def split_cases(cases: Sequence[Case], solver: Solver) -> list[CaseSplit]:
         if "error" in report:
             splits.append(f"SWI-Prolog's reader stopped: {report['error']}")
             continue
-        split = split_program(program, report, StatedConstants.of(case))
-        missing = [n for n, part in _parts(split) if not part.strip()]
-        splits.append(f"no {' and no '.join(missing)}" if missing else split)
+        parts = split_program(program, report, StatedConstants.of(case))
+        missing = [n for n, part in _parts(parts) if not part.strip()]
+        splits.append(f"no {' and no '.join(missing)}" if missing else parts)
     # Three runs per split case: whole, recombined, rules and query without facts.
     jobs: list[str] = []
-    for program, split in zip(programs, splits, strict=True):
-        if isinstance(split, ProgramSplit):
-            jobs += [program, split.recombined(), join_parts(split.rules, split.query)]
+    for program, made in zip(programs, splits, strict=True):
+        if isinstance(made, ProgramSplit):
+            jobs += [program, made.recombined(), join_parts(made.rules, made.query)]
     executions = iter(solver.map(jobs))
     out: list[CaseSplit] = []
-    for case, split in zip(cases, splits, strict=True):
-        if isinstance(split, str):
-            out.append(CaseSplit(case.domain, case.id, None, dropped=split))
+    for case, outcome in zip(cases, splits, strict=True):
+        if isinstance(outcome, str):
+            out.append(CaseSplit(case.domain, case.id, None, dropped=outcome))
             continue
+        split = outcome
         domain = get_domain(case.domain)
         whole, joined, bare = (answer_from_execution(domain, next(executions)) for _ in range(3))
         dropped = _verdict(domain, case, whole, joined)
@@ -247,7 +248,10 @@ def _verdict(domain: Domain, case: Case, whole: Answer, joined: Answer) -> str |
     if judge(domain, whole, case.gold) != "correct":
         return f"the reference does not reproduce gold ({whole.value or whole.reason})"
     if joined.value != whole.value:
-        return f"the recombined parts print {joined.value or joined.reason}, not {whole.value}"
+        return (
+            "the recombined parts print another answer "
+            f"({joined.value or joined.reason}, not {whole.value})"
+        )
     return None
 
 
@@ -256,10 +260,10 @@ def answer_in_facts(domain: Domain, case: Case, split: ProgramSplit) -> str | No
     predicate the query prints, or a constant that is the gold label."""
     for pred, constants in split.fact_constants:
         if pred in split.answer_predicates:
-            return f"a case fact defines the conclusion {pred}"
+            return f"a case fact defines the conclusion ({pred})"
         for constant in constants:
             if _is_gold(domain, constant, case.gold):
-                return f"the case fact {pred} carries the gold label {constant}"
+                return f"a case fact carries the gold label ({pred}: {constant})"
     return None
 
 

@@ -37,7 +37,7 @@ def asked_part(split: CaseSplit, setting: str) -> str:
 def reason_left_out(split: CaseSplit, setting: str) -> str | None:
     if split.dropped is not None:
         return split.dropped
-    leak = split.rules_given_leak if setting == "rules-given" else split.facts_given_leak
+    leak = split.rules_given_out if setting == "rules-given" else split.facts_given_out
     return leak
 
 

@@ -180,10 +180,11 @@ class CaseSplit:
     split: ProgramSplit | None
     dropped: str | None = None
     """Why the case has no usable split (None when it is kept)."""
-    rules_given_leak: str | None = None
+    rules_given_out: str | None = None
     """Why the case is left out of ``rules-given`` (the rules alone print an answer)."""
-    facts_given_leak: str | None = None
-    """Why the case is left out of ``facts-given`` (a given fact states the answer)."""
+    facts_given_out: str | None = None
+    """Why the case is left out of ``facts-given``: a given fact states the answer, or
+    the parts in the order facts-given runs them (facts first) print another answer."""
 
     @property
     def kept(self) -> bool:
@@ -192,7 +193,7 @@ class CaseSplit:
     def usable_for(self, setting: str) -> bool:
         if not self.kept:
             return False
-        leak = self.rules_given_leak if setting == "rules-given" else self.facts_given_leak
+        leak = self.rules_given_out if setting == "rules-given" else self.facts_given_out
         return leak is None
 
 
@@ -208,11 +209,18 @@ def split_cases(cases: Sequence[Case], solver: Solver) -> list[CaseSplit]:
         parts = split_program(program, report, StatedConstants.of(case))
         missing = [n for n, part in _parts(parts) if not part.strip()]
         splits.append(f"no {' and no '.join(missing)}" if missing else parts)
-    # Three runs per split case: whole, recombined, rules and query without facts.
+    # Four runs per split case: the whole program; the parts as rules-given runs them
+    # (rules, then facts and query); the rules and query without facts; the parts as
+    # facts-given runs them (facts, then rules and query).
     jobs: list[str] = []
     for program, made in zip(programs, splits, strict=True):
         if isinstance(made, ProgramSplit):
-            jobs += [program, made.recombined(), join_parts(made.rules, made.query)]
+            jobs += [
+                program,
+                made.recombined(),
+                join_parts(made.rules, made.query),
+                join_parts(made.facts, made.rules, made.query),
+            ]
     executions = iter(solver.map(jobs))
     out: list[CaseSplit] = []
     for case, outcome in zip(cases, splits, strict=True):
@@ -221,20 +229,28 @@ def split_cases(cases: Sequence[Case], solver: Solver) -> list[CaseSplit]:
             continue
         split = outcome
         domain = get_domain(case.domain)
-        whole, joined, bare = (answer_from_execution(domain, next(executions)) for _ in range(3))
+        whole, joined, bare, facts_first = (
+            answer_from_execution(domain, next(executions)) for _ in range(4)
+        )
         dropped = _verdict(domain, case, whole, joined)
+        facts_out = answer_in_facts(domain, case, split)
+        if facts_out is None and facts_first.value != whole.value:
+            facts_out = (
+                "the facts put before the rules print another answer "
+                f"({facts_first.value or facts_first.reason})"
+            )
         out.append(
             CaseSplit(
                 case.domain,
                 case.id,
                 split,
                 dropped=dropped,
-                rules_given_leak=(
+                rules_given_out=(
                     f"the rules alone print an answer ({bare.value})"
                     if bare.value is not None
                     else None
                 ),
-                facts_given_leak=answer_in_facts(domain, case, split),
+                facts_given_out=facts_out,
             )
         )
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 
@@ -77,3 +78,29 @@ def test_distractors_add_other_states_statutes_deterministically() -> None:
     sara = get_domain("sara_numeric")
     sara_cases = load_cases(sara, "hard", source)[:1]
     assert with_distractors(sara, sara_cases, 2, material=sara_cases, seed=0) == sara_cases
+
+
+def test_a_run_with_distractors_says_so_and_is_not_resumed_without_them(tmp_path: Path) -> None:
+    from deonticbench import RunSpec, evaluate
+    from deonticbench.errors import DeonticBenchError
+
+    def spec(distractors: int) -> RunSpec:
+        return RunSpec(
+            model="reference",
+            domains=("housing", "airline"),
+            split="hard",
+            modes=("direct",),
+            k=1,
+            limit=2,
+            distractors=distractors,
+            data=resolve_source(DATA),
+        )
+
+    run = evaluate(spec(2), tmp_path / "run", cache=False)
+    config = json.loads((run.path / "config.json").read_text())
+    assert config["distractors"] == 2
+    assert "airline/distractors" in config["settings"]  # airline gets none, and says so
+    with pytest.raises(DeonticBenchError, match="distractors"):
+        evaluate(spec(0), tmp_path / "run", cache=False)
+    plain = evaluate(spec(0), tmp_path / "plain", cache=False)
+    assert "distractors" not in json.loads((plain.path / "config.json").read_text())

@@ -151,8 +151,11 @@ def plan_run(
                 part = given.get((case.id, mode), "") if mode in SETTINGS else ""
                 if mode in SETTINGS and not part:
                     continue  # left out of the setting: counted in setting_notes
+                retrieved = bool(shots) and exemplars == "retrieved"
                 units.append(
-                    Unit(domain, case, mode, ks[domain.name], shots, exemplars == "retrieved", part)
+                    Unit(
+                        domain, case, mode, ks[domain.name], shots, retrieved=retrieved, given=part
+                    )
                 )
     check_ids_found(case_ids, (u.case.id for u in units))
     return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source, setting_notes)

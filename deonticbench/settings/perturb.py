@@ -168,11 +168,10 @@ def perturb_domain(
         if not split.kept:
             report.skipped[_reason(split.dropped or "no split")] += 1
             continue
-        made = make_variants(case, split, variants, seed)
         if not eligible_amounts(case, split):
             report.skipped["no eligible amount"] += 1
             continue
-        for row, program in made:
+        for row, program in make_variants(case, split, variants, seed):
             pending.append(row)
             programs.append(program)
     rows: list[dict[str, Any]] = []

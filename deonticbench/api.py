@@ -33,9 +33,11 @@ from .evaluation.dryrun import DryRunEstimate, estimate
 from .evaluation.runner import Observer, Runner
 from .models import Model, count_prompt_tokens, load_model
 from .models.loader import check_spec
+from .models.reference import ReferenceModel
 from .prompting.plan import RunPlan, plan_run
 from .scoring.metrics import DEFAULT_BOOTSTRAP
 from .scoring.scores import RunScores, ScoreRow, score_rows, score_runs
+from .settings.given import SettingParts
 from .solver import ExecutorKind, Solver
 from .store.config import CONFIG_NAME, check_resumable, read_config
 from .store.folder import RunFolder, is_run_folder, set_aside
@@ -124,6 +126,7 @@ def prepare(
     """
     check_spec(spec.model)  # a misspelt model is one sentence before any data is loaded
     source = spec.data if spec.data is not None else resolve_source()
+    parts = SettingParts(spec.limits)
     plan = plan_run(
         spec.domain_specs,
         split=spec.split,
@@ -133,12 +136,17 @@ def prepare(
         limit=spec.limit,
         seed=spec.seed,
         case_ids=spec.case_ids or None,
+        exemplars=spec.exemplars,
+        distractors=spec.distractors,
+        given_parts=parts.given,
     )
     model = load_model(
         spec.model,
         overrides=spec.param_overrides or None,
         cases=(unit.case for unit in plan.units),
     )
+    if isinstance(model, ReferenceModel):
+        model.parts.update(parts.answers())
     if spec.attempts is None:
         # A replay can only give as many attempts as were saved.
         spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)

@@ -26,6 +26,7 @@ _COMMANDS = {
     "import-inspect": "import_inspect_cmd",
     "report": "report_cmd",
     "list": "list_cmd",
+    "perturb": "perturb_cmd",
 }
 
 

@@ -17,7 +17,8 @@ from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..evaluation.progress import LiveProgress, summary_table
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import MODES, SELECTABLE_MODES, Mode
+from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind
 from ..store.folder import RunFolder
@@ -29,11 +30,11 @@ def _parse_modes(value: str) -> list[Mode]:
     if value.strip().lower() == "all":
         return list(MODES)
     modes = [m.strip().lower() for m in value.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in MODES]
+    unknown = [m for m in modes if m not in SELECTABLE_MODES]
     if unknown or not modes:
         raise ConfigError(
             f"unknown mode {', '.join(unknown) or repr(value)}; choose from "
-            f"{', '.join(MODES)} (comma-separated) or all."
+            f"{', '.join(SELECTABLE_MODES)} (comma-separated) or all."
         )
     return [cast(Mode, m) for m in dict.fromkeys(modes)]  # each once, in the order typed
 
@@ -75,7 +76,23 @@ def _positive(name: str, value: int | None) -> None:
     "--modes",
     default=",".join(MODES),
     show_default=True,
-    help="direct (answer in prose), zero-shot and few-shot (write Prolog), comma-separated.",
+    help="direct (answer in prose), zero-shot and few-shot (write Prolog), comma-separated; "
+    "also the settings rules-given and facts-given (docs/settings.md).",
+)
+@click.option(
+    "--exemplars",
+    "exemplar_choice",
+    type=click.Choice(EXEMPLAR_CHOICES),
+    default="paper",
+    show_default=True,
+    help="Few-shot exemplars: the paper's seeded choice, or the most similar pool cases (BM25).",
+)
+@click.option(
+    "--distractors",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Unrelated statute sections shuffled into each case's statutes (docs/settings.md).",
 )
 @click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
 @click.option(
@@ -153,6 +170,8 @@ def command(
     domains: str,
     split: str,
     modes: str,
+    exemplar_choice: ExemplarChoice,
+    distractors: int,
     k: int | None,
     attempts: int | None,
     concurrency: int,
@@ -194,6 +213,8 @@ def command(
         case_ids=tuple(parse_ids(sample_ids)),
         concurrency=concurrency,
         data=resolve_source(data_dir, hub=hub, revision=revision),
+        exemplars=exemplar_choice,
+        distractors=distractors,
     )
     prepared = prepare(spec, out, fresh=fresh)
     if params and not prepared.model.cacheable:

@@ -9,8 +9,16 @@ from pathlib import Path
 
 import click
 
-from ..errors import DeonticBenchError
-from ..scoring.scores import Comparison, RunScores, compare, require_scorable, score_runs
+from ..errors import ConfigError, DeonticBenchError
+from ..prompting.modes import SELECTABLE_MODES
+from ..scoring.scores import (
+    Comparison,
+    RunScores,
+    compare,
+    pair_modes,
+    require_scorable,
+    score_runs,
+)
 from ..scoring.tables import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
@@ -56,6 +64,14 @@ class ReportWriteError(DeonticBenchError):
 )
 @click.option("--against", type=click.Choice(["paper"]), help="Show the published rows beside.")
 @click.option("--compare", is_flag=True, help="Paired differences of each run against the first.")
+@click.option(
+    "--pair",
+    "pairs",
+    multiple=True,
+    metavar="MODE:BASELINE",
+    help="Paired difference MODE - BASELINE on the cases both scored, e.g. "
+    "rules-given:zero-shot; each mode from the first run folder that has it (repeatable).",
+)
 def command(
     run_dirs: tuple[Path, ...],
     replicates: int,
@@ -64,6 +80,7 @@ def command(
     out: Path | None,
     against: str | None,
     compare: bool,
+    pairs: tuple[str, ...],
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
     if compare and len(run_dirs) < 2:
@@ -83,6 +100,7 @@ def command(
                     err=True,
                 )
     comparisons = _compare_all(scores, replicates, seed) if compare else []
+    comparisons += [c for p in pairs for c in _pair(scores, p, replicates, seed)]
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
         return
@@ -93,6 +111,21 @@ def command(
             f"Cannot write the report to {out}: {exc.strerror or exc}."
         ) from None
     click.echo(f"wrote {len(written)} files to {out}: {', '.join(p.name for p in written)}")
+
+
+def _pair(scores: Sequence[RunScores], spec: str, replicates: int, seed: int) -> list[Comparison]:
+    mode, sep, baseline = spec.partition(":")
+    if not sep or mode not in SELECTABLE_MODES or baseline not in SELECTABLE_MODES:
+        raise ConfigError(
+            f"--pair takes MODE:BASELINE with modes from {', '.join(SELECTABLE_MODES)}, "
+            f"not {spec!r}."
+        )
+    with_mode = next((s for s in scores if mode in s.modes), None)
+    with_baseline = next((s for s in scores if baseline in s.modes), None)
+    if with_mode is None or with_baseline is None:
+        missing = mode if with_mode is None else baseline
+        raise ConfigError(f"--pair {spec}: no run folder given holds {missing} records.")
+    return pair_modes(with_baseline, baseline, with_mode, mode, replicates, seed)
 
 
 def _compare_all(scores: Sequence[RunScores], replicates: int, seed: int) -> list[Comparison]:

@@ -26,6 +26,19 @@ from .sources import SPLITS, DataSource, resolve_source
 from .statutes import describe_statutes, shared_statutes
 
 SMOKE_SIZE = 5
+VARIANT_MARK = "~cf"
+"""Between an original case id and a counterfactual variant's number: ``tax_case_10~cf2``
+is the second variant of ``tax_case_10`` (``deonticbench perturb``, docs/robustness.md)."""
+
+
+def original_case_id(case_id: str) -> str:
+    """The case a counterfactual variant was made from (an original case is its own)."""
+    return case_id.split(VARIANT_MARK, 1)[0]
+
+
+def variant_case_id(case_id: str, number: int) -> str:
+    return f"{case_id}{VARIANT_MARK}{number}"
+
 
 Gold = int | str
 """A normalised gold label: an int for numeric domains, the canonical class otherwise."""
@@ -42,7 +55,8 @@ class Case:
     text: str = ""
     """The case narrative (empty for housing, whose facts are in the question)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
-    """Domain-specific fields kept verbatim: ``state`` (housing), ``case_number`` (uscis)."""
+    """Domain-specific fields kept verbatim: ``state`` (housing), ``case_number`` (uscis),
+    ``original_id`` (a counterfactual variant, ``deonticbench perturb``)."""
 
 
 def pin_source(source: DataSource) -> DataSource:
@@ -119,7 +133,9 @@ def cases_from_rows(
         seen.add(case_id)
         gold = normalise_gold(dom, row["label"], where=f"{origin}: case {case_id}")
         statutes = shared_statutes if shared_statutes is not None else str(row["statutes"])
-        extra = {k: row[k] for k in ("state", "case_number") if row.get(k) is not None}
+        extra = {
+            k: row[k] for k in ("state", "case_number", "original_id") if row.get(k) is not None
+        }
         cases.append(
             Case(
                 domain=dom.name,

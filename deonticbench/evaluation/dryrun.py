@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..models.base import Model
-from ..prompting import Prompt, render
+from ..prompting import Prompt
 from ..prompting.chat import Message
 from ..prompting.plan import RunPlan
 from ..store.record import Record, RecordKey
@@ -70,7 +70,7 @@ def estimate(
         row.done += unit.k - len(pending)
         if not pending:
             continue
-        prompt = render(unit.case, unit.mode, unit.exemplars)
+        prompt = unit.render()
 
         def cached(s: int, prompt: Prompt = prompt) -> CachedResponse | None:
             if use_cache is None:

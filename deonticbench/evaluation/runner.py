@@ -35,7 +35,6 @@ from ..models.base import Completion, Model, Request
 from ..prompting import (
     NO_PROGRAM_REPORT,
     Prompt,
-    render,
     render_feedback,
     solver_report,
 )
@@ -44,6 +43,7 @@ from ..prompting.plan import RunPlan, Unit
 from ..reading.answers import Answer, answer_from_execution, read_direct_answer
 from ..reading.outcomes import judge
 from ..reading.programs import extract_program, prepare_program
+from ..settings.split import join_parts
 from ..solver import Execution, Solver
 from ..store.folder import RunFolder
 from ..store.record import Attempt, Record, RecordKey
@@ -155,7 +155,7 @@ class Runner:
         samples = [
             s for s in range(unit.k) if (unit.domain.name, unit.case.id, unit.mode, s) not in done
         ]
-        prompt = render(unit.case, unit.mode, unit.exemplars)
+        prompt = unit.render()
         first = await self._draw(unit, prompt, samples, attempt=0)
         await asyncio.gather(*(self._sample(unit, prompt, s, first[s]) for s in samples))
 
@@ -248,6 +248,8 @@ class Runner:
             gold=unit.case.gold,
             model=self.model.spec,
             attempts=attempts,
+            template_hash=prompt.template_hash if unit.given else None,
+            exemplars=tuple(e.id for e in unit.exemplars) if unit.retrieved else None,
         )
         self.run_folder.append(record)
         self._result.new += 1
@@ -272,6 +274,7 @@ class Runner:
             response.completion,
             execute,
             cached=response.cached,
+            given=unit.given,
         )
 
 
@@ -285,6 +288,7 @@ async def evaluate_attempt(
     execute: Callable[[str], Awaitable[Execution]],
     *,
     cached: bool = False,
+    given: str = "",
 ) -> tuple[Attempt, Prompt | None]:
     """Judge one attempt of a sample; also return the next attempt's prompt when the
     retry rule calls for one (None: this attempt is final).
@@ -292,6 +296,8 @@ async def evaluate_attempt(
     The one implementation of extract -> execute -> read -> judge and of the retry rule,
     shared by the runner and the other front doors (the inspect_ai integration).
     ``execute`` runs a program in the sandbox (the caller bounds its concurrency).
+    ``given`` is a setting's shown part of the reference program: it goes before the
+    model's program, and the record's program is the two together, as they ran.
     """
     c = completion
     attempt = Attempt(
@@ -317,7 +323,7 @@ async def evaluate_attempt(
     if program is None:
         _set_answer(attempt, domain, Answer.abstain("no Prolog program in the response"), None)
         return attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
-    prepared = prepare_program(domain, program)
+    prepared = prepare_program(domain, join_parts(given, program) if given else program)
     attempt.program = prepared.text
     attempt.repaired = prepared.repaired
     execution = await execute(prepared.text)

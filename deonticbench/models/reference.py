@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..data.cases import Case
+from ..prompting.modes import SETTINGS
 from .base import Completion, GenerationParams, Model, Request
 
 
@@ -53,8 +54,18 @@ class ReferenceModel(Model):
         self.model_name = "reference"
         self.params = GenerationParams()
         self.table = dict(table or {})
+        self.parts: dict[tuple[str, str, str], str] = {}
+        """(domain, case id, setting) -> the part of the reference program a setting asks
+        for (docs/settings.md); the harness adds the part the prompt showed."""
 
     async def generate(self, request: Request) -> list[Completion]:
+        if request.mode in SETTINGS:
+            part = self.parts.get((request.domain, request.case_id, request.mode))
+            if part is None:
+                error = f"the reference backend has no {request.mode} part of {request.case_id}"
+                return [Completion.failed(error) for _ in range(request.n)]
+            text = f"```prolog\n{part.strip()}\n```"
+            return [Completion(text=text, finish_reason="stop") for _ in range(request.n)]
         material = self.table.get((request.domain, request.case_id))
         if material is None:
             error = f"the reference backend was not given case {request.domain} {request.case_id}"

@@ -1,11 +1,13 @@
 """Few-shot exemplars: the leak-free pool a domain's exemplars come from, and the
-seeded choice of a case's exemplars (never the case itself, never a hard case).
+seeded choice of a case's exemplars (never the case itself, never a hard case), or the
+pool cases most similar to it by BM25 (``retrieve_exemplars``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -171,3 +173,44 @@ def _alternate_classes(ranked: list[Case], wanted: int) -> list[Case]:
             if queue and len(chosen) < wanted:
                 chosen.append(queue.pop(0))
     return chosen
+
+
+# --- retrieved exemplars -----------------------------------------------------------------
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _tokens(case: Case) -> list[str]:
+    text = " ".join((case.text, case.question, str(case.extra.get("state", ""))))
+    return _TOKEN.findall(text.lower())
+
+
+def retrieve_exemplars(
+    domain: Domain, pool: Sequence[Case], case: Case, count: int | None = None, seed: int = 0
+) -> list[Case]:
+    """The ``count`` pool cases most similar to ``case`` (``--exemplars retrieved``).
+
+    Similarity is BM25 (``bm25s``, numpy backend, float64 scores) over the words of the
+    case text, question and state; ties are broken by case id, so the choice is the same
+    on every machine.  The pool is the same leak-free pool as the paper's choice (never a
+    hard case), and the case itself (by id or content) is never chosen.  ``seed`` is
+    accepted for symmetry with ``choose_exemplars`` and changes nothing.
+    """
+    del seed  # retrieval is deterministic without one
+    import bm25s  # imported here: only runs that ask for retrieval need it
+
+    wanted = domain.few_shot_count if count is None else count
+    if wanted <= 0:
+        return []
+    own = _content_key(case)
+    candidates = _distinct(
+        sorted((c for c in pool if c.id != case.id and _content_key(c) != own), key=lambda c: c.id)
+    )
+    if not candidates:
+        raise DataError(f"The {domain.name} few-shot pool has no exemplar for case {case.id}.")
+    index = bm25s.BM25(dtype="float64", backend="numpy")
+    # An empty document would make bm25s's vocabulary empty: every case has some text.
+    index.index([_tokens(c) or ["_"] for c in candidates], show_progress=False)
+    scores = index.get_scores(_tokens(case))
+    ranked = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), candidates[i].id))
+    return [candidates[i] for i in ranked[:wanted]]

@@ -12,15 +12,29 @@ it without carrying anything out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ..data.cases import Case, load_cases, pin_source
 from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
-from .exemplars import choose_exemplars, exemplar_pool
-from .modes import Mode
+from .distractors import distractor_note, with_distractors
+from .exemplars import choose_exemplars, exemplar_pool, retrieve_exemplars
+from .modes import SETTINGS, Mode
+from .render import Prompt, render
+
+ExemplarChoice = Literal["paper", "retrieved"]
+EXEMPLAR_CHOICES: tuple[ExemplarChoice, ...] = ("paper", "retrieved")
+"""``paper``: the seeded choice of paper B.1; ``retrieved``: the most similar pool cases
+by BM25 over the case text (docs/settings.md)."""
+
+GivenParts = Callable[[Domain, Sequence[Case]], tuple[Mapping[tuple[str, str], str], str]]
+"""For the settings: given a domain's cases, the part of each reference program a setting
+shows, keyed (case id, mode), and a note for config.json saying what was left out and why.
+A case missing for a setting is left out of it.  Computed above prompting (it runs the
+split in the sandbox, ``deonticbench.settings``) and handed in by ``api.prepare``."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +46,15 @@ class Unit:
     mode: Mode
     k: int
     exemplars: tuple[Case, ...] = ()
+    retrieved: bool = False
+    """Its exemplars were retrieved (``--exemplars retrieved``): records name them."""
+    given: str = ""
+    """A setting's given part of the reference program (its rules or its case facts),
+    shown in the prompt and put before the model's program when it runs."""
+
+    def render(self) -> Prompt:
+        """The unit's first prompt: the one place a unit becomes messages."""
+        return render(self.case, self.mode, self.exemplars, given=self.given)
 
     def sample_keys(self) -> list[tuple[str, str, Mode, int]]:
         """(domain, case, mode, sample) of each sample: the store's record keys."""
@@ -49,6 +72,8 @@ class RunPlan:
     pool_notes: dict[str, str] = field(default_factory=dict)
     source: DataSource | None = None
     """The data source, pinned: every case of the plan was read from this snapshot."""
+    setting_notes: dict[str, str] = field(default_factory=dict)
+    """Per domain, what the settings left out and why (config.json ``settings``)."""
 
     @property
     def total_samples(self) -> int:
@@ -74,20 +99,40 @@ def plan_run(
     seed: int = 0,
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
     case_ids: Collection[str] | None = None,
+    exemplars: ExemplarChoice = "paper",
+    distractors: int = 0,
+    given_parts: GivenParts | None = None,
 ) -> RunPlan:
     """Load the cases and choose few-shot exemplars: everything a run will do, in order.
 
     ``k`` is samples per case: one number, ``(domain, K)`` pairs, or None for each
     domain's default (see ``RunSpec.k``).  ``limit`` and ``case_ids`` choose cases (see
-    ``selection.select_cases``)."""
+    ``selection.select_cases``).  ``exemplars`` chooses how few-shot exemplars are
+    picked, ``distractors`` how many unrelated statute sections each case's statutes get
+    (``distractors.with_distractors``), and ``given_parts`` the settings' parts."""
+    if exemplars not in EXEMPLAR_CHOICES:
+        raise ValueError(f"exemplars must be one of {', '.join(EXEMPLAR_CHOICES)}")
+    settings = [m for m in modes if m in SETTINGS]
+    if settings and given_parts is None:
+        raise ValueError(f"{', '.join(settings)} need the given parts of the reference programs")
     loader = load or load_cases
     if load is None:
         source = pin_source(source)
     units: list[Unit] = []
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
+    setting_notes: dict[str, str] = {}
     for domain in domains:
-        cases = select_cases(loader(domain, split, source), limit=limit, case_ids=case_ids)
+        everything = loader(domain, split, source)
+        cases = select_cases(everything, limit=limit, case_ids=case_ids)
+        given: Mapping[tuple[str, str], str] = {}
+        if settings and given_parts is not None:
+            given, setting_notes[domain.name] = given_parts(domain, cases)
+        if distractors:
+            cases = with_distractors(domain, cases, distractors, material=everything, seed=seed)
+            note = distractor_note(domain, distractors)
+            if note:
+                setting_notes[f"{domain.name}/distractors"] = note
         if isinstance(k, int):
             ks[domain.name] = k
         else:  # None, or per domain (a resumed run's config): the domain's default else
@@ -99,11 +144,18 @@ def plan_run(
             notes[domain.name] = note
         for case in cases:
             for mode in modes:
-                exemplars: tuple[Case, ...] = ()
+                shots: tuple[Case, ...] = ()
                 if mode == "few-shot":
-                    exemplars = tuple(
-                        choose_exemplars(domain, pool, case, domain.few_shot_count, seed)
+                    choose = retrieve_exemplars if exemplars == "retrieved" else choose_exemplars
+                    shots = tuple(choose(domain, pool, case, domain.few_shot_count, seed))
+                part = given.get((case.id, mode), "") if mode in SETTINGS else ""
+                if mode in SETTINGS and not part:
+                    continue  # left out of the setting: counted in setting_notes
+                retrieved = bool(shots) and exemplars == "retrieved"
+                units.append(
+                    Unit(
+                        domain, case, mode, ks[domain.name], shots, retrieved=retrieved, given=part
                     )
-                units.append(Unit(domain, case, mode, ks[domain.name], exemplars))
+                )
     check_ids_found(case_ids, (u.case.id for u in units))
-    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source)
+    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source, setting_notes)

@@ -25,7 +25,7 @@ from ..reading.programs import (
 )
 from .chat import Message
 from .exemplars import problem_key
-from .modes import MODES, Mode
+from .modes import SELECTABLE_MODES, SETTINGS, Mode
 from .templates import (
     EXEMPLAR_FILE,
     FEEDBACK_FILE,
@@ -91,11 +91,19 @@ def demonstration(domain: Domain, case: Case) -> str:
 
 
 def render(
-    case: Case, mode: Mode, exemplars: Sequence[Case] = (), *, prompts_dir: Path | None = None
+    case: Case,
+    mode: Mode,
+    exemplars: Sequence[Case] = (),
+    *,
+    given: str = "",
+    prompts_dir: Path | None = None,
 ) -> Prompt:
-    """Render the prompt for one case in one mode (few-shot needs ``exemplars``)."""
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    """Render the prompt for one case in one mode (few-shot needs ``exemplars``; a
+    setting needs ``given``, the part of the reference program it shows)."""
+    if mode not in SELECTABLE_MODES:
+        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(SELECTABLE_MODES)}")
+    if (mode in SETTINGS) != bool(given.strip()):
+        raise ValueError(f"a given program part goes with {' and '.join(SETTINGS)} only")
     domain = get_domain(case.domain)
     root = prompts_root(prompts_dir)
     files = template_files(domain, mode)
@@ -113,6 +121,8 @@ def render(
         raise ValueError(f"exemplars are only used in few-shot mode, not {mode}")
     elif uses_exemplars:
         raise TemplateError(f"The prompt template {root / body_name} uses {{exemplars}}.")
+    if given:
+        values["given"] = given.strip("\n")
     messages = (
         Message(role="system", content=read_template(root, SYSTEM_FILE)),
         Message(role="user", content=fill(body, values, name=str(root / body_name))),

@@ -11,6 +11,8 @@ Layout of ``prompts/`` (paper 3.1 and B.4; see docs/prompts.md)::
     <domain>/zero-shot.txt          write rules, facts and query as one Prolog program
     <domain>/few-shot.txt           the same, after solved examples ({exemplars})
     <domain>/exemplar.txt           how one solved example is shown
+    <domain>/rules-given.txt        the setting that shows the reference's rules ({given})
+    <domain>/facts-given.txt        the setting that shows the reference's case facts
     <domain>/exemplars.json         optional synthetic pool (housing: no offline whole split)
 
 Placeholders are ``{name}`` with a lower-case name.  Filling is a single pass over the
@@ -121,15 +123,21 @@ def template_files(domain: Domain, mode: Mode) -> tuple[str, ...]:
 
 
 def template_hashes(
-    domains: Iterable[Domain | str] | None = None, *, prompts_dir: Path | None = None
+    domains: Iterable[Domain | str] | None = None,
+    *,
+    prompts_dir: Path | None = None,
+    modes: Iterable[Mode] = MODES,
 ) -> dict[str, str]:
-    """Hash of every template a run may use, keyed ``<domain>/<mode>``, plus ``feedback``."""
+    """Hash of every template a run may use, keyed ``<domain>/<mode>``, plus ``feedback``.
+
+    ``modes`` defaults to the paper's: a run adds the settings it uses, so that adding
+    the settings' templates changed no earlier run's fingerprint."""
     root = prompts_root(prompts_dir)
     chosen = [d if isinstance(d, Domain) else get_domain(d) for d in (domains or DOMAINS.values())]
     hashes = {
         f"{d.name}/{mode}": hash_template_files(root, template_files(d, mode))
         for d in chosen
-        for mode in MODES
+        for mode in modes
     }
     hashes["feedback"] = hash_template_files(root, FEEDBACK_FILES)
     return hashes

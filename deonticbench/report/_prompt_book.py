@@ -20,8 +20,9 @@ from typing import Any
 from ..data.domains import get_domain
 from ..data.sources import DATA_ENV, DataSource, resolve_source
 from ..errors import DataError, DeonticBenchError
-from ..prompting import NO_PROGRAM_REPORT, Prompt, render, render_feedback, solver_report
+from ..prompting import NO_PROGRAM_REPORT, Prompt, render_feedback, solver_report
 from ..prompting.plan import Unit, plan_run
+from ..settings.given import SettingParts
 from ..store.record import Record
 from ..store.spec import RunSpec
 
@@ -45,7 +46,7 @@ class PromptBook:
             return [None] * len(record.attempts)  # shown as "could not be rebuilt"
 
     def _chain(self, unit: Unit, record: Record) -> list[Prompt | None]:
-        current: Prompt | None = render(unit.case, unit.mode, unit.exemplars)
+        current: Prompt | None = unit.render()
         out: list[Prompt | None] = []
         domain = get_domain(record.domain)
         for attempt in record.attempts:
@@ -111,6 +112,10 @@ def prompt_book(
             modes=modes,
             source=_source(config, data_dir),
             seed=spec.seed,
+            case_ids={r.case_id for r in records},
+            exemplars=spec.exemplars,
+            distractors=spec.distractors,
+            given_parts=SettingParts(spec.limits).given,
         )
     except (DeonticBenchError, OSError) as exc:
         return PromptBook(problem=f"prompts were not rebuilt: {exc}")

@@ -24,9 +24,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..data.cases import original_case_id
 from ..data.domains import DISPLAY_ORDER, DOMAINS, Domain
 from ..errors import ConfigError, DeonticBenchError
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import SELECTABLE_MODES, Mode
 from ..store.config import CONFIG_NAME
 from ..store.record import Attempt, Record
 from ..store.records_file import RECORDS_NAME, read_records
@@ -344,7 +345,7 @@ class RunScores:
     @property
     def modes(self) -> list[Mode]:
         present = {g.mode for g in self.groups}
-        return [m for m in MODES if m in present]
+        return [m for m in SELECTABLE_MODES if m in present]
 
 
 @dataclass(frozen=True)
@@ -439,7 +440,7 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
     # The caveats the terminal printed under the run's summary, from the same source.
     notes.extend(run_notes(run.records, reference=run.model.split(":")[0] == "reference"))
     for domain in (DOMAINS[name] for name in DISPLAY_ORDER):  # one order in every output
-        for mode in MODES:
+        for mode in SELECTABLE_MODES:
             chosen = [r for r in run.records if r.domain == domain.name and r.mode == mode]
             if not chosen:
                 continue
@@ -527,31 +528,101 @@ class Comparison:
 def compare(
     a: RunScores, b: RunScores, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> list[Comparison]:
-    """Paired bootstrap differences of every group the two runs share."""
+    """Paired bootstrap differences of every group the two runs share.
+
+    Counterfactual variants (``deonticbench perturb``) are paired with their original
+    case: a case's variants count as one case, scored by the mean over them."""
     out: list[Comparison] = []
     for ga in a.groups:
         gb = b.group(ga.domain, ga.mode, ga.stage)
-        if gb is None:
-            continue
-        oa, ob = ga.encoded.outcomes, gb.encoded.outcomes
-        in_b = set(ob.case_ids)
-        common = [c for c in oa.case_ids if c in in_b]  # both are sorted by id
-        sa, sb = oa.subset(common), ob.subset(common)
-        diff = paired_difference(sa, sb, bootstrap_b, domain_rng(seed, ga.domain))
-        out.append(
-            Comparison(
-                run_a=a.run.name,
-                run_b=b.run.name,
-                domain=ga.domain,
-                mode=ga.mode,
-                stage=ga.stage,
-                metric=ga.metric,
-                n_common=len(common),
-                only_a=oa.n_cases - len(common),
-                only_b=ob.n_cases - len(common),
-                point_a=point_metric(sa) if common else float("nan"),
-                point_b=point_metric(sb) if common else float("nan"),
-                difference=diff,
-            )
-        )
+        if gb is not None:
+            out.append(_paired(a.run.name, ga, b.run.name, gb, ga.mode, bootstrap_b, seed))
     return out
+
+
+def pair_modes(
+    a: RunScores,
+    mode_a: str,
+    b: RunScores,
+    mode_b: str,
+    bootstrap_b: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> list[Comparison]:
+    """``mode_b`` of run ``b`` minus ``mode_a`` of run ``a`` (one run or two), per domain
+    and stage, paired over the cases both scored: e.g. a setting against zero-shot
+    (docs/settings.md).  The bootstrap draws are the domain's, as in ``compare``."""
+    out: list[Comparison] = []
+    for ga in a.groups:
+        if ga.mode != mode_a:
+            continue
+        gb = b.group(ga.domain, mode_b, ga.stage)
+        if gb is not None:
+            label = f"{mode_b} - {mode_a}"
+            out.append(_paired(a.run.name, ga, b.run.name, gb, label, bootstrap_b, seed))
+    return out
+
+
+def _paired(
+    name_a: str,
+    ga: GroupScore,
+    name_b: str,
+    gb: GroupScore,
+    mode: str,
+    bootstrap_b: int,
+    seed: int,
+) -> Comparison:
+    oa = by_original_case(ga.encoded.outcomes)
+    ob = by_original_case(gb.encoded.outcomes)
+    in_b = set(ob.case_ids)
+    common = [c for c in oa.case_ids if c in in_b]  # both are sorted by id
+    sa, sb = oa.subset(common), ob.subset(common)
+    diff = paired_difference(sa, sb, bootstrap_b, domain_rng(seed, ga.domain))
+    return Comparison(
+        run_a=name_a,
+        run_b=name_b,
+        domain=ga.domain,
+        mode=mode,
+        stage=ga.stage,
+        metric=ga.metric,
+        n_common=len(common),
+        only_a=oa.n_cases - len(common),
+        only_b=ob.n_cases - len(common),
+        point_a=point_metric(sa) if common else float("nan"),
+        point_b=point_metric(sb) if common else float("nan"),
+        difference=diff,
+    )
+
+
+def by_original_case(o: Outcomes) -> Outcomes:
+    """Outcomes with each original case's counterfactual variants as one case whose
+    samples are all of theirs (unchanged when there are no variants).
+
+    The variants have different gold amounts, so their samples are kept as right or
+    wrong only: gold 0, a right sample 0, a wrong one 2 (outside the $1 tolerance), an
+    abstention still an abstention.  Drawing one sample per case uniformly, as the
+    bootstrap does, then scores the mean over the variants."""
+    if not any(original_case_id(c) != c for c in o.case_ids):
+        return o
+    if o.kind != "numeric":
+        raise ValueError("counterfactual variants are made for numeric domains only")
+    right = correct_matrix(o)
+    samples: dict[str, list[tuple[bool, bool]]] = {}
+    for i, case_id in enumerate(o.case_ids):
+        group = samples.setdefault(original_case_id(case_id), [])
+        group += [(bool(right[i, j]), bool(o.abstain[i, j])) for j in range(int(o.present[i]))]
+    ids = sorted(samples)
+    k = max(len(v) for v in samples.values())
+    pred = np.zeros((len(ids), k))
+    abstain = np.zeros((len(ids), k), dtype=bool)
+    for row, case_id in enumerate(ids):
+        for col, (is_right, abstained) in enumerate(samples[case_id]):
+            pred[row, col] = 0.0 if is_right else 2.0
+            abstain[row, col] = abstained
+    return Outcomes(
+        kind="numeric",
+        case_ids=tuple(ids),
+        gold=np.zeros(len(ids)),
+        pred=pred,
+        abstain=abstain,
+        present=np.array([len(samples[c]) for c in ids], dtype=np.intp),
+    )

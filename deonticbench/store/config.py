@@ -23,7 +23,17 @@ CONFIG_NAME = "config.json"
 # The config fields that decide what a record means.  Resuming with any of them changed
 # would mix two experiments in one file; everything else (domains and modes added,
 # --limit, concurrency, versions) may differ between sessions of one run.
-FINGERPRINT_FIELDS = ("model", "split", "attempts", "seed", "templates", "data", "limits")
+FINGERPRINT_FIELDS = (
+    "model",
+    "split",
+    "attempts",
+    "seed",
+    "templates",
+    "data",
+    "limits",
+    "exemplars",
+    "distractors",
+)
 
 
 def _describe_difference(field: str, old: Any, new: Any) -> str:

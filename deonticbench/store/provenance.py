@@ -15,6 +15,7 @@ from typing import Any
 from ..data.cases import describe_source
 from ..models.base import Model
 from ..prompting import template_hashes
+from ..prompting.modes import MODES, SETTINGS
 from ..prompting.plan import RunPlan
 from .environment import environment_facts
 from .spec import RunSpec
@@ -50,8 +51,13 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
         "attempts": spec.attempts,
         "seed": plan.seed,
         "data": describe_source(plan.source),
-        "templates": template_hashes(),
+        "templates": template_hashes(modes=(*MODES, *(m for m in plan.modes if m in SETTINGS))),
         "few_shot_pools": dict(plan.pool_notes),
+        # Only when they differ from the paper's protocol, so that earlier runs, which
+        # lack these keys, keep their fingerprint.
+        **({"exemplars": spec.exemplars} if spec.exemplars != "paper" else {}),
+        **({"distractors": spec.distractors} if spec.distractors else {}),
+        **({"settings": dict(plan.setting_notes)} if plan.setting_notes else {}),
         "limits": asdict(spec.limits),
         "environment": facts,
         "sessions": [

@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import SELECTABLE_MODES, Mode
 from ..reading.outcomes import OUTCOMES, Outcome
 
 SCHEMA = 1
@@ -51,6 +51,10 @@ class Record:
     gold: int | str
     model: str
     attempts: list[Attempt] = field(default_factory=list)
+    template_hash: str | None = None
+    """The hash of the templates of a setting's prompt (written for the settings only)."""
+    exemplars: tuple[str, ...] | None = None
+    """The ids of retrieved few-shot exemplars (written for ``--exemplars retrieved``)."""
 
     @property
     def key(self) -> RecordKey:
@@ -85,6 +89,9 @@ class Record:
             "tokens_out": sum(a.tokens_out for a in self.attempts),
             "latency_s": round(sum(a.latency_s for a in self.attempts), 6),
             "attempts": [asdict(a) for a in self.attempts],
+            # Only when set, so that a paper-protocol record is as it always was.
+            **({"template_hash": self.template_hash} if self.template_hash else {}),
+            **({"exemplars": list(self.exemplars)} if self.exemplars is not None else {}),
         }
 
     @classmethod
@@ -104,12 +111,14 @@ class Record:
                 gold=obj["gold"],
                 model=str(obj["model"]),
                 attempts=attempts,
+                template_hash=obj.get("template_hash"),
+                exemplars=tuple(obj["exemplars"]) if obj.get("exemplars") is not None else None,
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"missing or malformed field: {exc}") from None
         if not attempts:
             raise ValueError("no attempts")
-        if record.mode not in MODES:
+        if record.mode not in SELECTABLE_MODES:
             raise ValueError(f"unknown mode {record.mode!r}")
         for a in attempts:
             if a.outcome not in OUTCOMES:

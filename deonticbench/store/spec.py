@@ -22,7 +22,8 @@ from ..data.domains import DOMAINS, Domain, get_domain
 from ..data.selection import CaseLimit
 from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import MODES, SELECTABLE_MODES, Mode
+from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..solver.execution import Limits
 
 SPEC_SCHEMA = 1
@@ -62,6 +63,10 @@ class RunSpec:
     limits: Limits = field(default_factory=Limits)
     concurrency: int = DEFAULT_CONCURRENCY
     data: DataSource | None = None
+    exemplars: ExemplarChoice = "paper"
+    """How few-shot exemplars are chosen: the paper's seeded choice, or ``retrieved``."""
+    distractors: int = 0
+    """Unrelated statute sections shuffled into each case's statutes (docs/settings.md)."""
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # frozen: normalise the inputs once, here
@@ -75,6 +80,13 @@ class RunSpec:
         put(self, "case_ids", tuple(dict.fromkeys(str(c) for c in self.case_ids)))
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError("a run needs a model spec, e.g. openai:gpt-4.1 or reference.")
+        if self.exemplars not in EXEMPLAR_CHOICES:
+            raise ConfigError(
+                f"unknown exemplar choice {self.exemplars!r}; choose from "
+                f"{', '.join(EXEMPLAR_CHOICES)}."
+            )
+        if not isinstance(self.distractors, int) or self.distractors < 0:
+            raise ConfigError(f"distractors must be 0 or more, not {self.distractors}.")
         if self.split not in SPLITS:
             raise ConfigError(f"unknown split {self.split!r}; choose from {', '.join(SPLITS)}.")
         ks = [v for _, v in self.k] if isinstance(self.k, tuple) else [self.k]
@@ -126,6 +138,8 @@ class RunSpec:
             "limits": dataclasses.asdict(self.limits),
             "concurrency": self.concurrency,
             "data": _source_json(self.data),
+            "exemplars": self.exemplars,
+            "distractors": self.distractors,
         }
 
     @classmethod
@@ -167,7 +181,7 @@ class RunSpec:
         if not isinstance(model, str) or not model:
             raise ConfigError("the run configuration names no model.")
         values: dict[str, Any] = {"model": model}
-        for key in ("split", "attempts", "seed"):
+        for key in ("split", "attempts", "seed", "exemplars", "distractors"):
             if config.get(key) is not None:
                 values[key] = config[key]
         for key in ("domains", "modes"):
@@ -240,11 +254,11 @@ def _modes(modes: Iterable[str] | str) -> tuple[Mode, ...]:
             return MODES
         modes = [m for m in modes.split(",") if m.strip()]
     chosen = [m.strip().lower() for m in modes]
-    unknown = [m for m in chosen if m not in MODES]
+    unknown = [m for m in chosen if m not in SELECTABLE_MODES]
     if unknown or not chosen:
         raise ConfigError(
             f"unknown mode {', '.join(unknown) or repr('')}; choose from "
-            f"{', '.join(MODES)} (comma-separated) or all."
+            f"{', '.join(SELECTABLE_MODES)} (comma-separated) or all."
         )
     return tuple(cast(Mode, m) for m in dict.fromkeys(chosen))
 

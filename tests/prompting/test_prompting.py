@@ -61,6 +61,8 @@ ALL_PLACEHOLDERS = (
     "question",
     "state",
     "exemplars",
+    # rules-given.txt and facts-given.txt: the shown part of the reference program
+    "given",
     "number",
     "program",
     "output",

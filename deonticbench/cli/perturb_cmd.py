@@ -1,0 +1,64 @@
+"""``deonticbench perturb``: counterfactual variants of the numeric domains' cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..data.domains import parse_domains
+from ..data.sources import SPLITS, resolve_source
+from ..settings.perturb import perturb
+
+
+@click.command()
+@click.option(
+    "--domains",
+    "domains_spec",
+    default="sara_numeric,airline",
+    show_default=True,
+    help="Comma-separated numeric domains.",
+)
+@click.option("--split", type=click.Choice(SPLITS), default="hard", show_default=True)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="A new data folder (upstream layout) for the variants; use it with --data-dir.",
+)
+@click.option("--variants", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the new amounts.")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Local data folder of the originals [default: DEONTICBENCH_DATA, else the hub].",
+)
+@click.option("--hub", is_flag=True, help="Load the originals from the Hugging Face hub.")
+def command(
+    domains_spec: str,
+    split: str,
+    out: Path,
+    variants: int,
+    seed: int,
+    data_dir: Path | None,
+    hub: bool,
+) -> None:
+    """Change the amounts of each case, with the gold its perturbed reference prints."""
+    reports = perturb(
+        parse_domains(domains_spec),
+        split=split,
+        out=out,
+        source=resolve_source(data_dir, hub=hub),
+        variants=variants,
+        seed=seed,
+    )
+    for r in reports:
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(r.skipped.items()))
+        click.echo(
+            f"{r.domain}: {r.variants} variants of {r.cases - sum(r.skipped.values())} of "
+            f"{r.cases} cases"
+            + (f" (no variant: {skipped})" if skipped else "")
+            + (f"; {r.dropped_variants} variants printed no answer" if r.dropped_variants else "")
+        )
+    click.echo(f"wrote {out}; run it with --data-dir {out}")

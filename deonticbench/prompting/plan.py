@@ -20,7 +20,7 @@ from ..data.cases import Case, load_cases, pin_source
 from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
-from .distractors import distractor_note, with_distractors
+from .distractors import SectionsNeeded, with_distractors
 from .exemplars import SplitExemplars, choose_exemplars, exemplar_pool, retrieve_exemplars
 from .modes import SETTINGS, Mode
 from .render import Prompt, render
@@ -48,6 +48,11 @@ class GivenParts(Protocol):
     ) -> Mapping[tuple[str, str], tuple[str, str]]:
         """For pool cases: (case id, mode) -> (the part the setting gives, the part it
         asks for), for each case whose split is usable in that setting."""
+        ...
+
+    def needed_sections(self, domain: Domain, cases: Sequence[Case]) -> SectionsNeeded:
+        """For ``--distractors`` on a domain whose prompt holds its whole statute: the
+        sections each case's reference program uses, or why that cannot be told."""
         ...
 
 
@@ -122,7 +127,7 @@ def plan_run(
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
     case_ids: Collection[str] | None = None,
     exemplars: ExemplarChoice = "paper",
-    distractors: int = 0,
+    distractors: int | None = None,
     given_parts: GivenParts | None = None,
 ) -> RunPlan:
     """Load the cases and choose few-shot exemplars: everything a run will do, in order.
@@ -131,7 +136,8 @@ def plan_run(
     domain's default (see ``RunSpec.k``).  ``limit`` and ``case_ids`` choose cases (see
     ``selection.select_cases``).  ``exemplars`` chooses how few-shot exemplars are
     picked, ``distractors`` how many unrelated statute sections each case's statutes get
-    (``distractors.with_distractors``), and ``given_parts`` the settings' parts."""
+    (None: the paper's statutes; ``distractors.with_distractors``), and ``given_parts``
+    the settings' parts and the sections each case uses."""
     if exemplars not in EXEMPLAR_CHOICES:
         raise ValueError(f"exemplars must be one of {', '.join(EXEMPLAR_CHOICES)}")
     settings = [m for m in modes if m in SETTINGS]
@@ -144,15 +150,23 @@ def plan_run(
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
     setting_notes: dict[str, str] = {}
+    selected: list[str] = []
     for domain in domains:
         everything = loader(domain, split, source)
         cases = select_cases(everything, limit=limit, case_ids=case_ids)
+        selected.extend(c.id for c in cases)  # a case a setting leaves out was still found
         given: Mapping[tuple[str, str], str] = {}
         if settings and given_parts is not None:
             given, setting_notes[domain.name] = given_parts.given(domain, cases)
-        if distractors:
-            cases = with_distractors(domain, cases, distractors, material=everything, seed=seed)
-            note = distractor_note(domain, distractors)
+        if distractors is not None:
+            needed = None
+            if domain.statute_source == "shared" and domain.section_terms:
+                if given_parts is None:
+                    raise ValueError(f"{domain.name} distractors need the sections cases use")
+                needed = given_parts.needed_sections(domain, cases)
+            cases, note = with_distractors(
+                domain, cases, distractors, material=everything, seed=seed, needed=needed
+            )
             if note:
                 setting_notes[f"{domain.name}/distractors"] = note
         if isinstance(k, int):
@@ -200,5 +214,5 @@ def plan_run(
                 )
         if split_shots is not None and settings:
             setting_notes[f"{domain.name}/exemplars"] = split_shots.note()
-    check_ids_found(case_ids, (u.case.id for u in units))
+    check_ids_found(case_ids, selected)
     return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source, setting_notes)

@@ -16,6 +16,7 @@ from ..data.cases import Case
 from ..data.domains import Domain
 from ..prompting.modes import SETTINGS
 from ..solver import Limits, Solver
+from .sections import needed_sections
 from .split import CaseSplit, join_parts, split_cases
 
 
@@ -88,6 +89,13 @@ class SettingParts:
             for setting in SETTINGS
             if reason_left_out(split, setting) is None
         }
+
+    def needed_sections(
+        self, domain: Domain, cases: Sequence[Case]
+    ) -> dict[str, frozenset[str] | str]:
+        """``prompting.plan.GivenParts.needed_sections`` (``sections.needed_sections``)."""
+        del domain  # each case names its domain
+        return needed_sections(cases)
 
     def answers(self) -> Mapping[tuple[str, str, str], str]:
         """(domain, case id, setting) -> the part the setting asks for, for every case in

@@ -138,7 +138,7 @@ def prepare(
         case_ids=spec.case_ids or None,
         exemplars=spec.exemplars,
         distractors=spec.distractors,
-        given_parts=parts.given,
+        given_parts=parts,
     )
     model = load_model(
         spec.model,

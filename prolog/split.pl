@@ -3,7 +3,8 @@
     Reads a JSON list of program texts on standard input and prints one JSON object per
     program, in order:
 
-        {"index": I, "clauses": [C, ...], "query": ["main/0", ...], "answer": ["tax/3", ...]}
+        {"index": I, "clauses": [C, ...], "query": ["main/0", ...], "answer": ["tax/3", ...],
+         "used": ["tax/3", "income/3", ...]}
         {"index": I, "error": "syntax_error(...)"}
 
     Each clause C is {"start": S, "end": E, "kind": K, "pred": "name/arity",
@@ -17,7 +18,9 @@
     main/0 or a goal directive calls which prints itself (format/1,2,3, write/1,
     writeln/1, print/1) and is called by nothing outside the query (upstream's uscis
     run/0 and its handle_undefined/1).  "answer" lists the predicates the query calls
-    that are not in it: the conclusion the query prints.
+    that are not in it: the conclusion the query prints.  "used" lists the predicates the
+    program defines that the answer predicates reach, directly or through others (what
+    the query's answer rests on; distractor statutes read it, docs/settings.md).
 
     Reading is SWI-Prolog's own reader (read_term/3 with subterm_positions) and
     library(prolog_xref) for who calls whom; nothing in a program is run.  The op/3
@@ -42,8 +45,8 @@ main :-
 split_one(I, Text) :-
     format(atom(Module), 'deonticbench_split_~w', [I]),
     catch(( read_clauses(Text, Module, Clauses),
-            query_predicates(Text, Clauses, Query, Answer),
-            Report = _{index: I, clauses: Clauses, query: Query, answer: Answer} ),
+            query_predicates(Text, Clauses, Query, Answer, Used),
+            Report = _{index: I, clauses: Clauses, query: Query, answer: Answer, used: Used} ),
           Error,
           ( format(string(Why), "~q", [Error]),
             Report = _{index: I, error: Why} )),
@@ -146,7 +149,7 @@ honour_syntax_directive(_, _).
 
 % --- who prints the answer -----------------------------------------------------------
 
-query_predicates(Text, Clauses, Query, Answer) :-
+query_predicates(Text, Clauses, Query, Answer, Used) :-
     % library(prolog_xref) reads a file: the text goes to a private temporary one.
     tmp_file_stream(text, Src, Out),
     set_stream(Out, encoding(utf8)),
@@ -166,6 +169,8 @@ query_predicates(Text, Clauses, Query, Answer) :-
     include(defined(Src), QueryPIs, Defined),
     maplist(pi_string, Defined, Query),
     maplist(pi_string, AnswerPIs, Answer),
+    reach(Src, AnswerPIs, AnswerPIs, UsedPIs),
+    maplist(pi_string, UsedPIs, Used),
     xref_clean(Src),
     delete_file(Src).
 
@@ -181,6 +186,18 @@ grow_query(Src, Query0, Query) :-
     ;   append(Query0, New, Query1),
         grow_query(Src, Query1, Query)
     ).
+
+% reach(+Src, +Frontier, +Seen, -All): the defined predicates Seen and Frontier call,
+% transitively.
+reach(_, [], Seen, Seen) :- !.
+reach(Src, Frontier, Seen, All) :-
+    findall(PI,
+            ( member(Caller, Frontier), calls(Src, Caller, PI),
+              \+ memberchk(PI, Seen), defined(Src, PI) ),
+            New0),
+    sort(New0, New),
+    append(Seen, New, Seen1),
+    reach(Src, New, Seen1, All).
 
 calls(Src, CN/CA, N/A) :-
     xref_called(Src, Head, By),

@@ -90,9 +90,9 @@ def _positive(name: str, value: int | None) -> None:
 @click.option(
     "--distractors",
     type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Unrelated statute sections shuffled into each case's statutes (docs/settings.md).",
+    default=None,
+    help="Unrelated statute sections shuffled into each case's statutes; for SARA, the "
+    "sections the case uses plus N others, 0 for those alone (docs/settings.md).",
 )
 @click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
 @click.option(
@@ -171,7 +171,7 @@ def command(
     split: str,
     modes: str,
     exemplar_choice: ExemplarChoice,
-    distractors: int,
+    distractors: int | None,
     k: int | None,
     attempts: int | None,
     concurrency: int,

@@ -79,6 +79,19 @@ class Domain:
     required_fields: tuple[str, ...] = ("id", "question", "label", "reference_prolog")
     hub_only_splits: tuple[str, ...] = ()
     """Splits published only on the hub, not in the upstream repository's folders."""
+    section_terms: tuple[tuple[str, str], ...] = ()
+    """Shared statutes split into sections (``--distractors``): (phrase, section number)
+    pairs that say which section a reference program's predicate encodes when its name
+    holds the phrase (words joined by ``_``).  A name that holds a section number
+    (``tax_section_1a``, ``s7703``) names that section.  Empty: no section structure is
+    known, so the domain gets no distractor sections."""
+    section_fallback_terms: tuple[tuple[str, str], ...] = ()
+    """Like ``section_terms``, read only for a name no other term or number maps (the
+    generic ``tax`` of SARA: ``futa_tax`` is §3301, not §1)."""
+    case_section: str = ""
+    """A regular expression whose group 1, on a case id, is the section the case is filed
+    under (SARA binary's ``s152_d_2_H_pos``): the needed sections must include it, or the
+    reading of the program is not trusted (``--distractors``)."""
 
     @property
     def metric(self) -> Literal["accuracy", "macro_f1"]:
@@ -112,6 +125,50 @@ class Domain:
 # the line is unreadable: a value is never cut down to a prefix that parses.
 _VALUE = r"(.*?)"
 
+# Which SARA section a predicate encodes, from the words of its name: each section's title
+# and the terms it defines (docs/settings.md, "Distractor statutes").  Words that several
+# sections use alike (joint return, gross income, nonresident alien) name none.
+_SARA_SECTION_TERMS: tuple[tuple[str, str], ...] = (
+    ("income tax", "1"),
+    ("bracket", "1"),
+    ("tax rate", "1"),
+    ("tax table", "1"),
+    ("mfj", "1"),
+    ("mfs", "1"),
+    ("surviving spouse", "2"),
+    ("head of household", "2"),
+    ("hoh", "2"),
+    ("taxable income", "63"),
+    ("standard deduction", "63"),
+    ("std deduction", "63"),
+    ("itemizes", "63"),
+    ("itemized", "68"),
+    ("applicable amount", "68"),
+    ("exemption", "151"),
+    ("exemptions", "151"),
+    ("dependent", "152"),
+    ("dependents", "152"),
+    ("qualifying child", "152"),
+    ("qualifying relative", "152"),
+    ("descendant", "152"),
+    ("futa", "3301"),
+    ("unemployment", "3301"),
+    ("employer", "3306"),
+    ("employment", "3306"),
+    ("employed", "3306"),
+    ("employee", "3306"),
+    ("wages", "3306"),
+    ("remuneration", "3306"),
+    ("agricultural", "3306"),
+    ("domestic service", "3306"),
+    ("married", "7703"),
+    ("unmarried", "7703"),
+    ("marital", "7703"),
+    ("legal separation", "7703"),
+    ("living apart", "7703"),
+)
+_SARA_FALLBACK_TERMS: tuple[tuple[str, str], ...] = (("tax", "1"),)
+
 SARA_NUMERIC = Domain(
     name="sara_numeric",
     display_name="SARA Num.",
@@ -126,6 +183,8 @@ SARA_NUMERIC = Domain(
     default_k=4,
     few_shot_count=2,
     required_fields=("id", "text", "question", "label", "reference_prolog"),
+    section_terms=_SARA_SECTION_TERMS,
+    section_fallback_terms=_SARA_FALLBACK_TERMS,
 )
 
 SARA_BINARY = Domain(
@@ -154,6 +213,9 @@ SARA_BINARY = Domain(
     default_k=4,
     few_shot_count=2,
     required_fields=("id", "text", "question", "label", "reference_prolog"),
+    section_terms=_SARA_SECTION_TERMS,
+    section_fallback_terms=_SARA_FALLBACK_TERMS,
+    case_section=r"^s(\d+)_",
 )
 
 AIRLINE = Domain(

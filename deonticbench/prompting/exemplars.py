@@ -8,7 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..data.cases import Case, cases_from_rows, load_cases
@@ -214,3 +215,91 @@ def retrieve_exemplars(
     scores = index.get_scores(_tokens(case))
     ranked = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), candidates[i].id))
     return [candidates[i] for i in ranked[:wanted]]
+
+
+# --- a setting's exemplars, in their split parts ------------------------------------------
+
+ExemplarChooser = Callable[[Domain, Sequence[Case], Case, "int | None", int], list[Case]]
+SplitParts = Callable[[Domain, Sequence[Case]], Mapping[tuple[str, str], tuple[str, str]]]
+"""For pool cases: (case id, setting) -> (the part the setting gives, the part it asks
+for), for each case whose split is usable in that setting (``settings.given``)."""
+
+
+class SplitExemplars:
+    """The exemplars of ``rules-given`` and ``facts-given`` units: chosen from the same
+    pool and in the same way as few-shot's (the paper's seeded choice or BM25), each shown
+    in its own split parts.  A pool case whose split is not usable in the setting is
+    skipped and the next one in the ranking taken; the skips are counted (``note``).
+
+    Pool cases are split lazily (in the sandbox, by ``parts``), as the rankings reach
+    them, and each only once."""
+
+    def __init__(self, domain: Domain, pool: Sequence[Case], parts: SplitParts) -> None:
+        self.domain = domain
+        self.pool = list(pool)
+        self._parts = parts
+        self._looked_at: set[str] = set()
+        self._usable: dict[tuple[str, str], tuple[str, str]] = {}
+        self.shown: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()
+        self.short: Counter[str] = Counter()
+        self.without: Counter[str] = Counter()
+
+    def _split(self, cases: Sequence[Case]) -> None:
+        fresh = list({c.id: c for c in cases if c.id not in self._looked_at}.values())
+        if fresh:
+            self._usable.update(self._parts(self.domain, fresh))
+            self._looked_at.update(c.id for c in fresh)
+
+    def _ranking(self, case: Case, choose: ExemplarChooser, seed: int) -> list[Case]:
+        if not self.pool:
+            return []
+        return choose(self.domain, self.pool, case, len(self.pool), seed)
+
+    def prepare(self, cases: Sequence[Case], choose: ExemplarChooser, seed: int) -> None:
+        """Split, in one batch, the pool cases the rankings of ``cases`` start with."""
+        wanted = self.domain.few_shot_count
+        self._split([c for case in cases for c in self._ranking(case, choose, seed)[:wanted]])
+
+    def choose(
+        self, case: Case, setting: str, choose: ExemplarChooser, seed: int
+    ) -> tuple[tuple[Case, ...], tuple[tuple[str, str], ...]]:
+        """``case``'s exemplars for ``setting`` and their (given, written) parts."""
+        wanted = self.domain.few_shot_count
+        ranking = self._ranking(case, choose, seed)
+        chosen: list[Case] = []
+        at = 0
+        while len(chosen) < wanted and at < len(ranking):
+            batch = ranking[at : at + wanted]
+            self._split(batch)
+            for candidate in batch:
+                at += 1
+                if (candidate.id, setting) in self._usable:
+                    chosen.append(candidate)
+                    if len(chosen) == wanted:
+                        break
+                else:
+                    self.skipped[setting] += 1
+        self.shown[setting] += len(chosen)
+        if not chosen:
+            self.without[setting] += 1
+        elif len(chosen) < wanted:
+            self.short[setting] += 1
+        return tuple(chosen), tuple(self._usable[(c.id, setting)] for c in chosen)
+
+    def note(self) -> str:
+        """What config.json says of the settings' exemplars, per setting."""
+        told: list[str] = []
+        for setting in sorted(set(self.shown) | set(self.skipped) | set(self.without)):
+            line = (
+                f"{setting} {self.shown[setting]} exemplars shown, {self.skipped[setting]} "
+                "skipped (split not usable in the setting)"
+            )
+            if self.short[setting]:
+                line += (
+                    f", {self.short[setting]} cases with fewer than {self.domain.few_shot_count}"
+                )
+            if self.without[setting]:
+                line += f", {self.without[setting]} cases left out (no usable exemplar)"
+            told.append(line)
+        return f"{self.domain.name}: " + "; ".join(told) + "."

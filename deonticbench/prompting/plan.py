@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from ..data.cases import Case, load_cases, pin_source
 from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
-from .distractors import distractor_note, with_distractors
-from .exemplars import choose_exemplars, exemplar_pool, retrieve_exemplars
+from .distractors import SectionsNeeded, with_distractors
+from .exemplars import SplitExemplars, choose_exemplars, exemplar_pool, retrieve_exemplars
 from .modes import SETTINGS, Mode
 from .render import Prompt, render
 
@@ -30,11 +30,30 @@ EXEMPLAR_CHOICES: tuple[ExemplarChoice, ...] = ("paper", "retrieved")
 """``paper``: the seeded choice of paper B.1; ``retrieved``: the most similar pool cases
 by BM25 over the case text (docs/settings.md)."""
 
-GivenParts = Callable[[Domain, Sequence[Case]], tuple[Mapping[tuple[str, str], str], str]]
-"""For the settings: given a domain's cases, the part of each reference program a setting
-shows, keyed (case id, mode), and a note for config.json saying what was left out and why.
-A case missing for a setting is left out of it.  Computed above prompting (it runs the
-split in the sandbox, ``deonticbench.settings``) and handed in by ``api.prepare``."""
+
+class GivenParts(Protocol):
+    """The settings' parts of reference programs, computed above prompting (the split
+    runs in the sandbox, ``deonticbench.settings``) and handed in by ``api.prepare``."""
+
+    def given(
+        self, domain: Domain, cases: Sequence[Case]
+    ) -> tuple[Mapping[tuple[str, str], str], str]:
+        """The part of each case's reference program a setting shows, keyed (case id,
+        mode), and a note for config.json saying what was left out and why.  A case
+        missing for a setting is left out of it."""
+        ...
+
+    def exemplar_parts(
+        self, domain: Domain, cases: Sequence[Case]
+    ) -> Mapping[tuple[str, str], tuple[str, str]]:
+        """For pool cases: (case id, mode) -> (the part the setting gives, the part it
+        asks for), for each case whose split is usable in that setting."""
+        ...
+
+    def needed_sections(self, domain: Domain, cases: Sequence[Case]) -> SectionsNeeded:
+        """For ``--distractors`` on a domain whose prompt holds its whole statute: the
+        sections each case's reference program uses, or why that cannot be told."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -51,10 +70,18 @@ class Unit:
     given: str = ""
     """A setting's given part of the reference program (its rules or its case facts),
     shown in the prompt and put before the model's program when it runs."""
+    exemplar_parts: tuple[tuple[str, str], ...] = ()
+    """A setting's exemplars in their split parts (given, written), one per exemplar."""
 
     def render(self) -> Prompt:
         """The unit's first prompt: the one place a unit becomes messages."""
-        return render(self.case, self.mode, self.exemplars, given=self.given)
+        return render(
+            self.case,
+            self.mode,
+            self.exemplars,
+            given=self.given,
+            exemplar_parts=self.exemplar_parts,
+        )
 
     def sample_keys(self) -> list[tuple[str, str, Mode, int]]:
         """(domain, case, mode, sample) of each sample: the store's record keys."""
@@ -100,7 +127,7 @@ def plan_run(
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
     case_ids: Collection[str] | None = None,
     exemplars: ExemplarChoice = "paper",
-    distractors: int = 0,
+    distractors: int | None = None,
     given_parts: GivenParts | None = None,
 ) -> RunPlan:
     """Load the cases and choose few-shot exemplars: everything a run will do, in order.
@@ -109,7 +136,8 @@ def plan_run(
     domain's default (see ``RunSpec.k``).  ``limit`` and ``case_ids`` choose cases (see
     ``selection.select_cases``).  ``exemplars`` chooses how few-shot exemplars are
     picked, ``distractors`` how many unrelated statute sections each case's statutes get
-    (``distractors.with_distractors``), and ``given_parts`` the settings' parts."""
+    (None: the paper's statutes; ``distractors.with_distractors``), and ``given_parts``
+    the settings' parts and the sections each case uses."""
     if exemplars not in EXEMPLAR_CHOICES:
         raise ValueError(f"exemplars must be one of {', '.join(EXEMPLAR_CHOICES)}")
     settings = [m for m in modes if m in SETTINGS]
@@ -122,15 +150,23 @@ def plan_run(
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
     setting_notes: dict[str, str] = {}
+    selected: list[str] = []
     for domain in domains:
         everything = loader(domain, split, source)
         cases = select_cases(everything, limit=limit, case_ids=case_ids)
+        selected.extend(c.id for c in cases)  # a case a setting leaves out was still found
         given: Mapping[tuple[str, str], str] = {}
         if settings and given_parts is not None:
-            given, setting_notes[domain.name] = given_parts(domain, cases)
-        if distractors:
-            cases = with_distractors(domain, cases, distractors, material=everything, seed=seed)
-            note = distractor_note(domain, distractors)
+            given, setting_notes[domain.name] = given_parts.given(domain, cases)
+        if distractors is not None:
+            needed = None
+            if domain.statute_source == "shared" and domain.section_terms:
+                if given_parts is None:
+                    raise ValueError(f"{domain.name} distractors need the sections cases use")
+                needed = given_parts.needed_sections(domain, cases)
+            cases, note = with_distractors(
+                domain, cases, distractors, material=everything, seed=seed, needed=needed
+            )
             if note:
                 setting_notes[f"{domain.name}/distractors"] = note
         if isinstance(k, int):
@@ -138,24 +174,45 @@ def plan_run(
         else:  # None, or per domain (a resumed run's config): the domain's default else
             ks[domain.name] = dict(k or ()).get(domain.name, domain.default_k)
         pool: list[Case] = []
-        if "few-shot" in modes:
+        if "few-shot" in modes or settings:
             pool_cases, note = exemplar_pool(domain, source)
             pool = list(pool_cases)
             notes[domain.name] = note
+        choose = retrieve_exemplars if exemplars == "retrieved" else choose_exemplars
+        split_shots = None
+        if settings and given_parts is not None:
+            split_shots = SplitExemplars(domain, pool, given_parts.exemplar_parts)
+            split_shots.prepare(
+                [c for c in cases if any((c.id, m) in given for m in settings)], choose, seed
+            )
         for case in cases:
             for mode in modes:
                 shots: tuple[Case, ...] = ()
+                shot_parts: tuple[tuple[str, str], ...] = ()
                 if mode == "few-shot":
-                    choose = retrieve_exemplars if exemplars == "retrieved" else choose_exemplars
                     shots = tuple(choose(domain, pool, case, domain.few_shot_count, seed))
                 part = given.get((case.id, mode), "") if mode in SETTINGS else ""
-                if mode in SETTINGS and not part:
-                    continue  # left out of the setting: counted in setting_notes
+                if mode in SETTINGS:
+                    if not part:
+                        continue  # left out of the setting: counted in setting_notes
+                    assert split_shots is not None
+                    shots, shot_parts = split_shots.choose(case, mode, choose, seed)
+                    if not shots:
+                        continue  # no usable exemplar: counted in split_shots.note
                 retrieved = bool(shots) and exemplars == "retrieved"
                 units.append(
                     Unit(
-                        domain, case, mode, ks[domain.name], shots, retrieved=retrieved, given=part
+                        domain,
+                        case,
+                        mode,
+                        ks[domain.name],
+                        shots,
+                        retrieved=retrieved,
+                        given=part,
+                        exemplar_parts=shot_parts,
                     )
                 )
-    check_ids_found(case_ids, (u.case.id for u in units))
+        if split_shots is not None and settings:
+            setting_notes[f"{domain.name}/exemplars"] = split_shots.note()
+    check_ids_found(case_ids, selected)
     return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source, setting_notes)

@@ -27,7 +27,6 @@ from .chat import Message
 from .exemplars import problem_key
 from .modes import SELECTABLE_MODES, SETTINGS, Mode
 from .templates import (
-    EXEMPLAR_FILE,
     FEEDBACK_FILE,
     FEEDBACK_FILES,
     FEEDBACK_NO_ANSWER_FILE,
@@ -96,10 +95,12 @@ def render(
     exemplars: Sequence[Case] = (),
     *,
     given: str = "",
+    exemplar_parts: Sequence[tuple[str, str]] = (),
     prompts_dir: Path | None = None,
 ) -> Prompt:
     """Render the prompt for one case in one mode (few-shot needs ``exemplars``; a
-    setting needs ``given``, the part of the reference program it shows)."""
+    setting needs ``given``, the part of the reference program it shows, and its
+    exemplars with ``exemplar_parts``: each one's given part and written part)."""
     if mode not in SELECTABLE_MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(SELECTABLE_MODES)}")
     if (mode in SETTINGS) != bool(given.strip()):
@@ -111,12 +112,16 @@ def render(
     body_name = files[1]
     body = read_template(root, body_name)
     uses_exemplars = "exemplars" in placeholders(body)
-    if mode == "few-shot":
+    if mode == "few-shot" or mode in SETTINGS:
         if not uses_exemplars:
             raise TemplateError(f"The prompt template {root / body_name} lacks {{exemplars}}.")
         if not exemplars:
-            raise ValueError(f"a few-shot prompt for case {case.id} needs at least one exemplar")
-        values["exemplars"] = _render_exemplars(domain, case, exemplars, root)
+            raise ValueError(f"a {mode} prompt for case {case.id} needs at least one exemplar")
+        if (mode in SETTINGS) != bool(exemplar_parts):
+            raise ValueError(f"exemplar parts go with {' and '.join(SETTINGS)} only")
+        values["exemplars"] = _render_exemplars(
+            domain, case, exemplars, root, files[2], exemplar_parts
+        )
     elif exemplars:
         raise ValueError(f"exemplars are only used in few-shot mode, not {mode}")
     elif uses_exemplars:
@@ -135,11 +140,23 @@ def render(
     )
 
 
-def _render_exemplars(domain: Domain, case: Case, exemplars: Sequence[Case], root: Path) -> str:
-    name = f"{domain.name}/{EXEMPLAR_FILE}"
+def _render_exemplars(
+    domain: Domain,
+    case: Case,
+    exemplars: Sequence[Case],
+    root: Path,
+    name: str,
+    parts: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The solved examples: each exemplar's whole reference program (few-shot, ``name``
+    is ``exemplar.txt``), or its given part and written part (a setting's
+    ``exemplar-<setting>.txt``; ``parts`` line up with ``exemplars``)."""
     block = read_template(root, name)
-    if "program" not in placeholders(block):
-        raise TemplateError(f"The prompt template {root / name} lacks {{program}}.")
+    needed = {"program", "given"} if parts else {"program"}
+    for missing in sorted(needed - placeholders(block)):
+        raise TemplateError(f"The prompt template {root / name} lacks {{{missing}}}.")
+    if parts and len(parts) != len(exemplars):
+        raise ValueError(f"case {case.id}: {len(exemplars)} exemplars but {len(parts)} parts")
     shown: list[str] = []
     for number, exemplar in enumerate(exemplars, start=1):
         if exemplar.domain != domain.name:
@@ -148,7 +165,10 @@ def _render_exemplars(domain: Domain, case: Case, exemplars: Sequence[Case], roo
             raise ValueError(f"case {case.id} cannot be its own exemplar")
         values = _case_values(exemplar)
         values["number"] = str(number)
-        values["program"] = demonstration(domain, exemplar)
+        if parts:
+            values["given"], values["program"] = (p.strip("\n") for p in parts[number - 1])
+        else:
+            values["program"] = demonstration(domain, exemplar)
         shown.append(fill(block, values, name=str(root / name)))
     return "\n\n".join(shown)
 

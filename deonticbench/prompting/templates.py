@@ -13,6 +13,8 @@ Layout of ``prompts/`` (paper 3.1 and B.4; see docs/prompts.md)::
     <domain>/exemplar.txt           how one solved example is shown
     <domain>/rules-given.txt        the setting that shows the reference's rules ({given})
     <domain>/facts-given.txt        the setting that shows the reference's case facts
+    <domain>/exemplar-<setting>.txt how a setting's solved example is shown: its given
+                                    part ({given}) and the part written ({program})
     <domain>/exemplars.json         optional synthetic pool (housing: no offline whole split)
 
 Placeholders are ``{name}`` with a lower-case name.  Filling is a single pass over the
@@ -30,7 +32,7 @@ from pathlib import Path
 from .._paths import PROMPTS
 from ..data.domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError
-from .modes import MODES, Mode
+from .modes import MODES, SETTINGS, Mode
 
 SYSTEM_FILE = "system.txt"
 FEEDBACK_FILE = "feedback.txt"
@@ -119,7 +121,14 @@ def template_files(domain: Domain, mode: Mode) -> tuple[str, ...]:
     files: tuple[str, ...] = (SYSTEM_FILE, f"{domain.name}/{mode}.txt")
     if mode == "few-shot":
         files += (f"{domain.name}/{EXEMPLAR_FILE}",)
+    elif mode in SETTINGS:
+        files += (setting_exemplar_file(domain, mode),)
     return files
+
+
+def setting_exemplar_file(domain: Domain, mode: Mode) -> str:
+    """How a setting's solved example is shown (its given part, then its written part)."""
+    return f"{domain.name}/exemplar-{mode}.txt"
 
 
 def template_hashes(

@@ -115,7 +115,7 @@ def prompt_book(
             case_ids={r.case_id for r in records},
             exemplars=spec.exemplars,
             distractors=spec.distractors,
-            given_parts=SettingParts(spec.limits).given,
+            given_parts=SettingParts(spec.limits),
         )
     except (DeonticBenchError, OSError) as exc:
         return PromptBook(problem=f"prompts were not rebuilt: {exc}")

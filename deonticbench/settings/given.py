@@ -16,6 +16,7 @@ from ..data.cases import Case
 from ..data.domains import Domain
 from ..prompting.modes import SETTINGS
 from ..solver import Limits, Solver
+from .sections import needed_sections
 from .split import CaseSplit, join_parts, split_cases
 
 
@@ -72,6 +73,29 @@ class SettingParts:
                 f"{setting} {kept}/{len(found)}" + (f" (left out: {told})" if told else "")
             )
         return shown, f"{domain.name}: " + ", ".join(notes) + "."
+
+    def exemplar_parts(
+        self, domain: Domain, cases: Sequence[Case]
+    ) -> dict[tuple[str, str], tuple[str, str]]:
+        """``prompting.plan.GivenParts.exemplar_parts``: for pool cases, each one's
+        (shown, asked) parts in every setting its split is usable in (the same checks as
+        a case's own), so that an exemplar shows the part given and the part written."""
+        del domain  # each case names its domain
+        with Solver(limits=self.limits) as solver:
+            found = split_cases(cases, solver)
+        return {
+            (split.case_id, setting): (shown_part(split, setting), asked_part(split, setting))
+            for split in found
+            for setting in SETTINGS
+            if reason_left_out(split, setting) is None
+        }
+
+    def needed_sections(
+        self, domain: Domain, cases: Sequence[Case]
+    ) -> dict[str, frozenset[str] | str]:
+        """``prompting.plan.GivenParts.needed_sections`` (``sections.needed_sections``)."""
+        del domain  # each case names its domain
+        return needed_sections(cases)
 
     def answers(self) -> Mapping[tuple[str, str, str], str]:
         """(domain, case id, setting) -> the part the setting asks for, for every case in

@@ -56,7 +56,7 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
         # Only when they differ from the paper's protocol, so that earlier runs, which
         # lack these keys, keep their fingerprint.
         **({"exemplars": spec.exemplars} if spec.exemplars != "paper" else {}),
-        **({"distractors": spec.distractors} if spec.distractors else {}),
+        **({"distractors": spec.distractors} if spec.distractors is not None else {}),
         **({"settings": dict(plan.setting_notes)} if plan.setting_notes else {}),
         "limits": asdict(spec.limits),
         "environment": facts,

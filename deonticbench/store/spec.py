@@ -65,7 +65,7 @@ class RunSpec:
     data: DataSource | None = None
     exemplars: ExemplarChoice = "paper"
     """How few-shot exemplars are chosen: the paper's seeded choice, or ``retrieved``."""
-    distractors: int = 0
+    distractors: int | None = None
     """Unrelated statute sections shuffled into each case's statutes (docs/settings.md)."""
 
     def __post_init__(self) -> None:
@@ -85,7 +85,9 @@ class RunSpec:
                 f"unknown exemplar choice {self.exemplars!r}; choose from "
                 f"{', '.join(EXEMPLAR_CHOICES)}."
             )
-        if not isinstance(self.distractors, int) or self.distractors < 0:
+        if self.distractors is not None and (
+            not isinstance(self.distractors, int) or self.distractors < 0
+        ):
             raise ConfigError(f"distractors must be 0 or more, not {self.distractors}.")
         if self.split not in SPLITS:
             raise ConfigError(f"unknown split {self.split!r}; choose from {', '.join(SPLITS)}.")

@@ -391,6 +391,42 @@ def test_named_tasks_default_to_the_papers_k_and_the_harness_prompts() -> None:
             assert unit.case.id not in sample.metadata["exemplars"]
 
 
+@pytest.mark.parametrize("mode", ["rules-given", "facts-given"])
+def test_a_setting_runs_in_inspect_with_its_given_part_put_before_the_answer(
+    tmp_path: Path, mode: str
+) -> None:
+    """rules-given / facts-given through inspect: the model answers only the asked part
+    (as the reference backend does); the solver and scorer add the shown part before
+    running it, so every kept case is correct and the logged program holds both."""
+    from deonticbench.settings.given import SettingParts
+
+    plan = plan_for(Settings("sara_numeric", SPLIT, mode, 0, None, False, None))
+    assert plan.units and all(u.given and u.exemplars for u in plan.units)
+    parts = SettingParts()
+    parts.given(get_domain("sara_numeric"), [u.case for u in plan.units])
+    asked = parts.answers()
+    responses = {
+        first_prompt_hash(u.render().messages): [
+            [f"```prolog\n{asked[('sara_numeric', u.case.id, mode)].strip()}\n```"]
+        ]
+        for u in plan.units
+    }
+    model = get_model("mockllm/model", custom_outputs=Script(responses))
+    task = deonticbench(domain="sara_numeric", split=SPLIT, mode=mode, epochs=1, bootstrap=B)
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == len(plan.units)
+    for sample in log.samples:
+        score = next(iter(sample.scores.values())) if sample.scores else None
+        assert score is not None and score.metadata is not None
+        assert score.metadata["outcome"] == "correct", (sample.id, score.metadata)
+        unit = plan.unit(str(sample.id))
+        record = score.metadata["record"]
+        program = record["attempts"][-1]["program"]
+        assert program.startswith(unit.given.strip("\n")[:200])
+        assert len(program) > len(asked[("sara_numeric", unit.case.id, mode)])
+
+
 def test_bad_task_arguments_are_one_sentence() -> None:
     from deonticbench.errors import DeonticBenchError
 

@@ -61,9 +61,9 @@ def test_distractors_add_other_states_statutes_deterministically() -> None:
     domain = get_domain("housing")
     cases = load_cases(domain, "hard", source)
     case = cases[0]
-    [once] = with_distractors(domain, [case], 2, material=cases, seed=0)
-    [again] = with_distractors(domain, [case], 2, material=cases, seed=0)
-    [other_seed] = with_distractors(domain, [case], 2, material=cases, seed=1)
+    [once], _ = with_distractors(domain, [case], 2, material=cases, seed=0)
+    [again], _ = with_distractors(domain, [case], 2, material=cases, seed=0)
+    [other_seed], _ = with_distractors(domain, [case], 2, material=cases, seed=1)
     assert once.statutes == again.statutes != other_seed.statutes
     own = case.statutes.count("\n[") + 1
     assert once.statutes.count("\n[") + 1 == own + 2
@@ -74,17 +74,16 @@ def test_distractors_add_other_states_statutes_deterministically() -> None:
     added = [s for s in once.statutes.split("\n\n") if s.split("] ", 1)[1] not in case.statutes]
     assert len(added) == 2
     assert all(any(a.split("] ", 1)[1] in o.statutes for o in others) for a in added)
-    # SARA prompts hold the whole statute text already: nothing to add.
-    sara = get_domain("sara_numeric")
-    sara_cases = load_cases(sara, "hard", source)[:1]
-    assert with_distractors(sara, sara_cases, 2, material=sara_cases, seed=0) == sara_cases
+    # Without the flag the statutes are the paper's; 0 adds none to a case's own statutes.
+    assert with_distractors(domain, [case], None, material=cases, seed=0) == ([case], None)
+    assert with_distractors(domain, [case], 0, material=cases, seed=0) == ([case], None)
 
 
 def test_a_run_with_distractors_says_so_and_is_not_resumed_without_them(tmp_path: Path) -> None:
     from deonticbench import RunSpec, evaluate
     from deonticbench.errors import DeonticBenchError
 
-    def spec(distractors: int) -> RunSpec:
+    def spec(distractors: int | None) -> RunSpec:
         return RunSpec(
             model="reference",
             domains=("housing", "airline"),
@@ -101,6 +100,6 @@ def test_a_run_with_distractors_says_so_and_is_not_resumed_without_them(tmp_path
     assert config["distractors"] == 2
     assert "airline/distractors" in config["settings"]  # airline gets none, and says so
     with pytest.raises(DeonticBenchError, match="distractors"):
-        evaluate(spec(0), tmp_path / "run", cache=False)
-    plain = evaluate(spec(0), tmp_path / "plain", cache=False)
+        evaluate(spec(None), tmp_path / "run", cache=False)
+    plain = evaluate(spec(None), tmp_path / "plain", cache=False)
     assert "distractors" not in json.loads((plain.path / "config.json").read_text())

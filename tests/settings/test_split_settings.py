@@ -93,15 +93,31 @@ def test_the_settings_prompts_show_one_part_and_never_the_other_or_the_query(
     splits: dict[str, list],
 ) -> None:
     case, split = next(p for p in splits["sara_numeric"] if p[1].kept)
-    rules = render(case, "rules-given", given=shown_part(split, "rules-given"))
-    facts = render(case, "facts-given", given=shown_part(split, "facts-given"))
+    shot, shot_split = next(p for p in splits["sara_numeric"] if p[1].kept and p[0] != case)
+
+    def shown(setting: str):
+        return render(
+            case,
+            setting,
+            [shot],
+            given=shown_part(split, setting),
+            exemplar_parts=[(shown_part(shot_split, setting), asked_part(shot_split, setting))],
+        )
+
+    rules, facts = shown("rules-given"), shown("facts-given")
     text_r, text_f = rules.messages[1].content, facts.messages[1].content
     first_fact = split.split.facts.splitlines()[0]
     first_rule = next(line for line in split.split.rules.splitlines() if ":-" in line)
-    assert first_rule in text_r and first_fact not in text_r
-    assert first_fact in text_f and first_rule not in text_f
+    own_r, own_f = text_r.split("## Rules given")[1], text_f.split("## Facts given")[1]
+    assert first_rule in own_r and first_fact not in text_r
+    assert first_fact in own_f and first_rule not in own_f
+    # The case's own query is never shown (the exemplars show theirs, above the given part).
     query = split.split.query.splitlines()[0]
-    assert query not in text_r and query not in text_f
+    assert query not in text_r.split("## Rules given")[1]
+    assert query not in text_f.split("## Facts given")[1]
+    # Each exemplar shows its own split parts: rules and the facts+query it completes.
+    assert shot_split.split.rules in text_r and shot_split.split.facts in text_r
+    assert shot_split.split.facts in text_f and shot_split.split.rules in text_f
     assert str(case.gold) not in text_r
     assert (
         rules.template == "sara_numeric/rules-given" and rules.template_hash != facts.template_hash
@@ -137,7 +153,7 @@ def test_the_reference_answering_only_the_asked_part_scores_every_kept_case(tmp_
         assert len(attempt.program) > len(model_part.strip())
     config = json.loads((run.path / "config.json").read_text())
     notes = config["settings"]
-    assert set(notes) == set(DOMAIN_NAMES)
+    assert set(notes) == set(DOMAIN_NAMES) | {f"{d}/exemplars" for d in DOMAIN_NAMES}
     assert "rules-given" in notes["uscis"] and "left out" in notes["uscis"]
     assert "uscis/rules-given" in config["templates"]
     planned = {(r.domain, r.case_id, r.mode) for r in run.records}

@@ -22,6 +22,7 @@ from ... import (
     resolve_source,
 )
 from ...prompting.plan import Unit, plan_run
+from ...settings.given import SettingParts
 
 INSPECT_MODEL = "inspect"
 """The model of a task's RunSpec: inspect chooses it (``--model``) after the task is made."""
@@ -75,11 +76,18 @@ class Plan:
 @lru_cache(maxsize=32)
 def plan_for(settings: Settings) -> Plan:
     """The harness's plan of one domain x mode: its cases in the published order and,
-    for few-shot, the exemplars ``plan_run`` chooses for each (seeded by ``seed``)."""
+    for few-shot and the settings, the exemplars ``plan_run`` chooses for each (seeded by
+    ``seed``); for a setting, each case's shown part (a case it leaves out is no sample)."""
     spec = settings.spec()
     assert spec.data is not None
     plan = plan_run(
-        spec.domain_specs, split=spec.split, modes=spec.modes, source=spec.data, seed=spec.seed
+        spec.domain_specs,
+        split=spec.split,
+        modes=spec.modes,
+        source=spec.data,
+        seed=spec.seed,
+        # rules-given and facts-given: the shown parts, split in the sandbox as eval does
+        given_parts=SettingParts(spec.limits),
     )
     assert plan.source is not None
     (domain,) = spec.domain_specs

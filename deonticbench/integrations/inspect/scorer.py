@@ -18,7 +18,7 @@ from inspect_ai.solver import TaskState
 
 from ... import Attempt, Limits, Record, get_domain
 from ...evaluation.runner import evaluate_attempt
-from ...prompting import Prompt, prompt_hash, render
+from ...prompting import Prompt, prompt_hash
 from ._messages import completion_of, from_inspect
 from ._plan import Settings, plan_for
 from ._sandbox import execute
@@ -52,7 +52,7 @@ def deonticbench_scorer(
         stored: list[dict[str, Any]] = state.store.get(ATTEMPTS_KEY, [])
         attempts = [Attempt(**a) for a in stored]
         if state.store.get(PENDING_KEY, True) or not attempts:
-            prompt = _last_prompt(state) or render(unit.case, unit.mode, unit.exemplars)
+            prompt = _last_prompt(state) or unit.render()
             attempt, _ = await evaluate_attempt(
                 spec,
                 unit.case,
@@ -61,6 +61,7 @@ def deonticbench_scorer(
                 len(attempts),
                 completion_of(state.output),
                 lambda program: execute(program, timeout),
+                given=unit.given,
             )
             attempts.append(attempt)
         record = Record(

@@ -16,7 +16,6 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ... import Limits, get_domain
 from ...evaluation.runner import evaluate_attempt
-from ...prompting import render
 from ._messages import completion_of, to_inspect
 from ._plan import Settings, plan_for
 from ._sandbox import execute
@@ -46,7 +45,7 @@ def deonticbench_solver(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         unit = plan_for(settings).unit(state.sample_id)
-        prompt = render(unit.case, unit.mode, unit.exemplars)
+        prompt = unit.render()
         judged: list[dict[str, object]] = []
         pending = True
         for index in range(attempts):
@@ -62,6 +61,7 @@ def deonticbench_solver(
                 index,
                 completion_of(state.output),
                 lambda program: execute(program, timeout),
+                given=unit.given,
             )
             judged.append(asdict(attempt))
             if retry is None:

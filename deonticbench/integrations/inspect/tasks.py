@@ -18,7 +18,7 @@ from inspect_ai.scorer import Metric
 from ... import Limits
 from ...data.cases import describe_source
 from ...errors import ConfigError
-from ...prompting import render, template_hashes
+from ...prompting import template_hashes
 from ...scoring.metrics import DEFAULT_BOOTSTRAP
 from ...scoring.scores import STAGES
 from ._messages import to_inspect
@@ -48,7 +48,8 @@ def deonticbench(
     Args:
       domain: sara_numeric, sara_binary, airline, housing or uscis.
       split: hard (the paper's), smoke (its first five cases) or whole.
-      mode: direct, zero-shot or few-shot.
+      mode: direct, zero-shot or few-shot; or a setting, rules-given or facts-given
+        (docs/settings.md).
       attempts: 1 is the paper's protocol; 2 adds one retry with SWI-Prolog's feedback
         when a program gave no answer (the final stage's metrics are ``final_*``).
       timeout: wall-clock seconds each program may run (the paper's 20).
@@ -98,7 +99,7 @@ def deonticbench(
 def _dataset(plan: Plan, settings: Settings) -> MemoryDataset:
     samples = []
     for unit in plan.units:
-        prompt = render(unit.case, unit.mode, unit.exemplars)
+        prompt = unit.render()
         samples.append(
             Sample(
                 id=unit.case.id,

@@ -228,6 +228,7 @@ async def arun(
                     attempts=spec.attempts or DEFAULT_ATTEMPTS,
                     concurrency=spec.concurrency,
                     observer=observer,
+                    agent=spec.agent,
                 )
                 try:
                     await runner.run(plan)

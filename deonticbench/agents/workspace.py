@@ -29,6 +29,7 @@ from ..data.domains import Domain, get_domain
 from ..prompting.exemplars import problem_key
 from ..prompting.modes import Mode, is_agentic, prompted_counterpart
 from ..prompting.render import demonstration
+from ..prompting.templates import AGENT_DIR as AGENT_PROMPTS
 from ..prompting.templates import fill, hash_template_files, prompts_root, read_template
 from ..solver.execution import DEFAULT_TIMEOUT_S
 
@@ -38,8 +39,6 @@ SOLUTION_FILE = "solution.pl"
 OUTPUT_DIR = "output"
 ANSWER_FILE = "output/answer.txt"
 EXAMPLES_DIR = "examples"
-AGENT_PROMPTS = "agent"
-"""The folder under ``prompts/`` that holds the agentic templates."""
 TOOL_SETS: tuple[str, ...] = ("prolog", "shell")
 """The harness's own tool sets (``--agent-tools``); ``terminal`` is Harbor's wording."""
 OBSERVATION_CHARS = 8000

@@ -20,7 +20,7 @@ from ..evaluation.progress import LiveProgress, summary_notes, summary_table
 from ..prompting.modes import MODES, Mode, parse_modes
 from ..solver import ExecutorKind
 from ..store.folder import RunFolder
-from ..store.spec import DEFAULT_CONCURRENCY, RunSpec
+from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
 from ._options import executor_option
 
 
@@ -65,7 +65,36 @@ def _positive(name: str, value: int | None) -> None:
     "--modes",
     default=",".join(MODES),
     show_default=True,
-    help="direct (answer in prose), zero-shot and few-shot (write Prolog), comma-separated.",
+    help="direct (answer in prose), zero-shot and few-shot (write Prolog), and the agentic "
+    "agent-direct, agent-zero-shot, agent-few-shot (docs/agents.md), comma-separated; "
+    "all: the paper's three.",
+)
+@click.option(
+    "--agent-tools",
+    type=click.Choice(AGENT_TOOL_SETS),
+    default="prolog",
+    show_default=True,
+    help="Agentic modes: file and run_prolog tools, or one sandboxed bash tool.",
+)
+@click.option(
+    "--agent-max-turns",
+    type=int,
+    default=50,
+    show_default=True,
+    help="Agentic modes: model turns per trial.",
+)
+@click.option(
+    "--agent-max-tokens",
+    type=int,
+    default=None,
+    help="Agentic modes: tokens in+out per trial [default: no limit].",
+)
+@click.option(
+    "--agent-timeout",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Agentic modes: wall-clock seconds per trial.",
 )
 @click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
 @click.option(
@@ -143,6 +172,10 @@ def command(
     domains: str,
     split: str,
     modes: str,
+    agent_tools: str,
+    agent_max_turns: int,
+    agent_max_tokens: int | None,
+    agent_timeout: float,
     k: int | None,
     attempts: int | None,
     concurrency: int,
@@ -184,6 +217,7 @@ def command(
         case_ids=tuple(parse_ids(sample_ids)),
         concurrency=concurrency,
         data=resolve_source(data_dir, hub=hub, revision=revision),
+        agent=AgentOptions(agent_tools, agent_max_turns, agent_max_tokens, agent_timeout),
     )
     prepared = prepare(spec, out, fresh=fresh)
     if params and not prepared.model.cacheable:

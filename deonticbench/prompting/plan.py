@@ -20,7 +20,7 @@ from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
 from .exemplars import choose_exemplars, exemplar_pool
-from .modes import Mode
+from .modes import Mode, prompted_counterpart
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,15 @@ def plan_run(
         else:  # None, or per domain (a resumed run's config): the domain's default else
             ks[domain.name] = dict(k or ()).get(domain.name, domain.default_k)
         pool: list[Case] = []
-        if "few-shot" in modes:
+        if any(prompted_counterpart(m) == "few-shot" for m in modes):
             pool_cases, note = exemplar_pool(domain, source)
             pool = list(pool_cases)
             notes[domain.name] = note
         for case in cases:
             for mode in modes:
                 exemplars: tuple[Case, ...] = ()
-                if mode == "few-shot":
+                # agent-few-shot gets the very exemplars few-shot gets: a fair pairing
+                if prompted_counterpart(mode) == "few-shot":
                     exemplars = tuple(
                         choose_exemplars(domain, pool, case, domain.few_shot_count, seed)
                     )

@@ -33,6 +33,45 @@ DEFAULT_CONCURRENCY = 8
 """Model requests in flight at once."""
 
 KPerDomain = tuple[tuple[str, int], ...]
+AGENT_TOOL_SETS = ("prolog", "shell")
+"""``--agent-tools``: the tools of the agentic modes (docs/agents.md)."""
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """How the agentic modes run (docs/agents.md): the tool set and the budgets of a trial."""
+
+    tool_set: str = "prolog"
+    max_turns: int = 50
+    max_tokens: int | None = None
+    """Tokens in+out per trial; None: no limit."""
+    timeout_s: float = 600.0
+    """Wall clock per trial (DAR's 600 s)."""
+
+    def __post_init__(self) -> None:
+        if self.tool_set not in AGENT_TOOL_SETS:
+            raise ConfigError(
+                f"unknown agent tool set {self.tool_set!r}; choose from "
+                f"{', '.join(AGENT_TOOL_SETS)}."
+            )
+        if not isinstance(self.max_turns, int) or self.max_turns < 1:
+            raise ConfigError(f"--agent-max-turns must be at least 1, not {self.max_turns}.")
+        if self.max_tokens is not None and (
+            not isinstance(self.max_tokens, int) or self.max_tokens < 1
+        ):
+            raise ConfigError(f"--agent-max-tokens must be at least 1, not {self.max_tokens}.")
+        if not isinstance(self.timeout_s, int | float) or self.timeout_s <= 0:
+            raise ConfigError(f"--agent-timeout must be positive, not {self.timeout_s}.")
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> AgentOptions:
+        if not isinstance(obj, Mapping):
+            raise ConfigError("the agent options must be a JSON object.")
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in obj.items() if k in known})
 
 
 @dataclass(frozen=True)
@@ -62,6 +101,8 @@ class RunSpec:
     limits: Limits = field(default_factory=Limits)
     concurrency: int = DEFAULT_CONCURRENCY
     data: DataSource | None = None
+    agent: AgentOptions = field(default_factory=AgentOptions)
+    """The tool set and budgets of the agentic modes (unused by the paper's modes)."""
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # frozen: normalise the inputs once, here
@@ -73,6 +114,8 @@ class RunSpec:
         if isinstance(self.limit, list | tuple):
             put(self, "limit", _limit_range(self.limit))
         put(self, "case_ids", tuple(dict.fromkeys(str(c) for c in self.case_ids)))
+        if not isinstance(self.agent, AgentOptions):
+            put(self, "agent", AgentOptions.from_json(self.agent))
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError("a run needs a model spec, e.g. openai:gpt-4.1 or reference.")
         if self.split not in SPLITS:
@@ -126,6 +169,7 @@ class RunSpec:
             "limits": dataclasses.asdict(self.limits),
             "concurrency": self.concurrency,
             "data": _source_json(self.data),
+            "agent": self.agent.to_json(),
         }
 
     @classmethod
@@ -147,6 +191,8 @@ class RunSpec:
                 values["limits"] = Limits(**values["limits"])
             if "data" in values:
                 values["data"] = _source_from_json(values["data"])
+            if "agent" in values:
+                values["agent"] = AgentOptions.from_json(values["agent"])
             return cls(**values)
         except (TypeError, ValueError, KeyError) as exc:
             raise ConfigError(f"a run spec is malformed ({exc}).") from None
@@ -187,6 +233,8 @@ class RunSpec:
                 values["case_ids"] = tuple(last["case_ids"])
             if isinstance(last.get("concurrency"), int):
                 values["concurrency"] = last["concurrency"]
+        if isinstance(config.get("agent"), Mapping):
+            values["agent"] = AgentOptions.from_json(config["agent"])
         data = config.get("data")
         if isinstance(data, Mapping) and data.get("kind") in ("local", "hub"):
             values["data"] = _source_from_json(data)

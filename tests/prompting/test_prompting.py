@@ -84,6 +84,7 @@ ALL_PLACEHOLDERS = (
     "print_format",
     "output_chars",
     "tool_list",
+    "name",
 )
 ENTRY_DOMAINS = ("housing", "uscis")
 

@@ -25,7 +25,7 @@ from ..prompting.modes import Mode, prompted_counterpart
 from ..reading.answers import Answer, answer_from_execution, read_direct_answer
 from ..reading.outcomes import Outcome, judge
 from ..reading.programs import prepare_program
-from ..solver import Execution, Solver
+from ..solver import Execution, Limits, Solver
 from ..store.record import Attempt
 from .workspace import ANSWER_FILE, SOLUTION_FILE
 
@@ -98,7 +98,7 @@ async def ajudge_workspace(
     domain: Domain,
     mode: Mode,
     workspace_dir: Path,
-    execute: Callable[[str], Awaitable[Execution]],
+    execute: Callable[..., Awaitable[Execution]],
     submitted_text: str | None = None,
 ) -> Judgement:
     """Judge a finished workspace; ``execute`` runs a program in the sandbox under the
@@ -130,7 +130,7 @@ def judge_workspace(
     """``ajudge_workspace`` for callers without an event loop (Harbor's import)."""
     import asyncio
 
-    async def execute(program: str) -> Execution:
-        return solver.run(program)
+    async def execute(program: str, limits: Limits | None = None) -> Execution:
+        return solver.run(program, limits)
 
     return asyncio.run(ajudge_workspace(domain, mode, workspace_dir, execute, submitted_text))

@@ -34,14 +34,14 @@ from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
 from ..prompting.render import prompt_hash
 from ..prompting.templates import SYSTEM_FILE, prompts_root, read_template
-from ..solver import Execution
+from ..solver import Limits
 from ..solver.execution import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
 from ..solver.shell import ShellLimits
 from ..store.record import AgentInfo, Attempt
 from ..store.trajectory import add_step, finish_trajectory, new_trajectory
 from .judge import Judgement, ajudge_workspace
 from .protocol import parse_text_calls, protocol_section, result_message
-from .tools import MAX_CALLS_PER_TURN, TOOLS, Observation, ToolBox
+from .tools import MAX_CALLS_PER_TURN, TOOLS, Execute, Observation, ToolBox
 from .workspace import build_workspace, instruction_text
 
 DEFAULT_MAX_TURNS = 50
@@ -179,13 +179,20 @@ def _now() -> str:
 async def run_trial(
     setup: TrialSetup,
     generate: Generate,
-    execute: Callable[[str], Awaitable[Execution]],
+    execute: Execute,
+    *,
+    limits: Limits | None = None,
 ) -> Trial:
     """Carry out one trial in ``setup.workdir`` and judge what it left."""
     budget = setup.budget
     workspace = build_workspace(setup.case, setup.mode, setup.workdir, setup.exemplars)
     toolbox = ToolBox(
-        setup.tool_set, workspace.root, setup.domain, execute, shell_limits=setup.shell_limits
+        setup.tool_set,
+        workspace.root,
+        setup.domain,
+        execute,
+        shell_limits=setup.shell_limits,
+        limits=limits,
     )
     specs = TOOLS[setup.tool_set]
     offered = specs if setup.native else ()
@@ -208,6 +215,7 @@ async def run_trial(
     stop = "max_turns"
     start = time.monotonic()
     deadline = start + budget.timeout_s
+    toolbox.deadline = deadline
     try:
         for turn in range(budget.max_turns):
             if budget.max_tokens is not None and tokens_in + tokens_out >= budget.max_tokens:

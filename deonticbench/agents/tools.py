@@ -22,16 +22,17 @@ import asyncio
 import os
 import stat
 import subprocess
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ..data.domains import Domain
 from ..prompting.chat import ToolCall, ToolSpec
 from ..prompting.render import stable_paths
 from ..reading.programs import prepare_program
-from ..solver import Execution
+from ..solver import Execution, Limits
 from ..solver.pool import claim_uid
 from ..solver.shell import ShellLimits, run_shell
 from .judge import MAX_JUDGED_BYTES
@@ -112,6 +113,13 @@ SHELL_TOOLS: tuple[ToolSpec, ...] = (
 )
 TOOLS: dict[str, tuple[ToolSpec, ...]] = {"prolog": PROLOG_TOOLS, "shell": SHELL_TOOLS}
 SUBMIT = "submit"
+
+
+class Execute(Protocol):
+    """Runs a program in the sandbox pool (the runner's, which bounds concurrency);
+    ``limits`` None: the pool's own."""
+
+    def __call__(self, program: str, limits: Limits | None = None) -> Awaitable[Execution]: ...
 
 
 @dataclass(frozen=True)
@@ -235,9 +243,10 @@ class ToolBox:
         tool_set: str,
         root: Path,
         domain: Domain,
-        execute: Callable[[str], Awaitable[Execution]],
+        execute: Execute,
         *,
         shell_limits: ShellLimits | None = None,
+        limits: Limits | None = None,
     ) -> None:
         if tool_set not in TOOLS:
             raise ValueError(f"unknown tool set {tool_set!r}; choose from {', '.join(TOOLS)}")
@@ -247,6 +256,9 @@ class ToolBox:
         self.domain = domain
         self.execute = execute
         self.shell_limits = shell_limits or ShellLimits()
+        self.limits = limits or Limits()
+        self.deadline: float | None = None
+        """The trial's end (``time.monotonic()``): no tool runs past it."""
         self._uid: int | None = None
         self._uid_lock: IO[bytes] | None = None
 
@@ -373,8 +385,16 @@ class ToolBox:
         if len(text.encode("utf-8", errors="replace")) > MAX_JUDGED_BYTES:
             raise ToolError(f"{path} is larger than {MAX_JUDGED_BYTES} bytes")
         prepared = prepare_program(self.domain, text)
-        execution = await self.execute(prepared.text)
+        execution = await self.execute(
+            prepared.text, replace(self.limits, timeout_s=self._within(self.limits.timeout_s))
+        )
         return execution_report(execution, path)
+
+    def _within(self, timeout_s: float) -> float:
+        """A tool's time limit, cut so that it ends by the trial's deadline."""
+        if self.deadline is None:
+            return timeout_s
+        return max(0.05, min(timeout_s, self.deadline - time.monotonic()))
 
     # --- the shell set ----------------------------------------------------------------
 
@@ -384,9 +404,10 @@ class ToolBox:
         if self._uid is None and os.geteuid() == 0:
             self._uid, self._uid_lock = claim_uid()
         before = _snapshot(self.root)
-        result = run_shell(self.root, command, uid=self._uid, limits=self.shell_limits)
+        limits = replace(self.shell_limits, timeout_s=self._within(self.shell_limits.timeout_s))
+        result = run_shell(self.root, command, uid=self._uid, limits=limits)
         status = (
-            f"timed out after {self.shell_limits.timeout_s:g} s"
+            f"timed out after {limits.timeout_s:.3g} s"
             if result.timed_out
             else f"exit status {result.exit_code}"
         )

@@ -57,7 +57,7 @@ from ..prompting.plan import RunPlan, Unit
 from ..reading.answers import Answer, answer_from_execution, read_direct_answer
 from ..reading.outcomes import judge
 from ..reading.programs import extract_program, prepare_program
-from ..solver import Execution, Solver
+from ..solver import Execution, Limits, Solver
 from ..store.folder import RunFolder
 from ..store.record import Attempt, Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
@@ -250,10 +250,10 @@ class Runner:
 
     # one agentic trial ---------------------------------------------------------
 
-    async def _execute(self, program: str) -> Execution:
+    async def _execute(self, program: str, limits: Limits | None = None) -> Execution:
         assert self._executions is not None
         async with self._executions:
-            return await self.solver.arun(program)
+            return await self.solver.arun(program, limits)
 
     async def _turn(
         self,
@@ -333,7 +333,7 @@ class Runner:
             ) -> tuple[Completion, bool]:
                 return await self._turn(unit, sample, messages, tools, turn)
 
-            trial = await run_trial(setup, generate, self._execute)
+            trial = await run_trial(setup, generate, self._execute, limits=self.solver.limits)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         relative = trajectory_path(unit.domain.name, unit.case.id, unit.mode, sample)

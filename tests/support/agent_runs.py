@@ -14,7 +14,8 @@ from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import Domain
 from deonticbench.evaluation.cache import ResponseCache
 from deonticbench.evaluation.runner import Runner, RunResult
-from deonticbench.models.base import Model
+from deonticbench.models.base import Completion, Model, Request
+from deonticbench.prompting.chat import ToolCall
 from deonticbench.prompting.modes import Mode
 from deonticbench.prompting.plan import plan_run
 from deonticbench.reading.programs import unwrap_fenced
@@ -22,6 +23,7 @@ from deonticbench.solver import Solver
 from deonticbench.store.folder import RunFolder
 from deonticbench.store.record import Record
 from deonticbench.store.spec import AgentOptions
+from deonticbench.store.trajectory import read_trajectory
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
 
@@ -89,3 +91,40 @@ def solving_agent(cases: Sequence[Case]) -> Callable[[FakeRequest], str | ToolTu
         return script[turn - 1] if turn - 1 < len(script) else "done"
 
     return respond
+
+
+class ScriptedAgent(Model):
+    """An agent that needs no server: turn n sends the calls of ``script[n]`` natively
+    (a turn past the script sends none, ending the trial).  For hostile-agent tests."""
+
+    native_tools = True
+    cacheable = False
+
+    def __init__(self, script: Sequence[Sequence[tuple[str, dict[str, object]]]]) -> None:
+        from deonticbench.models.base import GenerationParams
+
+        self.spec = self.provider = self.model_name = "scripted"
+        self.params = GenerationParams()
+        self.script = [list(turn) for turn in script]
+
+    async def generate(self, request: Request) -> list[Completion]:
+        turn = sum(1 for m in request.messages if m.role == "assistant")
+        calls = self.script[turn] if turn < len(self.script) else []
+        completion = Completion(
+            text=f"turn {turn}",
+            tokens_in=10,
+            tokens_out=5,
+            tool_calls=tuple(ToolCall(f"c{turn}_{i}", n, a) for i, (n, a) in enumerate(calls)),
+        )
+        return [completion] * request.n
+
+
+def observations(record: Record, run_dir: Path) -> list[str]:
+    """Every observation of a trial, in order, from its trajectory."""
+    assert record.agent is not None and record.agent.trajectory is not None
+    atif = read_trajectory(run_dir, record.agent.trajectory, record.agent.trajectory_sha256)
+    return [
+        str(result.get("content"))
+        for step in atif["steps"]
+        for result in (step.get("observation") or {}).get("results", [])
+    ]

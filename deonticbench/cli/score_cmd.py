@@ -11,6 +11,7 @@ import click
 
 from ..errors import DeonticBenchError
 from ..scoring.scores import Comparison, RunScores, compare, score_runs
+from ..scoring.scores import pair_modes as pair_modes_of
 from ..scoring.tables import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
@@ -27,6 +28,7 @@ from ..scoring.tables import (
     table2,
     to_json,
 )
+from ..scoring.usage import UsageRow, usage_rows, usage_table
 from ._options import bootstrap_options
 
 FORMATS = (*TABLE_FORMATS, "json")
@@ -60,6 +62,12 @@ class ReportWriteError(DeonticBenchError):
 )
 @click.option("--against", type=click.Choice(["paper"]), help="Show the published rows beside.")
 @click.option("--compare", is_flag=True, help="Paired differences of each run against the first.")
+@click.option(
+    "--pair-modes",
+    is_flag=True,
+    help="Paired differences of each agentic mode against its prompted counterpart on the "
+    "same cases (agent-zero-shot - zero-shot), from the same run folder or another given one.",
+)
 def command(
     run_dirs: tuple[Path, ...],
     replicates: int,
@@ -68,6 +76,7 @@ def command(
     out: Path | None,
     against: str | None,
     compare: bool,
+    pair_modes: bool,
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
     if compare and len(run_dirs) < 2:
@@ -88,6 +97,14 @@ def command(
                     err=True,
                 )
     comparisons = _compare_all(scores, replicates, seed) if compare else []
+    if pair_modes:
+        paired = pair_modes_of(scores, replicates, seed)
+        if not paired:
+            raise NothingToScoreError(
+                "--pair-modes found no agentic mode with its prompted counterpart in the "
+                "given run folders."
+            )
+        comparisons += paired
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
         return
@@ -110,6 +127,7 @@ def _stdout_text(
 ) -> str:
     if fmt == "json":
         doc = to_json(scores, comparisons)
+        doc["usage"] = [row.to_dict() for row in usage_rows(scores)]
         if paper:
             table = against_paper(scores)
             doc["against_paper"] = [dict(zip(table.headers, r, strict=True)) for r in table.rows]
@@ -121,11 +139,17 @@ def _stdout_text(
             return render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons))
         return long_csv_with_paper(scores) if paper else long_csv(scores)
     tables: list[Table] = [table2(scores)]
+    if _has_agents(scores):
+        tables.append(usage_table(usage_rows(scores)))
     if paper:
         tables.append(against_paper(scores))
     if comparisons:
         tables.append(comparison_table(comparisons))
     return "\n".join(render(t, fmt) for t in tables)
+
+
+def _has_agents(scores: Sequence[RunScores]) -> bool:
+    return any(r.agent is not None for s in scores for r in s.run.records)
 
 
 def _safe(name: str) -> str:
@@ -147,6 +171,9 @@ def _write_all(
         "cases.csv": cases_csv(scores),
         "scores.json": json.dumps(to_json(scores, comparisons), indent=2) + "\n",
     }
+    usage = usage_rows(scores)
+    files["usage.csv"] = render_csv(UsageRow.columns(), [r.to_dict() for r in usage])
+    files["usage.md"] = render_markdown(usage_table(usage))
     if comparisons:
         files["comparison.csv"] = render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons))
         files["comparison.md"] = render_markdown(comparison_table(comparisons))

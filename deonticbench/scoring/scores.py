@@ -26,7 +26,7 @@ import numpy as np
 
 from ..data.domains import DISPLAY_ORDER, DOMAINS, Domain
 from ..errors import ConfigError, DeonticBenchError
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import ALL_MODES, Mode, is_agentic, prompted_counterpart
 from ..store.config import CONFIG_NAME
 from ..store.record import Attempt, Record
 from ..store.records_file import RECORDS_NAME, read_records
@@ -343,7 +343,7 @@ class RunScores:
     @property
     def modes(self) -> list[Mode]:
         present = {g.mode for g in self.groups}
-        return [m for m in MODES if m in present]
+        return [m for m in ALL_MODES if m in present]
 
 
 @dataclass(frozen=True)
@@ -426,7 +426,7 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
     if summary:
         notes.insert(0, f"{RECORDS_NAME}: {summary}")
     for domain in (DOMAINS[name] for name in DISPLAY_ORDER):  # one order in every output
-        for mode in MODES:
+        for mode in ALL_MODES:
             chosen = [r for r in run.records if r.domain == domain.name and r.mode == mode]
             if not chosen:
                 continue
@@ -520,25 +520,72 @@ def compare(
         gb = b.group(ga.domain, ga.mode, ga.stage)
         if gb is None:
             continue
-        oa, ob = ga.encoded.outcomes, gb.encoded.outcomes
-        in_b = set(ob.case_ids)
-        common = [c for c in oa.case_ids if c in in_b]  # both are sorted by id
-        sa, sb = oa.subset(common), ob.subset(common)
-        diff = paired_difference(sa, sb, bootstrap_b, domain_rng(seed, ga.domain))
-        out.append(
-            Comparison(
-                run_a=a.run.name,
-                run_b=b.run.name,
-                domain=ga.domain,
-                mode=ga.mode,
-                stage=ga.stage,
-                metric=ga.metric,
-                n_common=len(common),
-                only_a=oa.n_cases - len(common),
-                only_b=ob.n_cases - len(common),
-                point_a=point_metric(sa) if common else float("nan"),
-                point_b=point_metric(sb) if common else float("nan"),
-                difference=diff,
-            )
-        )
+        out.append(_paired(a, ga, b, gb, bootstrap_b, seed, mode=ga.mode, stage=ga.stage))
+    return out
+
+
+def _paired(
+    a: RunScores,
+    ga: GroupScore,
+    b: RunScores,
+    gb: GroupScore,
+    bootstrap_b: int,
+    seed: int,
+    *,
+    mode: str,
+    stage: str,
+) -> Comparison:
+    """``gb - ga`` over the cases both scored, resampled together (paper B.3's bootstrap,
+    the domain's own stream: the same draws as each group's interval)."""
+    oa, ob = ga.encoded.outcomes, gb.encoded.outcomes
+    in_b = set(ob.case_ids)
+    common = [c for c in oa.case_ids if c in in_b]  # both are sorted by id
+    sa, sb = oa.subset(common), ob.subset(common)
+    diff = paired_difference(sa, sb, bootstrap_b, domain_rng(seed, ga.domain))
+    return Comparison(
+        run_a=a.run.name,
+        run_b=b.run.name,
+        domain=ga.domain,
+        mode=mode,
+        stage=stage,
+        metric=ga.metric,
+        n_common=len(common),
+        only_a=oa.n_cases - len(common),
+        only_b=ob.n_cases - len(common),
+        point_a=point_metric(sa) if common else float("nan"),
+        point_b=point_metric(sb) if common else float("nan"),
+        difference=diff,
+    )
+
+
+def pair_modes(
+    scores: Sequence[RunScores], bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> list[Comparison]:
+    """Each agentic mode against its prompted counterpart on the same cases: ``agentic -
+    prompted``, as a paired bootstrap difference (``score --pair-modes``).
+
+    The prompted groups come from the agentic group's own run when it has them, else from
+    the first other run that does (a prompted run and an agentic run of the same model,
+    in two folders).  Each prompted stage is paired: ``first`` (the paper's protocol)
+    and, when the prompted run retried, ``final``.  The comparison's ``mode`` reads
+    ``agent-zero-shot - zero-shot``; its ``stage`` is the prompted one."""
+    out: list[Comparison] = []
+    for run in scores:
+        for g in run.groups:
+            if not is_agentic(g.mode) or g.stage != "first":
+                continue
+            base = prompted_counterpart(g.mode)
+            for other in [run, *(o for o in scores if o is not run)]:
+                found = [
+                    pg
+                    for stage in other.stages
+                    if (pg := other.group(g.domain, base, stage)) is not None
+                ]
+                for pg in found:
+                    out.append(
+                        _paired(other, pg, run, g, bootstrap_b, seed,
+                                mode=f"{g.mode} - {base}", stage=pg.stage)
+                    )  # fmt: skip
+                if found:
+                    break
     return out

@@ -100,10 +100,14 @@ class ScriptedAgent(Model):
     native_tools = True
     cacheable = False
 
-    def __init__(self, script: Sequence[Sequence[tuple[str, dict[str, object]]]]) -> None:
+    def __init__(
+        self,
+        script: Sequence[Sequence[tuple[str, dict[str, object]]]],
+        spec: str = "scripted",
+    ) -> None:
         from deonticbench.models.base import GenerationParams
 
-        self.spec = self.provider = self.model_name = "scripted"
+        self.spec = self.provider = self.model_name = spec
         self.params = GenerationParams()
         self.script = [list(turn) for turn in script]
 

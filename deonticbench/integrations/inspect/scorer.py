@@ -83,7 +83,7 @@ def deonticbench_scorer(
                 "abstain_reason": final.abstain_reason,
                 "first_outcome": record.first.outcome,
                 "attempts": len(attempts),
-                "program_output": _program_output(final),
+                "program_output": program_output(final),
                 RECORD_KEY: record.to_json(),
             },
         )
@@ -103,7 +103,7 @@ def _last_prompt(state: TaskState) -> Prompt | None:
     )
 
 
-def _program_output(attempt: Attempt) -> dict[str, Any] | None:
+def program_output(attempt: Attempt) -> dict[str, Any] | None:
     execution = attempt.execution
     if execution is None:
         return None

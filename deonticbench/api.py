@@ -185,6 +185,7 @@ def dry_run(
             cache=opened,
             attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
             count_tokens=count_prompt_tokens,
+            agent=prepared.spec.agent,
         )
     finally:
         if opened is not None:

@@ -270,11 +270,12 @@ def _dry_run(prepared: PreparedRun, options: _Options) -> None:
     est = dry_run(prepared, cache=options.cache, retry_errors=options.retry_errors)
     model, plan, attempts = prepared.model, prepared.plan, prepared.spec.attempts or 1
     click.echo(f"dry run for {model.spec} on {plan.split} -> {prepared.out}")
-    header = f"{'domain':<13} {'mode':<9} {'samples':>7} {'done':>5} {'cached':>6} "
+    wide = max([9, *(len(r.mode) for r in est.rows)])
+    header = f"{'domain':<13} {'mode':<{wide}} {'samples':>7} {'done':>5} {'cached':>6} "
     click.echo(header + f"{'requests':>8} {'prompt tokens':>13}")
     for r in est.rows:
         click.echo(
-            f"{r.domain:<13} {r.mode:<9} {r.samples:>7} {r.done:>5} {r.cached:>6} "
+            f"{r.domain:<13} {r.mode:<{wide}} {r.samples:>7} {r.done:>5} {r.cached:>6} "
             f"{r.requests:>8} {r.prompt_tokens:>13,}"
         )
     click.echo(

@@ -12,7 +12,7 @@ everything in it: background processes and fork bombs do not survive the call.
 from __future__ import annotations
 
 import os
-import resource
+import select
 import signal
 import subprocess
 import tempfile
@@ -46,28 +46,50 @@ class ShellResult:
     wall_s: float
 
 
-def _limits(limits: ShellLimits) -> None:  # runs in the child between fork and exec
-    os.setsid()
-    size = limits.file_size_mb << 20
-    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-    cpu = int(limits.timeout_s) + 2
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-
-
 def shell_argv(workspace: Path, command: str, uid: int | None, limits: ShellLimits) -> list[str]:
-    """The full command line: the sandbox, the uid drop, the memory limit, bash."""
+    """The full command line: the limits (``prlimit``, inherited by everything the
+    command starts), the sandbox, the uid drop, bash.  No Python between fork and exec,
+    so the command starts by vfork, not by copying the harness's memory."""
+    size = limits.file_size_mb << 20
+    argv = [
+        "prlimit",
+        f"--fsize={size}",
+        f"--nproc={limits.processes}",
+        "--core=0",
+        "--nofile=256",
+        f"--cpu={int(limits.timeout_s) + 2}",
+        f"--as={limits.memory_mb << 20}",
+        "--",
+    ]
     mounts = ["--bind", str(Path(workspace).resolve()), SANDBOX_WORKSPACE]
-    argv = [*bwrap_prefix(mounts, chdir=SANDBOX_WORKSPACE), "--setenv", "HOME", SANDBOX_WORKSPACE]
+    argv += [*bwrap_prefix(mounts, chdir=SANDBOX_WORKSPACE), "--setenv", "HOME", SANDBOX_WORKSPACE]
     argv += ["--setenv", "LANG", "C.UTF-8"]
     if uid is not None:
+        # RLIMIT_NPROC binds only a uid that is not root: each trial has its own.
         argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         argv += ["--inh-caps=-all", "--bounding-set=-all"]
-    # The address-space limit only inside: bwrap itself needs none.
-    argv += ["prlimit", f"--as={limits.memory_mb << 20}", "--", "bash", "-c", command]
-    return argv
+    return [*argv, "bash", "-c", command]
+
+
+def _exits_within(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait for the process to end, at most ``timeout_s``.  A pidfd wakes us the moment it
+    ends (``Popen.wait(timeout)`` polls with sleeps of up to 50 ms, which would be most of
+    a short command's cost)."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout_s)
+    finally:
+        os.close(pidfd)
+    if ready:
+        proc.wait()
+    return bool(ready)
 
 
 def run_shell(
@@ -89,13 +111,10 @@ def run_shell(
             stdout=sink,
             stderr=subprocess.STDOUT,
             env={"PATH": "/usr/bin:/bin"},
-            preexec_fn=lambda: _limits(limits),
+            start_new_session=True,
         )
-        timed_out = False
-        try:
-            proc.wait(timeout=limits.timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        timed_out = not _exits_within(proc, limits.timeout_s)
+        if timed_out:
             # bwrap's own children die with it (--die-with-parent): the PID namespace and
             # whatever was left running in it go too.
             os.killpg(proc.pid, signal.SIGKILL)

@@ -13,7 +13,8 @@ trial, and a reference agentic run of hard against ``validate --split hard``, in
    latency minus the programs' own time; also per tool call (/ 10).
 3. ``deonticbench eval --model reference --modes agent-zero-shot --split hard`` (K=1, the
    runner and a fresh solver pool) against ``validate --split hard`` (its own pool).
-   Goal: <= 3x.  The reference trial runs its program twice (run_prolog, then the judge).
+   Goal: <= 3x.  The reference trial runs its program once (run_prolog; the judge takes
+   that run of the identical bytes under the identical limits).
 
 Part 2 runs its trials one at a time (each trial's wall time is then its own, not time
 spent waiting for a worker busy with another trial); part 3 runs as ``eval`` does.

@@ -100,9 +100,15 @@ async def ajudge_workspace(
     workspace_dir: Path,
     execute: Callable[..., Awaitable[Execution]],
     submitted_text: str | None = None,
+    *,
+    last_run: tuple[str, Execution] | None = None,
 ) -> Judgement:
     """Judge a finished workspace; ``execute`` runs a program in the sandbox under the
-    standard limits (``Solver.arun``)."""
+    standard limits (``Solver.arun``).  ``last_run`` is the harness's own run of a
+    program during the trial under those same limits (``ToolBox.last_run``): when the
+    prepared ``solution.pl`` is byte for byte that program, its run is the judgement's
+    (running the same bytes under the same limits in a fresh sandbox again would only
+    double the cost)."""
     workspace = Path(workspace_dir)
     if prompted_counterpart(mode) == "direct":
         return _direct(domain, workspace, submitted_text)
@@ -110,7 +116,10 @@ async def ajudge_workspace(
     if text is None:
         return Judgement(response=None, answer=Answer.abstain(problem or "no program"))
     prepared = prepare_program(domain, text)
-    execution = await execute(prepared.text)
+    if last_run is not None and last_run[0] == prepared.text:
+        execution = last_run[1]
+    else:
+        execution = await execute(prepared.text)
     return Judgement(
         response=text,
         answer=answer_from_execution(domain, execution),

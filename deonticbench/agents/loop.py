@@ -38,7 +38,7 @@ from ..solver import Limits
 from ..solver.execution import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
 from ..solver.shell import ShellLimits
 from ..store.record import AgentInfo, Attempt
-from ..store.trajectory import add_step, finish_trajectory, new_trajectory
+from ..store.trajectory import add_agent_turn, add_step, finish_trajectory, new_trajectory
 from .judge import Judgement, ajudge_workspace
 from .protocol import parse_text_calls, protocol_section, result_message
 from .tools import MAX_CALLS_PER_TURN, TOOLS, Execute, Observation, ToolBox
@@ -253,20 +253,11 @@ async def run_trial(
                     tool_calls=calls if setup.native else (),
                 ),
             )
-            metrics = {
-                "prompt_tokens": completion.tokens_in,
-                "completion_tokens": completion.tokens_out,
-            }
+            tokens = (completion.tokens_in, completion.tokens_out)
             if not calls:
-                add_step(
-                    atif,
-                    "agent",
-                    completion.text,
-                    metrics=metrics,
-                    timestamp=_now(),
-                    model_name=setup.model_name,
-                    extra={"cached": cached},
-                )
+                add_agent_turn(atif, turn, completion.text, [], [], tokens=tokens,
+                               model_name=setup.model_name, timestamp=_now(),
+                               extra={"cached": cached})  # fmt: skip
                 stop = "no_tool_call"
                 break
             results: list[tuple[ToolCall, Observation]] = []
@@ -293,23 +284,15 @@ async def run_trial(
                 results.append((call, observation))
                 if timed_out:
                     break
-            # ATIF ids must be unique within the step; a model may reuse one.
-            add_step(
+            add_agent_turn(
                 atif,
-                "agent",
+                turn,
                 completion.text,
-                tool_calls=[
-                    {
-                        "tool_call_id": f"{turn}:{i}:{c.id}",
-                        "function_name": c.name,
-                        "arguments": dict(c.arguments),
-                    }
-                    for i, c in enumerate(calls)
-                ],
-                observations=[(f"{turn}:{i}:{c.id}", o.text) for i, (c, o) in enumerate(results)],
-                metrics=metrics,
-                timestamp=_now(),
+                [(c.id, c.name, c.arguments) for c in calls],
+                [o.text for _, o in results],
+                tokens=tokens,
                 model_name=setup.model_name,
+                timestamp=_now(),
                 extra={
                     "cached": cached,
                     "errors": [i for i, (_, o) in enumerate(results) if o.is_error],
@@ -347,7 +330,9 @@ async def run_trial(
     finally:
         toolbox.close()
     wall = time.monotonic() - start
-    judgement = await ajudge_workspace(setup.domain, setup.mode, workspace.root, execute, submitted)
+    judgement = await ajudge_workspace(
+        setup.domain, setup.mode, workspace.root, execute, submitted, last_run=toolbox.last_run
+    )
     finish_trajectory(
         atif,
         extra={

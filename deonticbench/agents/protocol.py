@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..models.tool_calls import parse_arguments
+from ..models.tool_calls import call_from_json
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.templates import fill, prompts_root, read_template
 from .workspace import AGENT_PROMPTS
@@ -55,20 +55,10 @@ def protocol_section(specs: Sequence[ToolSpec], *, prompts_dir: Path | None = No
 
 def parse_text_calls(text: str, *, turn: int) -> tuple[ToolCall, ...]:
     """The calls of a reply in the text protocol (ids ``t<turn>_<n>``)."""
-    calls = []
-    for index, match in enumerate(_BLOCK.finditer(text or "")):
-        call_id = f"t{turn}_{index}"
-        try:
-            obj = json.loads(match.group(1))
-        except json.JSONDecodeError as exc:
-            calls.append(ToolCall(call_id, "?", {}, f"the block is not valid JSON ({exc.msg})"))
-            continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
-            calls.append(ToolCall(call_id, "?", {}, 'the block needs a "name" string'))
-            continue
-        arguments, error = parse_arguments(obj.get("arguments"))
-        calls.append(ToolCall(call_id, obj["name"], arguments, error))
-    return tuple(calls)
+    return tuple(
+        call_from_json(match.group(1), f"t{turn}_{index}")
+        for index, match in enumerate(_BLOCK.finditer(text or ""))
+    )
 
 
 def text_call(name: str, arguments: dict[str, object]) -> str:

@@ -59,7 +59,7 @@ from ..reading.outcomes import judge
 from ..reading.programs import extract_program, prepare_program
 from ..solver import Execution, Limits, Solver
 from ..store.folder import RunFolder
-from ..store.record import Attempt, Record, RecordKey
+from ..store.record import AgentInfo, Attempt, Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
 from ..store.trajectory import trajectory_path, write_trajectory
 from .cache import CachedResponse, ResponseCache, cache_key
@@ -340,6 +340,11 @@ class Runner:
         digest = write_trajectory(self.run_folder.path, relative, trial.trajectory)
         info = trial.info
         info.trajectory, info.trajectory_sha256 = relative, digest
+        self._record(unit, sample, [trial.attempt(unit.case.gold)], agent=info)
+
+    def _record(
+        self, unit: Unit, sample: int, attempts: list[Attempt], agent: AgentInfo | None = None
+    ) -> None:
         record = Record(
             domain=unit.domain.name,
             case_id=unit.case.id,
@@ -347,8 +352,8 @@ class Runner:
             sample=sample,
             gold=unit.case.gold,
             model=self.model.spec,
-            attempts=[trial.attempt(unit.case.gold)],
-            agent=info,
+            attempts=attempts,
+            agent=agent,
         )
         self.run_folder.append(record)
         self._result.new += 1
@@ -367,18 +372,7 @@ class Runner:
             if retry is None or index + 1 >= self.attempts:
                 break
             current = retry
-        record = Record(
-            domain=unit.domain.name,
-            case_id=unit.case.id,
-            mode=unit.mode,
-            sample=sample,
-            gold=unit.case.gold,
-            model=self.model.spec,
-            attempts=attempts,
-        )
-        self.run_folder.append(record)
-        self._result.new += 1
-        self.observer.recorded(record)
+        self._record(unit, sample, attempts)
 
     async def _evaluate(
         self, unit: Unit, prompt: Prompt, index: int, response: _Response

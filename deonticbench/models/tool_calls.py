@@ -165,17 +165,21 @@ def read_hermes_tool_calls(text: str, *, turn_id: str = "call") -> tuple[str, tu
     Qwen 2.5/3 and Hermes models use (``<tool_call>{"name": ..., "arguments": {...}}
     </tool_call>``): vLLM's offline engine passes ``tools`` to the template but parses
     nothing back.  Returns the text without the calls, and the calls."""
-    calls = []
-    for index, match in enumerate(_HERMES_CALL.finditer(text)):
-        call_id = f"{turn_id}_{index}"
-        try:
-            obj = json.loads(match.group(1))
-        except json.JSONDecodeError as exc:
-            calls.append(ToolCall(call_id, "?", {}, f"the tool call is not valid JSON ({exc.msg})"))
-            continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
-            calls.append(ToolCall(call_id, "?", {}, "the tool call names no tool"))
-            continue
-        arguments, error = parse_arguments(obj.get("arguments"))
-        calls.append(ToolCall(call_id, obj["name"], arguments, error))
-    return _HERMES_CALL.sub("", text).strip(), tuple(calls)
+    calls = tuple(
+        call_from_json(match.group(1), f"{turn_id}_{index}")
+        for index, match in enumerate(_HERMES_CALL.finditer(text))
+    )
+    return _HERMES_CALL.sub("", text).strip(), calls
+
+
+def call_from_json(body: str, call_id: str) -> ToolCall:
+    """A call written as ``{"name": ..., "arguments": {...}}`` (the Hermes form, the text
+    protocol); one that cannot be read is a call with an ``error``, answered with it."""
+    try:
+        obj = json.loads(body)
+    except json.JSONDecodeError as exc:
+        return ToolCall(call_id, "?", {}, f"the tool call is not valid JSON ({exc.msg})")
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        return ToolCall(call_id, "?", {}, 'the tool call needs a "name" string')
+    arguments, error = parse_arguments(obj.get("arguments"))
+    return ToolCall(call_id, obj["name"], arguments, error)

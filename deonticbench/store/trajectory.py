@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,39 @@ def add_step(
         step["extra"] = extra
     atif["steps"].append(step)
     return step
+
+
+def add_agent_turn(
+    atif: dict[str, Any],
+    turn: int,
+    message: str,
+    calls: Sequence[tuple[str, str, Mapping[str, Any]]],
+    observations: Sequence[str],
+    *,
+    tokens: tuple[int, int],
+    model_name: str | None,
+    timestamp: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Append one model turn: its message, its calls (id, tool, arguments) and what each
+    returned (in the same order; a call cut short has none), and its (prompt, completion)
+    tokens.  Call ids are made unique within the step, as ATIF requires (a model may
+    reuse one): ``<turn>:<n>:<id>``."""
+    ids = [f"{turn}:{n}:{call_id}" for n, (call_id, _, _) in enumerate(calls)]
+    return add_step(
+        atif,
+        "agent",
+        message,
+        tool_calls=[
+            {"tool_call_id": i, "function_name": name, "arguments": dict(arguments)}
+            for i, (_, name, arguments) in zip(ids, calls, strict=True)
+        ],
+        observations=list(zip(ids, observations, strict=False)),
+        metrics={"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+        timestamp=timestamp,
+        model_name=model_name,
+        extra=extra,
+    )
 
 
 def finish_trajectory(atif: dict[str, Any], *, extra: dict[str, Any] | None = None) -> None:

@@ -238,3 +238,15 @@ def test_replay_of_a_run_folder_replays_its_trajectories(solver: Solver, tmp_pat
         }
 
     assert summary(again) == summary(first) and len(first) == 8
+
+
+def test_hermes_tool_calls_of_vllms_offline_engine_are_read() -> None:
+    from deonticbench.models.tool_calls import read_hermes_tool_calls
+
+    text, calls = read_hermes_tool_calls(
+        'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "case.txt"}}\n'
+        "</tool_call>\n<tool_call>{broken</tool_call>"
+    )
+    assert text == "Let me look."
+    assert calls[0].name == "read_file" and dict(calls[0].arguments) == {"path": "case.txt"}
+    assert calls[1].error is not None and "not valid JSON" in calls[1].error

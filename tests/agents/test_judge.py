@@ -78,3 +78,32 @@ def test_direct_reads_the_answer_file_else_the_submitted_text(
     assert filed.answer.value == "Contradiction"
     attempt = filed.attempt(domain, case.gold, prompt_hash="h")
     assert attempt.outcome == ("correct" if case.gold == "Contradiction" else "wrong")
+
+
+def test_the_judge_takes_the_harness_own_run_only_of_the_identical_program(
+    solver: Solver, tmp_path: Path
+) -> None:
+    import asyncio
+    import dataclasses
+
+    from deonticbench.agents import ajudge_workspace
+    from deonticbench.reading.programs import prepare_program
+
+    domain = get_domain("airline")
+    case = load_cases(domain, "smoke", resolve_source(DATA))[0]
+    ws = build_workspace(case, "agent-zero-shot", tmp_path / "ws")
+    (ws.root / "solution.pl").write_text(":- format('Total cost: 5~n').\n")
+    prepared = prepare_program(domain, (ws.root / "solution.pl").read_text()).text
+    earlier = dataclasses.replace(solver.run(prepared), stdout="Total cost: 7\n")
+    ran: list[str] = []
+
+    async def execute(program: str, limits: object = None) -> object:
+        ran.append(program)
+        return await solver.arun(program)
+
+    same = asyncio.run(ajudge_workspace(domain, "agent-zero-shot", ws.root, execute,
+                                        last_run=(prepared, earlier)))  # fmt: skip
+    assert same.answer.value == 7.0 and ran == []
+    other = asyncio.run(ajudge_workspace(domain, "agent-zero-shot", ws.root, execute,
+                                         last_run=(prepared + "% edited\n", earlier)))  # fmt: skip
+    assert other.answer.value == 5.0 and ran == [prepared]

@@ -52,6 +52,9 @@ def test_table2_has_the_agentic_rows_and_the_usage_what_each_cost(runs: tuple[Pa
     # openai:gpt-4.1 at $2 in / $8 out per million tokens, 4 samples.
     assert row.cost_usd == pytest.approx(4 * (20 * 2.0 + 10 * 8.0) / 1e6)
     assert row.point == 0.0 and row.metric_per_mtok == 0.0
+    from deonticbench.scoring.results import run_totals
+
+    assert run_totals(agentic.run).requests == 4 * 2  # one request per turn of each trial
     (base,) = usage_rows([prompted])
     assert base.turns >= 1.0 and base.tool_calls == 0.0 and base.metric_per_mtok is None
 

@@ -31,13 +31,13 @@ from ... import Limits, Record, get_domain
 from ...agents.judge import ajudge_workspace
 from ...agents.loop import AGENT_NAME, AGENT_VERSION, DEFAULT_MAX_TURNS, first_messages
 from ...agents.loop import TrialSetup as _Setup
-from ...agents.tools import SUBMIT, TOOLS, ToolBox
+from ...agents.tools import SUBMIT, TOOLS, Execute, ToolBox
 from ...agents.workspace import build_workspace
 from ...prompting.chat import ToolCall, ToolSpec
 from ...prompting.render import prompt_hash
 from ...solver import Execution
 from ...store.record import AgentInfo
-from ...store.trajectory import add_step, finish_trajectory, new_trajectory
+from ...store.trajectory import add_agent_turn, add_step, finish_trajectory, new_trajectory
 from ._messages import to_inspect
 from ._plan import Settings, plan_for
 from ._sandbox import execute
@@ -75,6 +75,15 @@ def _inspect_tool(spec: ToolSpec, toolbox: ToolBox, submitted: dict[str, Any]) -
     )
 
 
+def _sandbox_runner(timeout: float) -> Execute:
+    """Programs of the sample, run in the harness's sandbox pool (one per process)."""
+
+    async def run_program(program: str, limits: Limits | None = None) -> Execution:
+        return await execute(program, (limits or Limits(timeout_s=timeout)).timeout_s)
+
+    return run_program
+
+
 def _turns(messages: list[Any]) -> int:
     return sum(1 for m in messages if isinstance(m, ChatMessageAssistant))
 
@@ -97,8 +106,7 @@ def deonticbench_agent_solver(
     settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
 
-    async def run_program(program: str, limits: Limits | None = None) -> Execution:
-        return await execute(program, (limits or Limits(timeout_s=timeout)).timeout_s)
+    run_program = _sandbox_runner(timeout)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         unit = plan_for(settings).unit(state.sample_id)
@@ -217,22 +225,13 @@ def _trajectory(state: TaskState, usage: list[list[int]], model: str) -> dict[st
                 if isinstance(t, ChatMessageTool)
             }
             tokens = usage[turn] if turn < len(usage) else [0, 0]
-            add_step(
+            add_agent_turn(
                 atif,
-                "agent",
+                turn,
                 m.text,
-                tool_calls=[
-                    {
-                        "tool_call_id": f"{turn}:{i}:{c.id}",
-                        "function_name": c.function,
-                        "arguments": dict(c.arguments),
-                    }
-                    for i, c in enumerate(calls)
-                ],
-                observations=[
-                    (f"{turn}:{i}:{c.id}", str(answers.get(c.id, ""))) for i, c in enumerate(calls)
-                ],
-                metrics={"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+                [(c.id, c.function, c.arguments) for c in calls],
+                [str(answers.get(c.id, "")) for c in calls],
+                tokens=(tokens[0], tokens[1]),
                 model_name=model,
             )
             turn += 1
@@ -256,8 +255,7 @@ def deonticbench_agent_scorer(
     settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
 
-    async def run_program(program: str, limits: Limits | None = None) -> Execution:
-        return await execute(program, (limits or Limits(timeout_s=timeout)).timeout_s)
+    run_program = _sandbox_runner(timeout)
 
     async def score(state: TaskState, target: Target) -> Score:
         unit = plan_for(settings).unit(state.sample_id)

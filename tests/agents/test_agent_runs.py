@@ -250,3 +250,31 @@ def test_hermes_tool_calls_of_vllms_offline_engine_are_read() -> None:
     assert text == "Let me look."
     assert calls[0].name == "read_file" and dict(calls[0].arguments) == {"path": "case.txt"}
     assert calls[1].error is not None and "not valid JSON" in calls[1].error
+
+
+def test_a_run_resumes_at_sample_level_and_pays_for_no_turn_twice(
+    solver: Solver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "k")
+    airline = get_domain("airline")
+    cases = smoke(airline, 2)
+    with FakeProvider(api_key="k") as fake, ResponseCache(tmp_path / "c.sqlite") as cache:
+        fake.responder = solving_agent(cases)
+        spec = f"openai-compatible:fake-model@{fake.openai_url}"
+        first, records = run_agents(
+            load_model(spec, overrides=dict(FAST)), solver, tmp_path / "run",
+            domains=[airline], modes=("agent-zero-shot",), limit=2, cache=cache,
+        )  # fmt: skip
+        assert first.new == 2 and first.requests == 8
+        # A crash lost the second sample's record: only that trial is done again, and
+        # every one of its turns comes from the cache.
+        lines = (tmp_path / "run" / "records.jsonl").read_text().splitlines(keepends=True)
+        (tmp_path / "run" / "records.jsonl").write_text(lines[0])
+        again, records2 = run_agents(
+            load_model(spec, overrides=dict(FAST)), solver, tmp_path / "run",
+            domains=[airline], modes=("agent-zero-shot",), limit=2, cache=cache,
+        )  # fmt: skip
+    assert (again.new, again.resumed, again.requests, again.cache_hits) == (1, 1, 0, 4)
+    assert {k: r.final.answer for k, r in records2.items()} == {
+        k: r.final.answer for k, r in records.items()
+    }

@@ -112,7 +112,10 @@ class ReplayModel(Model):
                     f"replay folder {self.directory} holds neither records.jsonl nor "
                     "trajectories/: name a run folder or a replay file."
                 )
-        self.saved = read_replay_file(self.path) if self.path.exists() else {}
+        # A run folder of agentic trials alone replays from its trajectories; a replay
+        # file that is not there is an error (read_replay_file says so).
+        folder_without_records = self.directory is not None and not self.path.exists()
+        self.saved = {} if folder_without_records else read_replay_file(self.path)
         self.max_attempts = 1 + max((key[4] for key in self.saved), default=0)
         """Attempts the file holds responses for: the default --attempts of a replay."""
         self.sha256 = (

@@ -250,7 +250,7 @@ def deonticbench_agent_scorer(
     revision: str | None = None,
 ) -> Scorer:
     """Judge what the sample's workspace holds, as ``deonticbench eval`` judges a trial."""
-    from .scorer import RECORD_KEY, VALUES, program_output
+    from .scorer import score_of
 
     settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
@@ -298,21 +298,6 @@ def deonticbench_agent_scorer(
         )
         atif = _trajectory(state, usage, str(state.model))
         finish_trajectory(atif, extra={"stop_reason": stop, "tool_set": "prolog"})
-        final = record.final
-        return Score(
-            value=VALUES[final.outcome],
-            answer=None if final.answer is None else str(final.answer),
-            explanation=final.abstain_reason,
-            metadata={
-                "answer": final.answer,
-                "outcome": final.outcome,
-                "abstain_reason": final.abstain_reason,
-                "first_outcome": final.outcome,
-                "attempts": 1,
-                "program_output": program_output(final),
-                RECORD_KEY: record.to_json(),
-                TRAJECTORY_KEY: json.loads(json.dumps(atif)),
-            },
-        )
+        return score_of(record, **{TRAJECTORY_KEY: json.loads(json.dumps(atif))})
 
     return score

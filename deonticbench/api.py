@@ -193,6 +193,7 @@ def dry_run(
             cache=opened,
             attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
             count_tokens=count_prompt_tokens,
+            agent=prepared.spec.agent,
         )
     finally:
         if opened is not None:
@@ -236,6 +237,7 @@ async def arun(
                     attempts=spec.attempts or DEFAULT_ATTEMPTS,
                     concurrency=spec.concurrency,
                     observer=observer,
+                    agent=spec.agent,
                 )
                 try:
                     await runner.run(plan)

@@ -1,5 +1,6 @@
-"""``analyze`` over a run folder: every program-mode record's first and final attempt,
-diagnosed against its case's reference program, written to ``RUN/analysis.jsonl``.
+"""``analyze`` over a run folder: every program-mode record's first and final attempt
+(an agentic trial's one attempt is its final program), diagnosed against its case's
+reference program, written to ``RUN/analysis.jsonl``.
 
 The expensive part (running the Prolog analyser) is cached in
 ``RUN/analysis-cache.sqlite`` by program content and analyser version, so a re-run only
@@ -19,6 +20,7 @@ from typing import Any
 from ..data.cases import Case, DataSource, load_cases, resolve_source
 from ..data.domains import Domain, get_domain
 from ..errors import DataError
+from ..prompting.modes import writes_program
 from ..reading.programs import prepare_program, unwrap_fenced
 from ..solver import Solver
 from ..store.config import read_config
@@ -135,7 +137,7 @@ def analyse_run(
     if not (folder / "records.jsonl").is_file():
         raise DataError(f"{folder} is not a run folder: it has no records.jsonl.")
     config = read_config(folder)
-    records = [r for r in iter_records(folder) if r.mode != "direct"]
+    records = [r for r in iter_records(folder) if writes_program(r.mode)]
     split = str(config.get("split", "hard"))
     source = source_of_run(config)
     cases: dict[tuple[str, str], Case] = {}

@@ -17,26 +17,17 @@ from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..evaluation.progress import LiveProgress, summary_table
-from ..prompting.modes import MODES, SELECTABLE_MODES, Mode
+from ..prompting.modes import MODES, Mode, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind
 from ..store.folder import RunFolder
-from ..store.spec import DEFAULT_CONCURRENCY, RunSpec
+from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
 from ._options import executor_option
 
 
 def _parse_modes(value: str) -> list[Mode]:
-    if value.strip().lower() == "all":
-        return list(MODES)
-    modes = [m.strip().lower() for m in value.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in SELECTABLE_MODES]
-    if unknown or not modes:
-        raise ConfigError(
-            f"unknown mode {', '.join(unknown) or repr(value)}; choose from "
-            f"{', '.join(SELECTABLE_MODES)} (comma-separated) or all."
-        )
-    return [cast(Mode, m) for m in dict.fromkeys(modes)]  # each once, in the order typed
+    return list(parse_modes(value))
 
 
 def _parse_params(values: tuple[str, ...]) -> dict[str, str]:
@@ -76,8 +67,9 @@ def _positive(name: str, value: int | None) -> None:
     "--modes",
     default=",".join(MODES),
     show_default=True,
-    help="direct (answer in prose), zero-shot and few-shot (write Prolog), comma-separated; "
-    "also the settings rules-given and facts-given (docs/settings.md).",
+    help="direct (answer in prose), zero-shot and few-shot (write Prolog), the agentic "
+    "agent-direct, agent-zero-shot, agent-few-shot (docs/agents.md), and the settings "
+    "rules-given and facts-given (docs/settings.md), comma-separated; all: the paper's three.",
 )
 @click.option(
     "--exemplars",
@@ -93,6 +85,33 @@ def _positive(name: str, value: int | None) -> None:
     default=None,
     help="Unrelated statute sections shuffled into each case's statutes; for SARA, the "
     "sections the case uses plus N others, 0 for those alone (docs/settings.md).",
+)
+@click.option(
+    "--agent-tools",
+    type=click.Choice(AGENT_TOOL_SETS),
+    default="prolog",
+    show_default=True,
+    help="Agentic modes: file and run_prolog tools, or one sandboxed bash tool.",
+)
+@click.option(
+    "--agent-max-turns",
+    type=int,
+    default=50,
+    show_default=True,
+    help="Agentic modes: model turns per trial.",
+)
+@click.option(
+    "--agent-max-tokens",
+    type=int,
+    default=None,
+    help="Agentic modes: tokens in+out per trial [default: no limit].",
+)
+@click.option(
+    "--agent-timeout",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Agentic modes: wall-clock seconds per trial.",
 )
 @click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
 @click.option(
@@ -172,6 +191,10 @@ def command(
     modes: str,
     exemplar_choice: ExemplarChoice,
     distractors: int | None,
+    agent_tools: str,
+    agent_max_turns: int,
+    agent_max_tokens: int | None,
+    agent_timeout: float,
     k: int | None,
     attempts: int | None,
     concurrency: int,
@@ -215,6 +238,7 @@ def command(
         data=resolve_source(data_dir, hub=hub, revision=revision),
         exemplars=exemplar_choice,
         distractors=distractors,
+        agent=AgentOptions(agent_tools, agent_max_turns, agent_max_tokens, agent_timeout),
     )
     prepared = prepare(spec, out, fresh=fresh)
     if params and not prepared.model.cacheable:
@@ -267,11 +291,12 @@ def _dry_run(prepared: PreparedRun, options: _Options) -> None:
     est = dry_run(prepared, cache=options.cache, retry_errors=options.retry_errors)
     model, plan, attempts = prepared.model, prepared.plan, prepared.spec.attempts or 1
     click.echo(f"dry run for {model.spec} on {plan.split} -> {prepared.out}")
-    header = f"{'domain':<13} {'mode':<9} {'samples':>7} {'done':>5} {'cached':>6} "
+    wide = max([9, *(len(r.mode) for r in est.rows)])
+    header = f"{'domain':<13} {'mode':<{wide}} {'samples':>7} {'done':>5} {'cached':>6} "
     click.echo(header + f"{'requests':>8} {'prompt tokens':>13}")
     for r in est.rows:
         click.echo(
-            f"{r.domain:<13} {r.mode:<9} {r.samples:>7} {r.done:>5} {r.cached:>6} "
+            f"{r.domain:<13} {r.mode:<{wide}} {r.samples:>7} {r.done:>5} {r.cached:>6} "
             f"{r.requests:>8} {r.prompt_tokens:>13,}"
         )
     click.echo(

@@ -13,12 +13,14 @@ from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import SELECTABLE_MODES
 from ..scoring.scores import (
     Comparison,
+    NothingToScoreError,
     RunScores,
     compare,
-    pair_modes,
+    compare_modes,
     require_scorable,
     score_runs,
 )
+from ..scoring.scores import pair_modes as pair_modes_of
 from ..scoring.tables import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
@@ -35,6 +37,7 @@ from ..scoring.tables import (
     table2,
     to_json,
 )
+from ..scoring.usage import UsageRow, usage_rows, usage_table
 from ._options import bootstrap_options
 
 FORMATS = (*TABLE_FORMATS, "json")
@@ -72,6 +75,12 @@ class ReportWriteError(DeonticBenchError):
     help="Paired difference MODE - BASELINE on the cases both scored, e.g. "
     "rules-given:zero-shot; each mode from the first run folder that has it (repeatable).",
 )
+@click.option(
+    "--pair-modes",
+    is_flag=True,
+    help="Paired differences of each agentic mode against its prompted counterpart on the "
+    "same cases (agent-zero-shot - zero-shot), from the same run folder or another given one.",
+)
 def command(
     run_dirs: tuple[Path, ...],
     replicates: int,
@@ -81,6 +90,7 @@ def command(
     against: str | None,
     compare: bool,
     pairs: tuple[str, ...],
+    pair_modes: bool,
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
     if compare and len(run_dirs) < 2:
@@ -101,6 +111,14 @@ def command(
                 )
     comparisons = _compare_all(scores, replicates, seed) if compare else []
     comparisons += [c for p in pairs for c in _pair(scores, p, replicates, seed)]
+    if pair_modes:
+        paired = pair_modes_of(scores, replicates, seed)
+        if not paired:
+            raise NothingToScoreError(
+                "--pair-modes found no agentic mode with its prompted counterpart in the "
+                "given run folders."
+            )
+        comparisons += paired
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
         return
@@ -125,7 +143,7 @@ def _pair(scores: Sequence[RunScores], spec: str, replicates: int, seed: int) ->
     if with_mode is None or with_baseline is None:
         missing = mode if with_mode is None else baseline
         raise ConfigError(f"--pair {spec}: no run folder given holds {missing} records.")
-    return pair_modes(with_baseline, baseline, with_mode, mode, replicates, seed)
+    return compare_modes(with_baseline, baseline, with_mode, mode, replicates, seed)
 
 
 def _compare_all(scores: Sequence[RunScores], replicates: int, seed: int) -> list[Comparison]:
@@ -138,6 +156,7 @@ def _stdout_text(
 ) -> str:
     if fmt == "json":
         doc = to_json(scores, comparisons)
+        doc["usage"] = [row.to_dict() for row in usage_rows(scores)]
         if paper:
             table = against_paper(scores)
             doc["against_paper"] = [dict(zip(table.headers, r, strict=True)) for r in table.rows]
@@ -149,11 +168,17 @@ def _stdout_text(
             return render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons))
         return long_csv_with_paper(scores) if paper else long_csv(scores)
     tables: list[Table] = [table2(scores)]
+    if _has_agents(scores):
+        tables.append(usage_table(usage_rows(scores)))
     if paper:
         tables.append(against_paper(scores))
     if comparisons:
         tables.append(comparison_table(comparisons))
     return "\n".join(render(t, fmt) for t in tables)
+
+
+def _has_agents(scores: Sequence[RunScores]) -> bool:
+    return any(r.agent is not None for s in scores for r in s.run.records)
 
 
 def _safe(name: str) -> str:
@@ -175,6 +200,9 @@ def _write_all(
         "cases.csv": cases_csv(scores),
         "scores.json": json.dumps(to_json(scores, comparisons), indent=2) + "\n",
     }
+    usage = usage_rows(scores)
+    files["usage.csv"] = render_csv(UsageRow.columns(), [r.to_dict() for r in usage])
+    files["usage.md"] = render_markdown(usage_table(usage))
     if comparisons:
         files["comparison.csv"] = render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons))
         files["comparison.md"] = render_markdown(comparison_table(comparisons))

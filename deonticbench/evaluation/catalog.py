@@ -10,7 +10,7 @@ from ..data.cases import SPLITS
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..data.sources import DataSource
 from ..errors import DataError
-from ..prompting.modes import MODES
+from ..prompting.modes import ALL_MODES
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def build_catalog(source: DataSource | None) -> Catalog:
     described = "none" if source is None else str(source.path or f"hub {source.repo}")
     return Catalog(
         domains=entries,
-        modes=tuple(MODES),
+        modes=tuple(ALL_MODES),
         backends=list(BACKENDS),
         models=[str(k) for k in (registry.get("models") or {})],
         source=described,

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..agents.loop import TrialSetup, conversation_hash, first_messages
+from ..agents.scripted import as_agent
+from ..agents.tools import TOOLS
 from ..models.base import Model
 from ..prompting import Prompt
 from ..prompting.chat import Message
-from ..prompting.plan import RunPlan
+from ..prompting.modes import is_agentic
+from ..prompting.plan import RunPlan, Unit
 from ..store.record import Record, RecordKey
-from ..store.spec import DEFAULT_ATTEMPTS
+from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
 from .cache import CachedResponse, ResponseCache, cache_key
 from .runner import split_requests
 
@@ -55,6 +60,7 @@ def estimate(
     cache: ResponseCache | None = None,
     attempts: int = DEFAULT_ATTEMPTS,
     count_tokens: Callable[[Model, Sequence[Message]], int],
+    agent: AgentOptions | None = None,
 ) -> DryRunEstimate:
     """Count the first-attempt requests and their prompt tokens, exactly as ``Runner``
     would batch them (finished samples and cached responses excluded).  Retries depend
@@ -70,6 +76,9 @@ def estimate(
         row.done += unit.k - len(pending)
         if not pending:
             continue
+        if is_agentic(unit.mode):
+            _first_turns(row, unit, pending, model, use_cache, agent, count_tokens)
+            continue
         prompt = unit.render()
 
         def cached(s: int, prompt: Prompt = prompt) -> CachedResponse | None:
@@ -83,3 +92,30 @@ def estimate(
             row.requests += len(batches)
             row.prompt_tokens += len(batches) * count_tokens(model, prompt.messages)
     return DryRunEstimate(list(rows.values()), attempts)
+
+
+def _first_turns(
+    row: DryRunRow,
+    unit: Unit,
+    pending: list[int],
+    model: Model,
+    cache: ResponseCache | None,
+    agent: AgentOptions | None,
+    count_tokens: Callable[[Model, Sequence[Message]], int],
+) -> None:
+    """An agentic unit: the first turn of each pending trial (one request each; how
+    many turns follow depends on the model, so they are not counted)."""
+    options = agent or AgentOptions()
+    native = as_agent(model).native_tools
+    setup = TrialSetup(unit.domain, unit.case, unit.mode, 0, options.tool_set, native,
+                       Path("."), model.spec, unit.exemplars)  # fmt: skip
+    messages = first_messages(setup)
+    tools = TOOLS[options.tool_set] if native else ()
+    identity = model.identity()
+    for sample in pending:
+        key = cache_key(identity, conversation_hash(messages, tools), sample, 0)
+        if cache is not None and cache.get(key) is not None:
+            row.cached += 1
+        else:
+            row.requests += 1
+            row.prompt_tokens += count_tokens(model, messages)

@@ -25,10 +25,22 @@ cache is reused instead of requested again.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, TypeVar
 
+from ..agents.loop import (
+    AgentBudget,
+    TrialSetup,
+    conversation_hash,
+    decode_turn,
+    encode_turn,
+    run_trial,
+)
+from ..agents.scripted import as_agent
 from ..data.cases import Case
 from ..data.domains import Domain
 from ..models.base import Completion, Model, Request
@@ -38,16 +50,18 @@ from ..prompting import (
     render_feedback,
     solver_report,
 )
-from ..prompting.modes import Mode
+from ..prompting.chat import Message, ToolSpec
+from ..prompting.modes import Mode, is_agentic
 from ..prompting.plan import RunPlan, Unit
 from ..reading.answers import Answer, answer_from_execution, read_direct_answer
 from ..reading.outcomes import judge
 from ..reading.programs import extract_program, prepare_program
 from ..settings.split import join_parts
-from ..solver import Execution, Solver
+from ..solver import Execution, Limits, Solver
 from ..store.folder import RunFolder
-from ..store.record import Attempt, Record, RecordKey
-from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY
+from ..store.record import AgentInfo, Attempt, Record, RecordKey
+from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
+from ..store.trajectory import trajectory_path, write_trajectory
 from .cache import CachedResponse, ResponseCache, cache_key
 
 T = TypeVar("T")
@@ -104,6 +118,7 @@ class Runner:
         attempts: int = DEFAULT_ATTEMPTS,
         concurrency: int = DEFAULT_CONCURRENCY,
         observer: Observer | None = None,
+        agent: AgentOptions | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -121,6 +136,8 @@ class Runner:
         self._requests: asyncio.Semaphore | None = None
         self._executions: asyncio.Semaphore | None = None
         self._result = RunResult(records=run.done)
+        self.agent = agent or AgentOptions()
+        self.agent_model = as_agent(model)
 
     async def run(self, plan: RunPlan) -> RunResult:
         """Do every sample of the plan that has no record yet.  Cancellation stops
@@ -155,6 +172,10 @@ class Runner:
         samples = [
             s for s in range(unit.k) if (unit.domain.name, unit.case.id, unit.mode, s) not in done
         ]
+        if is_agentic(unit.mode):
+            # Trials are independent conversations: no shared first request.
+            await asyncio.gather(*(self._trial(unit, s) for s in samples))
+            return
         prompt = unit.render()
         first = await self._draw(unit, prompt, samples, attempt=0)
         await asyncio.gather(*(self._sample(unit, prompt, s, first[s]) for s in samples))
@@ -227,6 +248,125 @@ class Runner:
             ),
         )
 
+    # one agentic trial ---------------------------------------------------------
+
+    async def _execute(self, program: str, limits: Limits | None = None) -> Execution:
+        assert self._executions is not None
+        async with self._executions:
+            return await self.solver.arun(program, limits)
+
+    async def _turn(
+        self,
+        unit: Unit,
+        sample: int,
+        messages: tuple[Message, ...],
+        tools: tuple[ToolSpec, ...],
+        turn: int,
+    ) -> tuple[Completion, bool]:
+        """One model call of a trial, through the response cache keyed by the whole
+        conversation so far (and the tools offered)."""
+        key = cache_key(self._identity, conversation_hash(messages, tools), sample, 0)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self._result.cache_hits += 1
+                text, calls = decode_turn(hit.text)
+                return Completion(
+                    text=text,
+                    tokens_in=hit.tokens_in,
+                    tokens_out=hit.tokens_out,
+                    latency_s=hit.latency_s,
+                    finish_reason=hit.finish_reason,
+                    tool_calls=calls,
+                ), True
+        request = Request(
+            messages=messages,
+            n=1,
+            domain=unit.domain.name,
+            case_id=unit.case.id,
+            mode=unit.mode,
+            sample_start=sample,
+            attempt=turn,
+            tools=tools,
+        )
+        assert self._requests is not None
+        async with self._requests:
+            self._result.requests += 1
+            completions = await self.agent_model.generate(request)
+        if len(completions) != 1:
+            return Completion.failed(
+                f"backend returned {len(completions)} completions for n=1"
+            ), False
+        completion = completions[0]
+        if self.cache is not None and completion.error is None and completion.text is not None:
+            self.cache.put(
+                key,
+                CachedResponse(
+                    text=encode_turn(completion),
+                    tokens_in=completion.tokens_in,
+                    tokens_out=completion.tokens_out,
+                    latency_s=completion.latency_s,
+                    finish_reason=completion.finish_reason,
+                ),
+            )
+        return completion, False
+
+    async def _trial(self, unit: Unit, sample: int) -> None:
+        options = self.agent
+        workdir = Path(tempfile.mkdtemp(prefix="deonticbench-trial-"))
+        try:
+            setup = TrialSetup(
+                domain=unit.domain,
+                case=unit.case,
+                mode=unit.mode,
+                sample=sample,
+                tool_set=options.tool_set,
+                native=self.agent_model.native_tools,
+                workdir=workdir / "workspace",
+                model_name=self.model.spec,
+                exemplars=unit.exemplars,
+                budget=AgentBudget(options.max_turns, options.max_tokens, options.timeout_s),
+            )
+
+            async def generate(
+                messages: tuple[Message, ...], tools: tuple[ToolSpec, ...], turn: int
+            ) -> tuple[Completion, bool]:
+                return await self._turn(unit, sample, messages, tools, turn)
+
+            trial = await run_trial(setup, generate, self._execute, limits=self.solver.limits)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        relative = trajectory_path(unit.domain.name, unit.case.id, unit.mode, sample)
+        digest = write_trajectory(self.run_folder.path, relative, trial.trajectory)
+        info = trial.info
+        info.trajectory, info.trajectory_sha256 = relative, digest
+        self._record(unit, sample, [trial.attempt(unit.case.gold)], agent=info)
+
+    def _record(
+        self,
+        unit: Unit,
+        sample: int,
+        attempts: list[Attempt],
+        prompt: Prompt | None = None,
+        agent: AgentInfo | None = None,
+    ) -> None:
+        record = Record(
+            domain=unit.domain.name,
+            case_id=unit.case.id,
+            mode=unit.mode,
+            sample=sample,
+            gold=unit.case.gold,
+            model=self.model.spec,
+            attempts=attempts,
+            # a setting's template hash and a retrieved run's exemplars: written only then
+            template_hash=prompt.template_hash if prompt is not None and unit.given else None,
+            exemplars=tuple(e.id for e in unit.exemplars) if unit.retrieved else None,
+            agent=agent,
+        )
+        self.run_folder.append(record)
+        self._result.new += 1
+        self.observer.recorded(record)
+
     # one sample: its attempts ---------------------------------------------------
 
     async def _sample(self, unit: Unit, prompt: Prompt, sample: int, first: _Response) -> None:
@@ -240,20 +380,7 @@ class Runner:
             if retry is None or index + 1 >= self.attempts:
                 break
             current = retry
-        record = Record(
-            domain=unit.domain.name,
-            case_id=unit.case.id,
-            mode=unit.mode,
-            sample=sample,
-            gold=unit.case.gold,
-            model=self.model.spec,
-            attempts=attempts,
-            template_hash=prompt.template_hash if unit.given else None,
-            exemplars=tuple(e.id for e in unit.exemplars) if unit.retrieved else None,
-        )
-        self.run_folder.append(record)
-        self._result.new += 1
-        self.observer.recorded(record)
+        self._record(unit, sample, attempts, prompt)
 
     async def _evaluate(
         self, unit: Unit, prompt: Prompt, index: int, response: _Response

@@ -28,6 +28,12 @@ from .base import Completion, Request
 from .registry import Settings
 from .remote import RemoteModel, env_key
 from .retry import call_with_retries
+from .tool_calls import (
+    anthropic_messages,
+    anthropic_tools,
+    read_anthropic_tool_calls,
+    wants_native_tools,
+)
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 FALLBACK_MAX_TOKENS = 8192
@@ -49,6 +55,7 @@ def _read_message(message: Any) -> Completion:
         tokens_in=token_count(usage, "input_tokens"),
         tokens_out=token_count(usage, "output_tokens"),
         finish_reason=finish_reason_of(message),
+        tool_calls=read_anthropic_tool_calls(content),
     )
 
 
@@ -56,6 +63,7 @@ class AnthropicModel(RemoteModel):
     def __init__(self, spec: str, model_name: str, settings: Settings) -> None:
         url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_DEFAULT_URL
         super().__init__(spec, "anthropic", model_name, settings, url)
+        self.native_tools = wants_native_tools(settings.options)
 
     def client(self) -> Any:
         if self._client is None:
@@ -78,13 +86,11 @@ class AnthropicModel(RemoteModel):
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         fields: dict[str, Any] = {
             "model": self.model_name,
-            "messages": [
-                {"role": m.role, "content": m.content}
-                for m in request.messages
-                if m.role != "system"
-            ],
+            "messages": anthropic_messages(request.messages),
             "max_tokens": p.max_tokens or FALLBACK_MAX_TOKENS,
         }
+        if request.tools:
+            fields["tools"] = anthropic_tools(request.tools)
         if system:
             fields["system"] = system
         if p.stop:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..prompting.chat import Message
+from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
 
 
@@ -67,7 +67,10 @@ class Request:
     """Index of the first sample drawn: the request covers samples
     ``sample_start .. sample_start + n - 1`` (replay looks them up; local seeds by them)."""
     attempt: int = 0
-    """0 for the paper's protocol; 1, 2, ... for retries with feedback."""
+    """0 for the paper's protocol; 1, 2, ... for retries with feedback; in an agentic
+    trial, the turn (0 for the first model call)."""
+    tools: tuple[ToolSpec, ...] = ()
+    """Tools the model may call natively (agentic modes); empty: plain chat."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,8 @@ class Completion:
     finish_reason: str | None = None
     error: str | None = None
     """Set when the request finally failed; then ``text`` is None."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Native tool calls of the reply (only when the request offered ``tools``)."""
 
     @classmethod
     def failed(cls, error: str, *, latency_s: float = 0.0) -> Completion:
@@ -99,6 +104,10 @@ class Model(ABC):
     params: GenerationParams
     cacheable: bool = True
     """False for backends whose answers cost nothing (reference, replay)."""
+    native_tools: bool = False
+    """Whether an agentic trial offers this backend its tools natively (``Request.tools``);
+    otherwise the trial uses the text protocol (docs/agents.md).  Backends with tool
+    calling set it unless ``--param tool_protocol=text`` asks for the text protocol."""
 
     def identity(self) -> dict[str, Any]:
         """What determines the output: backend, model, base URL, sampling parameters.

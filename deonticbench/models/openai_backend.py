@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError
+from ..prompting.chat import ToolCall, ToolSpec
 from ._sdk import (
     MalformedResponse,
     classify_sdk_error,
@@ -30,6 +31,7 @@ from .base import Completion, Request
 from .registry import Settings
 from .remote import RemoteModel, env_key, split_usage
 from .retry import call_with_retries
+from .tool_calls import openai_messages, openai_tools, read_openai_tool_calls, wants_native_tools
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
@@ -40,6 +42,7 @@ class _Reply:
 
     texts: list[tuple[str, str | None]]
     prompt_tokens: int
+    tool_calls: list[tuple[ToolCall, ...]]
     output_tokens: int
 
 
@@ -58,6 +61,7 @@ def _read_reply(response: Any, n: int) -> _Reply:
         return index if isinstance(index, int) and not isinstance(index, bool) else 0
 
     texts: list[tuple[str, str | None]] = []
+    calls: list[tuple[ToolCall, ...]] = []
     for choice in sorted(choices, key=index_of)[:n]:
         if isinstance(choice, str | int | float | list) or choice is None:
             raise MalformedResponse(f"a choice is {type(choice).__name__}, not an object")
@@ -66,9 +70,13 @@ def _read_reply(response: Any, n: int) -> _Reply:
             raise MalformedResponse(f"a choice's message is {type(message).__name__}")
         content = field_of(message, "content") if message is not None else None
         texts.append((reply_text(content, where="message.content"), finish_reason_of(choice)))
+        calls.append(read_openai_tool_calls(message))
     usage = field_of(response, "usage")
     return _Reply(
-        texts, token_count(usage, "prompt_tokens"), token_count(usage, "completion_tokens")
+        texts,
+        token_count(usage, "prompt_tokens"),
+        calls,
+        token_count(usage, "completion_tokens"),
     )
 
 
@@ -97,6 +105,7 @@ class OpenAIModel(RemoteModel):
         self.compatible = compatible
         self.key_env = "OPENAI_COMPATIBLE_API_KEY" if compatible else "OPENAI_API_KEY"
         self._server_ignores_n = False
+        self.native_tools = wants_native_tools(settings.options)
 
     # --- client ---------------------------------------------------------------------
 
@@ -148,10 +157,14 @@ class OpenAIModel(RemoteModel):
             fields["extra_body"] = dict(p.extra)
         return fields
 
-    async def _call(self, messages: list[dict[str, str]], n: int) -> list[Completion]:
+    async def _call(
+        self, messages: list[dict[str, Any]], n: int, tools: tuple[ToolSpec, ...] = ()
+    ) -> list[Completion]:
         """One logical call (retried); may return fewer than ``n`` items but never zero."""
         client = self.client()
         fields = self.request_fields(n)
+        if tools:
+            fields["tools"] = openai_tools(tools)
 
         async def once() -> tuple[_Reply, float]:
             start = time.monotonic()
@@ -171,13 +184,23 @@ class OpenAIModel(RemoteModel):
         if outcome.value is None:
             return [Completion.failed(outcome.error or "request failed")] * n
         reply, latency = outcome.value
-        return split_usage(reply.texts, reply.prompt_tokens, reply.output_tokens, latency)
+        completions = split_usage(reply.texts, reply.prompt_tokens, reply.output_tokens, latency)
+        return [
+            replace(c, tool_calls=calls) if calls else c
+            for c, calls in zip(completions, reply.tool_calls, strict=True)
+        ]
 
     async def generate(self, request: Request) -> list[Completion]:
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        messages = openai_messages(request.messages)
         n = request.n
         if n <= 0:
             return []
+        if request.tools:
+            # An agentic turn: one sample per call, each its own conversation.
+            turns = await asyncio.gather(
+                *(self._call(messages, 1, request.tools) for _ in range(n))
+            )
+            return [c for batch in turns for c in batch][:n]
         if self._server_ignores_n and n > 1:
             singles = await asyncio.gather(*(self._call(messages, 1) for _ in range(n)))
             return [c for batch in singles for c in batch]

@@ -47,6 +47,7 @@ def reference_text(material: GoldMaterial, mode: str) -> str:
 
 class ReferenceModel(Model):
     cacheable = False
+    native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
 
     def __init__(self, table: Mapping[tuple[str, str], GoldMaterial] | None = None) -> None:
         self.spec = "reference"

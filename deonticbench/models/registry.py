@@ -36,6 +36,10 @@ OPTION_TYPES: dict[str, type] = {
     "n_threads": int,
     "gpu_memory_utilization": float,
     "tensor_parallel_size": int,
+    # agentic modes: "native" (the backend's own tool calling, the default where there is
+    # one) or "text" (the fenced-JSON protocol of docs/agents.md, for servers without a
+    # tool parser)
+    "tool_protocol": str,
 }
 FLAG_KEYS = ("reasoning",)
 DOC_KEYS = ("note",)

@@ -6,6 +6,11 @@ Each line is ``{"domain", "case_id", "mode", "sample", "response"}`` with an opt
 no saved response becomes an error completion naming what is missing, so a partial file
 gives a partial, honest run rather than a silent gap.  The whole file is validated when
 the backend is built: a malformed line is one sentence naming the file and line.
+
+``replay:<run folder>`` replays a run: its records.jsonl for the prompted modes, and for
+the agentic modes its trajectories (``trajectories/...``, one ATIF file per sample), turn
+by turn: each saved agent step's message and tool calls are sent again, and the tools
+run again on the new workspace (``agents.scripted``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..prompting.modes import SELECTABLE_MODES
+from ..prompting.modes import ALL_MODES
 from .base import Completion, GenerationParams, Model, Request
 
 Key = tuple[str, str, str, int, int]  # domain, case_id, mode, sample, attempt
@@ -66,10 +71,8 @@ def _key_of(obj: Any, where: str) -> Key:
     missing = [f for f in ("domain", "case_id", "mode", "sample") if f not in obj]
     if missing:
         raise ConfigError(f"{where} lacks {', '.join(missing)}.")
-    if obj["mode"] not in SELECTABLE_MODES:
-        raise ConfigError(
-            f"{where} has mode {obj['mode']!r}, not one of {', '.join(SELECTABLE_MODES)}."
-        )
+    if obj["mode"] not in ALL_MODES:
+        raise ConfigError(f"{where} has mode {obj['mode']!r}, not one of {', '.join(ALL_MODES)}.")
     try:
         sample = _index(obj["sample"])
         attempt = _index(obj.get("attempt", 0))
@@ -89,6 +92,7 @@ def _index(value: Any) -> int:
 
 class ReplayModel(Model):
     cacheable = False
+    native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
 
     def __init__(self, spec: str, path: str) -> None:
         if not path:
@@ -98,10 +102,25 @@ class ReplayModel(Model):
         self.provider = "replay"
         self.model_name = str(self.path)
         self.params = GenerationParams()
-        self.saved = read_replay_file(self.path)
+        self.directory: Path | None = None
+        """A run folder replayed: its trajectories replay the agentic modes."""
+        if self.path.is_dir():
+            self.directory = self.path
+            self.path = self.path / "records.jsonl"
+            if not self.path.exists() and not (self.directory / "trajectories").is_dir():
+                raise ConfigError(
+                    f"replay folder {self.directory} holds neither records.jsonl nor "
+                    "trajectories/: name a run folder or a replay file."
+                )
+        # A run folder of agentic trials alone replays from its trajectories; a replay
+        # file that is not there is an error (read_replay_file says so).
+        folder_without_records = self.directory is not None and not self.path.exists()
+        self.saved = {} if folder_without_records else read_replay_file(self.path)
         self.max_attempts = 1 + max((key[4] for key in self.saved), default=0)
         """Attempts the file holds responses for: the default --attempts of a replay."""
-        self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        self.sha256 = (
+            hashlib.sha256(self.path.read_bytes()).hexdigest() if self.path.exists() else ""
+        )
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()

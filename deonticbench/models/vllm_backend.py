@@ -18,6 +18,7 @@ from ..errors import ConfigError
 from .base import Completion, Model, Request
 from .registry import Settings
 from .retry import short
+from .tool_calls import openai_messages, openai_tools, read_hermes_tool_calls, wants_native_tools
 
 INSTALL_HINT = "pip install -e '.[vllm]' on a machine with a GPU"
 
@@ -34,6 +35,7 @@ class VLLMModel(Model):
         self._engine: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm")
         self._load_lock = asyncio.Lock()
+        self.native_tools = wants_native_tools(settings.options)
 
     def _load(self) -> Any:
         try:
@@ -74,34 +76,53 @@ class VLLMModel(Model):
             kwargs["stop"] = list(p.stop)
         return vllm.SamplingParams(**kwargs)
 
-    def _run(self, engine: Any, messages: list[dict[str, str]], n: int) -> list[Completion]:
+    def _run(
+        self,
+        engine: Any,
+        messages: list[dict[str, Any]],
+        n: int,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> list[Completion]:
         start = time.monotonic()
         try:
-            outputs = engine.chat([messages], self._sampling(n), use_tqdm=False)
+            # tools go to the model's chat template; the engine parses no calls back.
+            extra = {"tools": tools} if tools else {}
+            outputs = engine.chat([messages], self._sampling(n), use_tqdm=False, **extra)
         except Exception as exc:  # a failed batch must become error items, not a crash
             return [Completion.failed(f"vllm: {short(exc)}")] * n
         latency = time.monotonic() - start
         result = outputs[0]
         prompt = len(result.prompt_token_ids or [])
-        return [
-            Completion(
-                text=choice.text,
-                tokens_in=prompt if index == 0 else 0,
-                tokens_out=len(choice.token_ids or []),
-                latency_s=latency,
-                finish_reason=choice.finish_reason,
+        out = []
+        for index, choice in enumerate(result.outputs[:n]):
+            text, calls = (
+                read_hermes_tool_calls(choice.text, turn_id=f"call{index}")
+                if tools
+                else (choice.text, ())
             )
-            for index, choice in enumerate(result.outputs[:n])
-        ]
+            out.append(
+                Completion(
+                    text=text,
+                    tokens_in=prompt if index == 0 else 0,
+                    tokens_out=len(choice.token_ids or []),
+                    latency_s=latency,
+                    finish_reason=choice.finish_reason,
+                    tool_calls=calls,
+                )
+            )
+        return out
 
     async def generate(self, request: Request) -> list[Completion]:
         try:
             engine = await self._ensure_loaded()
         except ConfigError as exc:
             return [Completion.failed(str(exc))] * request.n
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        messages = openai_messages(request.messages)
+        tools = openai_tools(request.tools) if request.tools else None
         loop = asyncio.get_running_loop()
-        out = await loop.run_in_executor(self._executor, self._run, engine, messages, request.n)
+        out = await loop.run_in_executor(
+            self._executor, self._run, engine, messages, request.n, tools
+        )
         missing = request.n - len(out)
         return out + [Completion.failed("vllm returned fewer outputs than asked")] * missing
 

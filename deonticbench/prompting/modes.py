@@ -1,36 +1,116 @@
-"""The three ways a model answers a case (paper 3.1), named once for every stage.
+"""The ways a model answers a case, named once for every stage.
 
-``direct``: the model answers in prose; ``zero-shot``: it writes a Prolog program;
-``few-shot``: it writes one after solved examples.  A leaf module: prompting, the
-backends, the runner, records and scoring all import the names from here.
+The paper's three (3.1): ``direct``: the model answers in prose; ``zero-shot``: it writes
+a Prolog program; ``few-shot``: it writes one after solved examples.  The agentic three
+(``agent-direct``, ``agent-zero-shot``, ``agent-few-shot``, docs/agents.md) give a model
+the same material as files in a workspace and tools to read them, write and run its
+program, and repair it in a loop; each is judged like its prompted counterpart.  A leaf
+module: prompting, the backends, the runner, records and scoring all import the names
+from here.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Literal, cast
 
-Mode = Literal["direct", "zero-shot", "few-shot", "rules-given", "facts-given"]
+from ..errors import ConfigError
+
+Mode = Literal[
+    "direct",
+    "zero-shot",
+    "few-shot",
+    "agent-direct",
+    "agent-zero-shot",
+    "agent-few-shot",
+    "rules-given",
+    "facts-given",
+]
+PromptedMode = Literal["direct", "zero-shot", "few-shot"]
 MODES: tuple[Mode, ...] = ("direct", "zero-shot", "few-shot")
-"""Every mode of the paper, in the order a run does them (and the progress summary and the
-figure show them); ``all`` means these."""
+"""The paper's modes, in the order a run does them: the default of ``--modes`` and what
+``--modes all`` means."""
+AGENT_MODES: tuple[Mode, ...] = ("agent-direct", "agent-zero-shot", "agent-few-shot")
+"""The agentic modes, each the counterpart of one of ``MODES`` (same order)."""
 SETTINGS: tuple[Mode, ...] = ("rules-given", "facts-given")
-"""The diagnostic settings (docs/settings.md): a zero-shot prompt that also shows one part
-of the case's reference program (its rules, or its case facts), which the harness adds to
-the model's program before running it.  Chosen only by name, never by ``all``."""
-SELECTABLE_MODES: tuple[Mode, ...] = MODES + SETTINGS
+"""The diagnostic settings (docs/settings.md): a prompt that also shows one part of the
+case's reference program (its rules, or its case facts), which the harness adds to the
+model's program before running it.  Chosen only by name, never by ``all``; each is
+compared with zero-shot (its ``prompted_counterpart``)."""
+ALL_MODES: tuple[Mode, ...] = MODES + AGENT_MODES + SETTINGS
+"""Every mode a run may name, in the order a run does them (and the progress summary and
+the figure show them)."""
+SELECTABLE_MODES = ALL_MODES
 """Every name ``--modes`` accepts."""
-TABLE_MODE_ORDER: tuple[Mode, ...] = ("few-shot", "zero-shot", "direct", *SETTINGS)
-"""Row order of the paper's tables (the settings, which the paper lacks, last)."""
+TABLE_MODE_ORDER: tuple[Mode, ...] = (
+    "few-shot",
+    "zero-shot",
+    "direct",
+    "agent-few-shot",
+    "agent-zero-shot",
+    "agent-direct",
+    *SETTINGS,
+)
+"""Row order of the paper's tables; the agentic rows follow the paper's, the settings last."""
 MODE_TITLES: dict[str, str] = {
     "direct": "Direct",
     "zero-shot": "Zero-Shot",
     "few-shot": "Few-Shot",
+    "agent-direct": "Agent Direct",
+    "agent-zero-shot": "Agent Zero-Shot",
+    "agent-few-shot": "Agent Few-Shot",
     "rules-given": "Rules Given",
     "facts-given": "Facts Given",
 }
-"""How the paper's tables and figure name each mode."""
+"""How the tables and the figure name each mode."""
+_AGENT_PREFIX = "agent-"
 
 
 def mode_rank(mode: str) -> int:
-    """Sort key: a mode's place in ``SELECTABLE_MODES`` (an unknown one goes last)."""
-    return SELECTABLE_MODES.index(mode) if mode in SELECTABLE_MODES else len(SELECTABLE_MODES)
+    """Sort key: a mode's place in ``ALL_MODES`` (an unknown one goes last)."""
+    return ALL_MODES.index(mode) if mode in ALL_MODES else len(ALL_MODES)
+
+
+def is_agentic(mode: str) -> bool:
+    """Whether ``mode`` is one of the agentic modes."""
+    return mode in AGENT_MODES
+
+
+def prompted_counterpart(mode: str) -> PromptedMode:
+    """The paper's mode a mode is compared with ("agent-zero-shot" -> "zero-shot", a
+    setting -> "zero-shot"); a prompted mode is its own counterpart."""
+    if mode in SETTINGS:
+        return "zero-shot"
+    base = mode.removeprefix(_AGENT_PREFIX)
+    if base not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
+    return base  # type: ignore[return-value]
+
+
+def agentic_counterpart(mode: str) -> Mode:
+    """The agentic mode of a prompted one ("zero-shot" -> "agent-zero-shot")."""
+    agentic = _AGENT_PREFIX + prompted_counterpart(mode)
+    return agentic  # type: ignore[return-value]
+
+
+def writes_program(mode: str) -> bool:
+    """Whether the mode's answer is a program's output (zero-/few-shot, prompted or not,
+    and the settings)."""
+    return prompted_counterpart(mode) != "direct"
+
+
+def parse_modes(modes: Iterable[str] | str) -> tuple[Mode, ...]:
+    """``--modes``: a comma-separated list (or names) of modes, each once in the order
+    given; ``all`` is the paper's three.  An unknown name is one sentence (ConfigError)."""
+    if isinstance(modes, str):
+        if modes.strip().lower() == "all":
+            return MODES
+        modes = [m for m in modes.split(",") if m.strip()]
+    chosen = [m.strip().lower() for m in modes]
+    unknown = [m for m in chosen if m not in ALL_MODES]
+    if unknown or not chosen:
+        raise ConfigError(
+            f"unknown mode {', '.join(unknown) or repr('')}; choose from "
+            f"{', '.join(ALL_MODES)} (comma-separated) or all."
+        )
+    return tuple(cast(Mode, m) for m in dict.fromkeys(chosen))

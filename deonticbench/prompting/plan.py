@@ -22,7 +22,7 @@ from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
 from .distractors import SectionsNeeded, with_distractors
 from .exemplars import SplitExemplars, choose_exemplars, exemplar_pool, retrieve_exemplars
-from .modes import SETTINGS, Mode
+from .modes import SETTINGS, Mode, prompted_counterpart
 from .render import Prompt, render
 
 ExemplarChoice = Literal["paper", "retrieved"]
@@ -174,7 +174,7 @@ def plan_run(
         else:  # None, or per domain (a resumed run's config): the domain's default else
             ks[domain.name] = dict(k or ()).get(domain.name, domain.default_k)
         pool: list[Case] = []
-        if "few-shot" in modes or settings:
+        if any(prompted_counterpart(m) == "few-shot" for m in modes) or settings:
             pool_cases, note = exemplar_pool(domain, source)
             pool = list(pool_cases)
             notes[domain.name] = note
@@ -189,7 +189,8 @@ def plan_run(
             for mode in modes:
                 shots: tuple[Case, ...] = ()
                 shot_parts: tuple[tuple[str, str], ...] = ()
-                if mode == "few-shot":
+                # agent-few-shot gets the very exemplars few-shot gets: a fair pairing
+                if prompted_counterpart(mode) == "few-shot":
                     shots = tuple(choose(domain, pool, case, domain.few_shot_count, seed))
                 part = given.get((case.id, mode), "") if mode in SETTINGS else ""
                 if mode in SETTINGS:

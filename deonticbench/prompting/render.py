@@ -243,7 +243,7 @@ def solver_report(
         "limit": f" (limit hit: {limit})" if limit else "",
         "no_answer": "",
         "stderr": "",
-        "stdout": _tail(_stable_paths(stdout.strip()), FEEDBACK_STDOUT_CHARS) or "(empty)",
+        "stdout": _tail(stable_paths(stdout.strip()), FEEDBACK_STDOUT_CHARS) or "(empty)",
     }
     if no_answer is not None:
         sentence = read_template(root, FEEDBACK_NO_ANSWER_FILE)
@@ -253,7 +253,7 @@ def solver_report(
             name=str(root / FEEDBACK_NO_ANSWER_FILE),
         )
         values["no_answer"] = "\n\n" + filled
-    stderr_text = _stable_paths(stderr.strip())
+    stderr_text = stable_paths(stderr.strip())
     if stderr_text:
         values["stderr"] = "\n\nstderr:\n" + _head(stderr_text, FEEDBACK_STDERR_CHARS)
     template = read_template(root, FEEDBACK_REPORT_FILE)
@@ -271,7 +271,8 @@ FEEDBACK_STDOUT_CHARS = 1500
 _JOB_PATH = re.compile(r"(?:/[^\s/:'\"()]+)+/(program\.pl)")
 
 
-def _stable_paths(text: str) -> str:
+def stable_paths(text: str) -> str:
+    """SWI-Prolog's messages with the sandbox's job folder taken out of file names."""
     return _JOB_PATH.sub(r"\1", text)
 
 

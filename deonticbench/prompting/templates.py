@@ -150,3 +150,15 @@ def template_hashes(
     }
     hashes["feedback"] = hash_template_files(root, FEEDBACK_FILES)
     return hashes
+
+
+AGENT_DIR = "agent"
+"""``prompts/agent/``: the agentic modes' instruction templates (docs/agents.md)."""
+
+
+def agent_template_hash(*, prompts_dir: Path | None = None) -> str:
+    """One hash over every agentic template (kept apart from ``template_hashes``, so a
+    prompted run's fingerprint does not change when they do)."""
+    root = prompts_root(prompts_dir)
+    files = sorted(p.relative_to(root).as_posix() for p in (root / AGENT_DIR).glob("*.txt"))
+    return hash_template_files(root, files)

@@ -34,11 +34,14 @@ from typing import Any
 from .._paths import RESOURCES
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..errors import DeonticBenchError
-from ..prompting.modes import MODES
+from ..prompting.chat import Message
+from ..prompting.modes import ALL_MODES
+from ..prompting.render import Prompt, prompt_hash
 from ..scoring.paper import match_model
 from ..scoring.scores import STAGES, Comparison, RunScores
 from ..scoring.tables import Table, against_paper, comparison_table, table2
 from ..store.record import Attempt, Record
+from ..store.trajectory import read_trajectory
 from ._analysis_section import ANALYSIS_FILE, load_analysis
 from ._prompt_book import prompt_book
 
@@ -203,7 +206,7 @@ def _samples(
     interner = _Interner()
     notes: list[str] = []
     domain_order = {d: i for i, d in enumerate(DISPLAY_ORDER)}
-    mode_order = {m: i for i, m in enumerate(MODES)}
+    mode_order = {m: i for i, m in enumerate(ALL_MODES)}
     for run_index, s in enumerate(scores):
         run = s.run
         book = prompt_book(run.config, run.records, data_dir)
@@ -223,7 +226,12 @@ def _samples(
         )
         for record in records:
             rows = analysis.rows.get(record.key, [])
-            prompts = book.chain(record)
+            trajectory: dict[str, Any] | None = None
+            if record.agent is not None:
+                trajectory, first_prompt = _trajectory_json(run.path, record, interner)
+                prompts: list[Prompt | None] = [first_prompt] * len(record.attempts)
+            else:
+                prompts = book.chain(record)
             final = record.final
             index.append(
                 [
@@ -250,9 +258,68 @@ def _samples(
                         for a, p in zip(record.attempts, prompts, strict=True)
                     ],
                     "analysis": rows,
+                    **({"trajectory": trajectory} if trajectory is not None else {}),
                 }
             )
     return index, {"paras": interner.paras, "samples": details}, notes
+
+
+def _trajectory_json(
+    run_dir: Path, record: Record, interner: _Interner
+) -> tuple[dict[str, Any], Prompt | None]:
+    """An agentic sample's trajectory for the sample browser (step by step: the message,
+    each tool call and its observation, token counts), and its first prompt (the system
+    message and the instruction, checked against the record's hash)."""
+    info = record.agent
+    assert info is not None
+    facts: dict[str, Any] = {
+        "tool_set": info.tool_set,
+        "turns": info.turns,
+        "tool_calls": info.tool_calls,
+        "stop_reason": info.stop_reason,
+        "wall_s": info.wall_s,
+        "cost_usd": info.cost_usd,
+    }
+    if info.trajectory is None:
+        return {**facts, "problem": "no trajectory was saved"}, None
+    try:
+        atif = read_trajectory(run_dir, info.trajectory, info.trajectory_sha256)
+    except DeonticBenchError as exc:
+        return {**facts, "problem": str(exc)}, None
+    steps = [s for s in atif["steps"] if isinstance(s, dict)]
+    shown = []
+    for step in steps:
+        if step.get("source") != "agent":
+            continue
+        results = {
+            r.get("source_call_id"): str(r.get("content") or "")
+            for r in (step.get("observation") or {}).get("results", [])
+        }
+        metrics = step.get("metrics") or {}
+        shown.append(
+            {
+                "message": interner.text(str(step.get("message") or "")),
+                "calls": [
+                    [
+                        str(c.get("function_name")),
+                        json.dumps(c.get("arguments"), ensure_ascii=False),
+                        interner.text(results.get(c.get("tool_call_id"), "")),
+                    ]
+                    for c in step.get("tool_calls") or []
+                ],
+                "tokens": [metrics.get("prompt_tokens"), metrics.get("completion_tokens")],
+                "cached": bool((step.get("extra") or {}).get("cached")),
+            }
+        )
+    first = [s for s in steps[:2] if s.get("source") in ("system", "user")]
+    prompt = None
+    if len(first) == 2:
+        messages = tuple(
+            Message(role=str(s["source"]), content=str(s.get("message") or ""))  # type: ignore[arg-type]
+            for s in first
+        )
+        prompt = Prompt(messages, f"{record.domain}/{record.mode}", "", prompt_hash(messages))
+    return {**facts, "steps": shown}, prompt
 
 
 # -- the page --------------------------------------------------------------------------

@@ -41,7 +41,7 @@ class Totals:
     attempts: int
     requests: int
     """Requests sent (not answered from the cache).  The K samples of a case share their
-    first request (``n=K``), so those count once."""
+    first request (``n=K``), so those count once; an agentic trial sends one per turn."""
     cached: int
     """Attempts answered from the response cache."""
     failed_requests: int
@@ -89,6 +89,9 @@ def run_totals(run: Run) -> Totals:
                 continue
             tin_paid += attempt.tokens_in
             tout_paid += attempt.tokens_out
+            if record.agent is not None:
+                requests += record.agent.turns  # a trial's turns are its requests
+                continue
             if attempt.index == 0:
                 key = (record.domain, record.case_id, record.mode)
                 if key in first_draws:

@@ -27,7 +27,7 @@ import numpy as np
 from ..data.cases import original_case_id
 from ..data.domains import DISPLAY_ORDER, DOMAINS, Domain
 from ..errors import ConfigError, DeonticBenchError
-from ..prompting.modes import SELECTABLE_MODES, Mode
+from ..prompting.modes import ALL_MODES, Mode, is_agentic, prompted_counterpart
 from ..store.config import CONFIG_NAME
 from ..store.record import Attempt, Record
 from ..store.records_file import RECORDS_NAME, read_records
@@ -345,7 +345,7 @@ class RunScores:
     @property
     def modes(self) -> list[Mode]:
         present = {g.mode for g in self.groups}
-        return [m for m in SELECTABLE_MODES if m in present]
+        return [m for m in ALL_MODES if m in present]
 
 
 @dataclass(frozen=True)
@@ -440,7 +440,7 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
     # The caveats the terminal printed under the run's summary, from the same source.
     notes.extend(run_notes(run.records, reference=run.model.split(":")[0] == "reference"))
     for domain in (DOMAINS[name] for name in DISPLAY_ORDER):  # one order in every output
-        for mode in SELECTABLE_MODES:
+        for mode in ALL_MODES:
             chosen = [r for r in run.records if r.domain == domain.name and r.mode == mode]
             if not chosen:
                 continue
@@ -535,12 +535,13 @@ def compare(
     out: list[Comparison] = []
     for ga in a.groups:
         gb = b.group(ga.domain, ga.mode, ga.stage)
-        if gb is not None:
-            out.append(_paired(a.run.name, ga, b.run.name, gb, ga.mode, bootstrap_b, seed))
+        if gb is None:
+            continue
+        out.append(_paired(a, ga, b, gb, bootstrap_b, seed, mode=ga.mode, stage=ga.stage))
     return out
 
 
-def pair_modes(
+def compare_modes(
     a: RunScores,
     mode_a: str,
     b: RunScores,
@@ -550,7 +551,8 @@ def pair_modes(
 ) -> list[Comparison]:
     """``mode_b`` of run ``b`` minus ``mode_a`` of run ``a`` (one run or two), per domain
     and stage, paired over the cases both scored: e.g. a setting against zero-shot
-    (docs/settings.md).  The bootstrap draws are the domain's, as in ``compare``."""
+    (docs/settings.md, ``score --pair B:A``).  The bootstrap draws are the domain's, as in
+    ``compare``."""
     out: list[Comparison] = []
     for ga in a.groups:
         if ga.mode != mode_a:
@@ -558,19 +560,24 @@ def pair_modes(
         gb = b.group(ga.domain, mode_b, ga.stage)
         if gb is not None:
             label = f"{mode_b} - {mode_a}"
-            out.append(_paired(a.run.name, ga, b.run.name, gb, label, bootstrap_b, seed))
+            out.append(_paired(a, ga, b, gb, bootstrap_b, seed, mode=label, stage=ga.stage))
     return out
 
 
 def _paired(
-    name_a: str,
+    a: RunScores,
     ga: GroupScore,
-    name_b: str,
+    b: RunScores,
     gb: GroupScore,
-    mode: str,
     bootstrap_b: int,
     seed: int,
+    *,
+    mode: str,
+    stage: str,
 ) -> Comparison:
+    """``gb - ga`` over the cases both scored, resampled together (paper B.3's bootstrap,
+    the domain's own stream: the same draws as each group's interval).  Counterfactual
+    variants count as their original case (``by_original_case``)."""
     oa = by_original_case(ga.encoded.outcomes)
     ob = by_original_case(gb.encoded.outcomes)
     in_b = set(ob.case_ids)
@@ -578,11 +585,11 @@ def _paired(
     sa, sb = oa.subset(common), ob.subset(common)
     diff = paired_difference(sa, sb, bootstrap_b, domain_rng(seed, ga.domain))
     return Comparison(
-        run_a=name_a,
-        run_b=name_b,
+        run_a=a.run.name,
+        run_b=b.run.name,
         domain=ga.domain,
         mode=mode,
-        stage=ga.stage,
+        stage=stage,
         metric=ga.metric,
         n_common=len(common),
         only_a=oa.n_cases - len(common),
@@ -591,6 +598,39 @@ def _paired(
         point_b=point_metric(sb) if common else float("nan"),
         difference=diff,
     )
+
+
+def pair_modes(
+    scores: Sequence[RunScores], bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> list[Comparison]:
+    """Each agentic mode against its prompted counterpart on the same cases: ``agentic -
+    prompted``, as a paired bootstrap difference (``score --pair-modes``).
+
+    The prompted groups come from the agentic group's own run when it has them, else from
+    the first other run that does (a prompted run and an agentic run of the same model,
+    in two folders).  Each prompted stage is paired: ``first`` (the paper's protocol)
+    and, when the prompted run retried, ``final``.  The comparison's ``mode`` reads
+    ``agent-zero-shot - zero-shot``; its ``stage`` is the prompted one."""
+    out: list[Comparison] = []
+    for run in scores:
+        for g in run.groups:
+            if not is_agentic(g.mode) or g.stage != "first":
+                continue
+            base = prompted_counterpart(g.mode)
+            for other in [run, *(o for o in scores if o is not run)]:
+                found = [
+                    pg
+                    for stage in other.stages
+                    if (pg := other.group(g.domain, base, stage)) is not None
+                ]
+                for pg in found:
+                    out.append(
+                        _paired(other, pg, run, g, bootstrap_b, seed,
+                                mode=f"{g.mode} - {base}", stage=pg.stage)
+                    )  # fmt: skip
+                if found:
+                    break
+    return out
 
 
 def by_original_case(o: Outcomes) -> Outcomes:

@@ -55,7 +55,7 @@ SANDBOX_PROLOG = "/opt/deonticbench/prolog"
 """Where the bwrap sandbox shows the harness's ``prolog/`` folder (read-only)."""
 
 
-def _claim_uid() -> tuple[int, IO[bytes]]:
+def claim_uid() -> tuple[int, IO[bytes]]:
     """Lock and return a uid no other live worker on this machine is using."""
     _UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
     for uid in _UID_RANGE:
@@ -98,6 +98,14 @@ def _system_binds() -> list[str]:
 
 
 def _bwrap_argv(workdir: str) -> list[str]:
+    return bwrap_prefix(["--dir", workdir], chdir="/tmp")
+
+
+def bwrap_prefix(mounts: list[str], *, chdir: str) -> list[str]:
+    """The bubblewrap command line every sandbox of the harness starts with: new PID,
+    network, IPC and UTS namespaces, a read-only system, a private /tmp, an empty
+    environment; ``mounts`` add the sandbox's own folders and ``chdir`` is where it
+    starts.  The Prolog workers and the agents' shell tool both use it."""
     return [
         "bwrap",
         "--unshare-pid",
@@ -119,10 +127,9 @@ def _bwrap_argv(workdir: str) -> list[str]:
         "/proc",
         "--dev",
         "/dev",
-        "--dir",
-        workdir,
+        *mounts,
         "--chdir",
-        "/tmp",
+        chdir,
         "--clearenv",
         "--setenv",
         "PATH",
@@ -248,7 +255,7 @@ class _Worker:
         if self.requested == "fork":
             argv += ["--fork-server", str(_FORK_SERVER.resolve())]
         if os.geteuid() == 0 and self.uid is None:
-            self.uid, self._uid_lock = _claim_uid()
+            self.uid, self._uid_lock = claim_uid()
         if self.uid is not None:
             argv += ["--uid", str(self.uid)]
         # The supervisor's stderr goes to a file, read only to explain a failed start.

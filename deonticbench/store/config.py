@@ -94,6 +94,11 @@ def config_mismatch(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | Non
             if name == "model":
                 return _describe_model_difference(old.get("model"), new.get("model"))
             return _describe_difference(name, a[name], b[name])
+    # The agentic modes' settings: agentic modes may be added to a prompted run, but two
+    # sessions of agentic trials must have run with the same tools and budgets.
+    old_agent, new_agent = old.get("agent"), new.get("agent")
+    if old_agent is not None and new_agent is not None and old_agent != new_agent:
+        return _describe_difference("agent", old_agent, new_agent)
     old_k = old.get("k") or {}
     for domain, k in (new.get("k") or {}).items():
         if domain in old_k and old_k[domain] != k:
@@ -112,6 +117,8 @@ def merge_config(folder: Path, config: dict[str, Any]) -> dict[str, Any]:
     merged["domains"] = _union(old.get("domains", []), config.get("domains", []))
     merged["modes"] = _union(old.get("modes", []), config.get("modes", []))
     merged["k"] = {**config.get("k", {}), **old.get("k", {})}
+    if merged.get("agent") is None and config.get("agent") is not None:
+        merged["agent"] = config["agent"]
     merged["sessions"] = [*old.get("sessions", []), *config.get("sessions", [])]
     if merged != old:
         _write_json_atomic(path, merged)

@@ -15,8 +15,9 @@ from typing import Any
 from ..data.cases import describe_source
 from ..models.base import Model
 from ..prompting import template_hashes
-from ..prompting.modes import MODES, SETTINGS
+from ..prompting.modes import MODES, SETTINGS, is_agentic
 from ..prompting.plan import RunPlan
+from ..prompting.templates import agent_template_hash
 from .environment import environment_facts
 from .spec import RunSpec
 
@@ -60,6 +61,7 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
         **({"settings": dict(plan.setting_notes)} if plan.setting_notes else {}),
         "limits": asdict(spec.limits),
         "environment": facts,
+        **_agent_config(spec, model, plan),
         "sessions": [
             {
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -70,4 +72,19 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
                 "argv": list(sys.argv),
             }
         ],
+    }
+
+
+def _agent_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
+    """config.json's ``agent``: only for a run with agentic modes (a prompted run's
+    config is as it was), with the protocol the tools are offered in and the hash of
+    the agentic templates."""
+    if not any(is_agentic(m) for m in plan.modes):
+        return {}
+    return {
+        "agent": {
+            **spec.agent.to_json(),
+            "protocol": "native" if model.native_tools else "text",
+            "templates": agent_template_hash(),
+        }
     }

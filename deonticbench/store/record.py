@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..prompting.modes import SELECTABLE_MODES, Mode
+from ..prompting.modes import ALL_MODES, Mode
 from ..reading.outcomes import OUTCOMES, Outcome
 
 SCHEMA = 1
@@ -43,6 +43,50 @@ class Attempt:
 
 
 @dataclass
+class AgentInfo:
+    """How an agentic trial went (docs/agents.md); None on a prompted record.
+
+    The trial's final program and its execution are the record's one ``Attempt`` (its
+    tokens are the sums over the trial's turns); this holds what only a trial has."""
+
+    tool_set: str
+    """``prolog`` or ``shell``, or ``harbor:<agent>`` for a trial imported from Harbor."""
+    turns: int
+    """Model turns taken (each is one model call)."""
+    tool_calls: dict[str, int]
+    """Tool calls per tool name, malformed ones included (under the name as called)."""
+    stop_reason: str
+    """Why the trial ended: ``STOP_REASONS``, or ``harbor:<exception>`` for an import."""
+    wall_s: float
+    """Wall time of the whole trial: model turns and tools."""
+    trajectory: str | None = None
+    """The ATIF sidecar, relative to the run folder (``store.trajectory``)."""
+    trajectory_sha256: str | None = None
+    cost_usd: float | None = None
+    """The cost the source reported (Harbor's ``cost_usd``); None: estimate from tokens."""
+
+    @classmethod
+    def from_json(cls, obj: Any) -> AgentInfo:
+        if not isinstance(obj, dict):
+            raise TypeError("'agent' is not an object")
+        info = cls(**obj)
+        if not isinstance(info.tool_calls, dict):
+            raise TypeError("'agent.tool_calls' is not an object")
+        return info
+
+
+STOP_REASONS: tuple[str, ...] = (
+    "submit",
+    "no_tool_call",
+    "max_turns",
+    "max_tokens",
+    "timeout",
+    "error",
+)
+"""Why a trial of the harness's own agent loop ended (docs/agents.md, "Budgets")."""
+
+
+@dataclass
 class Record:
     domain: str
     case_id: str
@@ -55,6 +99,8 @@ class Record:
     """The hash of the templates of a setting's prompt (written for the settings only)."""
     exemplars: tuple[str, ...] | None = None
     """The ids of retrieved few-shot exemplars (written for ``--exemplars retrieved``)."""
+    agent: AgentInfo | None = None
+    """Set on an agentic trial; prompted records serialise without the key."""
 
     @property
     def key(self) -> RecordKey:
@@ -70,7 +116,7 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         final = self.final
-        return {
+        out: dict[str, Any] = {
             "schema": SCHEMA,
             "domain": self.domain,
             "case_id": self.case_id,
@@ -93,6 +139,10 @@ class Record:
             **({"template_hash": self.template_hash} if self.template_hash else {}),
             **({"exemplars": list(self.exemplars)} if self.exemplars is not None else {}),
         }
+        if self.agent is not None:
+            # Only when set: a prompted record's line is the same as before agents.
+            out["agent"] = asdict(self.agent)
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Record:
@@ -113,12 +163,13 @@ class Record:
                 attempts=attempts,
                 template_hash=obj.get("template_hash"),
                 exemplars=tuple(obj["exemplars"]) if obj.get("exemplars") is not None else None,
+                agent=AgentInfo.from_json(obj["agent"]) if obj.get("agent") is not None else None,
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"missing or malformed field: {exc}") from None
         if not attempts:
             raise ValueError("no attempts")
-        if record.mode not in SELECTABLE_MODES:
+        if record.mode not in ALL_MODES:
             raise ValueError(f"unknown mode {record.mode!r}")
         for a in attempts:
             if a.outcome not in OUTCOMES:

@@ -22,7 +22,7 @@ from ..data.domains import DOMAINS, Domain, get_domain
 from ..data.selection import CaseLimit
 from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
-from ..prompting.modes import MODES, SELECTABLE_MODES, Mode
+from ..prompting.modes import MODES, Mode, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..solver.execution import Limits
 
@@ -34,6 +34,45 @@ DEFAULT_CONCURRENCY = 8
 """Model requests in flight at once."""
 
 KPerDomain = tuple[tuple[str, int], ...]
+AGENT_TOOL_SETS = ("prolog", "shell")
+"""``--agent-tools``: the tools of the agentic modes (docs/agents.md)."""
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """How the agentic modes run (docs/agents.md): the tool set and the budgets of a trial."""
+
+    tool_set: str = "prolog"
+    max_turns: int = 50
+    max_tokens: int | None = None
+    """Tokens in+out per trial; None: no limit."""
+    timeout_s: float = 600.0
+    """Wall clock per trial (DAR's 600 s)."""
+
+    def __post_init__(self) -> None:
+        if self.tool_set not in AGENT_TOOL_SETS:
+            raise ConfigError(
+                f"unknown agent tool set {self.tool_set!r}; choose from "
+                f"{', '.join(AGENT_TOOL_SETS)}."
+            )
+        if not isinstance(self.max_turns, int) or self.max_turns < 1:
+            raise ConfigError(f"--agent-max-turns must be at least 1, not {self.max_turns}.")
+        if self.max_tokens is not None and (
+            not isinstance(self.max_tokens, int) or self.max_tokens < 1
+        ):
+            raise ConfigError(f"--agent-max-tokens must be at least 1, not {self.max_tokens}.")
+        if not isinstance(self.timeout_s, int | float) or self.timeout_s <= 0:
+            raise ConfigError(f"--agent-timeout must be positive, not {self.timeout_s}.")
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> AgentOptions:
+        if not isinstance(obj, Mapping):
+            raise ConfigError("the agent options must be a JSON object.")
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in obj.items() if k in known})
 
 
 @dataclass(frozen=True)
@@ -67,6 +106,8 @@ class RunSpec:
     """How few-shot exemplars are chosen: the paper's seeded choice, or ``retrieved``."""
     distractors: int | None = None
     """Unrelated statute sections shuffled into each case's statutes (docs/settings.md)."""
+    agent: AgentOptions = field(default_factory=AgentOptions)
+    """The tool set and budgets of the agentic modes (unused by the paper's modes)."""
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # frozen: normalise the inputs once, here
@@ -78,6 +119,8 @@ class RunSpec:
         if isinstance(self.limit, list | tuple):
             put(self, "limit", _limit_range(self.limit))
         put(self, "case_ids", tuple(dict.fromkeys(str(c) for c in self.case_ids)))
+        if not isinstance(self.agent, AgentOptions):
+            put(self, "agent", AgentOptions.from_json(self.agent))
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError("a run needs a model spec, e.g. openai:gpt-4.1 or reference.")
         if self.exemplars not in EXEMPLAR_CHOICES:
@@ -142,6 +185,7 @@ class RunSpec:
             "data": _source_json(self.data),
             "exemplars": self.exemplars,
             "distractors": self.distractors,
+            "agent": self.agent.to_json(),
         }
 
     @classmethod
@@ -163,6 +207,8 @@ class RunSpec:
                 values["limits"] = Limits(**values["limits"])
             if "data" in values:
                 values["data"] = _source_from_json(values["data"])
+            if "agent" in values:
+                values["agent"] = AgentOptions.from_json(values["agent"])
             return cls(**values)
         except (TypeError, ValueError, KeyError) as exc:
             raise ConfigError(f"a run spec is malformed ({exc}).") from None
@@ -203,6 +249,8 @@ class RunSpec:
                 values["case_ids"] = tuple(last["case_ids"])
             if isinstance(last.get("concurrency"), int):
                 values["concurrency"] = last["concurrency"]
+        if isinstance(config.get("agent"), Mapping):
+            values["agent"] = AgentOptions.from_json(config["agent"])
         data = config.get("data")
         if isinstance(data, Mapping) and data.get("kind") in ("local", "hub"):
             values["data"] = _source_from_json(data)
@@ -251,18 +299,7 @@ def _domain_names(domains: Iterable[str | Domain] | str) -> tuple[str, ...]:
 
 
 def _modes(modes: Iterable[str] | str) -> tuple[Mode, ...]:
-    if isinstance(modes, str):
-        if modes.strip().lower() == "all":
-            return MODES
-        modes = [m for m in modes.split(",") if m.strip()]
-    chosen = [m.strip().lower() for m in modes]
-    unknown = [m for m in chosen if m not in SELECTABLE_MODES]
-    if unknown or not chosen:
-        raise ConfigError(
-            f"unknown mode {', '.join(unknown) or repr('')}; choose from "
-            f"{', '.join(SELECTABLE_MODES)} (comma-separated) or all."
-        )
-    return tuple(cast(Mode, m) for m in dict.fromkeys(chosen))
+    return parse_modes(modes)
 
 
 def _source_json(source: DataSource | None) -> dict[str, Any] | None:

@@ -165,7 +165,8 @@ def test_credentials_in_a_server_url_never_reach_the_recorded_spec() -> None:
 def test_a_request_carries_no_gold_by_type() -> None:
     import dataclasses
 
-    # What a model may see: messages, which sample of which case and mode, how many.
+    # What a model may see: messages, which sample of which case and mode, how many,
+    # and (agentic modes) the tools it may call.
     assert {f.name for f in dataclasses.fields(Request)} == {
         "messages",
         "n",
@@ -174,6 +175,7 @@ def test_a_request_carries_no_gold_by_type() -> None:
         "mode",
         "sample_start",
         "attempt",
+        "tools",
     }
     assert not any(f.type in ("Case", Case) for f in dataclasses.fields(Request))
 

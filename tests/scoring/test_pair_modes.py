@@ -1,5 +1,5 @@
 """Pairing one mode with another over the cases both scored, in one run folder or across
-two (``pair_modes``, ``score --pair``)."""
+two (``compare_modes``, ``score --pair``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from synthetic_runs import write_synthetic_run
 
 from deonticbench.cli import cli
 from deonticbench.errors import ConfigError
-from deonticbench.scoring.scores import pair_modes, score_runs
+from deonticbench.scoring.scores import compare_modes, score_runs
 
 
 def _only(folder: Path, keep: set[str], rename: dict[str, str] | None = None) -> None:
@@ -32,9 +32,9 @@ def test_a_mode_paired_with_itself_differs_by_nothing_and_with_another_by_the_po
 ) -> None:
     run = write_synthetic_run(tmp_path / "one", "m")
     [scores] = score_runs([run], bootstrap=200)
-    same = pair_modes(scores, "zero-shot", scores, "zero-shot", 200)
+    same = compare_modes(scores, "zero-shot", scores, "zero-shot", 200)
     assert same and all(c.difference.point == 0 and c.difference.high == 0 for c in same)
-    other = pair_modes(scores, "zero-shot", scores, "few-shot", 200)
+    other = compare_modes(scores, "zero-shot", scores, "few-shot", 200)
     for c in other:
         a = scores.group(c.domain, "zero-shot", c.stage)
         b = scores.group(c.domain, "few-shot", c.stage)

@@ -33,7 +33,17 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeProvider", "FakeRequest", "Fault", "echo_responder"]
+__all__ = ["FakeProvider", "FakeRequest", "Fault", "ToolTurn", "echo_responder"]
+
+
+@dataclass
+class ToolTurn:
+    """A scripted reply that calls tools, sent in each API's own tool-calling form:
+    OpenAI ``tool_calls`` (arguments as a JSON string: give a str to send it verbatim,
+    malformed JSON included) or Anthropic ``tool_use`` blocks (input as an object)."""
+
+    text: str = ""
+    calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
 
 
 @dataclass
@@ -60,9 +70,13 @@ class FakeRequest:
             text = "".join(b.get("text", "") for b in system if isinstance(b, dict))
             out.append({"role": "system", "content": text})
         for message in self.body.get("messages") or []:
-            content = message.get("content", "")
+            content = message.get("content") or ""
             if isinstance(content, list):
-                content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
+                content = "".join(
+                    str(b.get("text") or b.get("content") or "")
+                    for b in content
+                    if isinstance(b, dict)
+                )
             out.append({"role": str(message.get("role")), "content": str(content)})
         return out
 
@@ -72,7 +86,7 @@ class FakeRequest:
         return users[-1] if users else ""
 
 
-Responder = Callable[[FakeRequest], str]
+Responder = Callable[[FakeRequest], "str | ToolTurn"]
 
 
 def echo_responder(request: FakeRequest) -> str:
@@ -243,8 +257,8 @@ class _Handler(BaseHTTPRequestHandler):
             reply = fault.reshape(reply)
         self._send_json(200, reply)
 
-    def _texts(self, request: FakeRequest, n: int) -> list[str]:
-        texts = []
+    def _texts(self, request: FakeRequest, n: int) -> list[str | ToolTurn]:
+        texts: list[str | ToolTurn] = []
         for index in range(n):
             request.choice = index
             texts.append(self.server.state.responder(request))
@@ -260,13 +274,13 @@ class _Handler(BaseHTTPRequestHandler):
         choices = [
             {
                 "index": i,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "message": _openai_message(text),
+                "finish_reason": "tool_calls" if isinstance(text, ToolTurn) else "stop",
                 "logprobs": None,
             }
             for i, text in enumerate(texts)
         ]
-        out = sum(_words(t) for t in texts)
+        out = sum(_words(_plain(t)) for t in texts)
         return {
             "id": f"chatcmpl-{len(self.server.state.log)}",
             "object": "chat.completion",
@@ -282,19 +296,52 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _anthropic_reply(self, request: FakeRequest) -> dict[str, Any]:
         text = self._texts(request, 1)[0]
+        blocks: list[dict[str, Any]] = []
+        if _plain(text) or not isinstance(text, ToolTurn):
+            blocks.append({"type": "text", "text": _plain(text)})
+        if isinstance(text, ToolTurn):
+            for index, (name, arguments) in enumerate(text.calls):
+                given = json.loads(arguments) if isinstance(arguments, str) else arguments
+                blocks.append(
+                    {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": given}
+                )
         return {
             "id": f"msg_{len(self.server.state.log)}",
             "type": "message",
             "role": "assistant",
             "model": request.body.get("model", ""),
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "content": blocks,
+            "stop_reason": "tool_use" if isinstance(text, ToolTurn) else "end_turn",
             "stop_sequence": None,
             "usage": {
                 "input_tokens": sum(_words(m["content"]) for m in request.messages),
-                "output_tokens": _words(text),
+                "output_tokens": _words(_plain(text)),
             },
         }
+
+
+def _plain(reply: str | ToolTurn) -> str:
+    return reply.text if isinstance(reply, ToolTurn) else reply
+
+
+def _openai_message(reply: str | ToolTurn) -> dict[str, Any]:
+    if not isinstance(reply, ToolTurn):
+        return {"role": "assistant", "content": reply}
+    return {
+        "role": "assistant",
+        "content": reply.text or None,
+        "tool_calls": [
+            {
+                "id": f"call_{index}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+            for index, (name, arguments) in enumerate(reply.calls)
+        ],
+    }
 
 
 class _Server(ThreadingHTTPServer):

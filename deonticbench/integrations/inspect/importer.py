@@ -20,6 +20,8 @@ from ... import Limits, Record, RunSpec
 from ...errors import ConfigError, DataError
 from ...store.environment import environment_facts
 from ...store.folder import RunFolder, is_run_folder
+from ...store.trajectory import trajectory_path, write_trajectory
+from .agent import TRAJECTORY_KEY
 from .scorer import RECORD_KEY
 
 HARNESS_TASKS = ("deonticbench/",)
@@ -50,6 +52,7 @@ def import_log(log_path: str | Path, out: str | Path) -> ImportResult:
     if log.samples is None:
         raise DataError(f"{path} holds no samples (a header-only log) to import.")
     records: list[Record] = []
+    trajectories: dict[tuple[str, str, str, int], dict[str, Any]] = {}
     unscored = 0
     for sample in log.samples:
         record = _record_of(sample.scores or {})
@@ -57,6 +60,9 @@ def import_log(log_path: str | Path, out: str | Path) -> ImportResult:
             unscored += 1
         else:
             records.append(record)
+            trajectory = _trajectory_of(sample.scores or {})
+            if trajectory is not None and record.agent is not None:
+                trajectories[record.key] = trajectory
     if not records:
         raise DataError(f"{path} has no scored sample of a deonticbench task to import.")
     records.sort(key=lambda r: r.key)
@@ -66,6 +72,12 @@ def import_log(log_path: str | Path, out: str | Path) -> ImportResult:
     config = _config(path, log, records)
     with RunFolder.open(folder, config) as run:
         for record in records:
+            trajectory = trajectories.get(record.key)
+            if trajectory is not None and record.agent is not None:
+                # An agentic sample's conversation, as a sidecar like the runner's.
+                relative = trajectory_path(*record.key)
+                record.agent.trajectory = relative
+                record.agent.trajectory_sha256 = write_trajectory(folder, relative, trajectory)
             run.append(record)
     return ImportResult(
         out=folder,
@@ -98,6 +110,14 @@ def _record_of(scores: dict[str, Any]) -> Record | None:
                 return Record.from_json(metadata[RECORD_KEY])
             except ValueError as exc:
                 raise DataError(f"a score's record is malformed ({exc}).") from None
+    return None
+
+
+def _trajectory_of(scores: dict[str, Any]) -> dict[str, Any] | None:
+    for score in scores.values():
+        metadata = getattr(score, "metadata", None) or {}
+        if isinstance(metadata.get(TRAJECTORY_KEY), dict):
+            return dict(metadata[TRAJECTORY_KEY])
     return None
 
 

@@ -73,23 +73,30 @@ def deonticbench_scorer(
             model=str(state.model),
             attempts=attempts,
         )
-        final = record.final
-        return Score(
-            value=VALUES[final.outcome],
-            answer=None if final.answer is None else str(final.answer),
-            explanation=final.abstain_reason,
-            metadata={
-                "answer": final.answer,
-                "outcome": final.outcome,
-                "abstain_reason": final.abstain_reason,
-                "first_outcome": record.first.outcome,
-                "attempts": len(attempts),
-                "program_output": _program_output(final),
-                RECORD_KEY: record.to_json(),
-            },
-        )
+        return score_of(record)
 
     return score
+
+
+def score_of(record: Record, **extra: Any) -> Score:
+    """The Score of a judged sample: its final outcome, and its record in the metadata
+    (``extra``: more metadata, e.g. an agentic trial's trajectory)."""
+    final = record.final
+    return Score(
+        value=VALUES[final.outcome],
+        answer=None if final.answer is None else str(final.answer),
+        explanation=final.abstain_reason,
+        metadata={
+            "answer": final.answer,
+            "outcome": final.outcome,
+            "abstain_reason": final.abstain_reason,
+            "first_outcome": record.first.outcome,
+            "attempts": len(record.attempts),
+            "program_output": program_output(final),
+            RECORD_KEY: record.to_json(),
+            **extra,
+        },
+    )
 
 
 def _last_prompt(state: TaskState) -> Prompt | None:
@@ -104,7 +111,7 @@ def _last_prompt(state: TaskState) -> Prompt | None:
     )
 
 
-def _program_output(attempt: Attempt) -> dict[str, Any] | None:
+def program_output(attempt: Attempt) -> dict[str, Any] | None:
     execution = attempt.execution
     if execution is None:
         return None

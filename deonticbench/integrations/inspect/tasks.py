@@ -16,13 +16,17 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric
 
 from ... import Limits
+from ...agents.loop import DEFAULT_MAX_TURNS
 from ...data.cases import describe_source
 from ...errors import ConfigError
 from ...prompting import template_hashes
+from ...prompting.chat import Message
+from ...prompting.modes import is_agentic
 from ...scoring.metrics import DEFAULT_BOOTSTRAP
 from ...scoring.scores import STAGES
 from ._messages import to_inspect
 from ._plan import Plan, Settings, plan_for, settings_args
+from .agent import deonticbench_agent_scorer, deonticbench_agent_solver
 from .metrics import paper_metric
 from .scorer import deonticbench_scorer
 from .solvers import deonticbench_solver
@@ -42,14 +46,19 @@ def deonticbench(
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    max_tokens: int | None = None,
+    trial_timeout: float = 600.0,
 ) -> Task:
     """DeonticBench on one domain and mode, scored as the paper scores it.
 
     Args:
       domain: sara_numeric, sara_binary, airline, housing or uscis.
       split: hard (the paper's), smoke (its first five cases) or whole.
-      mode: direct, zero-shot or few-shot; or a setting, rules-given or facts-given
-        (docs/settings.md).
+      mode: direct, zero-shot or few-shot; a setting, rules-given or facts-given
+        (docs/settings.md); or agent-direct, agent-zero-shot, agent-few-shot: inspect's
+        react() agent with the harness's prolog tools on a workspace of the case's files
+        (docs/agents.md).
       attempts: 1 is the paper's protocol; 2 adds one retry with SWI-Prolog's feedback
         when a program gave no answer (the final stage's metrics are ``final_*``).
       timeout: wall-clock seconds each program may run (the paper's 20).
@@ -60,6 +69,9 @@ def deonticbench(
       data_dir: a local data folder (default: ``DEONTICBENCH_DATA``, else the hub).
       hub: read the hub dataset even when ``DEONTICBENCH_DATA`` is set.
       revision: the hub revision to pin.
+      max_turns: agentic modes: model turns per trial.
+      max_tokens: agentic modes: tokens in+out per trial (no limit when not given).
+      trial_timeout: agentic modes: wall-clock seconds per trial.
     """
     if timeout <= 0:
         raise ConfigError("timeout must be a positive number of seconds.")
@@ -75,10 +87,29 @@ def deonticbench(
         paper_metric(stage=stage, bootstrap=bootstrap, seed=bootstrap_seed) for stage in stages
     ]
     args = settings_args(settings)
+    agentic = is_agentic(settings.mode)
+    if agentic and attempts != 1:
+        raise ConfigError("an agentic trial is one attempt: leave attempts at 1.")
+    chosen_solver = (
+        deonticbench_agent_solver(
+            timeout=timeout,
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            trial_timeout=trial_timeout,
+            **args,
+        )
+        if agentic
+        else deonticbench_solver(attempts=attempts, timeout=timeout, **args)
+    )
+    chosen_scorer = (
+        deonticbench_agent_scorer(timeout=timeout, **args)
+        if agentic
+        else deonticbench_scorer(timeout=timeout, **args)
+    )
     return Task(
         dataset=_dataset(plan, settings),
-        solver=deonticbench_solver(attempts=attempts, timeout=timeout, **args),
-        scorer=deonticbench_scorer(timeout=timeout, **args),
+        solver=chosen_solver,
+        scorer=chosen_scorer,
         metrics=metrics,
         epochs=Epochs(run.k_for(spec)),
         metadata={
@@ -99,11 +130,16 @@ def deonticbench(
 def _dataset(plan: Plan, settings: Settings) -> MemoryDataset:
     samples = []
     for unit in plan.units:
-        prompt = unit.render()
+        # An agentic sample's input is set by its solver (the instruction names no case).
+        messages = (
+            unit.render().messages
+            if not is_agentic(unit.mode)
+            else (Message(role="user", content=f"case {unit.case.id}"),)
+        )
         samples.append(
             Sample(
                 id=unit.case.id,
-                input=to_inspect(prompt.messages),
+                input=to_inspect(messages),
                 target=str(unit.case.gold),
                 metadata={
                     "domain": unit.domain.name,

@@ -221,6 +221,37 @@
     return el('div', { cls: 'attempt' }, parts);
   }
 
+  // An agentic trial, turn by turn: what the model said, each tool call and what it saw.
+  function trajectorySection(paras, t) {
+    if (!t) return null;
+    var calls = Object.keys(t.tool_calls || {}).map(function (k) {
+      return k + ' ×' + t.tool_calls[k];
+    }).join(', ');
+    var parts = [el('h4', { text: 'Trajectory: ' + t.turns + ' turns, stopped by ' +
+      t.stop_reason + ', tools ' + t.tool_set + ' (' + (calls || 'no calls') + '), ' +
+      Number(t.wall_s).toFixed(2) + ' s' })];
+    if (t.problem) {
+      parts.push(el('p', { cls: 'bad', text: 'The trajectory cannot be shown: ' + t.problem }));
+      return el('div', { cls: 'trajectory' }, parts);
+    }
+    (t.steps || []).forEach(function (step, n) {
+      var box = el('details', { cls: 'turn' }, [el('summary', {
+        text: 'Turn ' + (n + 1) + ' · ' + (step.tokens[0] === null ? '?' : step.tokens[0]) +
+          ' tokens in, ' + (step.tokens[1] === null ? '?' : step.tokens[1]) + ' out' +
+          (step.cached ? ' (from the cache)' : '') + ' · ' +
+          (step.calls.length ? step.calls.map(function (c) { return c[0]; }).join(', ') : 'no tool call'),
+      })]);
+      box.appendChild(el('div', { cls: 'role', text: 'message' }));
+      box.appendChild(textBlock(promptText(paras, step.message), 'message'));
+      step.calls.forEach(function (c) {
+        box.appendChild(el('div', { cls: 'role', text: 'call ' + c[0] + ' ' + c[1] }));
+        box.appendChild(textBlock(promptText(paras, c[2]), 'observation'));
+      });
+      parts.push(box);
+    });
+    return el('div', { cls: 'trajectory' }, parts);
+  }
+
   function analysisSection(rowsOf) {
     if (!rowsOf || !rowsOf.length) return null;
     var fields = [];
@@ -283,6 +314,7 @@
       chain,
       otherRuns(i),
       analysisSection(d.analysis),
+      trajectorySection(data.paras, d.trajectory),
     ];
     d.attempts.forEach(function (a) { parts.push(attemptSection(data.paras, a, d.attempts.length)); });
     box.textContent = '';

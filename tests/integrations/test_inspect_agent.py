@@ -1,0 +1,141 @@
+"""The agentic inspect task (``-T mode=agent-zero-shot``): inspect's react() agent with
+the harness's prolog tools, run on the sample's workspace in the harness's sandbox, and
+judged by the harness.  The same responses (inspect's own mockllm, carrying tool calls
+and usage) give the same records and the same numbers here and through the runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_runs import DATA, run_agents, smoke
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model
+from inspect_script import forbid_network
+
+from deonticbench.data.cases import Case
+from deonticbench.data.domains import get_domain
+from deonticbench.integrations.inspect import deonticbench as deonticbench_task
+from deonticbench.integrations.inspect.metrics import records_of
+from deonticbench.models.base import Completion, GenerationParams, Model, Request
+from deonticbench.prompting.chat import ToolCall
+from deonticbench.reading.programs import unwrap_fenced
+from deonticbench.scoring.scores import LoadReport, Run, score_run
+from deonticbench.solver import Solver
+from deonticbench.store.record import Record
+
+pytestmark = pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")
+AIRLINE = get_domain("airline")
+TOKENS = (120, 30)
+
+
+def next_call(turn: int, seen: str, cases: list[Case]) -> tuple[str, dict[str, Any]] | None:
+    """One script for both front doors: read the case, write its program (a wrong one for
+    the second case), run it, submit."""
+    if turn == 0:
+        return "read_file", {"path": "case.txt"}
+    (case,) = [c for c in cases if c.text.strip()[:200] in seen]
+    program = unwrap_fenced(case.reference_prolog)
+    if case.id == cases[1].id:
+        program = ":- format('Total cost: 1~n')."
+    script = [
+        ("write_file", {"path": "solution.pl", "content": program}),
+        ("run_prolog", {"path": "solution.pl"}),
+        ("submit", {}),
+    ]
+    return script[turn - 1] if turn - 1 < len(script) else None
+
+
+class Mirror(Model):
+    """The script as a harness backend (native tool calls, the same usage)."""
+
+    native_tools = True
+    cacheable = False
+
+    def __init__(self, cases: list[Case]) -> None:
+        self.spec = self.provider = self.model_name = "mirror"
+        self.params = GenerationParams()
+        self.cases = cases
+
+    async def generate(self, request: Request) -> list[Completion]:
+        turn = sum(1 for m in request.messages if m.role == "assistant")
+        seen = "\n".join(m.content for m in request.messages if m.role == "tool")
+        call = next_call(turn, seen, self.cases)
+        calls = (ToolCall(f"c{turn}", call[0], call[1]),) if call else ()
+        return [Completion(text="", tokens_in=TOKENS[0], tokens_out=TOKENS[1], tool_calls=calls)]
+
+
+def _mock(cases: list[Case]) -> Any:
+    def respond(messages: list[ChatMessage], tools: Any, choice: Any, config: Any) -> ModelOutput:
+        turn = sum(1 for m in messages if m.role == "assistant")
+        seen = "\n".join(m.text for m in messages if m.role == "tool")
+        call = next_call(turn, seen, cases)
+        if call is None:
+            output = ModelOutput.from_content("mockllm/model", "done")
+        else:
+            output = ModelOutput.for_tool_call("mockllm/model", call[0], call[1])
+        output.usage = ModelUsage(
+            input_tokens=TOKENS[0], output_tokens=TOKENS[1], total_tokens=sum(TOKENS)
+        )
+        return output
+
+    return respond
+
+
+def _facts(records: list[Record]) -> dict[str, tuple[Any, ...]]:
+    return {
+        r.case_id: (
+            r.final.outcome, r.final.answer, r.final.tokens_in, r.final.tokens_out,
+            r.agent.turns if r.agent else None, r.agent.tool_calls if r.agent else None,
+            r.agent.stop_reason if r.agent else None, r.final.prompt_hash,
+        )
+        for r in records
+    }  # fmt: skip
+
+
+def test_inspect_react_and_the_runner_give_the_same_records_and_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forbid_network(monkeypatch.setattr)
+    cases = smoke(AIRLINE, 3)
+    task = deonticbench_task("airline", split="smoke", mode="agent-zero-shot", epochs=1,
+                             bootstrap=200, data_dir=DATA)  # fmt: skip
+    (log,) = inspect_eval(
+        task, model=get_model("mockllm/model", custom_outputs=_mock(cases)), limit=3,
+        log_dir=str(tmp_path / "logs"), display="none",
+    )  # fmt: skip
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 3
+    scores = [s for sample in log.samples for s in (sample.scores or {}).values()]
+    from inspect_ai.scorer import SampleScore
+
+    inspected = records_of([SampleScore(score=s) for s in scores])
+    with Solver(workers=2) as solver:
+        _, ran = run_agents(Mirror(cases), solver, tmp_path / "run", domains=[AIRLINE],
+                            modes=("agent-zero-shot",), limit=3)  # fmt: skip
+    assert _facts(inspected) == _facts(list(ran.values()))
+    outcomes = sorted(f[0] for f in _facts(inspected).values())
+    assert outcomes == ["correct", "correct", "wrong"]
+    # The paper's metric: the task's and `deonticbench score`'s, from the same records.
+    metrics = log.results.scores[0].metrics if log.results else {}
+    direct = score_run(Run(tmp_path, {}, list(ran.values()), LoadReport()), 200).groups[0]
+    assert metrics["accuracy"].value == pytest.approx(direct.estimate.point)
+    assert metrics["accuracy_mean"].value == pytest.approx(direct.estimate.mean)
+    # import-inspect brings the run back with each trial's trajectory as a sidecar.
+    from deonticbench.integrations.inspect.importer import import_log
+    from deonticbench.store.trajectory import read_trajectory, trajectory_problems
+
+    imported = import_log(log.location, tmp_path / "imported")
+    assert imported.records == 3 and imported.modes == ("agent-zero-shot",)
+    (back,) = [r for r in inspected if r.case_id == cases[0].id]
+    from deonticbench.store import read_records
+
+    loaded = read_records(tmp_path / "imported" / "records.jsonl").records[back.key]
+    assert loaded.agent is not None and loaded.agent.trajectory is not None
+    atif = read_trajectory(
+        tmp_path / "imported", loaded.agent.trajectory, loaded.agent.trajectory_sha256
+    )
+    assert trajectory_problems(atif) == []
+    calls = [c["function_name"] for s in atif["steps"] for c in s.get("tool_calls", [])]
+    assert calls == ["read_file", "write_file", "run_prolog", "submit"]

@@ -19,6 +19,7 @@ from typing import Any
 from ..data.cases import Case, DataSource, load_cases, resolve_source
 from ..data.domains import Domain, get_domain
 from ..errors import DataError
+from ..prompting.modes import DIRECT_MODES
 from ..reading.programs import prepare_program, unwrap_fenced
 from ..solver import Solver
 from ..store.config import read_config
@@ -135,7 +136,7 @@ def analyse_run(
     if not (folder / "records.jsonl").is_file():
         raise DataError(f"{folder} is not a run folder: it has no records.jsonl.")
     config = read_config(folder)
-    records = [r for r in iter_records(folder) if r.mode != "direct"]
+    records = [r for r in iter_records(folder) if r.mode not in DIRECT_MODES]
     split = str(config.get("split", "hard"))
     source = source_of_run(config)
     cases: dict[tuple[str, str], Case] = {}

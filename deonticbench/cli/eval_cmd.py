@@ -17,7 +17,7 @@ from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..evaluation.progress import LiveProgress, summary_notes, summary_table
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import ALL_MODES, MODES, Mode
 from ..solver import ExecutorKind
 from ..store.folder import RunFolder
 from ..store.spec import DEFAULT_CONCURRENCY, RunSpec
@@ -28,11 +28,11 @@ def _parse_modes(value: str) -> list[Mode]:
     if value.strip().lower() == "all":
         return list(MODES)
     modes = [m.strip().lower() for m in value.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in MODES]
+    unknown = [m for m in modes if m not in ALL_MODES]
     if unknown or not modes:
         raise ConfigError(
             f"unknown mode {', '.join(unknown) or repr(value)}; choose from "
-            f"{', '.join(MODES)} (comma-separated) or all."
+            f"{', '.join(ALL_MODES)} (comma-separated) or all."
         )
     return [cast(Mode, m) for m in dict.fromkeys(modes)]  # each once, in the order typed
 

@@ -39,9 +39,10 @@ from ..prompting import (
     render_feedback,
     solver_report,
 )
-from ..prompting.modes import Mode
+from ..prompting.modes import DIRECT_MODES, VERBAL_MODE, Mode
 from ..prompting.plan import RunPlan, Unit
 from ..reading.answers import Answer, answer_from_execution, read_direct_answer
+from ..reading.confidence import without_confidence
 from ..reading.outcomes import judge
 from ..reading.programs import extract_program, prepare_program
 from ..solver import Execution, Solver
@@ -309,8 +310,10 @@ async def evaluate_attempt(
         attempt.abstain_reason = "request failed"
         # Nothing to give feedback on: the same prompt again.
         return attempt, prompt
-    if mode == "direct":
-        answer = read_direct_answer(domain, c.text)
+    if mode in DIRECT_MODES:
+        # The verbal variant's confidence line is the reliability stage's, not an answer.
+        text = without_confidence(c.text) if mode == VERBAL_MODE else c.text
+        answer = read_direct_answer(domain, text)
         _set_answer(attempt, domain, answer, case)
         return attempt, None
     program = extract_program(c.text)

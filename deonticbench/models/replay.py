@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..prompting.modes import MODES
+from ..prompting.modes import ALL_MODES
 from .base import Completion, GenerationParams, Model, Request
 
 Key = tuple[str, str, str, int, int]  # domain, case_id, mode, sample, attempt
@@ -66,8 +66,8 @@ def _key_of(obj: Any, where: str) -> Key:
     missing = [f for f in ("domain", "case_id", "mode", "sample") if f not in obj]
     if missing:
         raise ConfigError(f"{where} lacks {', '.join(missing)}.")
-    if obj["mode"] not in MODES:
-        raise ConfigError(f"{where} has mode {obj['mode']!r}, not one of {', '.join(MODES)}.")
+    if obj["mode"] not in ALL_MODES:
+        raise ConfigError(f"{where} has mode {obj['mode']!r}, not one of {', '.join(ALL_MODES)}.")
     try:
         sample = _index(obj["sample"])
         attempt = _index(obj.get("attempt", 0))

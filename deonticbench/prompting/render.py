@@ -25,7 +25,7 @@ from ..reading.programs import (
 )
 from .chat import Message
 from .exemplars import problem_key
-from .modes import MODES, Mode
+from .modes import ALL_MODES, Mode
 from .templates import (
     EXEMPLAR_FILE,
     FEEDBACK_FILE,
@@ -94,8 +94,8 @@ def render(
     case: Case, mode: Mode, exemplars: Sequence[Case] = (), *, prompts_dir: Path | None = None
 ) -> Prompt:
     """Render the prompt for one case in one mode (few-shot needs ``exemplars``)."""
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    if mode not in ALL_MODES:
+        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
     domain = get_domain(case.domain)
     root = prompts_root(prompts_dir)
     files = template_files(domain, mode)

@@ -8,6 +8,7 @@ Layout of ``prompts/`` (paper 3.1 and B.4; see docs/prompts.md)::
     feedback-report.txt             what SWI-Prolog did, quoted in feedback.txt's {output}
     feedback-no-answer.txt          the sentence added when it ran but printed no answer
     <domain>/direct.txt             answer in prose, last line "Answer: <value>"
+    <domain>/direct-verbal.txt      the same, then "Confidence: NN%" (opt-in mode variant)
     <domain>/zero-shot.txt          write rules, facts and query as one Prolog program
     <domain>/few-shot.txt           the same, after solved examples ({exemplars})
     <domain>/exemplar.txt           how one solved example is shown
@@ -28,7 +29,7 @@ from pathlib import Path
 from .._paths import PROMPTS
 from ..data.domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError
-from .modes import MODES, Mode
+from .modes import ALL_MODES, MODES, Mode
 
 SYSTEM_FILE = "system.txt"
 FEEDBACK_FILE = "feedback.txt"
@@ -129,7 +130,9 @@ def template_hashes(
     hashes = {
         f"{d.name}/{mode}": hash_template_files(root, template_files(d, mode))
         for d in chosen
-        for mode in MODES
+        for mode in ALL_MODES
+        # An opt-in variant (direct-verbal) is hashed where its template exists.
+        if mode in MODES or (root / d.name / f"{mode}.txt").is_file()
     }
     hashes["feedback"] = hash_template_files(root, FEEDBACK_FILES)
     return hashes

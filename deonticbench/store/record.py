@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import ALL_MODES, Mode
 from ..reading.outcomes import OUTCOMES, Outcome
 
 SCHEMA = 1
@@ -109,7 +109,7 @@ class Record:
             raise ValueError(f"missing or malformed field: {exc}") from None
         if not attempts:
             raise ValueError("no attempts")
-        if record.mode not in MODES:
+        if record.mode not in ALL_MODES:
             raise ValueError(f"unknown mode {record.mode!r}")
         for a in attempts:
             if a.outcome not in OUTCOMES:

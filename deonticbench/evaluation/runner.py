@@ -304,6 +304,7 @@ async def evaluate_attempt(
         tokens_out=c.tokens_out,
         latency_s=c.latency_s,
         cached=cached,
+        logprobs=[[t, lp] for t, lp in c.logprobs] if c.logprobs else None,
     )
     if c.error is not None or c.text is None:
         attempt.error = c.error or "the backend returned no text"

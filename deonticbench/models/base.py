@@ -82,6 +82,9 @@ class Completion:
     finish_reason: str | None = None
     error: str | None = None
     """Set when the request finally failed; then ``text`` is None."""
+    logprobs: tuple[tuple[str, float], ...] | None = None
+    """(token, log-probability) of each output token, when the request asked for them
+    (``eval --confidence logprob``) and the server returned them."""
 
     @classmethod
     def failed(cls, error: str, *, latency_s: float = 0.0) -> Completion:

@@ -41,6 +41,23 @@ class _Reply:
     texts: list[tuple[str, str | None]]
     prompt_tokens: int
     output_tokens: int
+    logprobs: list[tuple[tuple[str, float], ...] | None]
+    """Per choice, its tokens' log-probabilities when the server sent them."""
+
+
+def _choice_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
+    """``choice.logprobs.content[*].token/logprob``, or None when absent or malformed
+    (log-probabilities are an extra: their absence never fails a sample)."""
+    content = field_of(field_of(choice, "logprobs"), "content")
+    if not isinstance(content, list):
+        return None
+    out = []
+    for item in content:
+        token, logprob = field_of(item, "token"), field_of(item, "logprob")
+        if not isinstance(token, str) or not isinstance(logprob, int | float):
+            return None
+        out.append((token, float(logprob)))
+    return tuple(out)
 
 
 def _read_reply(response: Any, n: int) -> _Reply:
@@ -58,6 +75,7 @@ def _read_reply(response: Any, n: int) -> _Reply:
         return index if isinstance(index, int) and not isinstance(index, bool) else 0
 
     texts: list[tuple[str, str | None]] = []
+    logprobs: list[tuple[tuple[str, float], ...] | None] = []
     for choice in sorted(choices, key=index_of)[:n]:
         if isinstance(choice, str | int | float | list) or choice is None:
             raise MalformedResponse(f"a choice is {type(choice).__name__}, not an object")
@@ -66,9 +84,13 @@ def _read_reply(response: Any, n: int) -> _Reply:
             raise MalformedResponse(f"a choice's message is {type(message).__name__}")
         content = field_of(message, "content") if message is not None else None
         texts.append((reply_text(content, where="message.content"), finish_reason_of(choice)))
+        logprobs.append(_choice_logprobs(choice))
     usage = field_of(response, "usage")
     return _Reply(
-        texts, token_count(usage, "prompt_tokens"), token_count(usage, "completion_tokens")
+        texts,
+        token_count(usage, "prompt_tokens"),
+        token_count(usage, "completion_tokens"),
+        logprobs,
     )
 
 
@@ -171,7 +193,9 @@ class OpenAIModel(RemoteModel):
         if outcome.value is None:
             return [Completion.failed(outcome.error or "request failed")] * n
         reply, latency = outcome.value
-        return split_usage(reply.texts, reply.prompt_tokens, reply.output_tokens, latency)
+        return split_usage(
+            reply.texts, reply.prompt_tokens, reply.output_tokens, latency, reply.logprobs
+        )
 
     async def generate(self, request: Request) -> list[Completion]:
         messages = [{"role": m.role, "content": m.content} for m in request.messages]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -126,7 +127,10 @@ def cost_rows(reports: Sequence[Any]) -> list[dict[str, Any]]:
                     "accuracy": r.accuracy,
                     "policy": policy,
                     **{k: val for k, val in asdict(v).items() if k != "undefined_replicates"},
-                    "thresholds": r.thresholds if policy == "best_selective" else None,
+                    # A threshold of infinity (never answer) is written as null.
+                    "thresholds": [t if math.isfinite(t) else None for t in r.thresholds]
+                    if policy == "best_selective"
+                    else None,
                 }
             )
     return rows

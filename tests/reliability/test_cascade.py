@@ -86,8 +86,10 @@ def test_every_tau_the_frontier_and_the_cross_fitted_tau(runs: tuple[Path, Path,
 
 def test_deferring_to_a_person(runs: tuple[Path, Path, Path]) -> None:
     small, _, prices = runs
-    done = _cli("cascade", str(small), "--defer-to", "human", "--human-accuracy", "0.8",
-                "--human-cost", "5", "--prices", str(prices), "--format", "csv", "-B", "50")  # fmt: skip
+    done = _cli(
+        "cascade", str(small), "--defer-to", "human", "--human-accuracy", "0.8",
+        "--human-cost", "5", "--prices", str(prices), "--format", "csv", "-B", "50",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "right 80% of the time" in done.stdout
     rows = {(r["policy"], r["tau"]): r for r in _rows(done.stdout.split("\n", 1)[1])}

@@ -97,6 +97,24 @@ class Fault:
     """Answer 200 with the normal reply body passed through this function."""
 
 
+TOKEN_LOGPROB = -0.05
+"""What the fake server says each output token's log-probability is, when asked."""
+
+
+def _logprobs(text: str) -> dict[str, Any]:
+    """The wire format's ``choice.logprobs``: the text cut into word and non-word runs,
+    each with ``TOKEN_LOGPROB``."""
+    import re
+
+    tokens = re.findall(r"\w+|\W+", text)
+    return {
+        "content": [
+            {"token": t, "logprob": TOKEN_LOGPROB, "bytes": list(t.encode()), "top_logprobs": []}
+            for t in tokens
+        ]
+    }
+
+
 @dataclass
 class _State:
     responder: Responder
@@ -262,7 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "index": i,
                 "message": {"role": "assistant", "content": text},
                 "finish_reason": "stop",
-                "logprobs": None,
+                "logprobs": _logprobs(text) if request.body.get("logprobs") else None,
             }
             for i, text in enumerate(texts)
         ]

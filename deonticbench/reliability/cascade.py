@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 
 from ..errors import ConfigError
@@ -35,6 +34,7 @@ from ..scoring.results import PRICE_IN, PRICE_OUT, model_prices
 from ..scoring.scores import Run, domain_rng
 from ..store.record import Record
 from ._crossfit import crossfit_thresholds
+from ._yaml import read_mapping
 from .evaluate import MetricValue, summarise
 from .signals import GroupSignals, run_signals
 
@@ -49,14 +49,7 @@ class CascadeError(ConfigError):
 def load_prices(path: str | Path) -> dict[str, tuple[float, float]]:
     """A ``--prices`` file: ``{model spec or glob: {usd_per_mtok_in, usd_per_mtok_out}}``."""
     file = Path(path)
-    try:
-        doc = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CascadeError(f"The prices file {file} cannot be read ({exc.strerror}).") from None
-    except yaml.YAMLError:
-        raise CascadeError(f"The prices file {file} is not valid YAML.") from None
-    if not isinstance(doc, Mapping):
-        raise CascadeError(f"The prices file {file} should map model specs to prices.")
+    doc = read_mapping(file, "prices file", "map model specs to prices", CascadeError)
     out = {}
     for spec, entry in doc.items():
         pin = entry.get(PRICE_IN) if isinstance(entry, Mapping) else None

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 
 from .._paths import EVAL
@@ -35,6 +34,7 @@ from ..errors import ConfigError
 from ..scoring.metrics import DEFAULT_BOOTSTRAP, iter_draws, numeric_correct
 from ..scoring.scores import domain_rng
 from ._crossfit import crossfit_thresholds
+from ._yaml import read_mapping
 from .evaluate import MetricValue, summarise
 from .signals import GroupSignals
 
@@ -92,14 +92,7 @@ def _number(value: Any, where: str) -> float:
 def load_costs(path: str | Path | None = None) -> dict[str, CostModel]:
     """Read a costs file (default: the shipped ``eval/costs.yaml``)."""
     file = Path(path) if path is not None else DEFAULT_COSTS
-    try:
-        doc = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CostsError(f"The costs file {file} cannot be read ({exc.strerror}).") from None
-    except yaml.YAMLError:
-        raise CostsError(f"The costs file {file} is not valid YAML.") from None
-    if not isinstance(doc, Mapping):
-        raise CostsError(f"The costs file {file} should map domains to their costs.")
+    doc = read_mapping(file, "costs file", "map domains to their costs", CostsError)
     out: dict[str, CostModel] = {}
     for name, entry in doc.items():
         if name not in DOMAINS:

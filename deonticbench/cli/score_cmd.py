@@ -126,8 +126,13 @@ def command(
             click.echo(note, err=True)
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
-        for table in extras.tables if extras else []:
-            click.echo("\n" + render(table, "markdown" if fmt == "markdown" else "table"), nl=False)
+        if extras and fmt in ("csv", "json"):
+            # One loadable document on stdout: the extra tables go to --out.
+            click.echo("note: the reliability and cost tables are written with --out.", err=True)
+        elif extras:
+            for table in extras.tables:
+                text = render(table, fmt if fmt in ("markdown", "latex") else "table")
+                click.echo("\n" + text, nl=False)
         return
     try:
         written = _write_all(out, scores, comparisons, against == "paper", extras)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .cascade import CascadeResult
+from .cascade import CascadePoint, CascadeResult
 from .evaluate import SignalReport
 
 
@@ -63,11 +63,18 @@ def cascade_png(result: CascadeResult) -> bytes:
     the two models alone and the cross-fitted tau, with their 95% intervals."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
+    # Runs without token counts (replay, reference) cost nothing: then the share
+    # deferred is the only axis that separates the policies.
+    free = all(p.cost == 0 for p in result.points)
+
+    def x(p: CascadePoint) -> float:
+        return p.deferred if free else p.cost
+
     taus = [p for p in result.points if p.label == "tau"]
-    ax.plot([p.cost for p in taus], [p.metric.point for p in taus], ".-", color="#bbb",
+    ax.plot([x(p) for p in taus], [p.metric.point for p in taus], ".-", color="#bbb",
             label="every tau")  # fmt: skip
-    front = sorted(result.frontier(), key=lambda p: p.cost)
-    ax.plot([p.cost for p in front], [p.metric.point for p in front], "-", color="#4c72b0",
+    front = sorted(result.frontier(), key=x)
+    ax.plot([x(p) for p in front], [p.metric.point for p in front], "-", color="#4c72b0",
             lw=2, label="Pareto frontier")  # fmt: skip
     marks = {"small alone": ("s", "#55a868"), "large alone": ("D", "#c44e52")}
     others = [p for p in result.points if p.label in marks]
@@ -78,9 +85,13 @@ def cascade_png(result: CascadeResult) -> bytes:
         low = p.metric.low if p.metric.low is not None else p.metric.point
         high = p.metric.high if p.metric.high is not None else p.metric.point
         point = p.metric.point or 0.0
-        ax.errorbar([p.cost], [point], yerr=[[point - (low or 0.0)], [(high or 0.0) - point]],
+        ax.errorbar([x(p)], [point], yerr=[[point - (low or 0.0)], [(high or 0.0) - point]],
                     fmt=shape, color=colour, ms=8, capsize=3, label=p.label)  # fmt: skip
-    ax.set_xlabel(f"cost per case ({result.cost_unit})")
+    ax.set_xlabel(
+        "share deferred (the runs hold no token counts)"
+        if free
+        else f"cost per case ({result.cost_unit})"
+    )
     ax.set_ylabel(result.metric.replace("_", "-"))
     ax.set_title(f"{result.domain} {result.mode}: {result.small} -> {result.large}", fontsize=9)
     ax.legend(fontsize=7)

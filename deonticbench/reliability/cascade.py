@@ -235,6 +235,11 @@ def cascade(
     )
     price_small = price_of(small.model, prices)
     price_large = price_of(large.model, prices) if large is not None else None
+    if defer_to == "human" and price_small is None:
+        raise CascadeError(
+            f"--defer-to human prices the person in USD, so {small.model} needs a price too: "
+            "add it to a --prices file (usd_per_mtok_in, usd_per_mtok_out)."
+        )
     in_usd = price_small is not None and (defer_to == "human" or price_large is not None)
     unit = "USD" if in_usd else "tokens"
     results = []

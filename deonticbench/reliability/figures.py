@@ -85,7 +85,8 @@ def cascade_png(result: CascadeResult) -> bytes:
         low = p.metric.low if p.metric.low is not None else p.metric.point
         high = p.metric.high if p.metric.high is not None else p.metric.point
         point = p.metric.point or 0.0
-        ax.errorbar([x(p)], [point], yerr=[[max(0.0, point - (low or 0.0))], [max(0.0, (high or 0.0) - point)]],
+        below, above = max(0.0, point - (low or 0.0)), max(0.0, (high or 0.0) - point)
+        ax.errorbar([x(p)], [point], yerr=[[below], [above]],
                     fmt=shape, color=colour, ms=8, capsize=3, label=p.label)  # fmt: skip
     ax.set_xlabel(
         "share deferred (the runs hold no token counts)"

@@ -323,7 +323,9 @@ def test_template_hash_follows_the_files(prompts_copy: Path) -> None:
 
 def test_template_hashes_for_chosen_domains() -> None:
     hashes = template_hashes(["airline", HOUSING])
-    assert set(hashes) == {f"{d}/{m}" for d in ("airline", "housing") for m in MODES} | {"feedback"}
+    assert set(hashes) == {f"{d}/{m}" for d in ("airline", "housing") for m in ALL_MODES} | {
+        "feedback"
+    }
 
 
 def test_prompt_hash_is_stable_and_content_sensitive() -> None:

@@ -11,28 +11,16 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from reliability_runs import cli as _cli
 from reliability_runs import write_run
 
 GOLD: dict[str, int | str] = {"c1": 100, "c2": 200, "c3": 300, "c4": 400}
 SMALL = {"c1": [100.0, 100.0], "c2": [200.0, 250.0], "c3": [None, None], "c4": [450.0, 450.0]}
 LARGE = {c: [float(v), float(v)] for c, v in GOLD.items()}  # type: ignore[arg-type]
 S, L = 2e-5, 2e-3
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deonticbench", *args],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        check=False,
-    )
 
 
 @pytest.fixture

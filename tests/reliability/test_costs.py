@@ -8,12 +8,10 @@ the threshold, $0); 12,000 (overpaid 2,000, all lost: $2,000); an abstention ($2
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from reliability_runs import cli as _cli
 from reliability_runs import write_run
 
 from deonticbench._paths import EVAL
@@ -26,16 +24,6 @@ sara_numeric:
   overpayment_weight: 1.0
   underpayment: {rate: 0.2, threshold_abs: 5000, threshold_rel: 0.1}
 """
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deonticbench", *args],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        check=False,
-    )
 
 
 def test_expected_cost_per_case_of_the_three_policies(tmp_path: Path) -> None:

@@ -4,6 +4,9 @@ folder (config.json + records.jsonl) so that every test goes through the store."
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -53,3 +56,14 @@ def write_run(
             lines.append(json.dumps(record.to_json()))
     (folder / "records.jsonl").write_text("\n".join(lines) + "\n")
     return folder
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m deonticbench ARGS`` in a fresh process, output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "deonticbench", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        check=False,
+    )

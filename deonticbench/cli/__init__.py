@@ -21,6 +21,7 @@ _COMMANDS = {
     "eval": "eval_cmd",
     "score": "score_cmd",
     "analyze": "analyze_cmd",
+    "cascade": "cascade_cmd",
     "serve-reward": "serve_reward_cmd",
     "export": "export_cmd",
     "import-inspect": "import_inspect_cmd",

@@ -17,7 +17,7 @@ from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..evaluation.progress import LiveProgress, summary_table
-from ..prompting.modes import MODES, Mode, parse_modes
+from ..prompting.modes import MODES, VERBAL_MODE, Mode, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind
@@ -38,6 +38,21 @@ def _parse_params(values: tuple[str, ...]) -> dict[str, str]:
             raise ConfigError(f"--param takes key=value, not {item!r}.")
         out[key.strip()] = value.strip()
     return out
+
+
+def _confidence_modes(modes: list[Mode], confidence: tuple[str, ...]) -> list[Mode]:
+    """``--confidence verbal``: the direct-verbal variant joins the run's modes."""
+    if "verbal" in confidence and VERBAL_MODE not in modes:
+        return [*modes, VERBAL_MODE]
+    return modes
+
+
+def _confidence_params(params: dict[str, str], confidence: tuple[str, ...]) -> dict[str, str]:
+    """``--confidence logprob``: the request field ``logprobs: true`` (OpenAI wire format;
+    part of the response-cache key, so such runs never share cached answers)."""
+    if "logprob" in confidence:
+        return {**params, "extra.logprobs": "true"}
+    return params
 
 
 def _positive(name: str, value: int | None) -> None:
@@ -184,6 +199,15 @@ def _positive(name: str, value: int | None) -> None:
     help="Finish with the paper's metrics (Table 2 layout, bootstrap CIs) for this run and "
     "write its report.html (results.json is written after every run).",
 )
+@click.option(
+    "--confidence",
+    "confidence",
+    type=click.Choice(["verbal", "logprob"]),
+    multiple=True,
+    help="Opt-in confidence signals (docs/reliability.md): verbal adds the direct-verbal "
+    "mode (its own template: a last line 'Confidence: NN%'); logprob asks an "
+    "OpenAI-compatible server for token log-probabilities.",
+)
 def command(
     model_spec: str,
     domains: str,
@@ -214,6 +238,7 @@ def command(
     executor: str,
     dry_run: bool,
     score_after: bool,
+    confidence: tuple[str, ...],
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
@@ -225,10 +250,10 @@ def command(
         raise ConfigError("--hub and --data-dir name two data sources: choose one.")
     spec = RunSpec(
         model=model_spec,
-        params=tuple(_parse_params(params).items()),
+        params=tuple(_confidence_params(_parse_params(params), confidence).items()),
         domains=tuple(d.name for d in parse_domains(domains)),
         split=split,
-        modes=tuple(_parse_modes(modes)),
+        modes=tuple(_confidence_modes(_parse_modes(modes), confidence)),
         k=k,
         attempts=attempts,
         seed=seed,

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -39,6 +40,9 @@ from ..scoring.tables import (
 )
 from ..scoring.usage import UsageRow, usage_rows, usage_table
 from ._options import bootstrap_options
+
+if TYPE_CHECKING:
+    from ..reliability.api import ScoreExtras
 
 FORMATS = (*TABLE_FORMATS, "json")
 
@@ -81,6 +85,25 @@ class ReportWriteError(DeonticBenchError):
     help="Paired differences of each agentic mode against its prompted counterpart on the "
     "same cases (agent-zero-shot - zero-shot), from the same run folder or another given one.",
 )
+@click.option(
+    "--reliability",
+    is_flag=True,
+    help="Also the confidence signals' calibration and selective metrics "
+    "(docs/reliability.md); with --out, in results.json and report.html too.",
+)
+@click.option(
+    "--costs",
+    "costs_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="YAML of what an abstention and a wrong answer cost per domain: expected cost per "
+    "case of always-answer, always-abstain and the best selective policy.",
+)
+@click.option(
+    "--signal",
+    default="consistency",
+    show_default=True,
+    help="The confidence signal the selective policy of --costs thresholds.",
+)
 def command(
     run_dirs: tuple[Path, ...],
     replicates: int,
@@ -91,6 +114,9 @@ def command(
     compare: bool,
     pairs: tuple[str, ...],
     pair_modes: bool,
+    reliability: bool,
+    costs_file: Path | None,
+    signal: str,
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
     if compare and len(run_dirs) < 2:
@@ -119,11 +145,28 @@ def command(
                 "given run folders."
             )
         comparisons += paired
+    extras = None
+    if reliability or costs_file is not None:
+        from ..reliability.api import score_extras
+
+        extras = score_extras(
+            scores, reliability=reliability, costs=costs_file, signal=signal,
+            bootstrap=replicates, seed=seed,
+        )  # fmt: skip
+        for note in extras.notes:
+            click.echo(note, err=True)
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
+        if extras and fmt in ("csv", "json"):
+            # One loadable document on stdout: the extra tables go to --out.
+            click.echo("note: the reliability and cost tables are written with --out.", err=True)
+        elif extras:
+            for table in extras.tables:
+                text = render(table, fmt if fmt in ("markdown", "latex") else "table")
+                click.echo("\n" + text, nl=False)
         return
     try:
-        written = _write_all(out, scores, comparisons, against == "paper")
+        written = _write_all(out, scores, comparisons, against == "paper", extras)
     except OSError as exc:
         raise ReportWriteError(
             f"Cannot write the report to {out}: {exc.strerror or exc}."
@@ -186,7 +229,11 @@ def _safe(name: str) -> str:
 
 
 def _write_all(
-    out: Path, scores: Sequence[RunScores], comparisons: Sequence[Comparison], paper: bool
+    out: Path,
+    scores: Sequence[RunScores],
+    comparisons: Sequence[Comparison],
+    paper: bool,
+    extras: ScoreExtras | None = None,
 ) -> list[Path]:
     from ..report import REPORT_FILE, write_report
     from ..scoring.figures import draw_figure  # matplotlib only when figures are drawn
@@ -208,6 +255,8 @@ def _write_all(
         files["comparison.md"] = render_markdown(comparison_table(comparisons))
     if paper:
         files["paper.md"] = render_markdown(against_paper(scores))
+    if extras is not None and extras.tables:
+        files["reliability.md"] = "\n".join(render_markdown(t) for t in extras.tables)
     written = []
     for name, text in files.items():
         path = out / name
@@ -231,6 +280,8 @@ def _write_all(
             written.append(draw_figure(scored, out / f"figure-all{suffix}.png", stage))
     for s in scores:
         name = RESULTS_FILE if len(scores) == 1 else f"results-{_safe(s.run.name)}.json"
-        written.append(write_results(s, out / name))
-    written.append(write_report(scores, out / REPORT_FILE, comparisons))
+        sections = extras.sections.get(s.run.name) if extras else None
+        written.append(write_results(s, out / name, sections=sections))
+    reports = extras.reports if extras else []
+    written.append(write_report(scores, out / REPORT_FILE, comparisons, reliability=reports))
     return written

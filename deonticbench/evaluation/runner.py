@@ -51,9 +51,10 @@ from ..prompting import (
     solver_report,
 )
 from ..prompting.chat import Message, ToolSpec
-from ..prompting.modes import Mode, is_agentic
+from ..prompting.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from ..prompting.plan import RunPlan, Unit
 from ..reading.answers import Answer, answer_from_execution, read_direct_answer
+from ..reading.confidence import without_confidence
 from ..reading.outcomes import judge
 from ..reading.programs import extract_program, prepare_program
 from ..settings.split import join_parts
@@ -436,14 +437,17 @@ async def evaluate_attempt(
         tokens_out=c.tokens_out,
         latency_s=c.latency_s,
         cached=cached,
+        logprobs=[[t, lp] for t, lp in c.logprobs] if c.logprobs else None,
     )
     if c.error is not None or c.text is None:
         attempt.error = c.error or "the backend returned no text"
         attempt.abstain_reason = "request failed"
         # Nothing to give feedback on: the same prompt again.
         return attempt, prompt
-    if mode == "direct":
-        answer = read_direct_answer(domain, c.text)
+    if mode in DIRECT_MODES:
+        # The verbal variant's confidence line is the reliability stage's, not an answer.
+        text = without_confidence(c.text) if mode == VERBAL_MODE else c.text
+        answer = read_direct_answer(domain, text)
         _set_answer(attempt, domain, answer, case)
         return attempt, None
     program = extract_program(c.text)

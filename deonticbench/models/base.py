@@ -87,6 +87,9 @@ class Completion:
     """Set when the request finally failed; then ``text`` is None."""
     tool_calls: tuple[ToolCall, ...] = ()
     """Native tool calls of the reply (only when the request offered ``tools``)."""
+    logprobs: tuple[tuple[str, float], ...] | None = None
+    """(token, log-probability) of each output token, when the request asked for them
+    (``eval --confidence logprob``) and the server returned them."""
 
     @classmethod
     def failed(cls, error: str, *, latency_s: float = 0.0) -> Completion:

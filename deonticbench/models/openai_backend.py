@@ -44,6 +44,23 @@ class _Reply:
     prompt_tokens: int
     tool_calls: list[tuple[ToolCall, ...]]
     output_tokens: int
+    logprobs: list[tuple[tuple[str, float], ...] | None]
+    """Per choice, its tokens' log-probabilities when the server sent them."""
+
+
+def _choice_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
+    """``choice.logprobs.content[*].token/logprob``, or None when absent or malformed
+    (log-probabilities are an extra: their absence never fails a sample)."""
+    content = field_of(field_of(choice, "logprobs"), "content")
+    if not isinstance(content, list):
+        return None
+    out = []
+    for item in content:
+        token, logprob = field_of(item, "token"), field_of(item, "logprob")
+        if not isinstance(token, str) or not isinstance(logprob, int | float):
+            return None
+        out.append((token, float(logprob)))
+    return tuple(out)
 
 
 def _read_reply(response: Any, n: int) -> _Reply:
@@ -62,6 +79,7 @@ def _read_reply(response: Any, n: int) -> _Reply:
 
     texts: list[tuple[str, str | None]] = []
     calls: list[tuple[ToolCall, ...]] = []
+    logprobs: list[tuple[tuple[str, float], ...] | None] = []
     for choice in sorted(choices, key=index_of)[:n]:
         if isinstance(choice, str | int | float | list) or choice is None:
             raise MalformedResponse(f"a choice is {type(choice).__name__}, not an object")
@@ -71,12 +89,14 @@ def _read_reply(response: Any, n: int) -> _Reply:
         content = field_of(message, "content") if message is not None else None
         texts.append((reply_text(content, where="message.content"), finish_reason_of(choice)))
         calls.append(read_openai_tool_calls(message))
+        logprobs.append(_choice_logprobs(choice))
     usage = field_of(response, "usage")
     return _Reply(
         texts,
         token_count(usage, "prompt_tokens"),
         calls,
         token_count(usage, "completion_tokens"),
+        logprobs,
     )
 
 
@@ -184,7 +204,9 @@ class OpenAIModel(RemoteModel):
         if outcome.value is None:
             return [Completion.failed(outcome.error or "request failed")] * n
         reply, latency = outcome.value
-        completions = split_usage(reply.texts, reply.prompt_tokens, reply.output_tokens, latency)
+        completions = split_usage(
+            reply.texts, reply.prompt_tokens, reply.output_tokens, latency, reply.logprobs
+        )
         return [
             replace(c, tool_calls=calls) if calls else c
             for c, calls in zip(completions, reply.tool_calls, strict=True)

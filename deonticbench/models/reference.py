@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..data.cases import Case
-from ..prompting.modes import SETTINGS
+from ..prompting.modes import SETTINGS, VERBAL_MODE
 from .base import Completion, GenerationParams, Model, Request
 
 
@@ -35,6 +35,8 @@ def reference_table(cases: Iterable[Case]) -> dict[tuple[str, str], GoldMaterial
 
 
 def reference_text(material: GoldMaterial, mode: str) -> str:
+    if mode == VERBAL_MODE:
+        return f"Answer: {material.gold}\nConfidence: 100%"
     if mode == "direct":
         return f"Answer: {material.gold}"
     program = material.reference_prolog.strip()

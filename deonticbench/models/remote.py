@@ -42,7 +42,11 @@ def env_key(name: str, *, required: bool, purpose: str) -> str | None:
 
 
 def split_usage(
-    completions_texts: list[tuple[str, str | None]], prompt: int, output: int, latency_s: float
+    completions_texts: list[tuple[str, str | None]],
+    prompt: int,
+    output: int,
+    latency_s: float,
+    logprobs: list[tuple[tuple[str, float], ...] | None] | None = None,
 ) -> list[Completion]:
     """Completions for one API call: the prompt is billed once (first choice), the output
     tokens, reported per call, are shared out as evenly as integers allow."""
@@ -57,6 +61,7 @@ def split_usage(
             tokens_out=share + (1 if index < rest else 0),
             latency_s=latency_s,
             finish_reason=finish,
+            logprobs=logprobs[index] if logprobs else None,
         )
         for index, (text, finish) in enumerate(completions_texts)
     ]

@@ -20,6 +20,7 @@ Mode = Literal[
     "direct",
     "zero-shot",
     "few-shot",
+    "direct-verbal",
     "agent-direct",
     "agent-zero-shot",
     "agent-few-shot",
@@ -30,6 +31,12 @@ PromptedMode = Literal["direct", "zero-shot", "few-shot"]
 MODES: tuple[Mode, ...] = ("direct", "zero-shot", "few-shot")
 """The paper's modes, in the order a run does them: the default of ``--modes`` and what
 ``--modes all`` means."""
+VERBAL_MODE: Mode = "direct-verbal"
+"""Opt-in (``eval --confidence verbal``): the direct prompt with a last line
+``Confidence: NN%``.  Its own template and hash, so it is never mixed with the paper's
+direct numbers (docs/reliability.md)."""
+DIRECT_MODES: frozenset[str] = frozenset({"direct", VERBAL_MODE})
+"""Prompted modes answered in prose: no program is extracted or run."""
 AGENT_MODES: tuple[Mode, ...] = ("agent-direct", "agent-zero-shot", "agent-few-shot")
 """The agentic modes, each the counterpart of one of ``MODES`` (same order)."""
 SETTINGS: tuple[Mode, ...] = ("rules-given", "facts-given")
@@ -37,11 +44,11 @@ SETTINGS: tuple[Mode, ...] = ("rules-given", "facts-given")
 case's reference program (its rules, or its case facts), which the harness adds to the
 model's program before running it.  Chosen only by name, never by ``all``; each is
 compared with zero-shot (its ``prompted_counterpart``)."""
-ALL_MODES: tuple[Mode, ...] = MODES + AGENT_MODES + SETTINGS
-"""Every mode a run may name, in the order a run does them (and the progress summary and
+ALL_MODES: tuple[Mode, ...] = (*MODES, VERBAL_MODE, *AGENT_MODES, *SETTINGS)
+"""Every mode a run may hold, in the order a run does them (and the progress summary and
 the figure show them)."""
 SELECTABLE_MODES = ALL_MODES
-"""Every name ``--modes`` accepts."""
+"""Every name ``--modes`` accepts (the verbal variant is chosen with ``--confidence``)."""
 TABLE_MODE_ORDER: tuple[Mode, ...] = (
     "few-shot",
     "zero-shot",
@@ -51,11 +58,13 @@ TABLE_MODE_ORDER: tuple[Mode, ...] = (
     "agent-direct",
     *SETTINGS,
 )
-"""Row order of the paper's tables; the agentic rows follow the paper's, the settings last."""
+"""Row order of the paper's tables; the agentic rows follow the paper's, the settings last
+(the verbal variant is in the long and reliability tables only)."""
 MODE_TITLES: dict[str, str] = {
     "direct": "Direct",
     "zero-shot": "Zero-Shot",
     "few-shot": "Few-Shot",
+    VERBAL_MODE: "Direct (verbal confidence)",
     "agent-direct": "Agent Direct",
     "agent-zero-shot": "Agent Zero-Shot",
     "agent-few-shot": "Agent Few-Shot",
@@ -81,6 +90,8 @@ def prompted_counterpart(mode: str) -> PromptedMode:
     setting -> "zero-shot"); a prompted mode is its own counterpart."""
     if mode in SETTINGS:
         return "zero-shot"
+    if mode == VERBAL_MODE:
+        return "direct"
     base = mode.removeprefix(_AGENT_PREFIX)
     if base not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")

@@ -8,6 +8,7 @@ Layout of ``prompts/`` (paper 3.1 and B.4; see docs/prompts.md)::
     feedback-report.txt             what SWI-Prolog did, quoted in feedback.txt's {output}
     feedback-no-answer.txt          the sentence added when it ran but printed no answer
     <domain>/direct.txt             answer in prose, last line "Answer: <value>"
+    <domain>/direct-verbal.txt      the same, then "Confidence: NN%" (opt-in mode variant)
     <domain>/zero-shot.txt          write rules, facts and query as one Prolog program
     <domain>/few-shot.txt           the same, after solved examples ({exemplars})
     <domain>/exemplar.txt           how one solved example is shown

@@ -29,7 +29,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._paths import RESOURCES
 from ..data.domains import DISPLAY_ORDER, DOMAINS
@@ -44,6 +44,9 @@ from ..store.record import Attempt, Record
 from ..store.trajectory import read_trajectory
 from ._analysis_section import ANALYSIS_FILE, load_analysis
 from ._prompt_book import prompt_book
+
+if TYPE_CHECKING:
+    from ..reliability.evaluate import SignalReport
 
 REPORT_FILE = "report.html"
 _RESOURCES = RESOURCES / "report"
@@ -394,8 +397,10 @@ def build_report(
     comparisons: Sequence[Comparison] = (),
     *,
     data_dir: Path | None = None,
+    reliability: Sequence[SignalReport] = (),
 ) -> str:
-    """The HTML text of the report for ``scores`` (one or more scored runs)."""
+    """The HTML text of the report for ``scores`` (one or more scored runs); with
+    ``reliability`` (``deonticbench.reliability`` reports), a Reliability page too."""
     sections: list[str] = []
     sections.append(f'<section id="overview"><h2>Runs</h2>{_runs_html(scores)}</section>')
     sections.append(
@@ -429,6 +434,10 @@ def build_report(
         )
     if any(s.groups for s in scores):
         sections.append(f'<section id="figures"><h2>Figures</h2>{_figure_html(scores)}</section>')
+    if reliability:
+        from ..reliability.page import reliability_html
+
+        sections.append(reliability_html(reliability, lambda t, i: table_html(t, i)))
     index, details, sample_notes = _samples(scores, data_dir)
     notes = [f"{s.run.name}: {n}" for s in scores for n in s.notes] + sample_notes
     if notes:
@@ -474,10 +483,11 @@ def write_report(
     comparisons: Sequence[Comparison] = (),
     *,
     data_dir: Path | None = None,
+    reliability: Sequence[SignalReport] = (),
 ) -> Path:
     """Write ``build_report`` to ``path`` (atomically) and return the path."""
     target = Path(path)
-    text = build_report(scores, comparisons, data_dir=data_dir)
+    text = build_report(scores, comparisons, data_dir=data_dir, reliability=reliability)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")

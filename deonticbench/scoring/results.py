@@ -168,8 +168,10 @@ def build_results(
     *,
     command: Sequence[str] | None = None,
     wall_time_s: float | None = None,
+    sections: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The results.json document of one scored run."""
+    """The results.json document of one scored run; ``sections`` adds optional top-level
+    sections computed by later stages (``reliability``, ``costs``: docs/schemas.md)."""
     from ..store.environment import environment_facts
 
     run = scores.run
@@ -203,6 +205,7 @@ def build_results(
         "report_versions": environment_facts() if config.get("environment") else None,
         "data": config.get("data"),
         "notes": list(scores.notes),
+        **(sections or {}),
     }
 
 
@@ -212,6 +215,7 @@ def write_results(
     *,
     command: Sequence[str] | None = None,
     wall_time_s: float | None = None,
+    sections: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write results.json (default: into the run folder) atomically; returns its path.
 
@@ -222,7 +226,7 @@ def write_results(
     target = Path(path) if path is not None else scores.run.path / RESULTS_FILE
     previous = _previous_wall_time(scores.run.path / RESULTS_FILE)
     wall = previous if wall_time_s is None else wall_time_s + (previous or 0.0)
-    doc = build_results(scores, command=command, wall_time_s=wall)
+    doc = build_results(scores, command=command, wall_time_s=wall, sections=sections)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

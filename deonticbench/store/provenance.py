@@ -15,7 +15,7 @@ from typing import Any
 from ..data.cases import describe_source
 from ..models.base import Model
 from ..prompting import template_hashes
-from ..prompting.modes import MODES, SETTINGS, is_agentic
+from ..prompting.modes import MODES, SETTINGS, VERBAL_MODE, is_agentic
 from ..prompting.plan import RunPlan
 from ..prompting.templates import agent_template_hash
 from .environment import environment_facts
@@ -52,7 +52,9 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
         "attempts": spec.attempts,
         "seed": plan.seed,
         "data": describe_source(plan.source),
-        "templates": template_hashes(modes=(*MODES, *(m for m in plan.modes if m in SETTINGS))),
+        "templates": template_hashes(
+            modes=(*MODES, *(m for m in plan.modes if m in SETTINGS or m == VERBAL_MODE))
+        ),
         "few_shot_pools": dict(plan.pool_notes),
         # Only when they differ from the paper's protocol, so that earlier runs, which
         # lack these keys, keep their fingerprint.

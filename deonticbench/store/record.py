@@ -40,6 +40,9 @@ class Attempt:
     latency_s: float = 0.0
     cached: bool = False
     """The response came from the response cache (no request was paid for)."""
+    logprobs: list[list[Any]] | None = None
+    """``[token, logprob]`` of each output token (``eval --confidence logprob``); left
+    out of the JSON when absent, so runs without it are written as before."""
 
 
 @dataclass
@@ -134,7 +137,7 @@ class Record:
             "tokens_in": sum(a.tokens_in for a in self.attempts),
             "tokens_out": sum(a.tokens_out for a in self.attempts),
             "latency_s": round(sum(a.latency_s for a in self.attempts), 6),
-            "attempts": [asdict(a) for a in self.attempts],
+            "attempts": [_attempt_json(a) for a in self.attempts],
             # Only when set, so that a paper-protocol record is as it always was.
             **({"template_hash": self.template_hash} if self.template_hash else {}),
             **({"exemplars": list(self.exemplars)} if self.exemplars is not None else {}),
@@ -175,6 +178,13 @@ class Record:
             if a.outcome not in OUTCOMES:
                 raise ValueError(f"unknown outcome {a.outcome!r}")
         return record
+
+
+def _attempt_json(attempt: Attempt) -> dict[str, Any]:
+    out = asdict(attempt)
+    if out["logprobs"] is None:
+        del out["logprobs"]
+    return out
 
 
 def parse_record_line(raw: bytes | str) -> Record | None:

@@ -46,7 +46,7 @@ from deonticbench.prompting import (
     template_hashes,
 )
 from deonticbench.prompting.chat import Message
-from deonticbench.prompting.modes import MODES
+from deonticbench.prompting.modes import MODES, VERBAL_MODE
 from deonticbench.reading.answers import read_direct_answer, read_program_answer
 
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
@@ -307,7 +307,10 @@ def test_mode_and_exemplar_misuse_is_refused() -> None:
 def test_template_hash_follows_the_files(prompts_copy: Path) -> None:
     before = template_hashes(prompts_dir=prompts_copy)
     assert before == template_hashes()  # a byte-identical copy hashes the same
+    # the paper's modes by default; a run adds the variants and settings it uses
     assert len(before) == len(DOMAINS) * len(MODES) + 1
+    with_verbal = template_hashes(prompts_dir=prompts_copy, modes=(*MODES, VERBAL_MODE))
+    assert len(with_verbal) == len(DOMAINS) * (len(MODES) + 1) + 1
 
     case = _braced_case(AIRLINE, "c", 1)
     assert (

@@ -111,6 +111,24 @@ class Fault:
     """Answer 200 with the normal reply body passed through this function."""
 
 
+TOKEN_LOGPROB = -0.05
+"""What the fake server says each output token's log-probability is, when asked."""
+
+
+def _logprobs(text: str) -> dict[str, Any]:
+    """The wire format's ``choice.logprobs``: the text cut into word and non-word runs,
+    each with ``TOKEN_LOGPROB``."""
+    import re
+
+    tokens = re.findall(r"\w+|\W+", text)
+    return {
+        "content": [
+            {"token": t, "logprob": TOKEN_LOGPROB, "bytes": list(t.encode()), "top_logprobs": []}
+            for t in tokens
+        ]
+    }
+
+
 @dataclass
 class _State:
     responder: Responder
@@ -276,7 +294,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "index": i,
                 "message": _openai_message(text),
                 "finish_reason": "tool_calls" if isinstance(text, ToolTurn) else "stop",
-                "logprobs": None,
+                "logprobs": (
+                    _logprobs(text)
+                    if request.body.get("logprobs") and not isinstance(text, ToolTurn)
+                    else None
+                ),
             }
             for i, text in enumerate(texts)
         ]

@@ -1,0 +1,125 @@
+"""``deonticbench cascade``: a small run, deferring to a large one when unsure.  Thin:
+the library (``deonticbench.reliability.cascade``) does the work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..scoring.scores import load_run
+from ..scoring.tables import render, render_csv
+from ._options import bootstrap_options
+
+
+@click.command(name="cascade")
+@click.argument("small_run", type=click.Path(path_type=Path))
+@click.argument("large_run", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--signal",
+    default="consistency",
+    show_default=True,
+    help="The small model's confidence signal (docs/reliability.md).",
+)
+@click.option(
+    "--prices",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="YAML of list prices per model spec (usd_per_mtok_in/out); else eval/models.yaml.",
+)
+@click.option(
+    "--defer-to",
+    type=click.Choice(["model", "human"]),
+    default="model",
+    show_default=True,
+    help="Whom an unsure case goes to: LARGE_RUN's model, or a person.",
+)
+@click.option(
+    "--human-accuracy",
+    type=click.FloatRange(0.0, 1.0),
+    default=1.0,
+    show_default=True,
+    help="With --defer-to human: the share of deferred cases the person gets right.",
+)
+@click.option(
+    "--human-cost",
+    type=click.FloatRange(min=0.0),
+    default=None,
+    help="With --defer-to human: the cost of one deferred case (USD).",
+)
+@bootstrap_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "markdown", "csv"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Also write cascade.csv, cascade.md and one frontier figure per group here.",
+)
+def command(
+    small_run: Path,
+    large_run: Path | None,
+    signal: str,
+    prices: Path | None,
+    defer_to: str,
+    human_accuracy: float,
+    human_cost: float | None,
+    replicates: int,
+    seed: int,
+    fmt: str,
+    out: Path | None,
+) -> None:
+    """Answer with SMALL_RUN's model when its confidence is at least tau, else defer to
+    LARGE_RUN's (or a person): every tau, the Pareto frontier and a cross-fitted tau."""
+    from ..reliability.api import cascade_rows
+    from ..reliability.cascade import CascadeError, cascade, load_prices
+    from ..reliability.figures import draw_cascade
+    from ..reliability.signals import SIGNALS
+    from ..reliability.tables import cascade_table
+
+    if signal not in SIGNALS:
+        raise click.BadParameter(f"choose from {', '.join(SIGNALS)}", param_hint="--signal")
+    if defer_to == "model" and large_run is None:
+        raise CascadeError("cascade needs LARGE_RUN (or --defer-to human).")
+    if defer_to == "human" and large_run is not None:
+        raise CascadeError("--defer-to human takes one run folder, not two.")
+    results = cascade(
+        load_run(small_run),
+        load_run(large_run) if large_run is not None else None,
+        signal=signal,
+        prices=load_prices(prices) if prices else None,
+        defer_to="human" if defer_to == "human" else "model",
+        human_accuracy=human_accuracy,
+        human_cost=human_cost,
+        replicates=replicates,
+        seed=seed,
+    )
+    if not results:
+        raise CascadeError(
+            f"No domain x mode of {small_run} has the {signal!r} signal and a counterpart to "
+            "defer to; see `deonticbench score --reliability` for which signals exist."
+        )
+    if defer_to == "human":
+        click.echo(
+            f"deferral: a person, right {human_accuracy:.0%} of the time, at {human_cost} per case"
+        )
+    table = cascade_table(results)
+    text = (
+        render_csv(list(cascade_rows(results)[0]), cascade_rows(results))
+        if fmt == "csv"
+        else render(table, "markdown" if fmt == "markdown" else "table")
+    )
+    click.echo(text, nl=False)
+    for r in results:
+        for note in r.notes:
+            click.echo(f"{r.domain} {r.mode}: {note}", err=True)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        rows = cascade_rows(results)
+        (out / "cascade.csv").write_text(render_csv(list(rows[0]), rows), encoding="utf-8")
+        (out / "cascade.md").write_text(render(table, "markdown"), encoding="utf-8")
+        written = [draw_cascade(r, out / f"cascade-{r.domain}-{r.mode}.png") for r in results]
+        click.echo(f"wrote cascade.csv, cascade.md and {len(written)} figure(s) to {out}")

@@ -1,0 +1,49 @@
+"""Stage 9b, reliability: how far a confidence can be trusted, and what trusting it buys.
+
+Reads scored run folders (the store, via ``scoring``) and ``analyze``'s analysis.jsonl,
+and computes per sample the confidence signals (``signals``: consistency, cross-mode
+agreement, execution, derivation, verbal, log-probability, and a cross-fitted
+combination), then per domain x mode x signal the calibration, ranking and selective
+metrics with the paper's bootstrap over cases (``metrics``, ``evaluate``); cascades of a
+small and a large run (``cascade``) and the expected cost of errors (``costs``).  Hands
+data frames to the library user, tables and results.json's ``reliability`` section to
+the command line, and the Reliability page to the HTML report.  docs/reliability.md.
+
+Data frames need pandas and the combined signal needs scikit-learn: both come with the
+``reliability`` extra (``pip install 'deonticbench[reliability]'``).
+"""
+
+from __future__ import annotations
+
+from .api import (
+    cascade_frame,
+    cost_frame,
+    reliability_frame,
+    reliability_reports,
+)
+from .cascade import CascadeResult, cascade, load_prices
+from .costs import CostModel, load_costs
+from .evaluate import METRICS, SignalReport, evaluate_groups, evaluate_signal
+from .signals import SIGNALS, GroupSignals, run_signals
+from .tables import reliability_section, reliability_table
+
+__all__ = [
+    "METRICS",
+    "SIGNALS",
+    "CascadeResult",
+    "CostModel",
+    "GroupSignals",
+    "SignalReport",
+    "cascade",
+    "cascade_frame",
+    "cost_frame",
+    "evaluate_groups",
+    "evaluate_signal",
+    "load_costs",
+    "load_prices",
+    "reliability_frame",
+    "reliability_reports",
+    "reliability_section",
+    "reliability_table",
+    "run_signals",
+]

@@ -1,0 +1,204 @@
+"""The library front door: run folders in, pandas data frames out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..scoring.metrics import DEFAULT_BOOTSTRAP
+from ..scoring.scores import RunScores, load_run
+from .cascade import CascadeResult, DeferTo, Prices, cascade
+from .costs import CostModel, cost_reports, load_costs
+from .evaluate import SignalReport, evaluate_groups
+from .signals import SIGNALS, run_signals
+from .tables import (
+    cost_table,
+    long_rows,
+    na_notes,
+    reliability_section,
+    reliability_table,
+)
+
+PANDAS_MESSAGE = "Data frames need pandas: pip install 'deonticbench[reliability]'."
+
+
+def _frame(rows: list[dict[str, Any]]) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ConfigError(PANDAS_MESSAGE) from None
+    return pd.DataFrame(rows)
+
+
+def reliability_reports(
+    paths: Sequence[str | Path],
+    *,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    signals: Sequence[str] = SIGNALS,
+) -> list[SignalReport]:
+    """Every signal's metrics for every domain x mode x stage of the runs."""
+    runs = [load_run(p) for p in paths]
+    return [
+        r
+        for run in runs
+        for r in evaluate_groups(run_signals(run), replicates=bootstrap, seed=seed, signals=signals)
+    ]
+
+
+def reliability_frame(
+    paths: Sequence[str | Path], *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> Any:
+    """The long table of ``reliability_reports`` as a data frame: one row per run x
+    domain x mode x stage x signal x metric (``point``, ``mean``, ``ci_low``,
+    ``ci_high``, ``na``: why a value is undefined)."""
+    return _frame(long_rows(reliability_reports(paths, bootstrap=bootstrap, seed=seed)))
+
+
+def cascade_rows(results: Sequence[CascadeResult]) -> list[dict[str, Any]]:
+    rows = []
+    for r in results:
+        points = [*r.points, *([r.crossfit] if r.crossfit else [])]
+        for p in points:
+            rows.append(
+                {
+                    "domain": r.domain,
+                    "mode": r.mode,
+                    "signal": r.signal,
+                    "small": r.small,
+                    "large": r.large,
+                    "policy": p.label,
+                    "tau": p.tau,
+                    "metric": r.metric,
+                    "point": p.metric.point,
+                    "ci_low": p.metric.low,
+                    "ci_high": p.metric.high,
+                    "deferred": p.deferred,
+                    "cost_per_case": p.cost,
+                    "cost_unit": r.cost_unit,
+                    "pareto": p.pareto,
+                }
+            )
+    return rows
+
+
+def cascade_frame(
+    small: str | Path,
+    large: str | Path | None,
+    *,
+    signal: str = "consistency",
+    prices: Prices | None = None,
+    defer_to: DeferTo = "model",
+    human_accuracy: float = 1.0,
+    human_cost: float | None = None,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> Any:
+    """Every threshold of the cascade small -> large (or -> a person) as a data frame."""
+    results = cascade(
+        load_run(small),
+        load_run(large) if large is not None else None,
+        signal=signal,
+        prices=prices,
+        defer_to=defer_to,
+        human_accuracy=human_accuracy,
+        human_cost=human_cost,
+        replicates=bootstrap,
+        seed=seed,
+    )
+    return _frame(cascade_rows(results))
+
+
+def cost_rows(reports: Sequence[Any]) -> list[dict[str, Any]]:
+    rows = []
+    for r in reports:
+        for policy, v in r.policies.items():
+            rows.append(
+                {
+                    "run": r.run,
+                    "domain": r.domain,
+                    "mode": r.mode,
+                    "stage": r.stage,
+                    "signal": r.signal,
+                    "accuracy": r.accuracy,
+                    "policy": policy,
+                    **{k: val for k, val in asdict(v).items() if k != "undefined_replicates"},
+                    # A threshold of infinity (never answer) is written as null.
+                    "thresholds": [t if math.isfinite(t) else None for t in r.thresholds]
+                    if policy == "best_selective"
+                    else None,
+                }
+            )
+    return rows
+
+
+def cost_frame(
+    paths: Sequence[str | Path],
+    costs: dict[str, CostModel],
+    *,
+    signal: str = "consistency",
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> Any:
+    """Expected cost per case of always-answer, always-abstain and the best selective
+    policy, per run x domain x mode x stage."""
+    rows = []
+    for p in paths:
+        groups = run_signals(load_run(p))
+        rows += cost_rows(cost_reports(groups, costs, signal, replicates=bootstrap, seed=seed))
+    return _frame(rows)
+
+
+@dataclass
+class ScoreExtras:
+    """What ``score --reliability`` / ``--costs`` add: the tables to print, the notes,
+    each run's results.json sections and the report's Reliability page."""
+
+    tables: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Run name -> results.json sections."""
+    reports: list[SignalReport] = field(default_factory=list)
+
+
+def score_extras(
+    scores: Sequence[RunScores],
+    *,
+    reliability: bool,
+    costs: str | Path | None,
+    signal: str = "consistency",
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> ScoreExtras:
+    """The reliability table and the cost table of scored runs (as ``score`` prints)."""
+    out = ScoreExtras()
+    cost_models = load_costs(costs) if costs is not None else None
+    for s in scores:
+        groups = run_signals(s.run)
+        sections: dict[str, Any] = {}
+        if reliability:
+            reports = evaluate_groups(groups, replicates=bootstrap, seed=seed)
+            out.reports += reports
+            sections["reliability"] = reliability_section(reports, bootstrap, seed)
+            out.notes += [f"{s.run.name}: {n}" for g in groups for n in g.notes]
+        if cost_models is not None:
+            found = cost_reports(groups, cost_models, signal, replicates=bootstrap, seed=seed)
+            missing = sorted({g.domain for g in groups} - set(cost_models))
+            if missing:
+                out.notes.append(
+                    f"{s.run.name}: the costs file names no costs for {', '.join(missing)}; "
+                    "those domains have no expected cost"
+                )
+            if found:
+                out.tables.append(cost_table(found))
+            sections["costs"] = {"signal": signal, "rows": cost_rows(found)}
+        out.sections[s.run.name] = sections
+    if reliability:
+        for stage in dict.fromkeys(r.stage for r in out.reports):
+            out.tables.insert(0, reliability_table(out.reports, stage=stage))
+        out.notes += na_notes(out.reports)
+    return out

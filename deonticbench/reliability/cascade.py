@@ -1,0 +1,370 @@
+"""Cascades (the paper's proposal, section 4): answer with the small model when its
+confidence is at least tau, else defer to the large model (or to a person).
+
+Both runs hold every case, so each policy is evaluated exactly, nothing simulated: a
+sample of the small run is paired with the large run's sample of the same index (modulo
+the large run's samples of that case).  For every tau: the metric (accuracy or macro-F1)
+with the paper's bootstrap over cases, the share deferred and the cost per case, which is
+the small model's always, plus the large model's for a deferred sample, each from the
+run's own token counts at list prices (``eval/models.yaml`` or a ``--prices`` file;
+tokens where no price is known).  A deferral to a person is right with probability
+``human_accuracy`` and costs ``human_cost`` per case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ConfigError
+from ..scoring.metrics import (
+    DEFAULT_BOOTSTRAP,
+    POSITIVE,
+    effective_class,
+    iter_draws,
+    macro_f1_from_counts,
+)
+from ..scoring.results import PRICE_IN, PRICE_OUT, model_prices
+from ..scoring.scores import Run, domain_rng
+from ..store.record import Record
+from ._crossfit import crossfit_thresholds
+from ._yaml import read_mapping
+from .evaluate import MetricValue, summarise
+from .signals import GroupSignals, run_signals
+
+DeferTo = Literal["model", "human"]
+Prices = Mapping[str, tuple[float, float]]
+
+
+class CascadeError(ConfigError):
+    """Two runs that cannot form a cascade, or a bad prices file."""
+
+
+def load_prices(path: str | Path) -> dict[str, tuple[float, float]]:
+    """A ``--prices`` file: ``{model spec or glob: {usd_per_mtok_in, usd_per_mtok_out}}``."""
+    file = Path(path)
+    doc = read_mapping(file, "prices file", "map model specs to prices", CascadeError)
+    out = {}
+    for spec, entry in doc.items():
+        pin = entry.get(PRICE_IN) if isinstance(entry, Mapping) else None
+        pout = entry.get(PRICE_OUT) if isinstance(entry, Mapping) else None
+        if not all(isinstance(p, int | float) and not isinstance(p, bool) for p in (pin, pout)):
+            raise CascadeError(
+                f"The prices file {file} needs numbers {PRICE_IN} and {PRICE_OUT} for {spec!r}."
+            )
+        out[str(spec)] = (float(pin), float(pout))  # type: ignore[arg-type]
+    return out
+
+
+def price_of(spec: str, prices: Prices | None) -> tuple[float, float] | None:
+    """A model's (input, output) USD per million tokens: the prices file first (exact
+    spec, then globs), then eval/models.yaml."""
+    if prices:
+        if spec in prices:
+            return prices[spec]
+        for pattern, price in prices.items():
+            if fnmatchcase(spec, pattern):
+                return price
+    return model_prices(spec)
+
+
+def _case_costs(
+    records: Sequence[Record], case_ids: Sequence[str], price: tuple[float, float] | None
+) -> NDArray[np.float64]:
+    """Each case's cost per sample: all its records' tokens (every attempt) over its
+    samples, in USD at ``price`` or in tokens without one."""
+    tokens: dict[str, list[int]] = {}
+    for r in records:
+        acc = tokens.setdefault(r.case_id, [0, 0, 0])
+        acc[0] += sum(a.tokens_in for a in r.attempts)
+        acc[1] += sum(a.tokens_out for a in r.attempts)
+        acc[2] += 1
+    out = np.zeros(len(case_ids))
+    for i, c in enumerate(case_ids):
+        tin, tout, n = tokens.get(c, [0, 0, 1])
+        out[i] = (tin * price[0] + tout * price[1]) / 1e6 if price else float(tin + tout)
+        out[i] /= max(n, 1)
+    return out
+
+
+@dataclass
+class CascadePoint:
+    label: str
+    """``tau``, ``small alone``, ``large alone`` or ``cross-fitted``."""
+    tau: float | None
+    metric: MetricValue
+    deferred: float
+    cost: float
+    pareto: bool = False
+
+
+@dataclass
+class CascadeResult:
+    domain: str
+    mode: str
+    stage: str
+    signal: str
+    metric: str
+    small: str
+    large: str
+    n_cases: int
+    cost_unit: str
+    points: list[CascadePoint] = field(default_factory=list)
+    crossfit: CascadePoint | None = None
+    crossfit_taus: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def frontier(self) -> list[CascadePoint]:
+        return [p for p in self.points if p.pareto]
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side of the cascade as per-cell arrays over the small run's cells:
+    probability of being right (numeric) or of predicting the positive class (binary)."""
+
+    score: NDArray[np.float64]
+    cost: NDArray[np.float64]
+
+
+def _metric(kind: str, gold_pos: Any, q: Any, weight: Any) -> Any:
+    """Accuracy (numeric: ``q`` is P(right)) or macro-F1 from fractional confusion counts
+    (binary: ``q`` is P(predicted positive)); rows are replicates."""
+    if kind == "numeric":
+        return np.sum(q * weight, axis=-1) / np.sum(weight, axis=-1)
+    tp = np.sum(weight * gold_pos * q, axis=-1)
+    fn = np.sum(weight * gold_pos * (1 - q), axis=-1)
+    fp = np.sum(weight * (1 - gold_pos) * q, axis=-1)
+    tn = np.sum(weight * (1 - gold_pos) * (1 - q), axis=-1)
+    return macro_f1_from_counts(*(np.asarray(x, dtype=np.float64) for x in (tp, fp, fn, tn)))
+
+
+class _Evaluator:
+    def __init__(self, g: GroupSignals, replicates: int, seed: int) -> None:
+        o = g.outcomes
+        self.g, self.o = g, o
+        self.kind = o.kind
+        self.valid = g.valid
+        self.weight = self.valid / o.present[:, None]
+        self.gold_pos = np.broadcast_to((o.gold == POSITIVE)[:, None], o.pred.shape).astype(float)
+        width = o.pred.shape[1]
+        self.cells = [
+            d.case * width + (d.u * o.present[d.case]).astype(np.intp)
+            for d in iter_draws(o.n_cases, replicates, domain_rng(seed, g.domain))
+        ]
+
+    def value(self, q: NDArray[np.float64]) -> MetricValue:
+        point = float(_metric(self.kind, self.gold_pos.ravel(), q.ravel(), self.weight.ravel()))
+        reps = np.concatenate(
+            [
+                _metric(
+                    self.kind,
+                    np.take(self.gold_pos.ravel(), c),
+                    np.take(q.ravel(), c),
+                    np.ones(c.shape),
+                )
+                for c in self.cells
+            ]
+        )
+        return summarise(point, np.asarray(reps, dtype=np.float64), None)
+
+    def mean(self, per_cell: NDArray[np.float64]) -> float:
+        return float(np.sum(per_cell * self.weight) / self.o.n_cases)
+
+
+def _pareto(points: list[CascadePoint]) -> None:
+    for p in points:
+        score = p.metric.point if p.metric.point is not None else -np.inf
+        p.pareto = not any(
+            (q.metric.point or -np.inf) >= score
+            and q.cost <= p.cost
+            and ((q.metric.point or -np.inf) > score or q.cost < p.cost)
+            for q in points
+        )
+
+
+def _side_of(g: GroupSignals) -> NDArray[np.float64]:
+    o = g.outcomes
+    if o.kind == "numeric":
+        return g.correct.astype(np.float64)
+    return effective_class(o.pred, o.abstain, o.gold[:, None]).astype(np.float64)
+
+
+def _paired(small: GroupSignals, large: GroupSignals) -> NDArray[np.float64]:
+    """The large run's per-cell score laid over the small run's cells (same case, the
+    sample of the same index modulo the large run's samples of the case)."""
+    lo = large.outcomes
+    where = {c: i for i, c in enumerate(lo.case_ids)}
+    rows = np.array([where[c] for c in small.outcomes.case_ids], dtype=np.intp)
+    k = small.outcomes.pred.shape[1]
+    cols = np.arange(k)[None, :] % lo.present[rows][:, None]
+    return np.asarray(_side_of(large)[rows[:, None], cols], dtype=np.float64)
+
+
+def cascade(
+    small: Run,
+    large: Run | None,
+    *,
+    signal: str = "consistency",
+    prices: Prices | None = None,
+    defer_to: DeferTo = "model",
+    human_accuracy: float = 1.0,
+    human_cost: float | None = None,
+    replicates: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> list[CascadeResult]:
+    """Every domain x mode both runs hold (first attempt), for every threshold."""
+    if defer_to == "human":
+        if human_cost is None:
+            raise CascadeError("--defer-to human needs --human-cost (per case deferred).")
+        if not 0.0 <= human_accuracy <= 1.0:
+            raise CascadeError("--human-accuracy is a share between 0 and 1.")
+    elif large is None:
+        raise CascadeError("A cascade to a model needs the large model's run.")
+    small_groups = [g for g in run_signals(small) if g.stage == "first"]
+    large_groups = (
+        {(g.domain, g.mode): g for g in run_signals(large, combined=False) if g.stage == "first"}
+        if large is not None
+        else {}
+    )
+    price_small = price_of(small.model, prices)
+    price_large = price_of(large.model, prices) if large is not None else None
+    if defer_to == "human" and price_small is None:
+        raise CascadeError(
+            f"--defer-to human prices the person in USD, so {small.model} needs a price too: "
+            "add it to a --prices file (usd_per_mtok_in, usd_per_mtok_out)."
+        )
+    in_usd = price_small is not None and (defer_to == "human" or price_large is not None)
+    unit = "USD" if in_usd else "tokens"
+    results = []
+    for g in small_groups:
+        s_value = g.signals.get(signal)
+        if s_value is None or isinstance(s_value, str):
+            continue
+        other = large_groups.get((g.domain, g.mode)) if defer_to == "model" else None
+        if defer_to == "model" and other is None:
+            continue
+        notes: list[str] = []
+        if other is not None:
+            common = sorted(set(g.outcomes.case_ids) & set(other.outcomes.case_ids))
+            if len(common) < g.outcomes.n_cases or len(common) < other.outcomes.n_cases:
+                notes.append(f"the runs share {len(common)} cases; only those are used")
+            g = _restrict(g, common)
+            other = _restrict(other, common)
+        s = np.asarray(g.signals[signal])
+        small_records = [r for r in small.records if r.domain == g.domain and r.mode == g.mode]
+        cost_small = _case_costs(
+            small_records, g.outcomes.case_ids, price_small if in_usd else None
+        )
+        q_small = _side_of(g)
+        if other is not None and large is not None:
+            large_records = [r for r in large.records if r.domain == g.domain and r.mode == g.mode]
+            cost_large = _case_costs(
+                large_records, g.outcomes.case_ids, price_large if in_usd else None
+            )
+            q_large = _paired(g, other)
+            large_name = large.name
+        else:
+            cost_large = np.full(g.outcomes.n_cases, float(human_cost or 0.0))
+            gold_pos = (g.outcomes.gold == POSITIVE)[:, None]
+            if g.outcomes.kind == "numeric":
+                q_large = np.full(s.shape, human_accuracy)
+            else:
+                q_large = np.where(gold_pos, human_accuracy, 1.0 - human_accuracy) * np.ones(
+                    s.shape
+                )
+            large_name = f"human (accuracy {human_accuracy:g})"
+        sides = _Sides(s, q_small, q_large, cost_small, cost_large)
+        result = CascadeResult(
+            g.domain, g.mode, g.stage, signal, g.outcomes.metric, small.name, large_name,
+            g.outcomes.n_cases, unit, notes=notes,
+        )  # fmt: skip
+        _evaluate(result, g, sides, replicates, seed)
+        results.append(result)
+    return results
+
+
+@dataclass(frozen=True)
+class _Sides:
+    """Per cell of the small run: its confidence, both sides' scores (see ``_side_of``),
+    and per case each side's cost per sample."""
+
+    s: NDArray[np.float64]
+    q_small: NDArray[np.float64]
+    q_large: NDArray[np.float64]
+    cost_small: NDArray[np.float64]
+    cost_large: NDArray[np.float64]
+
+
+def _evaluate(
+    result: CascadeResult, g: GroupSignals, sides: _Sides, replicates: int, seed: int
+) -> None:
+    """Every tau, the two sides alone, the frontier and the cross-fitted tau."""
+    ev = _Evaluator(g, replicates, seed)
+    s, q_small, q_large = sides.s, sides.q_small, sides.q_large
+    cost_small, cost_large = sides.cost_small, sides.cost_large
+    kind = g.outcomes.kind
+
+    def point(tau: NDArray[np.float64] | float, label: str, value: float | None) -> CascadePoint:
+        tau_cells = tau[:, None] if isinstance(tau, np.ndarray) else tau
+        defer = (s < tau_cells) & ev.valid
+        q = np.where(defer, q_large, q_small)
+        cost = cost_small[:, None] + defer * cost_large[:, None]
+        return CascadePoint(label, value, ev.value(q), ev.mean(defer.astype(float)), ev.mean(cost))
+
+    taus = sorted({*np.unique(s[ev.valid]).tolist(), float("inf")})
+    result.points = [point(t, "tau", t) for t in taus]
+    ones = np.ones(s.shape)
+    result.points.append(
+        CascadePoint(
+            "small alone", None, ev.value(q_small), 0.0, ev.mean(cost_small[:, None] * ones)
+        )
+    )
+    result.points.append(
+        CascadePoint(
+            "large alone", None, ev.value(q_large), 1.0, ev.mean(cost_large[:, None] * ones)
+        )
+    )
+    _pareto(result.points)
+
+    def choose(train: NDArray[np.bool_], candidates: Sequence[float]) -> float:
+        # The cheapest tau that is as good as the large side alone on the training
+        # cases; if none is, the best one (the cheaper on a tie).
+        w = ev.weight[train].ravel()
+        gp = ev.gold_pos[train].ravel()
+        target = float(_metric(kind, gp, q_large[train].ravel(), w))
+        rows = []
+        for t in candidates:
+            defer = (s[train] < t) & ev.valid[train]
+            q = np.where(defer, q_large[train], q_small[train])
+            score = float(_metric(kind, gp, q.ravel(), w))
+            cost = cost_small[train][:, None] + defer * cost_large[train][:, None]
+            rows.append((t, score, float(np.sum(cost.ravel() * w))))
+        good = [r for r in rows if r[1] >= target - 1e-12]
+        if good:
+            return min(good, key=lambda r: (r[2], -r[1]))[0]
+        return max(rows, key=lambda r: (r[1], -r[2]))[0]
+
+    per_case, chosen = crossfit_thresholds(taus, choose, g.outcomes.n_cases, seed)
+    result.crossfit = point(per_case, "cross-fitted", None)
+    result.crossfit_taus = chosen
+
+
+def _restrict(g: GroupSignals, case_ids: Sequence[str]) -> GroupSignals:
+    if tuple(case_ids) == g.outcomes.case_ids:
+        return g
+    where = {c: i for i, c in enumerate(g.outcomes.case_ids)}
+    rows = np.array([where[c] for c in case_ids], dtype=np.intp)
+    signals: dict[str, Any] = {
+        k: v if isinstance(v, str) else np.asarray(v)[rows] for k, v in g.signals.items()
+    }
+    return GroupSignals(
+        g.run, g.model, g.domain, g.mode, g.stage, g.outcomes.subset(list(case_ids)),
+        g.correct[rows], signals, list(g.notes),
+    )  # fmt: skip

@@ -1,0 +1,210 @@
+"""Every metric of every signal, with the paper's bootstrap interval over cases.
+
+Point values use all samples of the group (with the full K every case weighs the same).
+Each bootstrap replicate draws N cases with replacement and one of each drawn case's
+samples, exactly the draws of the main table (``scoring.metrics.iter_draws`` seeded by
+``scoring.scores.domain_rng``), and computes the metric on those N (confidence, correct)
+pairs.  The Kuiper test's p-value assumes independent items, which the K samples of a
+case are not: it is computed on one sample per case (each case's first), and is
+asymptotic.  A value that is undefined is n/a with its reason, never a number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..scoring.metrics import DEFAULT_BOOTSTRAP, iter_draws
+from ..scoring.scores import domain_rng
+from . import metrics as m
+from .signals import SIGNALS, GroupSignals
+
+METRICS = (
+    "auroc",
+    "brier",
+    "ece",
+    "kuiper",
+    "kuiper_p",
+    "aurc",
+    "e_aurc",
+    *(f"acc_at_{round(c * 100)}" for c in m.COVERAGES),
+    *(f"cov_at_{round(a * 100)}" for a in m.TARGET_ACCURACIES),
+)
+"""The metric names, in the order of the tables' columns."""
+
+Pairs = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+def _metric_functions() -> dict[str, Callable[[Any, Any], Any]]:
+    fns: dict[str, Callable[[Any, Any], Any]] = {
+        "auroc": m.auroc,
+        "brier": m.brier,
+        "ece": m.ece,
+        "kuiper": lambda s, y: m.kuiper(s, y)[0],
+        "aurc": lambda s, y: m.aurc(s, y)[0],
+        "e_aurc": lambda s, y: m.aurc(s, y)[1],
+    }
+    for c in m.COVERAGES:
+        fns[f"acc_at_{round(c * 100)}"] = partial(_at_coverage, coverage=c)
+    for a in m.TARGET_ACCURACIES:
+        fns[f"cov_at_{round(a * 100)}"] = partial(_at_accuracy, target=a)
+    return fns
+
+
+def _at_coverage(s: Any, y: Any, *, coverage: float) -> Any:
+    return m.accuracy_at_coverage(s, y, coverage)
+
+
+def _at_accuracy(s: Any, y: Any, *, target: float) -> Any:
+    return m.coverage_at_accuracy(s, y, target)
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    point: float | None
+    mean: float | None
+    low: float | None
+    high: float | None
+    na: str | None = None
+    """Why the point value is undefined (then ``point`` is None)."""
+    undefined_replicates: int = 0
+
+
+@dataclass
+class SignalReport:
+    """The metrics of one signal of one domain x mode x stage."""
+
+    run: str
+    model: str
+    domain: str
+    mode: str
+    stage: str
+    signal: str
+    n_cases: int
+    n_samples: int
+    metrics: dict[str, MetricValue] = field(default_factory=dict)
+    na: str | None = None
+    """Set when the signal itself is n/a for the group (then ``metrics`` is empty)."""
+    diagram: dict[str, list[float | None]] | None = None
+    """Reliability diagram: per equal-mass bin, mean confidence and share correct
+    (point) with the share's 2.5/97.5 percentiles over the replicates."""
+    curve: dict[str, list[float | None]] | None = None
+    """Risk-coverage: selective accuracy on a coverage grid with its band."""
+    kuiper_x: float | None = None
+    """The normalised Kuiper statistic (on one sample per case) the p-value is of."""
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def summarise(point: float, reps: NDArray[np.float64], na: str | None) -> MetricValue:
+    finite = reps[np.isfinite(reps)]
+    undefined = int(reps.size - finite.size)
+    if not math.isfinite(point):
+        return MetricValue(None, None, None, None, na or "undefined", undefined)
+    if finite.size == 0:
+        return MetricValue(point, None, None, None, None, undefined)
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return MetricValue(point, float(finite.mean()), float(low), float(high), None, undefined)
+
+
+def _draw_pairs(g: GroupSignals, s: NDArray[np.float64], replicates: int, seed: int) -> Pairs:
+    o = g.outcomes
+    width = o.pred.shape[1]
+    conf, ok = [], []
+    for d in iter_draws(o.n_cases, replicates, domain_rng(seed, g.domain)):
+        cell = d.case * width + (d.u * o.present[d.case]).astype(np.intp)
+        conf.append(np.take(s.ravel(), cell))
+        ok.append(np.take(g.correct.ravel(), cell).astype(np.float64))
+    return np.concatenate(conf), np.concatenate(ok)
+
+
+def evaluate_signal(
+    g: GroupSignals, name: str, *, replicates: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> SignalReport:
+    o = g.outcomes
+    report = SignalReport(
+        g.run, g.model, g.domain, g.mode, g.stage, name, o.n_cases, int(o.present.sum())
+    )
+    value = g.signals.get(name)
+    if value is None or isinstance(value, str):
+        report.na = value or "not computed"
+        return report
+    s_all = np.asarray(value)
+    valid = g.valid
+    s = s_all[valid][None, :]
+    y = g.correct[valid].astype(np.float64)[None, :]
+    rs, ry = _draw_pairs(g, s_all, replicates, seed)
+    for metric, fn in _metric_functions().items():
+        point = float(fn(s, y)[0])
+        reps = np.asarray(fn(rs, ry), dtype=np.float64)
+        report.metrics[metric] = summarise(point, reps, m.UNDEFINED.get(metric))
+    # The test of calibration: one (independent) sample per case, each case's first.
+    k_stat, sigma = m.kuiper(s_all[:, :1].T, g.correct[:, :1].T.astype(np.float64))
+    if sigma[0] > 0:
+        report.kuiper_x = float(k_stat[0] / sigma[0])
+        p = m.kuiper_pvalue(report.kuiper_x)
+        report.metrics["kuiper_p"] = MetricValue(p, None, None, None)
+    elif np.any(s_all[:, 0] != g.correct[:, 0]):
+        # Certain (0 or 1) and wrong at least once: calibration is refuted outright.
+        report.metrics["kuiper_p"] = MetricValue(0.0, None, None, None)
+    else:
+        report.metrics["kuiper_p"] = MetricValue(None, None, None, None, m.UNDEFINED["kuiper_p"])
+    report.metrics = {k: report.metrics[k] for k in METRICS}
+    report.diagram = _diagram(s, y, rs, ry)
+    report.curve = _curve(s, y, rs, ry)
+    return report
+
+
+def _band(values: NDArray[np.float64]) -> tuple[list[float | None], list[float | None]]:
+    low, high = np.nanpercentile(values, [2.5, 97.5], axis=0)
+    return [_finite(v) for v in low], [_finite(v) for v in high]
+
+
+def _diagram(s: Any, y: Any, rs: Any, ry: Any) -> dict[str, list[float | None]]:
+    conf, acc, counts = m.binned(s, y)
+    bins = conf.shape[1]
+    _, racc, _ = m.binned(rs, ry, bins)
+    low, high = _band(racc)
+    return {
+        "confidence": [_finite(v) for v in conf[0]],
+        "accuracy": [_finite(v) for v in acc[0]],
+        "count": [float(c) for c in counts[0]],
+        "accuracy_low": low,
+        "accuracy_high": high,
+    }
+
+
+def _curve(s: Any, y: Any, rs: Any, ry: Any) -> dict[str, list[float | None]]:
+    grid, acc = m.risk_coverage_curve(s, y)
+    r_grid, racc = m.risk_coverage_curve(rs, ry, grid.size)
+    low, high = _band(racc)
+    return {
+        "coverage": [float(v) for v in grid],
+        "accuracy": [_finite(v) for v in acc[0]],
+        "band_coverage": [float(v) for v in r_grid],
+        "accuracy_low": low,
+        "accuracy_high": high,
+    }
+
+
+def evaluate_groups(
+    groups: Sequence[GroupSignals],
+    *,
+    replicates: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    signals: Sequence[str] = SIGNALS,
+) -> list[SignalReport]:
+    """Reports for every group x signal (n/a signals included, with their reason)."""
+    return [
+        evaluate_signal(g, name, replicates=replicates, seed=seed)
+        for g in groups
+        for name in signals
+    ]

@@ -39,6 +39,7 @@ import shutil
 import subprocess
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .._paths import PROLOG
 from ..data.domains import Domain
@@ -281,9 +282,11 @@ class _LabelReader:
 _LABELS = _LabelReader()
 
 
+@lru_cache(maxsize=4096)
 def strip_label_directives(program: str) -> str:
     """Remove upstream's directives that print ``Label: ...`` from a program (each with
-    the line break that ends it), as SWI-Prolog's reader finds them."""
+    the line break that ends it), as SWI-Prolog's reader finds them.  Kept per text: the
+    same reference program is prepared by several stages of one process."""
     if _LABEL_MARK not in program:
         return program  # nothing to find: no reader call
     spans = _LABELS.spans(program)

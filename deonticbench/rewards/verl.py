@@ -17,7 +17,7 @@ the case id and the reference program's predicate signatures.  ``reward_kwargs``
 config choose the reward (``mode``: ``paper`` or ``eval``; ``timeout_s``).
 
 Each call returns a dict with ``score`` (the reward) and the parts verl logs per sample:
-``correct``, ``executable``, ``jaccard``, ``answer_read``, ``within_tolerance``.
+``correct``, ``executable``, ``jaccard``, ``answer_read``, ``within_tolerance``, ``grounded``.
 """
 
 from __future__ import annotations

@@ -12,16 +12,14 @@ Usage: python benchmarks/analysis.py [--rounds N] [--workers W] [--rows FILE]
 
 ``--rows FILE`` checks that a change to the analyser or the comparison left every result
 alone: the first time it keeps the last round's analysis.jsonl in FILE; when FILE exists
-it requires the new rows to be identical (analysis.jsonl has no timing fields) and exits
-non-zero otherwise.
+it requires the new rows to be identical, in any order (analysis.jsonl has no timing
+fields), and exits non-zero otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
-import filecmp
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -74,10 +72,13 @@ def main() -> None:
 
 
 def _check_rows(rows: Path, kept: Path) -> None:
+    """The rows as sorted lines: ``eval`` writes records in the order they finish, so
+    two reference runs hold the same rows in another order."""
+    lines = sorted(rows.read_text(encoding="utf-8").splitlines())
     if not kept.exists():
-        shutil.copyfile(rows, kept)
+        kept.write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"rows kept in {kept} for the next run to compare with")
-    elif filecmp.cmp(rows, kept, shallow=False):
+    elif sorted(kept.read_text(encoding="utf-8").splitlines()) == lines:
         print(f"rows identical to {kept}")
     else:
         sys.exit(f"analysis.jsonl differs from {kept}: a result changed")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
 from typing import Any, Literal
@@ -152,16 +152,31 @@ def batches(count: int, workers: int, batch: int = BATCH) -> list[range]:
 
 
 def analyse_many(
-    programs: Sequence[str], mode: AnalyserMode, solver: Solver, batch: int = BATCH
+    programs: Sequence[str],
+    mode: AnalyserMode,
+    solver: Solver,
+    batch: int = BATCH,
+    on_job: Callable[[dict[int, dict[str, Any]]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Reports for many programs, in order; a program whose analysis failed gets
-    ``{"analyser_error": why}``.  Programs of a batch that died are retried alone."""
+    ``{"analyser_error": why}``.  Programs of a batch that died are retried alone.
+    ``on_job`` is given each finished job's reports by program index, in the thread that
+    waited for it, while other jobs still run."""
     results: list[dict[str, Any] | None] = [None] * len(programs)
     chunks = [list(c) for c in batches(len(programs), solver.size, batch)]
     jobs = [driver_program(mode, [programs[i] for i in chunk], solver.sandbox) for chunk in chunks]
     sizes = [len(c) for c in chunks]
+    hook = None
+    if on_job is not None:
+        report_of_job = on_job
+
+        def hook(job: int, found: dict[int, dict[str, Any]]) -> None:
+            report_of_job({chunks[job][offset]: report for offset, report in found.items()})
+
     retry: list[int] = []
-    for chunk, (_execution, found) in zip(chunks, _map_sized(solver, jobs, sizes), strict=True):
+    for chunk, (_execution, found) in zip(
+        chunks, _map_sized(solver, jobs, sizes, hook), strict=True
+    ):
         for offset, index in enumerate(chunk):
             if offset in found:
                 results[index] = found[offset]
@@ -181,18 +196,24 @@ def analyse_many(
 
 
 def _map_sized(
-    solver: Solver, jobs: list[str], sizes: list[int]
+    solver: Solver,
+    jobs: list[str],
+    sizes: list[int],
+    hook: Callable[[int, dict[int, dict[str, Any]]], None] | None = None,
 ) -> list[tuple[Execution, dict[int, dict[str, Any]]]]:
-    """Run the jobs and read their reports; each job's JSON is parsed in the thread that
-    waited for it, while the other workers are still analysing."""
+    """Run the jobs and read their reports; each job's JSON is parsed (and given to
+    ``hook``) in the thread that waited for it, while the other workers still analyse."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def one(pair: tuple[str, int]) -> tuple[Execution, dict[int, dict[str, Any]]]:
-        execution = solver.run(pair[0], analysis_limits(solver.limits, pair[1]))
-        return execution, parse_reports(execution)
+    def one(job: int) -> tuple[Execution, dict[int, dict[str, Any]]]:
+        execution = solver.run(jobs[job], analysis_limits(solver.limits, sizes[job]))
+        found = parse_reports(execution)
+        if hook is not None:
+            hook(job, found)
+        return execution, found
 
     if not jobs:
         return []  # everything was cached: no worker needs starting
     solver.start_all()
     with ThreadPoolExecutor(solver.size) as pool:
-        return list(pool.map(one, zip(jobs, sizes, strict=True)))
+        return list(pool.map(one, range(len(jobs))))

@@ -8,7 +8,12 @@ is made first with ``eval --model reference`` (not timed); analyze starts from a
 cache every round.  Rounds interleave the two so machine noise hits both alike.
 
 Goal (issue 9): analyze at most 3x the time of validate.
-Usage: python benchmarks/analysis.py [--rounds N] [--workers W]
+Usage: python benchmarks/analysis.py [--rounds N] [--workers W] [--rows FILE]
+
+``--rows FILE`` checks that a change to the analyser or the comparison left every result
+alone: the first time it keeps the last round's analysis.jsonl in FILE; when FILE exists
+it requires the new rows to be identical, in any order (analysis.jsonl has no timing
+fields), and exits non-zero otherwise.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from deonticbench.analysis.run import CACHE_FILE, analyse_run
+from deonticbench.analysis.run import ANALYSIS_FILE, CACHE_FILE, analyse_run
 from deonticbench.data.domains import parse_domains
 from deonticbench.evaluation.validate import validate
 from deonticbench.solver import Solver
@@ -32,6 +37,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--rows", type=Path, default=None)
     args = parser.parse_args()
     if not os.environ.get("DEONTICBENCH_DATA"):
         sys.exit("set DEONTICBENCH_DATA to the data mirror (make bench does)")
@@ -61,6 +67,21 @@ def main() -> None:
         started = time.perf_counter()
         analyse_run(run, workers=args.workers)
         print(f"analyze again (everything cached): {time.perf_counter() - started:.2f} s")
+        if args.rows is not None:
+            _check_rows(run / ANALYSIS_FILE, args.rows)
+
+
+def _check_rows(rows: Path, kept: Path) -> None:
+    """The rows as sorted lines: ``eval`` writes records in the order they finish, so
+    two reference runs hold the same rows in another order."""
+    lines = sorted(rows.read_text(encoding="utf-8").splitlines())
+    if not kept.exists():
+        kept.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        print(f"rows kept in {kept} for the next run to compare with")
+    elif sorted(kept.read_text(encoding="utf-8").splitlines()) == lines:
+        print(f"rows identical to {kept}")
+    else:
+        sys.exit(f"analysis.jsonl differs from {kept}: a result changed")
 
 
 if __name__ == "__main__":

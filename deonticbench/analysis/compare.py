@@ -317,38 +317,40 @@ _STEPS: dict[tuple[int, bool], tuple[Any, list[Step]]] = {}
 
 
 def computed_steps(proof: tuple[Node, ...], trivial: bool = False) -> list[Step]:
+    """Values the proof computes; with ``trivial``, also 0 and 1 results and the steps
+    of failed attempts (``tried``), which are computation but not proof.  Both lists
+    come from one pass over the proof, kept per proof."""
     hit = _STEPS.get((id(proof), trivial))
     if hit is not None and hit[0] is proof:
         return hit[1]
-    steps = _computed_steps(proof, trivial)
-    _STEPS[(id(proof), trivial)] = (proof, steps)
-    return steps
+    every, proper = _computed_steps(proof)
+    _STEPS[(id(proof), True)] = (proof, every)
+    _STEPS[(id(proof), False)] = (proof, proper)
+    return every if trivial else proper
 
 
-def _computed_steps(proof: tuple[Node, ...], trivial: bool = False) -> list[Step]:
-    """Values the proof computes; with ``trivial``, also 0 and 1 results and the steps
-    of failed attempts (``tried``), which are computation but not proof."""
-    steps: list[Step] = []
+def _computed_steps(proof: tuple[Node, ...]) -> tuple[list[Step], list[Step]]:
+    every: list[Step] = []
+    proper: list[Step] = []
     for node, rule in walk(proof):
         kind = node.get("k")
-        if node.get("tried") and not trivial:
+        if kind != "arith" and kind != "aggregate_all":
             continue
         out: Any = node.get("out")
-        if kind not in ("arith", "aggregate_all") or not is_number(out):
+        if not is_number(out):
             continue
-        if float(out) in (0.0, 1.0) and not trivial:
-            continue  # too common to say anything
-        inputs = tuple(float(x) for x in node.get("in") or [] if is_number(x))
-        steps.append(
-            Step(
-                value=float(out),
-                goal=str(node.get("g", "")),
-                inputs=inputs,
-                clause=str(rule.get("g")) if rule else None,
-                line=rule.get("l") if rule else None,
-            )
+        value = float(out)
+        step = Step(
+            value=value,
+            goal=str(node.get("g", "")),
+            inputs=tuple(float(x) for x in node.get("in") or () if is_number(x)),
+            clause=str(rule.get("g")) if rule else None,
+            line=rule.get("l") if rule else None,
         )
-    return steps
+        every.append(step)
+        if not node.get("tried") and value != 0.0 and value != 1.0:
+            proper.append(step)
+    return every, proper
 
 
 def all_steps(proof: tuple[Node, ...]) -> list[Step]:

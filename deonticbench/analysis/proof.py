@@ -126,8 +126,10 @@ def walk(nodes: tuple[Node, ...] | list[Node]) -> list[tuple[Node, Node | None]]
         if not isinstance(node, dict):
             continue
         flat.append((node, rule))
-        inner = node if node.get("k") == "rule" else rule
-        stack.extend((c, inner) for c in reversed(node.get("c") or ()))
+        children = node.get("c")
+        if children:
+            inner = node if node.get("k") == "rule" else rule
+            stack.extend([(c, inner) for c in reversed(children)])
     _FLAT[key] = (nodes, flat)  # holding the proof keeps its id from being reused
     return flat
 

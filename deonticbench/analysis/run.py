@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,10 +75,14 @@ class ReportCache:
 
 
 def analyse_programs(
-    programs: Iterable[str], cache: ReportCache, solver: Solver
+    programs: Iterable[str],
+    cache: ReportCache,
+    solver: Solver,
+    on_ready: Callable[[dict[str, dict[str, Any] | None]], None] | None = None,
 ) -> tuple[dict[str, dict[str, Any] | None], int]:
     """Full analyser reports for distinct programs (None when the analyser failed);
-    and how many were analysed now rather than read from the cache."""
+    and how many were analysed now rather than read from the cache.  ``on_ready`` is
+    given the reports of each analyser job as it finishes (other jobs still running)."""
     reports: dict[str, dict[str, Any] | None] = {}
     todo: list[str] = []
     for program in dict.fromkeys(canonical(p) for p in programs):
@@ -86,12 +91,25 @@ def analyse_programs(
             reports[program] = cached
         else:
             todo.append(program)
-    for program, report in zip(todo, analyse_many(todo, "full", solver), strict=True):
+    on_job = None
+    if on_ready is not None:
+        ready = on_ready
+
+        def on_job(found: dict[int, dict[str, Any]]) -> None:
+            ready({todo[i]: _usable(report) for i, report in found.items()})
+
+    for program, report in zip(
+        todo, analyse_many(todo, "full", solver, on_job=on_job), strict=True
+    ):
         cache.put(program, report)
         reports[program] = report
     cache.commit()
-    usable = {p: (None if "analyser_error" in r else r) for p, r in reports.items() if r}
+    usable = {p: _usable(r) for p, r in reports.items() if r}
     return usable, len(todo)
+
+
+def _usable(report: dict[str, Any]) -> dict[str, Any] | None:
+    return None if "analyser_error" in report else report
 
 
 @dataclass
@@ -144,55 +162,26 @@ def analyse_run(
     for name in sorted({r.domain for r in records}):
         for loaded in load_cases(name, split, source):
             cases[(name, loaded.id)] = loaded
-    wanted: list[str] = []
     for record in records:
-        found = cases.get((record.domain, record.case_id))
-        if found is None:
+        if (record.domain, record.case_id) not in cases:
             raise DataError(
                 f"case {record.case_id} of {record.domain} is not in the {split} split."
             )
-        wanted.append(reference_program(get_domain(record.domain), found))
-        wanted.extend(a.program for a in _stages(record).values() if a.program)
+    diagnoser = _Diagnoser(records, cases)
+    wanted = diagnoser.programs
     cache = ReportCache(folder / CACHE_FILE)
     own = solver is None
     pool = solver or Solver(workers=workers)
     try:
         if progress:
             progress(f"analysing {len(set(wanted))} distinct programs")
-        reports, fresh = analyse_programs(wanted, cache, pool)
+        reports, fresh = analyse_programs(wanted, cache, pool, on_ready=diagnoser.ready)
     finally:
         cache.close()
         if own:
             pool.close()
-    proven: dict[tuple[str, str], Proven | None] = {}
-
-    def proven_of(domain: Domain, program: str) -> Proven | None:
-        key = (domain.name, canonical(program))
-        if key not in proven:
-            proven[key] = Proven.of(domain, reports.get(key[1]))
-        return proven[key]
-
-    rows: list[AnalysisRow] = []
-    for record in records:
-        domain = get_domain(record.domain)
-        case = cases[(record.domain, record.case_id)]
-        reference = proven_of(domain, reference_program(domain, case))
-        done: dict[int, Diagnosis] = {}
-        for stage, attempt in _stages(record).items():
-            if attempt.index not in done:  # one attempt is both first and final
-                model = proven_of(domain, attempt.program) if attempt.program else None
-                done[attempt.index] = diagnose(domain, case, attempt, model, reference)
-            rows.append(
-                AnalysisRow(
-                    domain=record.domain,
-                    case_id=record.case_id,
-                    mode=record.mode,
-                    sample=record.sample,
-                    stage=stage,
-                    attempt=attempt.index,
-                    diagnosis=done[attempt.index],
-                )
-            )
+    diagnoser.ready(reports)  # cached reports, retried programs, failed analyses
+    rows = diagnoser.rows()
     out = folder / ANALYSIS_FILE
     tmp = out.with_suffix(".jsonl.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
@@ -211,6 +200,81 @@ def analyse_run(
 
 def _stages(record: Record) -> dict[str, Attempt]:
     return {"first": record.first, "final": record.final}
+
+
+class _Diagnoser:
+    """Diagnoses each record as soon as the reports of its programs (its reference, its
+    first and final attempts) are in: while the last analyser jobs still run, the
+    comparison of the programs already analysed is done.  Jobs finish in their own
+    threads, so each step holds a lock; a record's diagnosis depends on its reports
+    only, never on the order records are done in."""
+
+    def __init__(self, records: list[Record], cases: dict[tuple[str, str], Case]) -> None:
+        self._records = records
+        self._cases = cases
+        self._reports: dict[str, dict[str, Any] | None] = {}
+        self._proven: dict[tuple[str, str], Proven | None] = {}
+        self._rows: list[list[AnalysisRow] | None] = [None] * len(records)
+        self._needs: list[set[str]] = []
+        self._waiting: dict[str, list[int]] = {}
+        for index, record in enumerate(records):
+            domain = get_domain(record.domain)
+            case = cases[(record.domain, record.case_id)]
+            needs = {canonical(reference_program(domain, case))}
+            needs.update(canonical(a.program) for a in _stages(record).values() if a.program)
+            self._needs.append(needs)
+            for program in needs:
+                self._waiting.setdefault(program, []).append(index)
+        self.programs = list(self._waiting)
+        """Every distinct program to analyse (canonical text)."""
+        self._lock = threading.Lock()
+
+    def ready(self, reports: dict[str, dict[str, Any] | None]) -> None:
+        with self._lock:
+            for program, report in reports.items():
+                if program in self._reports:
+                    continue
+                self._reports[program] = report
+                for index in self._waiting.pop(program, []):
+                    self._needs[index].discard(program)
+                    if not self._needs[index]:
+                        self._rows[index] = self._diagnose(self._records[index])
+
+    def rows(self) -> list[AnalysisRow]:
+        with self._lock:
+            for index, record in enumerate(self._records):
+                if self._rows[index] is None:  # a program with no report at all
+                    self._rows[index] = self._diagnose(record)
+            return [row for rows in self._rows if rows is not None for row in rows]
+
+    def _proven_of(self, domain: Domain, program: str) -> Proven | None:
+        key = (domain.name, canonical(program))
+        if key not in self._proven:
+            self._proven[key] = Proven.of(domain, self._reports.get(key[1]))
+        return self._proven[key]
+
+    def _diagnose(self, record: Record) -> list[AnalysisRow]:
+        domain = get_domain(record.domain)
+        case = self._cases[(record.domain, record.case_id)]
+        reference = self._proven_of(domain, reference_program(domain, case))
+        done: dict[int, Diagnosis] = {}
+        rows: list[AnalysisRow] = []
+        for stage, attempt in _stages(record).items():
+            if attempt.index not in done:  # one attempt is both first and final
+                model = self._proven_of(domain, attempt.program) if attempt.program else None
+                done[attempt.index] = diagnose(domain, case, attempt, model, reference)
+            rows.append(
+                AnalysisRow(
+                    domain=record.domain,
+                    case_id=record.case_id,
+                    mode=record.mode,
+                    sample=record.sample,
+                    stage=stage,
+                    attempt=attempt.index,
+                    diagnosis=done[attempt.index],
+                )
+            )
+        return rows
 
 
 def read_analysis(run_dir: str | Path) -> list[dict[str, Any]]:

@@ -12,10 +12,11 @@ from ..errors import ConfigError
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option(
     "--mode",
-    type=click.Choice(["paper", "eval"]),
+    type=click.Choice(["paper", "eval", "grounded"]),
     default="paper",
     show_default=True,
-    help="paper: B.5.2's three-level reward; eval: the benchmark's own judging.",
+    help="paper: B.5.2's three-level reward; eval: the benchmark's own judging; grounded: "
+    "correct and derived from the case's facts (labels need case_constants).",
 )
 @click.option(
     "--timeout",

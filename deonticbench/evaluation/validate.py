@@ -17,7 +17,12 @@ from ..data.sources import DataSource
 from ..errors import DataError
 from ..reading.answers import answer_from_execution
 from ..reading.outcomes import judge
-from ..reading.programs import PreparedProgram, prepare_program, unwrap_fenced
+from ..reading.programs import (
+    PreparedProgram,
+    find_label_directives,
+    prepare_program,
+    unwrap_fenced,
+)
 from ..solver import Execution, Limits, Solver
 
 
@@ -132,6 +137,8 @@ def validate(
                     raise
                 reports[domain.name].skipped = str(exc)
                 continue
+            # Upstream's label directives of every program, read in one batch.
+            find_label_directives(unwrap_fenced(c.reference_prolog) for c in cases)
             for case in cases:
                 prepared = reference_program(domain, case)
                 jobs.append((domain, case, prepared.text, prepared.repaired))

@@ -38,7 +38,10 @@ import re
 import shutil
 import subprocess
 import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from .._paths import PROLOG
 from ..data.domains import Domain
@@ -227,8 +230,11 @@ class _LabelReader:
         self._process: subprocess.Popen[str] | None = None
         self._pid = 0
 
-    def spans(self, text: str) -> list[tuple[int, int]] | None:
-        """Character spans of the label directives; None when swipl cannot answer."""
+    def spans(self, texts: Sequence[str]) -> list[list[tuple[int, int]]] | None:
+        """Character spans of each text's label directives; None when swipl cannot
+        answer.  The requests are written one after another and the replies read after
+        (the replies are a few bytes: no pipe fills), so a batch costs no round trip per
+        program."""
         with self._lock:
             for _ in range(2):  # one restart when the process died
                 process = self._running()
@@ -236,21 +242,25 @@ class _LabelReader:
                     return None
                 try:
                     assert process.stdin is not None and process.stdout is not None
-                    process.stdin.write(f"{len(text)}\n{text}")
+                    process.stdin.write("".join(f"{len(t)}\n{t}" for t in texts))
                     process.stdin.flush()
-                    spans: list[tuple[int, int]] = []
-                    while True:
-                        line = process.stdout.readline()
-                        if not line:
-                            raise OSError("the label reader ended")
-                        words = line.split()
-                        if words == ["done"]:
-                            return spans
-                        if len(words) == 3 and words[0] == "remove":
-                            spans.append((int(words[1]), int(words[2])))
+                    return [self._reply(process.stdout) for _ in texts]
                 except (OSError, ValueError):
                     self._stop()
             return None
+
+    @staticmethod
+    def _reply(stdout: IO[str]) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = []
+        while True:
+            line = stdout.readline()
+            if not line:
+                raise OSError("the label reader ended")
+            words = line.split()
+            if words == ["done"]:
+                return spans
+            if len(words) == 3 and words[0] == "remove":
+                spans.append((int(words[1]), int(words[2])))
 
     def _running(self) -> subprocess.Popen[str] | None:
         alive = self._process is not None and self._process.poll() is None
@@ -281,12 +291,33 @@ class _LabelReader:
 _LABELS = _LabelReader()
 
 
+_FOUND: OrderedDict[str, list[tuple[int, int]]] = OrderedDict()
+_FOUND_SIZE = 4096
+
+
+def find_label_directives(programs: Iterable[str]) -> None:
+    """Read the label directives of many programs in one batch, kept for
+    ``strip_label_directives`` (``validate`` prepares every reference program at once).
+    Kept per text: several stages of one process prepare the same reference program."""
+    wanted = list(dict.fromkeys(p for p in programs if _LABEL_MARK in p and p not in _FOUND))
+    if not wanted:
+        return
+    found = _LABELS.spans(wanted)
+    if found is None:
+        return
+    for text, spans in zip(wanted, found, strict=True):
+        _FOUND[text] = spans
+    while len(_FOUND) > _FOUND_SIZE:
+        _FOUND.popitem(last=False)
+
+
 def strip_label_directives(program: str) -> str:
     """Remove upstream's directives that print ``Label: ...`` from a program (each with
     the line break that ends it), as SWI-Prolog's reader finds them."""
     if _LABEL_MARK not in program:
         return program  # nothing to find: no reader call
-    spans = _LABELS.spans(program)
+    find_label_directives([program])
+    spans = _FOUND.get(program)
     if not spans:
         return program
     out: list[str] = []

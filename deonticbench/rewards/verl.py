@@ -14,10 +14,10 @@ spread over every sandbox worker)::
 The rows come from ``deonticbench export --format verl``: ``data_source`` is
 ``deonticbench/<domain>``, ``reward_model.ground_truth`` the label, ``extra_info`` holds
 the case id and the reference program's predicate signatures.  ``reward_kwargs`` in the
-config choose the reward (``mode``: ``paper`` or ``eval``; ``timeout_s``).
+config choose the reward (``mode``: ``paper``, ``eval`` or ``grounded``; ``timeout_s``).
 
 Each call returns a dict with ``score`` (the reward) and the parts verl logs per sample:
-``correct``, ``executable``, ``jaccard``, ``answer_read``, ``within_tolerance``.
+``correct``, ``executable``, ``jaccard``, ``answer_read``, ``within_tolerance``, ``grounded``.
 """
 
 from __future__ import annotations

@@ -58,7 +58,8 @@ def test_analyze_writes_rows_tables_and_reuses_its_cache(
     assert "paper Table 4 layout" in done.stdout and "Impl. Bugs" in done.stdout
     assert "Outcome × derivation" in done.stdout and "correct, not grounded" in done.stdout
     assert "10 distinct programs (10 analysed now" in done.stdout
-    rows = [json.loads(x) for x in (reference_run / "analysis.jsonl").read_text().splitlines()]
+    first_rows = (reference_run / "analysis.jsonl").read_text().splitlines()
+    rows = [json.loads(x) for x in first_rows]
     assert len(rows) == 20  # 10 records x (first, final)
     needed = {
         "domain", "case_id", "mode", "sample", "stage", "category", "derivation",
@@ -79,6 +80,9 @@ def test_analyze_writes_rows_tables_and_reuses_its_cache(
     assert again.returncode == 0, again.stderr
     assert len(again.stdout.splitlines()) == 20
     assert "0 analysed now, 10 from the cache" in run_cli("analyze", str(reference_run)).stdout
+    # The first run diagnosed records as analyser jobs finished, the cached one after
+    # reading every report: the same rows, in the same order.
+    assert (reference_run / "analysis.jsonl").read_text().splitlines() == first_rows
 
 
 def test_analyze_rejects_a_folder_that_is_not_a_run(tmp_path: Path) -> None:

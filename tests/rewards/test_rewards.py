@@ -382,7 +382,15 @@ def test_verl_compute_score_and_batch(airline: list[Case]) -> None:
     )
     assert result["score"] == 1.0
     keys = set(result)
-    assert keys == {"score", "correct", "executable", "jaccard", "answer_read", "within_tolerance"}
+    assert keys == {
+        "score",
+        "correct",
+        "executable",
+        "jaccard",
+        "answer_read",
+        "within_tolerance",
+        "grounded",
+    }
     # reward_kwargs from the config arrive through functools.partial, as verl binds them.
     lenient = functools.partial(verl.compute_score, mode="eval", timeout_s=5)
     off_by_one = lenient(
@@ -455,6 +463,7 @@ def test_openrlhf_reward_func_scores_only_the_response(airline: list[Case]) -> N
         "jaccard",
         "answer_read",
         "within_tolerance",
+        "grounded",
     }
 
 

@@ -1,0 +1,54 @@
+"""How programs are dealt into analyser jobs, and that dealing never changes a report:
+each program's report from a dealt batch is the one it gets analysed alone (real swipl,
+real sandbox)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from deonticbench.analysis.engine import analyse_many, batches, run_analyser
+from deonticbench.solver import Solver
+
+
+def test_jobs_are_a_multiple_of_the_workers_and_dealt_in_turn() -> None:
+    dealt = batches(251, 2, batch=64)
+    assert [len(job) for job in dealt] == [63, 63, 63, 62]
+    assert sorted(i for job in dealt for i in job) == list(range(251))
+    assert list(dealt[1])[:3] == [1, 5, 9]  # a domain's neighbours go to different jobs
+    # 11 jobs of 24 on 2 workers left one worker alone for the last job
+    assert len(batches(251, 2, batch=24)) == 12
+    assert [len(job) for job in batches(10, 2)] == [5, 5]
+    assert [len(job) for job in batches(3, 8)] == [3]
+    assert batches(0, 2) == []
+
+
+PROGRAMS = [
+    "income(alice, 50000).\nrate(0.2).\n"
+    "tax(P, T) :- income(P, I), rate(R), T is I * R.\n"
+    ":- tax(alice, T), format('Tax result: ~w~n', [T]).\n",
+    "fee(bag, 30).\nfee(seat, 25).\n"
+    "total(T) :- findall(F, fee(_, F), Fs), sum_list(Fs, T).\n"
+    ":- total(T), format('Total cost: ~w~n', [T]).\n",
+    "total(T) :- fee(F), T is F + 1.\n:- total(T), format('Total cost: ~w~n', [T]).\n",
+    "eligible(bob) :- \\+ barred(bob).\nbarred(carol).\n"
+    ":- ( eligible(bob) -> writeln('Label: yes') ; writeln('Label: no') ).\n",
+    "broken(X :- .\n:- format('Total cost: 1~n').\n",
+]
+
+
+def test_a_dealt_batch_reports_what_each_program_gets_alone() -> None:
+    with Solver(workers=2) as solver:
+        together = analyse_many(PROGRAMS, "full", solver, batch=3)  # 2 jobs, dealt
+        alone = [run_analyser(program, "full", solver) for program in PROGRAMS]
+    for batched, single in zip(together, alone, strict=True):
+        assert "analyser_error" not in batched
+        assert _placeless(batched) == _placeless(single)
+
+
+def _placeless(report: dict[str, Any]) -> Any:
+    """A report without its place in the batch: the index, and the module the program
+    was loaded into (named after the index, it shows in error messages)."""
+    text = json.dumps({k: v for k, v in report.items() if k != "index"})
+    return json.loads(re.sub(r"deonticbench_target_\d+", "deonticbench_target", text))

@@ -17,7 +17,7 @@ from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..evaluation.progress import LiveProgress, summary_notes, summary_table
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import MODES, Mode, parse_modes
 from ..solver import ExecutorKind
 from ..store.folder import RunFolder
 from ..store.spec import DEFAULT_CONCURRENCY, RunSpec
@@ -25,16 +25,7 @@ from ._options import executor_option
 
 
 def _parse_modes(value: str) -> list[Mode]:
-    if value.strip().lower() == "all":
-        return list(MODES)
-    modes = [m.strip().lower() for m in value.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in MODES]
-    if unknown or not modes:
-        raise ConfigError(
-            f"unknown mode {', '.join(unknown) or repr(value)}; choose from "
-            f"{', '.join(MODES)} (comma-separated) or all."
-        )
-    return [cast(Mode, m) for m in dict.fromkeys(modes)]  # each once, in the order typed
+    return list(parse_modes(value))
 
 
 def _parse_params(values: tuple[str, ...]) -> dict[str, str]:

@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import ALL_MODES, Mode
 from ..reading.outcomes import OUTCOMES, Outcome
 
 SCHEMA = 1
@@ -43,6 +43,50 @@ class Attempt:
 
 
 @dataclass
+class AgentInfo:
+    """How an agentic trial went (docs/agents.md); None on a prompted record.
+
+    The trial's final program and its execution are the record's one ``Attempt`` (its
+    tokens are the sums over the trial's turns); this holds what only a trial has."""
+
+    tool_set: str
+    """``prolog`` or ``shell``, or ``harbor:<agent>`` for a trial imported from Harbor."""
+    turns: int
+    """Model turns taken (each is one model call)."""
+    tool_calls: dict[str, int]
+    """Tool calls per tool name, malformed ones included (under the name as called)."""
+    stop_reason: str
+    """Why the trial ended: ``STOP_REASONS``, or ``harbor:<exception>`` for an import."""
+    wall_s: float
+    """Wall time of the whole trial: model turns and tools."""
+    trajectory: str | None = None
+    """The ATIF sidecar, relative to the run folder (``store.trajectory``)."""
+    trajectory_sha256: str | None = None
+    cost_usd: float | None = None
+    """The cost the source reported (Harbor's ``cost_usd``); None: estimate from tokens."""
+
+    @classmethod
+    def from_json(cls, obj: Any) -> AgentInfo:
+        if not isinstance(obj, dict):
+            raise TypeError("'agent' is not an object")
+        info = cls(**obj)
+        if not isinstance(info.tool_calls, dict):
+            raise TypeError("'agent.tool_calls' is not an object")
+        return info
+
+
+STOP_REASONS: tuple[str, ...] = (
+    "submit",
+    "no_tool_call",
+    "max_turns",
+    "max_tokens",
+    "timeout",
+    "error",
+)
+"""Why a trial of the harness's own agent loop ended (docs/agents.md, "Budgets")."""
+
+
+@dataclass
 class Record:
     domain: str
     case_id: str
@@ -51,6 +95,8 @@ class Record:
     gold: int | str
     model: str
     attempts: list[Attempt] = field(default_factory=list)
+    agent: AgentInfo | None = None
+    """Set on an agentic trial; prompted records serialise without the key."""
 
     @property
     def key(self) -> RecordKey:
@@ -66,7 +112,7 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         final = self.final
-        return {
+        out: dict[str, Any] = {
             "schema": SCHEMA,
             "domain": self.domain,
             "case_id": self.case_id,
@@ -86,6 +132,10 @@ class Record:
             "latency_s": round(sum(a.latency_s for a in self.attempts), 6),
             "attempts": [asdict(a) for a in self.attempts],
         }
+        if self.agent is not None:
+            # Only when set: a prompted record's line is the same as before agents.
+            out["agent"] = asdict(self.agent)
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Record:
@@ -104,12 +154,13 @@ class Record:
                 gold=obj["gold"],
                 model=str(obj["model"]),
                 attempts=attempts,
+                agent=AgentInfo.from_json(obj["agent"]) if obj.get("agent") is not None else None,
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"missing or malformed field: {exc}") from None
         if not attempts:
             raise ValueError("no attempts")
-        if record.mode not in MODES:
+        if record.mode not in ALL_MODES:
             raise ValueError(f"unknown mode {record.mode!r}")
         for a in attempts:
             if a.outcome not in OUTCOMES:

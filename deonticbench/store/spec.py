@@ -22,7 +22,7 @@ from ..data.domains import DOMAINS, Domain, get_domain
 from ..data.selection import CaseLimit
 from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import MODES, Mode, parse_modes
 from ..solver.execution import Limits
 
 SPEC_SCHEMA = 1
@@ -235,18 +235,7 @@ def _domain_names(domains: Iterable[str | Domain] | str) -> tuple[str, ...]:
 
 
 def _modes(modes: Iterable[str] | str) -> tuple[Mode, ...]:
-    if isinstance(modes, str):
-        if modes.strip().lower() == "all":
-            return MODES
-        modes = [m for m in modes.split(",") if m.strip()]
-    chosen = [m.strip().lower() for m in modes]
-    unknown = [m for m in chosen if m not in MODES]
-    if unknown or not chosen:
-        raise ConfigError(
-            f"unknown mode {', '.join(unknown) or repr('')}; choose from "
-            f"{', '.join(MODES)} (comma-separated) or all."
-        )
-    return tuple(cast(Mode, m) for m in dict.fromkeys(chosen))
+    return parse_modes(modes)
 
 
 def _source_json(source: DataSource | None) -> dict[str, Any] | None:

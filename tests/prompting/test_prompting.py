@@ -72,6 +72,18 @@ ALL_PLACEHOLDERS = (
     "stdout",
     "reason",
     "answer_line",
+    # prompts/agent/ (the agentic instruction: nothing of a case, whose files hold it)
+    "domain",
+    "workspace",
+    "finish",
+    "timeout",
+    "tools",
+    "examples",
+    "entrypoint",
+    "predicate",
+    "print_format",
+    "output_chars",
+    "tool_list",
 )
 ENTRY_DOMAINS = ("housing", "uscis")
 
@@ -658,3 +670,22 @@ def test_the_solver_report_is_worded_by_its_templates() -> None:
         "Running the program with SWI-Prolog ended with status timeout (limit hit: wall)."
     )
     assert killed.endswith("stdout:\n(cut) ...\n" + "x" * 1500)
+
+
+def test_modes_parse_the_agentic_ones_and_all_stays_the_papers_three() -> None:
+    from deonticbench.errors import ConfigError
+    from deonticbench.prompting.modes import (
+        MODES,
+        agentic_counterpart,
+        is_agentic,
+        parse_modes,
+        prompted_counterpart,
+    )
+
+    assert parse_modes("all") == MODES
+    assert parse_modes("agent-zero-shot,direct,agent-zero-shot") == ("agent-zero-shot", "direct")
+    assert is_agentic("agent-direct") and not is_agentic("direct")
+    assert prompted_counterpart("agent-few-shot") == "few-shot"
+    assert agentic_counterpart("zero-shot") == "agent-zero-shot"
+    with pytest.raises(ConfigError, match="agent-few-shot"):
+        parse_modes("agent-two-shot")

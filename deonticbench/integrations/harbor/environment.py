@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shlex
 import shutil
 import signal
 import sys
@@ -108,8 +107,8 @@ class BwrapEnvironment(BaseEnvironment):  # type: ignore[misc]
             return
         workdir = "/"
         for raw in dockerfile.read_text(encoding="utf-8").splitlines():
-            words = shlex.split(raw, comments=True) if raw.strip() else []
-            if not words:
+            words = raw.split()
+            if not words or words[0].startswith("#"):
                 continue
             keyword = words[0].upper()
             if keyword == "WORKDIR" and len(words) == 2:

@@ -29,9 +29,10 @@ from ...data.cases import Case, describe_source, load_cases
 from ...data.domains import Domain
 from ...data.sources import DataSource
 from ...errors import ConfigError, DataError
+from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE, build_workspace, instruction_text
 from ...evaluation.validate import reference_program
 from .naming import PROMPT_MODES, FRAMINGS, task_name
-from .verifier import CASE_FILE, PROGRAM_FILE, ANSWER_FILE
+from .verifier import CASE_FILE
 from ._bundle import verifier_zip
 
 SPLITS = ("hard", "smoke", "whole")
@@ -41,8 +42,8 @@ AGENT_TIMEOUT_S = 600.0
 VERIFIER_TIMEOUT_S = 120.0
 CPUS = 1
 MEMORY_MB = 2048
-TOOL_SET = "shell"
-"""Harbor's agents work in a terminal: the instruction is the one for the shell tools."""
+TOOL_SET = "terminal"
+"""Harbor's agents bring their own tools: the instruction says only that there is a terminal."""
 MANIFEST = "manifest.json"
 
 DOCKERFILE = f"""\
@@ -73,7 +74,7 @@ SOLVE_PROGRAM_SH = f"""\
 # The oracle: leave the case's reference program where an agent leaves its program.
 set -euo pipefail
 mkdir -p {WORKDIR}/output
-cp /solution/reference.pl {WORKDIR}/{PROGRAM_FILE}
+cp /solution/reference.pl {WORKDIR}/{SOLUTION_FILE}
 """
 
 SOLVE_DIRECT_SH = f"""\
@@ -111,7 +112,7 @@ def _toml_value(value: Any) -> str:
 
 
 def task_toml(metadata: dict[str, Any], direct: bool) -> str:
-    artifacts = [f"{WORKDIR}/{ANSWER_FILE}"] if direct else [f"{WORKDIR}/{PROGRAM_FILE}"]
+    artifacts = [f"{WORKDIR}/{ANSWER_FILE}"] if direct else [f"{WORKDIR}/{SOLUTION_FILE}"]
     lines = [
         'schema_version = "1.4"',
         f"artifacts = {_toml_value(artifacts)}",
@@ -169,11 +170,9 @@ def write_task(
     exemplars: Sequence[Case] = (),
 ) -> None:
     """Write one task folder (``folder`` must not exist)."""
-    from ...agents.workspace import build_workspace, instruction_text
-
     direct = mode == "agent-direct"
     folder.mkdir(parents=True)
-    _write(folder / "instruction.md", instruction_text(case, mode, TOOL_SET))
+    _write(folder / "instruction.md", instruction_text(case, mode, TOOL_SET, workspace=WORKDIR))
     metadata = {
         "domain": domain.name,
         "case_id": case.id,

@@ -20,6 +20,7 @@ Standard library only, and the harness modules bundled in the zip with it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -28,9 +29,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ...agents.judge import ajudge_workspace
+from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE
 from ...data.domains import Domain, get_domain
-from ...reading.answers import Answer, answer_from_execution, read_direct_answer
-from ...reading.outcomes import Outcome, judge
+from ...prompting.modes import Mode, prompted_counterpart
 from ...solver import supervisor
 from ...solver.classify import classify
 from ...solver.execution import Execution, Limits
@@ -38,8 +40,6 @@ from . import dar
 
 CASE_FILE = "case.json"
 """In the task's tests/: domain, case id, mode, gold (never seen by the agent)."""
-PROGRAM_FILE = "solution.pl"
-ANSWER_FILE = "output/answer.txt"
 REWARD_FILE = "reward.json"
 VERDICT_FILE = "verdict.json"
 _ANSWER_LINE = re.compile(r"^\s*answer:\s*(.*?)\s*$", re.IGNORECASE)
@@ -74,36 +74,26 @@ def _answer_values(domain: Domain, text: str, direct: bool) -> list[str]:
     return values
 
 
-def judge_workspace(domain: Domain, mode: str, gold: int | str, workspace: Path) -> dict[str, Any]:
-    """The verdict on what a trial left in ``workspace``: answer, outcome, reason, and
+def verdict_of(domain: Domain, mode: Mode, gold: int | str, workspace: Path) -> dict[str, Any]:
+    """The verdict on what a trial left in ``workspace`` (the agentic judging of the
+    harness, with this task's environment as the sandbox): answer, outcome, reason, and
     the text DAR's verifier would have compared."""
-    direct = mode.endswith("direct")
-    execution: Execution | None = None
-    raw_text = ""
-    if direct:
-        path = workspace / ANSWER_FILE
-        if not path.is_file():
-            answer = Answer.abstain(f"no answer file {ANSWER_FILE}")
-        else:
-            raw_text = path.read_text(encoding="utf-8", errors="replace")
-            answer = read_direct_answer(domain, raw_text)
-    else:
-        path = workspace / PROGRAM_FILE
-        if not path.is_file():
-            answer = Answer.abstain(f"no program {PROGRAM_FILE}")
-        else:
-            execution = run_program(path.read_text(encoding="utf-8", errors="replace"))
-            raw_text = execution.stdout
-            answer = answer_from_execution(domain, execution)
-    outcome: Outcome = judge(domain, answer, gold)
-    got = dar.squeeze(_answer_values(domain, raw_text, direct))
+
+    async def execute(program: str) -> Execution:
+        return run_program(program)
+
+    judgement = asyncio.run(ajudge_workspace(domain, mode, workspace, execute))
+    execution = judgement.execution
+    direct = prompted_counterpart(mode) == "direct"
+    raw_text = (judgement.response or "") if direct else (execution.stdout if execution else "")
     return {
-        "answer": answer.value,
-        "outcome": outcome,
-        "abstain_reason": answer.reason,
+        "answer": judgement.answer.value,
+        "outcome": judgement.outcome(domain, gold),
+        "abstain_reason": judgement.answer.reason,
+        "repaired": judgement.repaired,
         "execution": execution.to_dict() if execution is not None else None,
         "dar_expected": dar_expected(domain, gold),
-        "dar_got": got,
+        "dar_got": dar.squeeze(_answer_values(domain, raw_text, direct)),
     }
 
 
@@ -150,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     domain = get_domain(case["domain"])
     print(f"DeonticBench verifier: {domain.name} {case['case_id']} {case['mode']}")
     try:
-        verdict = judge_workspace(domain, case["mode"], case["gold"], workspace)
+        verdict = verdict_of(domain, case["mode"], case["gold"], workspace)
     except Exception as exc:  # the reward file is written whatever happens
         verdict = {
             "answer": None,
@@ -167,4 +157,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["dar_expected", "judge_workspace", "main", "rewards", "run_program"]
+__all__ = ["dar_expected", "main", "rewards", "run_program", "verdict_of"]

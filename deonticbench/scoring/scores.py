@@ -26,7 +26,7 @@ import numpy as np
 
 from ..data.domains import DISPLAY_ORDER, DOMAINS, Domain
 from ..errors import ConfigError, DeonticBenchError
-from ..prompting.modes import MODES, Mode
+from ..prompting.modes import ALL_MODES, Mode
 from ..store.config import CONFIG_NAME
 from ..store.record import Attempt, Record
 from ..store.records_file import RECORDS_NAME, read_records
@@ -343,7 +343,7 @@ class RunScores:
     @property
     def modes(self) -> list[Mode]:
         present = {g.mode for g in self.groups}
-        return [m for m in MODES if m in present]
+        return [m for m in ALL_MODES if m in present]
 
 
 @dataclass(frozen=True)
@@ -426,7 +426,7 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
     if summary:
         notes.insert(0, f"{RECORDS_NAME}: {summary}")
     for domain in (DOMAINS[name] for name in DISPLAY_ORDER):  # one order in every output
-        for mode in MODES:
+        for mode in ALL_MODES:
             chosen = [r for r in run.records if r.domain == domain.name and r.mode == mode]
             if not chosen:
                 continue

@@ -60,6 +60,12 @@ class ReportWriteError(DeonticBenchError):
 )
 @click.option("--against", type=click.Choice(["paper"]), help="Show the published rows beside.")
 @click.option("--compare", is_flag=True, help="Paired differences of each run against the first.")
+@click.option(
+    "--dar-rules",
+    is_flag=True,
+    help="Also score each run imported with import-harbor by DAR's rules (their default "
+    "and --errors-as-incorrect), beside the paper's (docs/harbor.md).",
+)
 def command(
     run_dirs: tuple[Path, ...],
     replicates: int,
@@ -68,6 +74,7 @@ def command(
     out: Path | None,
     against: str | None,
     compare: bool,
+    dar_rules: bool,
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
     if compare and len(run_dirs) < 2:
@@ -90,7 +97,11 @@ def command(
     comparisons = _compare_all(scores, replicates, seed) if compare else []
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
+        if dar_rules:
+            _print_dar_rules(scores)
         return
+    if dar_rules:
+        _print_dar_rules(scores)
     try:
         written = _write_all(out, scores, comparisons, against == "paper")
     except OSError as exc:
@@ -178,3 +189,11 @@ def _write_all(
         written.append(write_results(s, out / name))
     written.append(write_report(scores, out / REPORT_FILE, comparisons))
     return written
+
+
+def _print_dar_rules(scores: list[RunScores]) -> None:
+    from ..integrations.harbor.protocols import protocol_rows, render
+
+    for s in scores:
+        click.echo(f"\nDAR's rules beside the paper's: {s.run.path}")
+        click.echo(render(protocol_rows(s.run.path, s)), nl=False)

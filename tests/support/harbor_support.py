@@ -42,6 +42,7 @@ def harbor_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    env["HARBOR_TELEMETRY"] = "0"  # Harbor would post usage events (and wait ~20 s for it)
     env["OPENAI_API_KEY"] = "loopback-only"
     env.pop("OPENAI_BASE_URL", None)
     return env

@@ -50,6 +50,7 @@ from ...store.spec import RunSpec
 from ...store.trajectory import trajectory_path, write_trajectory
 from . import dar
 from .naming import TaskIndex
+from .tasks import WORKDIR
 
 DAR_FILE = "harbor.jsonl"
 """Per record, what DAR's scorer reads of the trial (``score --dar-rules``)."""
@@ -113,18 +114,22 @@ class Trial:
         path = self.folder / "verifier" / "test-stdout.txt"
         return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
-    def artifact(self, source: str) -> Path | None:
-        """The host copy of an artifact the trial kept (``artifacts/manifest.json``)."""
+    def kept_workspace(self, relative: str) -> Path | None:
+        """The host folder standing for ``/app`` when the trial collected ``/app/<relative>``
+        as an artifact (``artifacts/manifest.json``), whether the file was there or not
+        (Harbor marks a missing one "failed"); None when the task declared no such
+        artifact (DAR's tasks)."""
         manifest = self.folder / "artifacts" / "manifest.json"
         try:
             entries = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         for entry in entries if isinstance(entries, list) else []:
-            if entry.get("source") == source and entry.get("status") == "ok":
-                path = self.folder / str(entry.get("destination") or "")
-                if path.is_file() and path.resolve().is_relative_to(self.folder.resolve()):
-                    return path
+            if isinstance(entry, dict) and entry.get("source") == f"{WORKDIR}/{relative}":
+                kept = (self.folder / str(entry.get("destination") or "")).resolve()
+                workspace = kept.parents[len(Path(relative).parts) - 1]
+                if workspace.is_relative_to(self.folder.resolve()):
+                    return workspace
         return None
 
 
@@ -191,9 +196,8 @@ def _from_verifier(domain: Domain, trial: Trial) -> Judgement:
 def _judge(domain: Domain, mode: str, trial: Trial, solver: Solver) -> tuple[Judgement, bool]:
     """(the judgement, whether it came from the trial's artifacts)."""
     wanted = ANSWER_FILE if mode == "agent-direct" else SOLUTION_FILE
-    kept = trial.artifact(f"/app/{wanted}")
-    if kept is not None:
-        workspace = kept.parents[len(Path(wanted).parts) - 1]
+    workspace = trial.kept_workspace(wanted)
+    if workspace is not None:
         return judge_workspace(domain, mode, workspace, solver), True  # type: ignore[arg-type]
     return _from_verifier(domain, trial), False
 

@@ -222,7 +222,6 @@ def export_tasks(
     if folder.exists() and any(folder.iterdir()):
         raise ConfigError(f"{folder} is not empty; choose another --out or remove it.")
     report = TaskExportReport(out=folder, prompt_mode=prompt_mode, split=split)
-    revision = _data_revision(source, domains, split)
     folder.mkdir(parents=True, exist_ok=True)
     try:
         for domain in domains:
@@ -235,6 +234,7 @@ def export_tasks(
                 continue
             if limit is not None:
                 cases = cases[:limit]
+            revision = _data_revision(source, [domain], split)
             pool: list[Case] = []
             if mode == "agent-few-shot":
                 from ...prompting.exemplars import exemplar_pool
@@ -250,7 +250,7 @@ def export_tasks(
         # Nothing half-written is left to be mistaken for a dataset.
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    _write_manifest(report, mode, revision, seed)
+    _write_manifest(report, mode, _data_revision(source, domains, split), seed)
     return report
 
 

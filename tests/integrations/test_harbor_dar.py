@@ -40,15 +40,21 @@ def dar_jobs(tmp_path: Path) -> Path:
     dar_trial(job, AIRLINE + "3", expected="949", got="949", suffix="a2")
     dar_trial(job, AIRLINE + "7", expected="1131", got="1131.9", suffix="a3")
     dar_trial(job, AIRLINE + "12", expected="1203", got="1204", suffix="a4")
-    dar_trial(job, AIRLINE + "13", expected=None, got=None, exception="AgentTimeoutError", suffix="a5")
+    dar_trial(
+        job, AIRLINE + "13", expected=None, got=None, exception="AgentTimeoutError", suffix="a5"
+    )
     # sara_binary, macro-F1: golds Entailment, Contradiction, Entailment, Contradiction.
     dar_trial(job, SARA_BIN + "s1-a-1-i-pos", expected="Entailment", got="Entailment", suffix="b1")
     dar_trial(
         job, SARA_BIN + "s1-a-2-ii-neg", expected=None, got=None,
         exception="RewardFileNotFoundError", raw_stdout="", suffix="b2",
     )  # fmt: skip
-    dar_trial(job, SARA_BIN + "s1-a-2-iv-pos", expected="Entailment", got="Contradiction", suffix="b3")
-    dar_trial(job, SARA_BIN + "s1-c-iii-neg", expected="Contradiction", got="contradiction", suffix="b4")
+    dar_trial(
+        job, SARA_BIN + "s1-a-2-iv-pos", expected="Entailment", got="Contradiction", suffix="b3"
+    )
+    dar_trial(
+        job, SARA_BIN + "s1-c-iii-neg", expected="Contradiction", got="contradiction", suffix="b4"
+    )
     # uscis, direct framing: golds Accepted, Accepted.
     dar_trial(job, USCIS + "e2f62d25", expected="Accepted", got="Accepted", suffix="u1")
     dar_trial(
@@ -70,10 +76,16 @@ def test_dar_jobs_import_by_the_papers_rules(dar_jobs: Path, tmp_path: Path) -> 
     printed = _import(dar_jobs, out)
     assert "wrote 11 records" in printed
     assert "hello-world" in printed  # the foreign trial is named, not imported
-    records = {(r.domain, r.case_id): r for r in read_records(out / "records.jsonl").records.values()}
+    records = {
+        (r.domain, r.case_id): r for r in read_records(out / "records.jsonl").records.values()
+    }
     assert len(records) == 11
     paid = records[("airline", "airline_cases_complexity_0_airline_cases_2")]
-    assert (paid.mode, paid.final.answer, paid.final.outcome) == ("agent-zero-shot", 1166, "correct")
+    assert (paid.mode, paid.final.answer, paid.final.outcome) == (
+        "agent-zero-shot",
+        1166,
+        "correct",
+    )
     assert paid.final.tokens_in == 1000 and paid.agent is not None
     assert paid.agent.tool_set == "harbor:terminus-2" and paid.agent.cost_usd == 0.01
     timed_out = records[("airline", "airline_cases_complexity_0_airline_cases_13")]
@@ -113,7 +125,12 @@ def test_dar_rules_reproduce_their_numbers(dar_jobs: Path, tmp_path: Path) -> No
     assert airline[3:7] == ["5", "80.0", "60.0", "40.0"]
     binary = rows[("sara_binary", "agent-zero-shot")]
     gold = ["Entailment", "Contradiction", "Entailment", "Contradiction"]
-    paper_pred = ["Entailment", "Entailment", "Contradiction", "Contradiction"]  # abstain: other class
+    paper_pred = [
+        "Entailment",
+        "Entailment",
+        "Contradiction",
+        "Contradiction",
+    ]  # abstain: other class
     paper = 100 * f1_score(gold, paper_pred, average="macro")
     # DAR default: classes '', contradiction, entailment (the aborted trial is ("", "")).
     lenient = 100 * f1_score(

@@ -84,11 +84,12 @@ def test_user_mistakes_are_one_sentence(tmp_path: Path) -> None:
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("")
     runner = CliRunner()
-    result = runner.invoke(
-        cli, ["export", "--format", "harbor", "--out", str(tmp_path / "full")]
-    )
+    result = runner.invoke(cli, ["export", "--format", "harbor", "--out", str(tmp_path / "full")])
     assert result.exit_code != 0 and "is not empty" in str(result.exception or result.output)
     result = runner.invoke(
-        cli, ["export", "--format", "trl-sft", "--prompt-mode", "direct", "--out", str(tmp_path / "t")]
+        cli,
+        ["export", "--format", "trl-sft", "--prompt-mode", "direct", "--out", str(tmp_path / "t")],
     )
-    assert result.exit_code != 0 and "no program to train on" in str(result.exception or result.output)
+    assert result.exit_code != 0 and "no program to train on" in str(
+        result.exception or result.output
+    )

@@ -73,7 +73,9 @@ def test_direct_oracle_with_repeated_trials(tmp_path: Path) -> None:
     records = _records(run)
     case = load_cases("airline", "hard")[0]
     assert set(records) == {("airline", case.id, "agent-direct", s) for s in (0, 1)}
-    assert all(r.final.outcome == "correct" and r.final.answer == case.gold for r in records.values())
+    assert all(
+        r.final.outcome == "correct" and r.final.answer == case.gold for r in records.values()
+    )
 
 
 def test_terminus_2_on_loopback(tmp_path: Path) -> None:

@@ -19,7 +19,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _verify(tmp_path: Path, case: dict[str, object], files: dict[str, str]) -> tuple[dict, dict, str]:
+def _verify(
+    tmp_path: Path, case: dict[str, object], files: dict[str, str]
+) -> tuple[dict, dict, str]:
     tests, app, logs = tmp_path / "tests", tmp_path / "app", tmp_path / "logs"
     for folder in (tests, app / "output"):
         folder.mkdir(parents=True, exist_ok=True)

@@ -146,7 +146,10 @@ def dar_trial(
         else {"exception_type": exception, "exception_message": f"{exception} raised"},
         "started_at": started,
         "finished_at": started.replace("10:00:00", "10:05:00"),
-        "agent_execution": {"started_at": started, "finished_at": started.replace("10:00:00", "10:04:00")},
+        "agent_execution": {
+            "started_at": started,
+            "finished_at": started.replace("10:00:00", "10:04:00"),
+        },
     }
     (folder / "result.json").write_text(json.dumps(result), encoding="utf-8")
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")

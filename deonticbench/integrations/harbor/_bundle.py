@@ -14,11 +14,7 @@ from functools import cache
 from pathlib import Path
 
 _ENTRY = "deonticbench.integrations.harbor.verifier"
-_MAIN = (
-    "import sys\n"
-    "from deonticbench.integrations.harbor.verifier import main\n"
-    "sys.exit(main())\n"
-)
+_MAIN = "import sys\nfrom deonticbench.integrations.harbor.verifier import main\nsys.exit(main())\n"
 
 
 def _package_root() -> Path:

@@ -26,7 +26,6 @@ import json
 import os
 import shutil
 import signal
-import sys
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -64,7 +63,7 @@ def _python() -> str:
     )
 
 
-class BwrapEnvironment(BaseEnvironment):  # type: ignore[misc]
+class BwrapEnvironment(BaseEnvironment):
     """Harbor's ``BaseEnvironment`` on bubblewrap: see the module's docstring."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

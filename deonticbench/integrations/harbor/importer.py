@@ -41,11 +41,12 @@ from ...data.cases import Case, load_cases
 from ...data.domains import DOMAINS, Domain
 from ...data.sources import DataSource
 from ...errors import ConfigError, DataError
+from ...prompting.modes import Mode
 from ...reading.answers import Answer, read_direct_answer
 from ...solver import Limits, Solver
 from ...store.environment import environment_facts
 from ...store.folder import RunFolder, is_run_folder
-from ...store.record import AgentInfo, Attempt, Record
+from ...store.record import AgentInfo, Record
 from ...store.spec import RunSpec
 from ...store.trajectory import trajectory_path, write_trajectory
 from . import dar
@@ -193,12 +194,12 @@ def _from_verifier(domain: Domain, trial: Trial) -> Judgement:
     return Judgement(got, read_direct_answer(domain, f"Answer: {got}"))
 
 
-def _judge(domain: Domain, mode: str, trial: Trial, solver: Solver) -> tuple[Judgement, bool]:
+def _judge(domain: Domain, mode: Mode, trial: Trial, solver: Solver) -> tuple[Judgement, bool]:
     """(the judgement, whether it came from the trial's artifacts)."""
     wanted = ANSWER_FILE if mode == "agent-direct" else SOLUTION_FILE
     workspace = trial.kept_workspace(wanted)
     if workspace is not None:
-        return judge_workspace(domain, mode, workspace, solver), True  # type: ignore[arg-type]
+        return judge_workspace(domain, mode, workspace, solver), True
     return _from_verifier(domain, trial), False
 
 
@@ -234,7 +235,7 @@ def import_jobs(
         raise DataError(f"{root} holds no Harbor trial (no result.json with a task_name).")
     index = _index(source, split)
     result = ImportResult(out=folder)
-    matched: list[tuple[Domain, Case, str, Trial]] = []
+    matched: list[tuple[Domain, Case, Mode, Trial]] = []
     for trial in sorted(trials, key=lambda t: (t.task_name, t.started, t.folder.name)):
         found = index.find(trial.task_name)
         if found is None:
@@ -264,8 +265,10 @@ def import_jobs(
             attempt.latency_s = round(trial.seconds("agent_execution"), 6)
             if attempt.outcome == "abstain":
                 result.abstained += 1
-                if trial.exception and attempt.abstain_reason and "harbor" not in (
-                    attempt.abstain_reason
+                if (
+                    trial.exception
+                    and attempt.abstain_reason
+                    and "harbor" not in (attempt.abstain_reason)
                 ):
                     attempt.abstain_reason += f" (harbor {trial.exception_text})"
             atif = _trajectory(trial)
@@ -275,7 +278,7 @@ def import_jobs(
             record = Record(
                 domain=domain.name,
                 case_id=case.id,
-                mode=mode,  # type: ignore[arg-type]
+                mode=mode,
                 sample=sample,
                 gold=case.gold,
                 model=trial.model_name,
@@ -299,9 +302,9 @@ def import_jobs(
                 "got": got,
                 "exception": trial.exception,
                 "missing_stdout": output is None,
-                "harbor_reward": ((trial.result.get("verifier_result") or {}).get("rewards") or {}).get(
-                    "reward"
-                ),
+                "harbor_reward": (
+                    (trial.result.get("verifier_result") or {}).get("rewards") or {}
+                ).get("reward"),
             }
             pending.append((record, trial, atif, dar_view))
     records = [r for r, _, _, _ in pending]

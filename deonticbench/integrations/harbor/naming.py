@@ -16,9 +16,10 @@ from collections.abc import Iterable, Mapping
 from ...data.cases import Case
 from ...data.domains import DOMAINS, Domain
 from ...errors import DataError
+from ...prompting.modes import Mode
 
 PREFIX = "deonticbench-"
-FRAMINGS: Mapping[str, str] = {
+FRAMINGS: Mapping[str, Mode] = {
     "direct": "agent-direct",
     "zeroshot": "agent-zero-shot",
     "fewshot": "agent-few-shot",
@@ -45,7 +46,7 @@ class TaskIndex:
 
     def __init__(self, cases: Iterable[Case]) -> None:
         by_name = dict(DOMAINS)
-        self._tasks: dict[str, tuple[Domain, Case, str]] = {}
+        self._tasks: dict[str, tuple[Domain, Case, Mode]] = {}
         for case in cases:
             domain = by_name[case.domain]
             for framing, mode in FRAMINGS.items():
@@ -58,7 +59,7 @@ class TaskIndex:
                     )
                 self._tasks[name] = (domain, case, mode)
 
-    def find(self, name: str) -> tuple[Domain, Case, str] | None:
+    def find(self, name: str) -> tuple[Domain, Case, Mode] | None:
         """The domain, case and mode a task name stands for (None if none here)."""
         return self._tasks.get(name.strip().lower())
 

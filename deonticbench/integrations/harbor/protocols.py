@@ -80,7 +80,9 @@ def render(rows: Sequence[ProtocolRow]) -> str:
     lines = [header]
     for r in rows:
         paper = f"{100 * r.paper:.1f}" if r.paper is not None else "-"
-        classes = ", ".join(repr(c) for c in r.dar_default.classes) if r.metric != "accuracy" else ""
+        classes = (
+            ", ".join(repr(c) for c in r.dar_default.classes) if r.metric != "accuracy" else ""
+        )
         lines.append(
             (
                 r.domain,

@@ -25,15 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE, build_workspace, instruction_text
 from ...data.cases import Case, describe_source, load_cases
 from ...data.domains import Domain
 from ...data.sources import DataSource
 from ...errors import ConfigError, DataError
-from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE, build_workspace, instruction_text
 from ...evaluation.validate import reference_program
-from .naming import PROMPT_MODES, FRAMINGS, task_name
-from .verifier import CASE_FILE
+from ...prompting.modes import Mode
 from ._bundle import verifier_zip
+from .naming import FRAMINGS, PROMPT_MODES, task_name
+from .verifier import CASE_FILE
 
 SPLITS = ("hard", "smoke", "whole")
 WORKDIR = "/app"
@@ -164,7 +165,7 @@ def write_task(
     folder: Path,
     domain: Domain,
     case: Case,
-    mode: str,
+    mode: Mode,
     split: str,
     revision: dict[str, Any],
     exemplars: Sequence[Case] = (),
@@ -215,7 +216,9 @@ def export_tasks(
             f"choose from {', '.join(PROMPT_MODES)}."
         )
     if split not in SPLITS:
-        raise ConfigError(f"unknown split {split!r} for Harbor tasks; choose from {', '.join(SPLITS)}.")
+        raise ConfigError(
+            f"unknown split {split!r} for Harbor tasks; choose from {', '.join(SPLITS)}."
+        )
     framing = PROMPT_MODES[prompt_mode]
     mode = FRAMINGS[framing]
     folder = Path(out)

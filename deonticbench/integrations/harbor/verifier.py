@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from ...agents.judge import ajudge_workspace
-from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE
 from ...data.domains import Domain, get_domain
 from ...prompting.modes import Mode, prompted_counterpart
 from ...solver import supervisor

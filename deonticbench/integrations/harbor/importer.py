@@ -27,10 +27,9 @@ missing output), for ``deonticbench score --dar-rules``.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,8 +43,8 @@ from ...errors import ConfigError, DataError
 from ...prompting.modes import Mode
 from ...reading.answers import Answer, read_direct_answer
 from ...solver import Limits, Solver
-from ...store.environment import environment_facts
 from ...store.folder import RunFolder, is_run_folder
+from ...store.provenance import imported_config
 from ...store.record import AgentInfo, Record
 from ...store.spec import RunSpec
 from ...store.trajectory import trajectory_path, write_trajectory
@@ -341,18 +340,8 @@ def _config(
         attempts=1,
     )
     return {
-        "harness": "deonticbench",
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "model": {"spec": spec.model, "provider": "harbor", "model_name": spec.model},
-        "split": spec.split,
-        "domains": list(spec.domains),
-        "modes": list(spec.modes),
-        "k": {d: spec.k_for(d) for d in spec.domains},
-        "attempts": spec.attempts,
-        "seed": spec.seed,
+        **imported_config(spec, "harbor"),
         "data": describe_source(source),
-        "limits": asdict(spec.limits),
-        "environment": environment_facts(),
         "harbor": {
             "jobs": str(root.resolve()),
             "agent": first.agent_name,

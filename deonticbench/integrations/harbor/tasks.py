@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE, build_workspace, instruction_text
-from ...data.cases import Case, describe_source, load_cases
+from ...data.cases import Case, load_cases
 from ...data.domains import Domain
 from ...data.sources import DataSource
 from ...errors import ConfigError, DataError
 from ...evaluation.validate import reference_program
+from ...export import data_revision, harness_version
 from ...prompting.modes import Mode
 from ._bundle import verifier_zip
 from .naming import FRAMINGS, PROMPT_MODES, task_name
@@ -147,20 +148,6 @@ def _write(path: Path, text: str | bytes, executable: bool = False) -> None:
         path.chmod(0o755)
 
 
-def _data_revision(source: DataSource, domains: Sequence[Domain], split: str) -> dict[str, Any]:
-    described = describe_source(source)
-    if source.kind == "local" and source.path is not None:
-        files = {}
-        for domain in domains:
-            name = "hard" if split == "smoke" else split
-            path = source.path / "data" / domain.mirror_dir / f"{name}.json"
-            if path.exists():
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                files[f"data/{domain.mirror_dir}/{name}.json"] = digest
-        described["files_sha256"] = files
-    return described
-
-
 def write_task(
     folder: Path,
     domain: Domain,
@@ -237,7 +224,7 @@ def export_tasks(
                 continue
             if limit is not None:
                 cases = cases[:limit]
-            revision = _data_revision(source, [domain], split)
+            revision = data_revision(source, [domain], split)
             pool: list[Case] = []
             if mode == "agent-few-shot":
                 from ...prompting.exemplars import exemplar_pool
@@ -253,7 +240,7 @@ def export_tasks(
         # Nothing half-written is left to be mistaken for a dataset.
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    _write_manifest(report, mode, _data_revision(source, domains, split), seed)
+    _write_manifest(report, mode, data_revision(source, domains, split), seed)
     return report
 
 
@@ -266,15 +253,9 @@ def _exemplars(domain: Domain, pool: list[Case], case: Case, seed: int) -> list[
 def _write_manifest(
     report: TaskExportReport, mode: str, revision: dict[str, Any], seed: int
 ) -> None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        package = version("deonticbench")
-    except PackageNotFoundError:
-        package = "unknown"
     manifest = {
         "harness": "deonticbench",
-        "version": package,
+        "version": harness_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "format": "harbor",
         "prompt_mode": report.prompt_mode,

@@ -6,7 +6,9 @@ from the trial's kept artifacts."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,33 @@ def test_oracle_agrees_with_validate(tmp_path: Path) -> None:
                 assert record.agent.tool_set == "harbor:oracle"
     scored = _invoke("score", str(run), "--bootstrap", "50", "--dar-rules")
     assert "Agent Zero-Shot" in scored and "DAR's rules beside the paper's" in scored
+    _timed_out_trials_are_judged_on_what_they_left(job, tmp_path)
+
+
+def _timed_out_trials_are_judged_on_what_they_left(job: Path, tmp_path: Path) -> None:
+    """The agentic rule: a trial that timed out after leaving its program is judged on
+    it; one that failed before leaving anything is an abstention naming the failure."""
+    copy = tmp_path / "jobs-copy" / "oracle"
+    shutil.copytree(job, copy)
+    airline = sorted(copy.glob("deonticbench-zeroshot-airline-*"))
+    for trial in airline:
+        result = json.loads((trial / "result.json").read_text())
+        result["exception_info"] = {
+            "exception_type": "AgentTimeoutError",
+            "exception_message": "Agent execution timed out after 600 seconds",
+        }
+        (trial / "result.json").write_text(json.dumps(result))
+    shutil.rmtree(airline[1] / "artifacts")
+    shutil.rmtree(airline[1] / "verifier")
+    run = tmp_path / "run-timeouts"
+    _invoke("import-harbor", str(copy), "--out", str(run))
+    records = {k: r for k, r in _records(run).items() if k[0] == "airline"}
+    outcomes = sorted(r.final.outcome for r in records.values())
+    assert outcomes == ["abstain", "correct"]
+    for record in records.values():
+        assert record.agent.stop_reason == "harbor:AgentTimeoutError"
+        if record.final.outcome == "abstain":
+            assert "AgentTimeoutError" in record.final.abstain_reason
 
 
 def test_direct_oracle_with_repeated_trials(tmp_path: Path) -> None:

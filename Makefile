@@ -2,6 +2,10 @@
 SHELL := /bin/bash
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
+# The venv is made with Python 3.12 where one is found (python3.12 that runs, else pyenv's
+# 3.12.x): Harbor, and so the harbor extra and its tests, needs 3.12+.  Without one it is
+# made with python3 and the harbor extra installs nothing; under CI=true that is an error.
+PYTHON312 := $(shell bash scripts/find-python312.sh)
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 LOCAL_STAMP := $(VENV)/.installed-local
 export DEONTICBENCH_DATA ?= $(abspath ../shared/deonticbench-data)
@@ -19,7 +23,16 @@ EVAL_ARGS ?=
 install: $(STAMP) system-deps
 
 $(STAMP): pyproject.toml
+ifeq ($(PYTHON312),)
+	@if [ "$${CI:-}" = true ]; then \
+	  echo "error: CI needs Python 3.12 for Harbor (the harbor extra): install python3.12 or pyenv's 3.12.x." >&2; exit 1; fi
+	@echo "note: no Python 3.12 here, so the venv uses python3 and the harbor extra (Harbor needs 3.12+) is not installed; its tests skip." >&2
 	test -x $(PY) || python3 -m venv $(VENV)
+else
+	@# A venv of an older Python is remade with 3.12.
+	if [ -x $(PY) ] && ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then rm -rf $(VENV); fi
+	test -x $(PY) || $(PYTHON312) -m venv $(VENV)
+endif
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@

@@ -25,6 +25,7 @@ _COMMANDS = {
     "serve-reward": "serve_reward_cmd",
     "export": "export_cmd",
     "import-inspect": "import_inspect_cmd",
+    "import-harbor": "import_harbor_cmd",
     "report": "report_cmd",
     "list": "list_cmd",
     "perturb": "perturb_cmd",

@@ -1,11 +1,18 @@
-"""``deonticbench export``: training files for LLaMA-Factory, TRL and verl."""
+"""``deonticbench export``: training files for LLaMA-Factory, TRL and verl, and Harbor
+tasks (``--format harbor``: one evaluation task per case, see docs/harbor.md)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 from ..data.cases import resolve_source
 from ..data.domains import parse_domains
+from ..export.formats import FORMATS
+
+HARBOR = "harbor"
+"""Evaluation tasks, not training files: the integration writes them (docs/harbor.md)."""
 
 
 @click.command()
@@ -13,26 +20,25 @@ from ..data.domains import parse_domains
     "--format",
     "fmt",
     required=True,
-    type=click.Choice(
-        ["llamafactory-sft", "llamafactory-dpo", "trl-sft", "trl-dpo", "trl-grpo", "verl"]
-    ),
-    help="The trainer's file shape.",
+    type=click.Choice([*FORMATS, HARBOR]),
+    help="The trainer's file shape, or harbor: one Harbor task per case.",
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Output folder.")
 @click.option("--domains", default="all", show_default=True, help="Comma-separated domains.")
 @click.option(
     "--prompt-mode",
-    type=click.Choice(["zero-shot", "few-shot"]),
+    type=click.Choice(["direct", "zero-shot", "few-shot"]),
     default="zero-shot",
     show_default=True,
-    help="Which harness prompt the examples carry.",
+    help="Which harness prompt the examples carry (harbor: the task's framing; direct "
+    "only for harbor).",
 )
 @click.option(
     "--split",
-    type=click.Choice(["train", "hard"]),
-    default="train",
-    show_default=True,
-    help="train: the whole split minus the hard split; hard: the test set (--allow-test).",
+    type=click.Choice(["train", "hard", "smoke", "whole"]),
+    default=None,
+    help="train (default): the whole split minus the hard split; hard: the test set "
+    "(--allow-test).  harbor: hard (default), smoke or whole, no --allow-test.",
 )
 @click.option("--allow-test", is_flag=True, help="Allow exporting the hard split (as test file).")
 @click.option(
@@ -76,7 +82,7 @@ def command(
     out: str,
     domains: str,
     prompt_mode: str,
-    split: str,
+    split: str | None,
     allow_test: bool,
     rejected_from: str | None,
     seed: int,
@@ -94,23 +100,27 @@ def command(
     The training pool is the whole split minus the hard split; completions are the
     reference programs (Label: lines removed), kept only when they reproduce the gold
     label in the sandbox."""
-    from ..export import export_dataset
-
     source = resolve_source(data_dir, hub=hub, revision=revision)
     chosen = parse_domains(domains)
+    skip_missing = domains.strip().lower() in ("", "all")
+    if fmt == HARBOR:
+        _export_harbor(out, source, chosen, prompt_mode, split or "hard", limit, seed, skip_missing)
+        return
+    from ..export import export_dataset
+
     report = export_dataset(
         fmt,
         out,
         source=source,
         domains=chosen,
         mode=prompt_mode,  # type: ignore[arg-type]
-        split=split,
+        split=split or "train",
         allow_test=allow_test,
         rejected_from=rejected_from,
         seed=seed,
         limit=limit,
         timeout_s=timeout,
-        skip_missing=domains.strip().lower() in ("", "all"),
+        skip_missing=skip_missing,
         tokenizer=tokenizer,
         max_completion_tokens=max_completion_tokens,
         drop_over_length=drop_over_length,
@@ -133,3 +143,32 @@ def command(
     click.echo(
         f"wrote {report.rows} rows to {report.out} ({', '.join(report.files)}, manifest.json)"
     )
+
+
+def _export_harbor(
+    out: str,
+    source: Any,
+    domains: Any,
+    prompt_mode: str,
+    split: str,
+    limit: int | None,
+    seed: int,
+    skip_missing: bool,
+) -> None:
+    from ..integrations.harbor.tasks import export_tasks
+
+    report = export_tasks(
+        out,
+        source=source,
+        domains=domains,
+        prompt_mode=prompt_mode,
+        split=split,
+        limit=limit,
+        seed=seed,
+        skip_missing=skip_missing,
+    )
+    for name, count in report.counts.items():
+        click.echo(f"{name}: {count} tasks")
+    for name, reason in report.skipped.items():
+        click.echo(f"{name}: skipped ({reason})")
+    click.echo(f"wrote {len(report.tasks)} Harbor tasks ({prompt_mode}, {split}) to {report.out}")

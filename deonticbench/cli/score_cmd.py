@@ -104,6 +104,12 @@ class ReportWriteError(DeonticBenchError):
     show_default=True,
     help="The confidence signal the selective policy of --costs thresholds.",
 )
+@click.option(
+    "--dar-rules",
+    is_flag=True,
+    help="Also score each run imported with import-harbor by DAR's rules (their default "
+    "and --errors-as-incorrect), beside the paper's (docs/harbor.md).",
+)
 def command(
     run_dirs: tuple[Path, ...],
     replicates: int,
@@ -117,6 +123,7 @@ def command(
     reliability: bool,
     costs_file: Path | None,
     signal: str,
+    dar_rules: bool,
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
     if compare and len(run_dirs) < 2:
@@ -164,7 +171,11 @@ def command(
             for table in extras.tables:
                 text = render(table, fmt if fmt in ("markdown", "latex") else "table")
                 click.echo("\n" + text, nl=False)
+        if dar_rules:
+            _print_dar_rules(scores)
         return
+    if dar_rules:
+        _print_dar_rules(scores)
     try:
         written = _write_all(out, scores, comparisons, against == "paper", extras)
     except OSError as exc:
@@ -285,3 +296,11 @@ def _write_all(
     reports = extras.reports if extras else []
     written.append(write_report(scores, out / REPORT_FILE, comparisons, reliability=reports))
     return written
+
+
+def _print_dar_rules(scores: list[RunScores]) -> None:
+    from ..integrations.harbor.protocols import protocol_rows, render
+
+    for s in scores:
+        click.echo(f"\nDAR's rules beside the paper's: {s.run.path}")
+        click.echo(render(protocol_rows(s.run.path, s)), nl=False)

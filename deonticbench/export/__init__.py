@@ -196,18 +196,31 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _data_revision(source: DataSource, domains: Sequence[Domain], split: str) -> dict[str, Any]:
+def data_revision(source: DataSource, domains: Sequence[Domain], split: str) -> dict[str, Any]:
+    """Which data an export was made from: the source, and for a local folder the sha256
+    of every split file read (``train`` reads whole and hard, ``smoke`` reads hard)."""
     described = describe_source(source)
     if source.kind == "local" and source.path is not None:
         # A local folder has no commit to name: the files read say which data it was.
         files: dict[str, str] = {}
+        read = {"train": ("whole", "hard"), "smoke": ("hard",)}.get(split, (split,))
         for domain in domains:
-            for name in ("whole", "hard") if split == "train" else ("hard",):
+            for name in read:
                 path = source.path / "data" / domain.mirror_dir / f"{name}.json"
                 if path.exists():
                     files[f"data/{domain.mirror_dir}/{name}.json"] = _sha256(path)
         described["files_sha256"] = files
     return described
+
+
+def harness_version() -> str:
+    """The installed deonticbench's version, as every export's manifest states it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("deonticbench")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _write_manifest(
@@ -219,17 +232,11 @@ def _write_manifest(
     rejected_from: str | None,
     timeout_s: float | None,
 ) -> None:
-    from importlib.metadata import PackageNotFoundError, version
-
     from ..prompting import template_hashes
 
-    try:
-        package = version("deonticbench")
-    except PackageNotFoundError:
-        package = "unknown"
     manifest = {
         "harness": "deonticbench",
-        "version": package,
+        "version": harness_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "format": report.format,
         "split": "whole minus hard" if report.split == "train" else "hard (test only)",
@@ -240,7 +247,7 @@ def _write_manifest(
             "timeout_s": timeout_s if timeout_s is not None else 20.0,
         },
         "rejected_from": str(Path(rejected_from).resolve()) if rejected_from else None,
-        "data": _data_revision(source, domains, report.split),
+        "data": data_revision(source, domains, report.split),
         "templates": {k: v for k, v in template_hashes(domains).items() if mode in k},
         "domains": {name: counts.to_json() for name, counts in report.counts.items()},
         "rows": report.rows,
@@ -250,4 +257,4 @@ def _write_manifest(
     (report.out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
-__all__ = ["FORMATS", "ExportReport", "export_dataset"]
+__all__ = ["FORMATS", "ExportReport", "data_revision", "export_dataset", "harness_version"]

@@ -67,7 +67,7 @@ class Outcomes:
             raise ValueError("gold and present must have one entry per case")
         if self.pred.shape != self.abstain.shape or self.pred.shape[:1] != (n,):
             raise ValueError("pred and abstain must be (cases, samples) arrays")
-        if n and (self.present.min() < 1 or self.present.max() > self.pred.shape[1]):
+        if n and (np.min(self.present) < 1 or np.max(self.present) > self.pred.shape[1]):
             raise ValueError("every case needs between 1 and K present samples")
 
     @property
@@ -77,7 +77,7 @@ class Outcomes:
     @property
     def k(self) -> int:
         """The largest number of samples any case has."""
-        return int(self.present.max()) if self.n_cases else 0
+        return int(np.max(self.present)) if self.n_cases else 0
 
     @property
     def metric(self) -> MetricName:

@@ -90,3 +90,21 @@ def _agent_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
             "templates": agent_template_hash(),
         }
     }
+
+
+def imported_config(spec: RunSpec, provider: str) -> dict[str, Any]:
+    """config.json of a run brought in from another tool's log (inspect, Harbor): what the
+    spec says, in the runner's layout; the importer adds where the records came from."""
+    return {
+        "harness": "deonticbench",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "model": {"spec": spec.model, "provider": provider, "model_name": spec.model},
+        "split": spec.split,
+        "domains": list(spec.domains),
+        "modes": list(spec.modes),
+        "k": {d: spec.k_for(d) for d in spec.domains},
+        "attempts": spec.attempts,
+        "seed": spec.seed,
+        "limits": asdict(spec.limits),
+        "environment": environment_facts(),
+    }

@@ -11,15 +11,14 @@ ended in an error have no score and no record: they are counted, not invented.
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ... import Limits, Record, RunSpec
 from ...errors import ConfigError, DataError
-from ...store.environment import environment_facts
 from ...store.folder import RunFolder, is_run_folder
+from ...store.provenance import imported_config
 from ...store.trajectory import trajectory_path, write_trajectory
 from .agent import TRAJECTORY_KEY
 from .scorer import RECORD_KEY
@@ -145,22 +144,12 @@ def _config(path: Path, log: Any, records: list[Record]) -> dict[str, Any]:
     except (ConfigError, TypeError, ValueError) as exc:
         raise DataError(f"{path} does not describe a deonticbench run ({exc}).") from None
     return {
-        "harness": "deonticbench",
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "model": {"spec": spec.model, "provider": "inspect", "model_name": spec.model},
-        "split": spec.split,
-        "domains": list(spec.domains),
-        "modes": list(spec.modes),
-        "k": {d: spec.k_for(d) for d in spec.domains},
-        "attempts": spec.attempts,
-        "seed": spec.seed,
+        **imported_config(spec, "inspect"),
         "data": metadata.get("data"),
         "templates": metadata.get("templates"),
         "few_shot_pools": {domains[0]: metadata["few_shot_pool"]}
         if metadata.get("few_shot_pool") and len(domains) == 1
         else {},
-        "limits": asdict(spec.limits),
-        "environment": environment_facts(),
         "inspect": {
             "log": str(path.resolve()),
             "task": str(log.eval.task_registry_name or log.eval.task),

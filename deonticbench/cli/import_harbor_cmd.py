@@ -1,0 +1,60 @@
+"""``deonticbench import-harbor``: a Harbor jobs folder of DeonticBench tasks (ours or
+DAR's) as a run folder, every answer re-judged by the harness.  Thin: the integration
+does the work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..data.cases import resolve_source
+
+
+@click.command(name="import-harbor")
+@click.argument("jobs_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="The run folder to create (default: runs/harbor-<jobs folder name>).",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["hard", "smoke", "whole"]),
+    default="hard",
+    show_default=True,
+    help="The split the tasks were exported from (DAR's are hard).",
+)
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None)
+@click.option("--hub", is_flag=True, help="Read the data from the Hugging Face hub.")
+@click.option("--revision", default=None, help="Hub revision (with --hub).")
+def command(
+    jobs_dir: Path,
+    out: Path | None,
+    split: str,
+    data_dir: str | None,
+    hub: bool,
+    revision: str | None,
+) -> None:
+    """Turn Harbor's JOBS_DIR (a jobs folder, one job or one trial) into a run folder
+    that score, compare, analyze and report read; `score --dar-rules` scores it DAR's way
+    beside the paper's."""
+    from ..integrations.harbor.importer import import_jobs
+
+    target = out or Path("runs") / f"harbor-{jobs_dir.resolve().name}"
+    source = resolve_source(data_dir, hub=hub, revision=revision)
+    result = import_jobs(jobs_dir, target, source=source, split=split)
+    k = ", ".join(f"{d} K={n}" for d, n in result.k.items())
+    click.echo(f"wrote {result.records} records ({', '.join(result.modes)}; {k}) to {result.out}")
+    click.echo(
+        f"judged from kept artifacts: {result.from_artifacts}, from the verifier's output: "
+        f"{result.from_verifier}; abstentions (no readable answer): {result.abstained}"
+    )
+    if result.foreign:
+        click.echo(
+            f"note: {len(result.foreign)} trial(s) are not DeonticBench tasks of the {split} "
+            f"split and were not imported (e.g. {result.foreign[0]})",
+            err=True,
+        )
+    click.echo(f"score it with: deonticbench score {result.out} [--dar-rules]")

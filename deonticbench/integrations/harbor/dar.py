@@ -1,0 +1,136 @@
+"""DAR's judging and scoring (``guangyaodou/harbor-deonticbench``), restated so that a
+run can be scored their way beside the paper's (``deonticbench score --dar-rules``).
+
+Their verifier compares strings: the expected label (a whole number, or a class name)
+against the answer text with all whitespace removed; for a numeric label the answer is
+cut at its first ``.`` (truncation, no tolerance: ``1166.9`` is ``1166``, ``$1,166`` is
+not ``1166``), otherwise both are lower-cased.  It prints ``Normalized expected:`` and
+``Normalized got:`` lines, which is all their scorer reads.  Their scorer then:
+
+* by default counts a trial as correct when the two strings are equal, so a trial whose
+  verifier printed nothing (no answer: ``("", "")``) is **correct**, and for macro-F1
+  the classes are the expected values seen, so ``""`` becomes a class of its own;
+* with ``--errors-as-incorrect``, a trial with an exception, no verifier output or an
+  empty answer is never correct, and for macro-F1 such a trial is ``(expected,
+  "__ERROR__")`` when it has an expected label and dropped when it has none.
+
+Standard library only: the task verifier ships this module to print the same lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+EXPECTED_LINE = re.compile(r"Normalized expected:\s*(.+)")
+GOT_LINE = re.compile(r"Normalized got:\s*(.*)")
+_WHOLE_NUMBER = re.compile(r"^-?[0-9]+$")
+ERROR_CLASS = "__ERROR__"
+
+
+def normalise(expected: str, got: str) -> tuple[str, str]:
+    """DAR's verifier: (normalised expected, normalised got)."""
+    if _WHOLE_NUMBER.match(expected):
+        return expected, got.split(".", 1)[0]
+    return expected.lower(), got.lower()
+
+
+def squeeze(values: Iterable[str]) -> str:
+    """The answer text as their verifier builds it: every answer line's value with all
+    whitespace removed, joined (several lines run together, as their pipeline does)."""
+    return "".join("".join(value.split()) for value in values)
+
+
+def read_verifier_output(text: str) -> tuple[str, str]:
+    """The (expected, got) pair their scorer reads from a verifier's stdout: the last
+    ``Normalized expected:`` and ``Normalized got:`` lines, empty when absent."""
+    expected = got = ""
+    for line in text.splitlines():
+        match = EXPECTED_LINE.match(line)
+        if match:
+            expected = match.group(1).strip()
+        match = GOT_LINE.match(line)
+        if match:
+            got = match.group(1).strip()
+    return expected, got
+
+
+@dataclass(frozen=True)
+class DarTrial:
+    """One trial as DAR's scorer sees it."""
+
+    expected: str
+    got: str
+    exception: str | None = None
+    """Harbor's exception type for the trial, if any."""
+    missing_stdout: bool = False
+    """The trial has no ``verifier/test-stdout.txt``."""
+
+    @property
+    def parse_failure(self) -> bool:
+        return self.got == "" and not self.exception
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.exception or self.parse_failure or self.missing_stdout)
+
+
+@dataclass(frozen=True)
+class DarScore:
+    n: int
+    correct: int
+    accuracy: float
+    macro_f1: float
+    classes: tuple[str, ...]
+    errors: int
+
+
+def _macro_f1(pairs: Sequence[tuple[str, str]]) -> tuple[float, tuple[str, ...]]:
+    classes = tuple(sorted({expected for expected, _ in pairs}))
+    if not classes:
+        return 0.0, classes
+    scores = []
+    for cls in classes:
+        tp = sum(1 for e, g in pairs if e == cls and g == cls)
+        fp = sum(1 for e, g in pairs if e != cls and g == cls)
+        fn = sum(1 for e, g in pairs if e == cls and g != cls)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        total = precision + recall
+        scores.append(2 * precision * recall / total if total else 0.0)
+    return sum(scores) / len(scores), classes
+
+
+def score(trials: Sequence[DarTrial], errors_as_incorrect: bool = False) -> DarScore:
+    """DAR's scorer on one dataset's trials: accuracy and macro-F1, both behaviours."""
+    if errors_as_incorrect:
+        correct = sum(1 for t in trials if not t.is_error and t.expected == t.got)
+        pairs = [
+            (t.expected, ERROR_CLASS if t.is_error else t.got)
+            for t in trials
+            if not (t.is_error and not t.expected)
+        ]
+    else:
+        correct = sum(1 for t in trials if t.expected == t.got)
+        pairs = [(t.expected, t.got) for t in trials]
+    f1, classes = _macro_f1(pairs)
+    n = len(trials)
+    return DarScore(
+        n=n,
+        correct=correct,
+        accuracy=correct / n if n else 0.0,
+        macro_f1=f1,
+        classes=classes,
+        errors=sum(1 for t in trials if t.is_error),
+    )
+
+
+__all__ = [
+    "DarScore",
+    "DarTrial",
+    "normalise",
+    "read_verifier_output",
+    "score",
+    "squeeze",
+]

@@ -1,0 +1,364 @@
+"""A Harbor jobs folder, brought back as a run folder (``deonticbench import-harbor``).
+
+    import_jobs("jobs/", "runs/terminus-2-harbor")
+
+Every trial folder (one with a ``result.json`` naming its ``task_name``; folder names
+are truncated, so the name is read from the file) of a task of our export or of DAR's
+becomes one record of its domain × case × agentic mode; repeated trials of a task are
+its samples, in the order they started.  The answer is re-judged by the harness, never
+taken from Harbor's reward:
+
+* program modes run the ``solution.pl`` the trial kept as an artifact in the harness's
+  sandbox (the agentic judging, ``agents.judge``); direct mode reads the kept
+  ``output/answer.txt``;
+* a trial without those artifacts (DAR's tasks keep none) is read from its verifier's
+  output: the ``Got:`` line, the raw answer the verifier found, read by the harness's
+  direct-answer reader (``$1,166`` is 1166);
+* a trial that left no readable answer (an exception before any answer, no file, no
+  answer line) is an abstention whose reason names the exception: never dropped, never
+  correct.
+
+Tokens and cost come from the trial's agent result, the trajectory from
+``agent/trajectory.json`` (stored through ``store.trajectory``).  ``harbor.jsonl`` in
+the run folder keeps, per record, what DAR's scorer reads (expected, got, exception,
+missing output), for ``deonticbench score --dar-rules``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ...agents.judge import Judgement, judge_workspace
+from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE
+from ...data.cases import Case, load_cases
+from ...data.domains import DOMAINS, Domain
+from ...data.sources import DataSource
+from ...errors import ConfigError, DataError
+from ...prompting.modes import Mode
+from ...reading.answers import Answer, read_direct_answer
+from ...solver import Limits, Solver
+from ...store.folder import RunFolder, is_run_folder
+from ...store.provenance import imported_config
+from ...store.record import AgentInfo, Record
+from ...store.spec import RunSpec
+from ...store.trajectory import trajectory_path, write_trajectory
+from . import dar
+from .naming import TaskIndex
+from .tasks import WORKDIR
+
+DAR_FILE = "harbor.jsonl"
+"""Per record, what DAR's scorer reads of the trial (``score --dar-rules``)."""
+_GOT_LINE = "Got:"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial folder and its ``result.json``."""
+
+    folder: Path
+    result: dict[str, Any]
+
+    @property
+    def task_name(self) -> str:
+        return str(self.result.get("task_name") or "")
+
+    @property
+    def exception(self) -> str | None:
+        info = self.result.get("exception_info") or {}
+        kind = info.get("exception_type")
+        return str(kind) if kind else None
+
+    @property
+    def exception_text(self) -> str:
+        info = self.result.get("exception_info") or {}
+        message = str(info.get("exception_message") or "").strip().splitlines()
+        return f"{self.exception}: {message[0]}" if message else str(self.exception)
+
+    @property
+    def started(self) -> str:
+        return str(self.result.get("started_at") or "")
+
+    def seconds(self, part: str | None = None) -> float:
+        span = self.result.get(part) if part else self.result
+        if not isinstance(span, dict):
+            return 0.0
+        try:
+            start = datetime.fromisoformat(str(span["started_at"]).replace("Z", "+00:00"))
+            end = datetime.fromisoformat(str(span["finished_at"]).replace("Z", "+00:00"))
+        except (KeyError, TypeError, ValueError):
+            return 0.0
+        return max(0.0, (end - start).total_seconds())
+
+    @property
+    def agent_name(self) -> str:
+        info = self.result.get("agent_info") or {}
+        config = (self.result.get("config") or {}).get("agent") or {}
+        return str(info.get("name") or config.get("name") or "unknown")
+
+    @property
+    def model_name(self) -> str:
+        config = (self.result.get("config") or {}).get("agent") or {}
+        return str(config.get("model_name") or self.agent_name)
+
+    @property
+    def agent_result(self) -> dict[str, Any]:
+        return self.result.get("agent_result") or {}
+
+    def verifier_output(self) -> str | None:
+        path = self.folder / "verifier" / "test-stdout.txt"
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+    def kept_workspace(self, relative: str) -> Path | None:
+        """The host folder standing for ``/app`` when the trial collected ``/app/<relative>``
+        as an artifact (``artifacts/manifest.json``), whether the file was there or not
+        (Harbor marks a missing one "failed"); None when the task declared no such
+        artifact (DAR's tasks)."""
+        manifest = self.folder / "artifacts" / "manifest.json"
+        try:
+            entries = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and entry.get("source") == f"{WORKDIR}/{relative}":
+                kept = (self.folder / str(entry.get("destination") or "")).resolve()
+                workspace = kept.parents[len(Path(relative).parts) - 1]
+                if workspace.is_relative_to(self.folder.resolve()):
+                    return workspace
+        return None
+
+
+@dataclass
+class ImportResult:
+    out: Path
+    records: int = 0
+    domains: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
+    k: dict[str, int] = field(default_factory=dict)
+    foreign: list[str] = field(default_factory=list)
+    """Task names of trials that are not DeonticBench tasks (not imported)."""
+    abstained: int = 0
+    from_artifacts: int = 0
+    from_verifier: int = 0
+
+
+def find_trials(jobs_dir: Path) -> list[Trial]:
+    """Every trial under ``jobs_dir`` (a jobs folder, one job, or one trial)."""
+    trials = []
+    for path in sorted(_result_files(jobs_dir)):
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path} is not a readable Harbor result ({exc}).") from None
+        if isinstance(result, dict) and result.get("task_name") and "trial_name" in result:
+            trials.append(Trial(path.parent, result))
+    return trials
+
+
+def _result_files(root: Path, depth: int = 0) -> Iterator[Path]:
+    if (root / "result.json").is_file():
+        yield root / "result.json"
+    if depth < 3:
+        for child in sorted(p for p in root.iterdir() if p.is_dir()):
+            yield from _result_files(child, depth + 1)
+
+
+def _index(source: DataSource, split: str) -> TaskIndex:
+    cases: list[Case] = []
+    for domain in DOMAINS.values():
+        try:
+            cases.extend(load_cases(domain, split, source))
+        except DataError:
+            continue  # a domain this data source lacks: its tasks are reported as foreign
+    return TaskIndex(cases)
+
+
+def _from_verifier(domain: Domain, trial: Trial) -> Judgement:
+    """The answer the trial's verifier echoed (``Got:``), read by the harness."""
+    output = trial.verifier_output()
+    reason = f"harbor {trial.exception_text}" if trial.exception else None
+    if output is None:
+        return Judgement(None, Answer.abstain(reason or "no verifier output"))
+    got = ""
+    for line in output.splitlines():
+        if line.startswith(_GOT_LINE):
+            got = line[len(_GOT_LINE) :].strip()
+    if not got:
+        return Judgement(None, Answer.abstain(reason or "no answer line in the verifier's output"))
+    return Judgement(got, read_direct_answer(domain, f"Answer: {got}"))
+
+
+def _judge(domain: Domain, mode: Mode, trial: Trial, solver: Solver) -> tuple[Judgement, bool]:
+    """(the judgement, whether it came from the trial's artifacts)."""
+    wanted = ANSWER_FILE if mode == "agent-direct" else SOLUTION_FILE
+    workspace = trial.kept_workspace(wanted)
+    if workspace is not None:
+        return judge_workspace(domain, mode, workspace, solver), True
+    return _from_verifier(domain, trial), False
+
+
+def _tool_calls(atif: dict[str, Any] | None) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for step in (atif or {}).get("steps") or []:
+        for call in step.get("tool_calls") or []:
+            counts[str(call.get("function_name") or call.get("name") or "unknown")] += 1
+    return counts
+
+
+def _trajectory(trial: Trial) -> dict[str, Any] | None:
+    path = trial.folder / "agent" / "trajectory.json"
+    try:
+        atif = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return atif if isinstance(atif, dict) else None
+
+
+def import_jobs(
+    jobs_dir: str | Path, out: str | Path, *, source: DataSource, split: str = "hard"
+) -> ImportResult:
+    """Write the trials of a Harbor jobs folder as records of a new run folder."""
+    root = Path(jobs_dir)
+    if not root.is_dir():
+        raise DataError(f"{root} is not a folder (expected a Harbor jobs folder).")
+    folder = Path(out)
+    if is_run_folder(folder):
+        raise ConfigError(f"{folder} already holds a run; import into a new --out folder.")
+    trials = find_trials(root)
+    if not trials:
+        raise DataError(f"{root} holds no Harbor trial (no result.json with a task_name).")
+    index = _index(source, split)
+    result = ImportResult(out=folder)
+    matched: list[tuple[Domain, Case, Mode, Trial]] = []
+    for trial in sorted(trials, key=lambda t: (t.task_name, t.started, t.folder.name)):
+        found = index.find(trial.task_name)
+        if found is None:
+            result.foreign.append(trial.task_name)
+        else:
+            matched.append((*found, trial))
+    if not matched:
+        raise DataError(
+            f"none of the {len(trials)} trials in {root} is a DeonticBench task of the "
+            f"{split} split (task names like deonticbench-zeroshot-airline-...)."
+        )
+    samples: Counter[tuple[str, str, str]] = Counter()
+    pending: list[tuple[Record, Trial, dict[str, Any] | None, dict[str, Any]]] = []
+    with Solver(limits=Limits()) as solver:
+        for domain, case, mode, trial in matched:
+            sample = samples[(domain.name, case.id, mode)]
+            samples[(domain.name, case.id, mode)] += 1
+            judgement, from_artifacts = _judge(domain, mode, trial, solver)
+            if from_artifacts:
+                result.from_artifacts += 1
+            else:
+                result.from_verifier += 1
+            attempt = judgement.attempt(domain, case.gold, prompt_hash=trial.task_name)
+            usage = trial.agent_result
+            attempt.tokens_in = int(usage.get("n_input_tokens") or 0)
+            attempt.tokens_out = int(usage.get("n_output_tokens") or 0)
+            attempt.latency_s = round(trial.seconds("agent_execution"), 6)
+            if attempt.outcome == "abstain":
+                result.abstained += 1
+                if (
+                    trial.exception
+                    and attempt.abstain_reason
+                    and "harbor" not in (attempt.abstain_reason)
+                ):
+                    attempt.abstain_reason += f" (harbor {trial.exception_text})"
+            atif = _trajectory(trial)
+            calls = _tool_calls(atif)
+            metadata = usage.get("metadata") or {}
+            cost = usage.get("cost_usd")
+            record = Record(
+                domain=domain.name,
+                case_id=case.id,
+                mode=mode,
+                sample=sample,
+                gold=case.gold,
+                model=trial.model_name,
+                attempts=[attempt],
+                agent=AgentInfo(
+                    tool_set=f"harbor:{trial.agent_name}",
+                    turns=int(metadata.get("n_episodes") or sum(calls.values()) or 0),
+                    tool_calls=dict(calls),
+                    stop_reason=f"harbor:{trial.exception or 'completed'}",
+                    wall_s=round(trial.seconds(), 6),
+                    cost_usd=float(cost) if cost is not None else None,
+                ),
+            )
+            output = trial.verifier_output()
+            expected, got = dar.read_verifier_output(output or "")
+            dar_view = {
+                "key": [domain.name, case.id, mode, sample],
+                "task_name": trial.task_name,
+                "trial": trial.folder.name,
+                "expected": expected,
+                "got": got,
+                "exception": trial.exception,
+                "missing_stdout": output is None,
+                "harbor_reward": (
+                    (trial.result.get("verifier_result") or {}).get("rewards") or {}
+                ).get("reward"),
+            }
+            pending.append((record, trial, atif, dar_view))
+    records = [r for r, _, _, _ in pending]
+    config = _config(root, records, pending[0][1], split, source)
+    with RunFolder.open(folder, config) as run:
+        lines = []
+        for record, _, atif, dar_view in pending:
+            if atif is not None and record.agent is not None:
+                rel = trajectory_path(record.domain, record.case_id, record.mode, record.sample)
+                record.agent.trajectory = rel
+                record.agent.trajectory_sha256 = write_trajectory(folder, rel, atif)
+            run.append(record)
+            lines.append(json.dumps(dar_view))
+    (folder / DAR_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result.records = len(records)
+    result.domains = tuple(config["domains"])
+    result.modes = tuple(config["modes"])
+    result.k = dict(config["k"])
+    return result
+
+
+def _config(
+    root: Path, records: list[Record], first: Trial, split: str, source: DataSource
+) -> dict[str, Any]:
+    from ...data.cases import describe_source
+
+    domains = tuple(dict.fromkeys(r.domain for r in records))
+    spec = RunSpec(
+        model=first.model_name,
+        domains=domains,
+        split=split,
+        modes=tuple(dict.fromkeys(r.mode for r in records)),
+        k=tuple((d, 1 + max(r.sample for r in records if r.domain == d)) for d in domains),
+        attempts=1,
+    )
+    return {
+        **imported_config(spec, "harbor"),
+        "data": describe_source(source),
+        "harbor": {
+            "jobs": str(root.resolve()),
+            "agent": first.agent_name,
+            "trials": len(records),
+        },
+    }
+
+
+def read_dar_view(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of ``harbor.jsonl``; a run not imported from Harbor has none."""
+    path = Path(run_dir) / DAR_FILE
+    if not path.is_file():
+        raise DataError(
+            f"{run_dir} was not imported from Harbor (no {DAR_FILE}): --dar-rules scores "
+            "runs made by deonticbench import-harbor."
+        )
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+__all__ = ["DAR_FILE", "ImportResult", "Trial", "find_trials", "import_jobs", "read_dar_view"]

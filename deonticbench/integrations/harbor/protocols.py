@@ -1,0 +1,116 @@
+"""The same imported Harbor run scored two ways: the paper's (the harness's judging and
+metrics) and DAR's (their scorer, both behaviours), side by side per domain × mode.
+
+``score --dar-rules`` prints this table; docs/harbor.md explains every difference.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...data.domains import DISPLAY_ORDER, DOMAINS
+from ...prompting.modes import mode_rank
+from ...scoring.scores import RunScores
+from . import dar
+from .importer import read_dar_view
+
+
+@dataclass(frozen=True)
+class ProtocolRow:
+    domain: str
+    mode: str
+    metric: str
+    """accuracy or macro_f1: the domain's metric (DAR's too, for its four datasets)."""
+    n: int
+    paper: float | None
+    """The paper's point estimate from the harness's scoring (None: not scored)."""
+    dar_default: dar.DarScore
+    dar_strict: dar.DarScore
+    """``--errors-as-incorrect``."""
+
+    def value(self, score: dar.DarScore) -> float:
+        return score.accuracy if self.metric == "accuracy" else score.macro_f1
+
+
+def protocol_rows(run_dir: str | Path, scores: RunScores) -> list[ProtocolRow]:
+    view = read_dar_view(run_dir)
+    groups: dict[tuple[str, str], list[dar.DarTrial]] = defaultdict(list)
+    for row in view:
+        domain, _, mode, _ = row["key"]
+        groups[(domain, mode)].append(
+            dar.DarTrial(
+                expected=row["expected"],
+                got=row["got"],
+                exception=row["exception"],
+                missing_stdout=bool(row["missing_stdout"]),
+            )
+        )
+    rows = []
+    order = {name: i for i, name in enumerate(DISPLAY_ORDER)}
+    for (domain, mode), trials in sorted(
+        groups.items(), key=lambda kv: (order.get(kv[0][0], 99), mode_rank(kv[0][1]))
+    ):
+        group = scores.group(domain, mode, "first")
+        rows.append(
+            ProtocolRow(
+                domain=domain,
+                mode=mode,
+                metric=DOMAINS[domain].metric,
+                n=len(trials),
+                paper=group.estimate.point if group is not None else None,
+                dar_default=dar.score(trials),
+                dar_strict=dar.score(trials, errors_as_incorrect=True),
+            )
+        )
+    return rows
+
+
+def overall(rows: Sequence[ProtocolRow], strict: bool) -> float:
+    """DAR's "Overall Accuracy": exact matches over all trials of all domains."""
+    n = sum(r.n for r in rows)
+    correct = sum((r.dar_strict if strict else r.dar_default).correct for r in rows)
+    return correct / n if n else 0.0
+
+
+def render(rows: Sequence[ProtocolRow]) -> str:
+    header = ("domain", "mode", "metric", "n", "paper (point)", "DAR", "DAR strict", "DAR classes")
+    lines = [header]
+    for r in rows:
+        paper = f"{100 * r.paper:.1f}" if r.paper is not None else "-"
+        classes = (
+            ", ".join(repr(c) for c in r.dar_default.classes) if r.metric != "accuracy" else ""
+        )
+        lines.append(
+            (
+                r.domain,
+                r.mode,
+                r.metric,
+                str(r.n),
+                paper,
+                f"{100 * r.value(r.dar_default):.1f}",
+                f"{100 * r.value(r.dar_strict):.1f}",
+                classes,
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in lines
+    ]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    text.append(
+        f"DAR overall accuracy (exact matches / trials): {100 * overall(rows, False):.1f} "
+        f"(strict {100 * overall(rows, True):.1f})"
+    )
+    text.append(
+        "paper: the harness's judging (±$1 after rounding; no answer = abstention, never "
+        "correct); DAR: their scorer (truncation, exact strings; no answer = '' vs '' = "
+        "correct); DAR strict: their --errors-as-incorrect."
+    )
+    return "\n".join(text) + "\n"
+
+
+__all__ = ["ProtocolRow", "overall", "protocol_rows", "render"]

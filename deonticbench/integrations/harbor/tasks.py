@@ -1,0 +1,274 @@
+"""``deonticbench export --format harbor``: one Harbor task per case.
+
+    <out>/deonticbench-zeroshot-sara-numeric-tax-case-10/
+        instruction.md          the agentic instruction (the harness's template)
+        task.toml               Harbor's schema: limits, no network, metadata, artifacts
+        environment/Dockerfile  Debian with swi-prolog-nox, python3 and tmux
+        environment/workspace/  the agentic workspace (statutes, case, examples, output/)
+        solution/solve.sh       the oracle: the case's reference program (as validate runs it)
+        tests/test.sh           runs tests/verifier.pyz, the harness's own judging
+        tests/case.json         domain, case id, mode and the gold label
+        tests/verifier.pyz
+
+The gold label is only under ``tests/``, which Harbor copies in after the agent has
+finished.  ``manifest.json`` at the top says what was exported from which data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE, build_workspace, instruction_text
+from ...data.cases import Case, load_cases
+from ...data.domains import Domain
+from ...data.sources import DataSource
+from ...errors import ConfigError, DataError
+from ...evaluation.validate import reference_program
+from ...export import data_revision, harness_version
+from ...prompting.modes import Mode
+from ._bundle import verifier_zip
+from .naming import FRAMINGS, PROMPT_MODES, task_name
+from .verifier import CASE_FILE
+
+SPLITS = ("hard", "smoke", "whole")
+WORKDIR = "/app"
+AGENT_TIMEOUT_S = 600.0
+"""DAR's budget per task, and the harness's agentic default."""
+VERIFIER_TIMEOUT_S = 120.0
+CPUS = 1
+MEMORY_MB = 2048
+TOOL_SET = "terminal"
+"""Harbor's agents bring their own tools: the instruction says only that there is a terminal."""
+MANIFEST = "manifest.json"
+
+DOCKERFILE = f"""\
+# DeonticBench task environment: SWI-Prolog runs the agent's program, python3 the
+# verifier, tmux the terminal agents.  Only Debian's own packages are fetched.
+FROM debian:bookworm-slim
+RUN apt-get update \\
+    && apt-get install -y --no-install-recommends swi-prolog-nox python3 tmux \\
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR {WORKDIR}
+COPY workspace/ {WORKDIR}/
+"""
+
+TEST_SH = f"""\
+#!/bin/bash
+# DeonticBench verifier: judge what the agent left in {WORKDIR} by the harness's rules.
+# reward.json is written whatever happens (a verifier that cannot start scores 0).
+mkdir -p /logs/verifier
+if ! python3 -I /tests/verifier.pyz /tests {WORKDIR} /logs/verifier; then
+  echo "the verifier could not run (is python3 installed?)"
+  echo '{{"reward": 0, "correct": 0, "wrong": 0, "abstain": 1}}' > /logs/verifier/reward.json
+fi
+exit 0
+"""
+
+SOLVE_PROGRAM_SH = f"""\
+#!/bin/bash
+# The oracle: leave the case's reference program where an agent leaves its program.
+set -euo pipefail
+mkdir -p {WORKDIR}/output
+cp /solution/reference.pl {WORKDIR}/{SOLUTION_FILE}
+"""
+
+SOLVE_DIRECT_SH = f"""\
+#!/bin/bash
+# The oracle: run the case's reference program and leave the answer line it prints.
+set -euo pipefail
+mkdir -p {WORKDIR}/output
+swipl -q -f /solution/reference.pl -t halt > {WORKDIR}/{ANSWER_FILE}
+"""
+
+
+@dataclass
+class TaskExportReport:
+    out: Path
+    prompt_mode: str
+    split: str
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    tasks: list[str] = field(default_factory=list)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string is a JSON string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+def task_toml(metadata: dict[str, Any], direct: bool) -> str:
+    artifacts = [f"{WORKDIR}/{ANSWER_FILE}"] if direct else [f"{WORKDIR}/{SOLUTION_FILE}"]
+    lines = [
+        'schema_version = "1.4"',
+        f"artifacts = {_toml_value(artifacts)}",
+        "",
+        "[metadata]",
+        *(f"{key} = {_toml_value(value)}" for key, value in metadata.items()),
+        "",
+        "[agent]",
+        f"timeout_sec = {AGENT_TIMEOUT_S}",
+        "",
+        "[verifier]",
+        f"timeout_sec = {VERIFIER_TIMEOUT_S}",
+        "",
+        "[environment]",
+        f"cpus = {CPUS}",
+        f"memory_mb = {MEMORY_MB}",
+        'network_mode = "no-network"',
+        f'workdir = "{WORKDIR}"',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _write(path: Path, text: str | bytes, executable: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    if executable:
+        path.chmod(0o755)
+
+
+def write_task(
+    folder: Path,
+    domain: Domain,
+    case: Case,
+    mode: Mode,
+    split: str,
+    revision: dict[str, Any],
+    exemplars: Sequence[Case] = (),
+) -> None:
+    """Write one task folder (``folder`` must not exist)."""
+    direct = mode == "agent-direct"
+    folder.mkdir(parents=True)
+    _write(folder / "instruction.md", instruction_text(case, mode, TOOL_SET, workspace=WORKDIR))
+    metadata = {
+        "domain": domain.name,
+        "case_id": case.id,
+        "mode": mode,
+        "split": split,
+        "category": "legal-reasoning",
+        "tags": ["legal", "deontic", "prolog", domain.name],
+        "data_revision": revision,
+    }
+    _write(folder / "task.toml", task_toml(metadata, direct))
+    _write(folder / "environment" / "Dockerfile", DOCKERFILE)
+    build_workspace(case, mode, folder / "environment" / "workspace", exemplars=exemplars)
+    _write(folder / "solution" / "reference.pl", reference_program(domain, case).text)
+    _write(
+        folder / "solution" / "solve.sh",
+        SOLVE_DIRECT_SH if direct else SOLVE_PROGRAM_SH,
+        executable=True,
+    )
+    gold = {"domain": domain.name, "case_id": case.id, "mode": mode, "gold": case.gold}
+    _write(folder / "tests" / CASE_FILE, json.dumps(gold, indent=2) + "\n")
+    _write(folder / "tests" / "verifier.pyz", verifier_zip())
+    _write(folder / "tests" / "test.sh", TEST_SH, executable=True)
+
+
+def export_tasks(
+    out: str | Path,
+    *,
+    source: DataSource,
+    domains: Sequence[Domain],
+    prompt_mode: str,
+    split: str = "hard",
+    limit: int | None = None,
+    seed: int = 0,
+    skip_missing: bool = False,
+) -> TaskExportReport:
+    """Write one Harbor task per case of ``domains`` on ``split`` into ``out``."""
+    if prompt_mode not in PROMPT_MODES:
+        raise ConfigError(
+            f"unknown prompt mode {prompt_mode!r} for Harbor tasks; "
+            f"choose from {', '.join(PROMPT_MODES)}."
+        )
+    if split not in SPLITS:
+        raise ConfigError(
+            f"unknown split {split!r} for Harbor tasks; choose from {', '.join(SPLITS)}."
+        )
+    framing = PROMPT_MODES[prompt_mode]
+    mode = FRAMINGS[framing]
+    folder = Path(out)
+    if folder.exists() and any(folder.iterdir()):
+        raise ConfigError(f"{folder} is not empty; choose another --out or remove it.")
+    report = TaskExportReport(out=folder, prompt_mode=prompt_mode, split=split)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        for domain in domains:
+            try:
+                cases = load_cases(domain, split, source)
+            except DataError as exc:
+                if not skip_missing:
+                    raise
+                report.skipped[domain.name] = str(exc)
+                continue
+            if limit is not None:
+                cases = cases[:limit]
+            revision = data_revision(source, [domain], split)
+            pool: list[Case] = []
+            if mode == "agent-few-shot":
+                from ...prompting.exemplars import exemplar_pool
+
+                pool, _ = exemplar_pool(domain, source)
+            for case in cases:
+                name = task_name(domain, case.id, framing)
+                exemplars = _exemplars(domain, pool, case, seed) if pool else []
+                write_task(folder / name, domain, case, mode, split, revision, exemplars)
+                report.tasks.append(name)
+            report.counts[domain.name] = len(cases)
+    except BaseException:
+        # Nothing half-written is left to be mistaken for a dataset.
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    _write_manifest(report, mode, data_revision(source, domains, split), seed)
+    return report
+
+
+def _exemplars(domain: Domain, pool: list[Case], case: Case, seed: int) -> list[Case]:
+    from ...prompting.exemplars import choose_exemplars
+
+    return choose_exemplars(domain, pool, case, seed=seed)
+
+
+def _write_manifest(
+    report: TaskExportReport, mode: str, revision: dict[str, Any], seed: int
+) -> None:
+    manifest = {
+        "harness": "deonticbench",
+        "version": harness_version(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "format": "harbor",
+        "prompt_mode": report.prompt_mode,
+        "mode": mode,
+        "split": report.split,
+        "seed": seed,
+        "data": revision,
+        "domains": dict(report.counts),
+        "skipped": dict(report.skipped),
+        "tasks": len(report.tasks),
+        "verifier_sha256": hashlib.sha256(verifier_zip()).hexdigest(),
+    }
+    (report.out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+__all__ = ["SPLITS", "TaskExportReport", "export_tasks", "task_toml", "write_task"]

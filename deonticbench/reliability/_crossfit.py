@@ -36,7 +36,7 @@ def crossfit_thresholds(
     fold = fold_of_cases(n_cases, seed)
     per_case = np.zeros(n_cases)
     chosen: list[float] = []
-    for f in range(int(fold.max()) + 1 if n_cases else 0):
+    for f in range(int(np.max(fold)) + 1 if n_cases else 0):
         train = fold != f
         if not train.any():  # a single case: nothing else to learn from
             train = np.ones(n_cases, dtype=bool)

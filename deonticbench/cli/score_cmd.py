@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import ConfigError, DeonticBenchError
-from ..prompting.modes import SELECTABLE_MODES
+from ..prompting.modes import ALL_MODES
 from ..scoring.scores import (
     Comparison,
     NothingToScoreError,
@@ -187,10 +187,9 @@ def command(
 
 def _pair(scores: Sequence[RunScores], spec: str, replicates: int, seed: int) -> list[Comparison]:
     mode, sep, baseline = spec.partition(":")
-    if not sep or mode not in SELECTABLE_MODES or baseline not in SELECTABLE_MODES:
+    if not sep or mode not in ALL_MODES or baseline not in ALL_MODES:
         raise ConfigError(
-            f"--pair takes MODE:BASELINE with modes from {', '.join(SELECTABLE_MODES)}, "
-            f"not {spec!r}."
+            f"--pair takes MODE:BASELINE with modes from {', '.join(ALL_MODES)}, not {spec!r}."
         )
     with_mode = next((s for s in scores if mode in s.modes), None)
     with_baseline = next((s for s in scores if baseline in s.modes), None)

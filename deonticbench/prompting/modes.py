@@ -45,10 +45,8 @@ case's reference program (its rules, or its case facts), which the harness adds 
 model's program before running it.  Chosen only by name, never by ``all``; each is
 compared with zero-shot (its ``prompted_counterpart``)."""
 ALL_MODES: tuple[Mode, ...] = (*MODES, VERBAL_MODE, *AGENT_MODES, *SETTINGS)
-"""Every mode a run may hold, in the order a run does them (and the progress summary and
-the figure show them)."""
-SELECTABLE_MODES = ALL_MODES
-"""Every name ``--modes`` accepts (the verbal variant is chosen with ``--confidence``)."""
+"""Every mode a run may hold and ``--modes`` accepts, in the order a run does them (and the
+progress summary and the figure show them)."""
 TABLE_MODE_ORDER: tuple[Mode, ...] = (
     "few-shot",
     "zero-shot",

@@ -25,7 +25,7 @@ from ..reading.programs import (
 )
 from .chat import Message
 from .exemplars import problem_key
-from .modes import SELECTABLE_MODES, SETTINGS, Mode
+from .modes import ALL_MODES, SETTINGS, Mode
 from .templates import (
     FEEDBACK_FILE,
     FEEDBACK_FILES,
@@ -101,8 +101,8 @@ def render(
     """Render the prompt for one case in one mode (few-shot needs ``exemplars``; a
     setting needs ``given``, the part of the reference program it shows, and its
     exemplars with ``exemplar_parts``: each one's given part and written part)."""
-    if mode not in SELECTABLE_MODES:
-        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(SELECTABLE_MODES)}")
+    if mode not in ALL_MODES:
+        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(ALL_MODES)}")
     if (mode in SETTINGS) != bool(given.strip()):
         raise ValueError(f"a given program part goes with {' and '.join(SETTINGS)} only")
     domain = get_domain(case.domain)

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..data.cases import Case
 from ..data.domains import get_domain
-from .proof import Node, walk
+from .proof import Node, ProofMemo, walk
 
 _NUMBER = re.compile(r"(?<![\w.])\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|st|nd|rd|th)?")
 _MONTHS = {
@@ -196,17 +196,12 @@ def fact_constants(proof: tuple[Node, ...]) -> list[Any]:
     return [v for node in _facts(proof) for v in node.get("v") or [] if v is not None]
 
 
-_FACTS: dict[int, tuple[Any, list[Node]]] = {}
+def _find_facts(proof: tuple[Node, ...]) -> list[Node]:
+    return [n for n, _ in walk(proof) if n.get("k") == "fact"]
 
 
-def _facts(proof: tuple[Node, ...]) -> list[Node]:
-    """The proof's fact nodes, found once per proof (the comparison asks many times)."""
-    hit = _FACTS.get(id(proof))
-    if hit is not None and hit[0] is proof:
-        return hit[1]
-    found = [n for n, _ in walk(proof) if n.get("k") == "fact"]
-    _FACTS[id(proof)] = (proof, found)  # holding the proof keeps its id from being reused
-    return found
+_facts = ProofMemo(_find_facts)
+"""The proof's fact nodes, found once per proof (the comparison asks many times)."""
 
 
 YEARS = range(1900, 2101)
@@ -313,19 +308,11 @@ class Step:
     line: int | None
 
 
-_STEPS: dict[tuple[int, bool], tuple[Any, list[Step]]] = {}
-
-
 def computed_steps(proof: tuple[Node, ...], trivial: bool = False) -> list[Step]:
     """Values the proof computes; with ``trivial``, also 0 and 1 results and the steps
     of failed attempts (``tried``), which are computation but not proof.  Both lists
     come from one pass over the proof, kept per proof."""
-    hit = _STEPS.get((id(proof), trivial))
-    if hit is not None and hit[0] is proof:
-        return hit[1]
-    every, proper = _computed_steps(proof)
-    _STEPS[(id(proof), True)] = (proof, every)
-    _STEPS[(id(proof), False)] = (proof, proper)
+    every, proper = _steps(proof)
     return every if trivial else proper
 
 
@@ -351,6 +338,9 @@ def _computed_steps(proof: tuple[Node, ...]) -> tuple[list[Step], list[Step]]:
         if not node.get("tried") and value != 0.0 and value != 1.0:
             proper.append(step)
     return every, proper
+
+
+_steps = ProofMemo(_computed_steps)
 
 
 def all_steps(proof: tuple[Node, ...]) -> list[Step]:

@@ -39,8 +39,9 @@ A proof is a list of nodes in execution order; every node is a JSON object with 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..data.domains import Domain
 from ..reading.answers import Answer, read_program_answer
@@ -109,16 +110,42 @@ def answer_goal(domain: Domain, runs: tuple[GoalRun, ...]) -> tuple[GoalRun, Ans
     return None
 
 
-_FLAT: dict[int, tuple[Any, list[tuple[Node, Node | None]]]] = {}
+Derived = TypeVar("Derived")
+
+
+class ProofMemo(Generic[Derived]):
+    """What was derived from a proof, kept by the proof's identity (a proof is a tuple
+    of dicts: not hashable, and the comparison asks the same questions of the same
+    proof many times).  Each entry holds its proof, so that the id is not reused while
+    the entry lives; the oldest entries go beyond ``size`` proofs, so that a long-lived
+    process (the reward server) does not keep every proof it ever read."""
+
+    def __init__(self, derive: Callable[[Any], Derived], size: int = 64) -> None:
+        self._derive = derive
+        self._size = size
+        self._kept: dict[int, tuple[Any, Derived]] = {}
+
+    def __call__(self, proof: Any) -> Derived:
+        hit = self._kept.get(id(proof))
+        if hit is not None and hit[0] is proof:
+            return hit[1]
+        value = self._derive(proof)
+        self._kept[id(proof)] = (proof, value)
+        if len(self._kept) > self._size:
+            del self._kept[next(iter(self._kept))]
+        return value
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 def walk(nodes: tuple[Node, ...] | list[Node]) -> list[tuple[Node, Node | None]]:
     """Every node in execution order (pre-order), with the user rule it occurs in.
     Flattened once per proof (the comparison walks the same proofs many times)."""
-    key = id(nodes)
-    hit = _FLAT.get(key)
-    if hit is not None and hit[0] is nodes:
-        return hit[1]
+    return _flat(nodes)
+
+
+def _flatten(nodes: tuple[Node, ...] | list[Node]) -> list[tuple[Node, Node | None]]:
     flat: list[tuple[Node, Node | None]] = []
     stack: list[tuple[Any, Node | None]] = [(n, None) for n in reversed(list(nodes or ()))]
     while stack:
@@ -130,8 +157,10 @@ def walk(nodes: tuple[Node, ...] | list[Node]) -> list[tuple[Node, Node | None]]
         if children:
             inner = node if node.get("k") == "rule" else rule
             stack.extend([(c, inner) for c in reversed(children)])
-    _FLAT[key] = (nodes, flat)  # holding the proof keeps its id from being reused
     return flat
+
+
+_flat = ProofMemo(_flatten)
 
 
 def facts(nodes: tuple[Node, ...]) -> list[Node]:

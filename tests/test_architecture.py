@@ -118,3 +118,26 @@ def test_lint_imports_keeps_every_contract() -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
+
+
+def test_validate_starts_without_the_runner_the_agents_or_the_dry_run() -> None:
+    """``evaluation`` imports its heavier modules on first use: validate's start-up is
+    part of what benchmarks/executor.py compares with a plain swipl loop."""
+    heavy = ("deonticbench.evaluation.runner", "deonticbench.evaluation.dryrun",
+             "deonticbench.agents", "deonticbench.models")  # fmt: skip
+    code = (
+        "import sys, deonticbench.cli.validate_cmd\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({heavy!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_every_public_name_of_a_lazy_stage_resolves() -> None:
+    import types
+
+    from deonticbench import evaluation
+
+    for name in evaluation.__all__:
+        assert not isinstance(getattr(evaluation, name), types.ModuleType), name

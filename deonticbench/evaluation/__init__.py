@@ -9,12 +9,39 @@ store; no later stage imports it.
 
 from __future__ import annotations
 
-from .cache import CachedResponse, ResponseCache, cache_key, default_cache_path
-from .catalog import build_catalog
-from .dryrun import DryRunEstimate, estimate
-from .progress import LiveProgress, fit_block, summary_rows, summary_table
-from .runner import Observer, Runner, RunResult, evaluate_attempt
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# Imported now: the function shadows its module's name in this package, as before.
 from .validate import DomainReport, reference_program, validate
+
+if TYPE_CHECKING:
+    from .cache import CachedResponse, ResponseCache, cache_key, default_cache_path
+    from .catalog import build_catalog
+    from .dryrun import DryRunEstimate, estimate
+    from .progress import LiveProgress, fit_block, summary_rows, summary_table
+    from .runner import Observer, Runner, RunResult, evaluate_attempt
+
+_HOME = {
+    "CachedResponse": "cache",
+    "DryRunEstimate": "dryrun",
+    "LiveProgress": "progress",
+    "Observer": "runner",
+    "ResponseCache": "cache",
+    "RunResult": "runner",
+    "Runner": "runner",
+    "build_catalog": "catalog",
+    "cache_key": "cache",
+    "default_cache_path": "cache",
+    "estimate": "dryrun",
+    "evaluate_attempt": "runner",
+    "fit_block": "progress",
+    "summary_rows": "progress",
+    "summary_table": "progress",
+}
+"""Each public name's module, imported on first use: ``deonticbench validate`` needs
+none of the runner, the agents or the dry run, whose imports were most of its start-up
+(0.33 s of 0.55 s)."""
 
 __all__ = [
     "CachedResponse",
@@ -36,3 +63,11 @@ __all__ = [
     "summary_table",
     "validate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value

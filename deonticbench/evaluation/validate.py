@@ -3,13 +3,15 @@
 This is the foundation's proof: if the reference programs do not reproduce their own
 labels through our extraction, sandbox and answer reading, no model score can be trusted.
 All programs of all requested domains go through one solver pool together, so both cores
-stay busy across domain boundaries.
+stay busy across domain boundaries; the pool starts on the first domain's programs while
+the next domains are read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from ..data.cases import Case, load_cases
 from ..data.domains import Domain
@@ -125,24 +127,23 @@ def validate(
     """
     own = solver is None
     pool = solver or Solver(limits=limits)
-    pool.warm_up()  # boot the sandboxes while the cases load
-    jobs: list[tuple[Domain, Case, str, bool]] = []
+    pool.warm_up()  # boot the sandboxes while the first domain's cases load
     reports = {d.name: DomainReport(domain=d.name) for d in domains}
+    jobs: list[tuple[Domain, Case, str, bool]] = []
     try:
-        for domain in domains:
-            try:
-                cases = load_cases(domain, split, source)
-            except DataError as exc:
-                if not skip_missing:
-                    raise
-                reports[domain.name].skipped = str(exc)
-                continue
-            # Upstream's label directives of every program, read in one batch.
-            find_label_directives(unwrap_fenced(c.reference_prolog) for c in cases)
-            for case in cases:
-                prepared = reference_program(domain, case)
-                jobs.append((domain, case, prepared.text, prepared.repaired))
-        executions = pool.map([program for _, _, program, _ in jobs], limits)
+        per_domain = (
+            _domain_jobs(d, split, source, skip_missing, reports[d.name]) for d in domains
+        )
+        first = next(per_domain, [])
+        pending = chain(first, chain.from_iterable(per_domain))
+
+        def programs() -> Iterator[str]:
+            # The pool starts on a domain's programs while the next one is read.
+            for job in pending:
+                jobs.append(job)
+                yield job[2]
+
+        executions = pool.map(programs(), limits)
     finally:
         if own:
             pool.close()
@@ -151,3 +152,28 @@ def validate(
         report.checks.append(check_case(domain, case, execution, repaired))
         report.seconds += execution.wall_s
     return list(reports.values())
+
+
+def _domain_jobs(
+    domain: Domain,
+    split: str,
+    source: DataSource | None,
+    skip_missing: bool,
+    report: DomainReport,
+) -> list[tuple[Domain, Case, str, bool]]:
+    """A domain's reference programs, prepared; none when its split is missing and
+    ``skip_missing`` (the report then says why)."""
+    try:
+        cases = load_cases(domain, split, source)
+    except DataError as exc:
+        if not skip_missing:
+            raise
+        report.skipped = str(exc)
+        return []
+    # Upstream's label directives of every program, read in one batch.
+    find_label_directives(unwrap_fenced(c.reference_prolog) for c in cases)
+    jobs = []
+    for case in cases:
+        prepared = reference_program(domain, case)
+        jobs.append((domain, case, prepared.text, prepared.repaired))
+    return jobs

@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
@@ -157,11 +157,15 @@ def bwrap_works() -> bool:
     return probe.returncode == 0
 
 
-def resolve_sandbox(choice: SandboxChoice) -> SandboxKind:
+def require_swipl() -> None:
     if shutil.which("swipl") is None:
         raise SandboxError(
             "swipl is not installed: install SWI-Prolog (Debian: apt-get install swi-prolog-nox)."
         )
+
+
+def resolve_sandbox(choice: SandboxChoice) -> SandboxKind:
+    require_swipl()
     if choice == "rlimits":
         return "rlimits"
     if bwrap_works():
@@ -227,9 +231,11 @@ os.register_at_fork(after_in_child=_forget_launcher_in_child)
 class _Worker:
     """One supervisor process; restarted when it dies or stops answering."""
 
-    def __init__(self, slot: int, sandbox: SandboxKind, executor: ExecutorKind = "fresh") -> None:
+    def __init__(
+        self, slot: int, sandbox: Callable[[], SandboxKind], executor: ExecutorKind = "fresh"
+    ) -> None:
         self.slot = slot
-        self.sandbox = sandbox
+        self._sandbox = sandbox
         self.requested: ExecutorKind = executor
         self.executor: ExecutorKind | None = None
         """What the running supervisor uses (None before it starts)."""
@@ -239,6 +245,10 @@ class _Worker:
         self.proc: subprocess.Popen[bytes] | None = None
         self._pending = b""
         self._hostdir: str | None = None
+
+    @property
+    def sandbox(self) -> SandboxKind:
+        return self._sandbox()
 
     def start(self) -> None:
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # no secrets reach the sandbox
@@ -368,15 +378,40 @@ class Solver:
                 f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}."
             )
         self.limits = limits or Limits()
-        self.sandbox: SandboxKind = resolve_sandbox(sandbox)
+        self._sandbox: SandboxKind | None = None
+        self._probe: threading.Thread | None = None
+        if sandbox == "auto":
+            require_swipl()
+            # Whether bubblewrap works is learnt by starting a sandbox (about 70 ms):
+            # in the background, while the caller loads its data; the first worker to
+            # start, or the first reader of ``sandbox``, waits for the answer.
+            self._probe = threading.Thread(target=self._probe_auto, daemon=True)
+            self._probe.start()
+        else:
+            self._sandbox = resolve_sandbox(sandbox)
         self.requested_executor: ExecutorKind = executor
         self.size = max(1, workers or os.cpu_count() or 1)
         self._idle: Queue[_Worker] = Queue()
-        self._all = [_Worker(slot, self.sandbox, executor) for slot in range(self.size)]
+        self._all = [_Worker(slot, lambda: self.sandbox, executor) for slot in range(self.size)]
         for worker in self._all:
             self._idle.put(worker)
         self._closed = False
         self._warming: list[threading.Thread] = []
+
+    def _probe_auto(self) -> None:
+        try:
+            self._sandbox = resolve_sandbox("auto")
+        except SandboxError:  # swipl went away since the check: the workers will say so
+            self._sandbox = "rlimits"
+
+    @property
+    def sandbox(self) -> SandboxKind:
+        """The sandbox the workers use (``auto``: bwrap where it works, else rlimits)."""
+        probe = self._probe
+        if probe is not None:
+            probe.join()
+        assert self._sandbox is not None
+        return self._sandbox
 
     def warm_up(self) -> None:
         """Start every worker now, in the background, and return at once: the first

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 
 import pytest
 
@@ -164,3 +165,32 @@ def test_a_forked_child_starts_its_own_workers() -> None:
 def _run_in_fresh_solver(queue: object) -> None:
     with Solver(workers=1) as solver:
         queue.put(solver.run(":- format('Total cost: 2~n').").stdout)  # type: ignore[attr-defined]
+
+
+def test_the_bubblewrap_probe_runs_while_the_caller_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An ``auto`` pool learns whether bubblewrap works by starting a sandbox; the
+    constructor returns at once (validate loads its cases meanwhile) and ``sandbox``
+    gives the answer once the probe is done."""
+    from deonticbench.solver import pool
+
+    works = bwrap_works()
+    release = threading.Event()
+
+    def slow_probe() -> bool:
+        release.wait(timeout=30)
+        return works
+
+    monkeypatch.setattr(pool, "bwrap_works", slow_probe)
+    made: list[Solver] = []
+    maker = threading.Thread(target=lambda: made.append(Solver(workers=1)))
+    maker.start()
+    maker.join(timeout=10)
+    returned_before_the_probe = not maker.is_alive()
+    release.set()
+    maker.join()
+    assert returned_before_the_probe
+    with made[0] as solver:
+        assert solver.sandbox == ("bwrap" if works else "rlimits")
+        assert solver.run(":- writeln(a).\n").sandbox == solver.sandbox

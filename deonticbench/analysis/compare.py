@@ -31,7 +31,7 @@ from typing import Any
 
 from ..data.cases import Case
 from ..data.domains import get_domain
-from .proof import Node, ProofMemo, walk
+from .proof import Node, ProofMemo, facts, walk
 
 _NUMBER = re.compile(r"(?<![\w.])\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|st|nd|rd|th)?")
 _MONTHS = {
@@ -196,11 +196,7 @@ def fact_constants(proof: tuple[Node, ...]) -> list[Any]:
     return [v for node in _facts(proof) for v in node.get("v") or [] if v is not None]
 
 
-def _find_facts(proof: tuple[Node, ...]) -> list[Node]:
-    return [n for n, _ in walk(proof) if n.get("k") == "fact"]
-
-
-_facts = ProofMemo(_find_facts)
+_facts = ProofMemo(facts)
 """The proof's fact nodes, found once per proof (the comparison asks many times)."""
 
 

@@ -90,10 +90,14 @@ def analysis_limits(base: Limits | None = None, batch: int = 1) -> Limits:
     )
 
 
-def report_lines(execution: Execution) -> dict[int, tuple[dict[str, Any], str]]:
+_Found = dict[int, tuple[dict[str, Any], str]]
+"""Reports by program index, each parsed and as the analyser printed it."""
+
+
+def report_lines(execution: Execution) -> _Found:
     """The analyser's JSON lines by program index, each parsed and as printed (a killed
     batch yields a prefix)."""
-    found: dict[int, tuple[dict[str, Any], str]] = {}
+    found: _Found = {}
     for line in execution.stdout.splitlines():
         if not line.startswith("{"):
             continue
@@ -175,7 +179,7 @@ def analyse_many(
     jobs = [driver_program(mode, [programs[i] for i in chunk], solver.sandbox) for chunk in chunks]
     sizes = [len(c) for c in chunks]
 
-    def hook(job: int, found: dict[int, tuple[dict[str, Any], str]]) -> None:
+    def hook(job: int, found: _Found) -> None:
         if printed is not None:
             printed.update({chunks[job][offset]: line for offset, (_, line) in found.items()})
         if on_job is not None:
@@ -203,9 +207,6 @@ def analyse_many(
                 reason = execution.limit or execution.status
                 results[index] = {"analyser_error": f"the analyser produced no report ({reason})"}
     return [r if r is not None else {"analyser_error": "not analysed"} for r in results]
-
-
-_Found = dict[int, tuple[dict[str, Any], str]]
 
 
 def _map_sized(

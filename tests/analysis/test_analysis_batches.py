@@ -8,6 +8,8 @@ import json
 import re
 from typing import Any
 
+from small_programs import SMALL_PROGRAMS
+
 from deonticbench.analysis.engine import analyse_many, batches, run_analyser
 from deonticbench.solver import Solver
 
@@ -24,18 +26,7 @@ def test_jobs_are_a_multiple_of_the_workers_and_dealt_in_turn() -> None:
     assert batches(0, 2) == []
 
 
-PROGRAMS = [
-    "income(alice, 50000).\nrate(0.2).\n"
-    "tax(P, T) :- income(P, I), rate(R), T is I * R.\n"
-    ":- tax(alice, T), format('Tax result: ~w~n', [T]).\n",
-    "fee(bag, 30).\nfee(seat, 25).\n"
-    "total(T) :- findall(F, fee(_, F), Fs), sum_list(Fs, T).\n"
-    ":- total(T), format('Total cost: ~w~n', [T]).\n",
-    "total(T) :- fee(F), T is F + 1.\n:- total(T), format('Total cost: ~w~n', [T]).\n",
-    "eligible(bob) :- \\+ barred(bob).\nbarred(carol).\n"
-    ":- ( eligible(bob) -> writeln('Label: yes') ; writeln('Label: no') ).\n",
-    "broken(X :- .\n:- format('Total cost: 1~n').\n",
-]
+PROGRAMS = SMALL_PROGRAMS
 
 
 def test_a_dealt_batch_reports_what_each_program_gets_alone() -> None:

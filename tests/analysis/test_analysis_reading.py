@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from small_programs import SMALL_PROGRAMS
 
 from deonticbench._paths import PROLOG
 from deonticbench.analysis import proof as proof_module
@@ -25,17 +26,7 @@ from deonticbench.analysis.proof import ProofMemo, walk
 from deonticbench.analysis.run import CACHE_FILE, ReportCache, analyse_programs, analyse_run
 from deonticbench.solver import Solver
 
-PROGRAMS = [
-    "income(alice, 50000).\nrate(0.2).\n"
-    "tax(P, T) :- income(P, I), rate(R), T is I * R.\n"
-    ":- tax(alice, T), format('Tax result: ~w~n', [T]).\n",
-    "fee(bag, 30).\nfee(seat, 25).\n"
-    "total(T) :- findall(F, fee(_, F), Fs), sum_list(Fs, T).\n"
-    ":- total(T), format('Total cost: ~w~n', [T]).\n",
-    "name('Zoë \"Z\" O\\'Neil\\\\x').\n:- name(N), format('Label: ~w~n', [N]).\n",
-    "eligible(bob) :- \\+ barred(bob).\nbarred(carol).\n"
-    ":- ( eligible(bob) -> writeln('Label: yes') ; writeln('Label: no') ).\n",
-]
+PROGRAMS = SMALL_PROGRAMS
 
 # Values of every kind a report holds, with the strings a JSON writer must escape.
 VALUES = (

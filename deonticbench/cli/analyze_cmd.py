@@ -24,7 +24,7 @@ import click
     show_default=True,
     help="Which attempt the tables describe.",
 )
-@click.option("--workers", type=int, default=None, help="Prolog workers (default: cores).")
+@click.option("--workers", type=int, default=None, help="Prolog workers (default: cores + 1).")
 def command(run: str, out: str | None, as_json: bool, stage: str, workers: int | None) -> None:
     """Analyse the program-mode records of the run folder RUN: writes RUN/analysis.jsonl
     and prints the failure taxonomy, the outcome × derivation table, mean structural

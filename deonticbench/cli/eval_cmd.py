@@ -189,7 +189,7 @@ def _positive(name: str, value: int | None) -> None:
 @click.option(
     "--retry-errors", is_flag=True, help="Redo samples of this run whose last request failed."
 )
-@click.option("--workers", type=int, default=None, help="Prolog workers (default: cores).")
+@click.option("--workers", type=int, default=None, help="Prolog workers (default: cores + 1).")
 @executor_option
 @click.option("--dry-run", is_flag=True, help="Count requests and prompt tokens, then exit.")
 @click.option(

@@ -43,7 +43,7 @@ from ._options import executor_option
     "--workers",
     type=click.IntRange(min=1),
     default=None,
-    help="Programs run at once (default: cores).",
+    help="Programs run at once (default: cores + 1).",
 )
 @executor_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

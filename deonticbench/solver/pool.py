@@ -15,7 +15,9 @@ spread work across all workers.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import importlib.util
 import json
 import os
 import select
@@ -26,7 +28,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
@@ -41,6 +43,23 @@ from .execution import EXECUTORS, Execution, ExecutorKind, Limits, SandboxKind
 SandboxChoice = Literal["auto", "bwrap", "rlimits"]
 
 _SUPERVISOR = Path(__file__).with_name("supervisor.py")
+
+
+@cache
+def supervisor_command() -> list[str]:
+    """How a sandbox starts the supervisor: its module imported by a bare interpreter, so
+    that its compiled bytecode is read from ``__pycache__`` (compiled here once if it is
+    not there) instead of compiling the source at every worker's start."""
+    if not os.path.exists(importlib.util.cache_from_source(str(_SUPERVISOR))):
+        import py_compile  # rarely needed: installs and earlier runs leave the bytecode
+
+        with contextlib.suppress(OSError, py_compile.PyCompileError):
+            py_compile.compile(str(_SUPERVISOR), doraise=True)
+    folder = str(_SUPERVISOR.parent)
+    load = f"import sys; sys.path.insert(0, {folder!r}); import supervisor; supervisor.main()"
+    return [_PYTHON, "-I", "-S", "-c", load]
+
+
 _FORK_SERVER = PROLOG / "fork_server.pl"
 # The interpreter itself, not a virtualenv's symlink to it: only the base installation
 # is visible inside the sandbox.
@@ -140,14 +159,28 @@ def bwrap_prefix(mounts: list[str], *, chdir: str) -> list[str]:
     ]
 
 
-@cache
+# Whether bubblewrap works here, once known: learnt from a probe, or from a worker that
+# started in it (then no probe is ever run).
+_BWRAP_WORKS: bool | None = None
+_BWRAP_LOCK = threading.Lock()
+
+
 def bwrap_works() -> bool:
-    """Whether bubblewrap can start a sandbox here (it needs namespaces)."""
+    """Whether bubblewrap can start a sandbox here (it needs namespaces): the first call
+    starts one (unless a worker already has), later calls remember the answer."""
+    global _BWRAP_WORKS
+    with _BWRAP_LOCK:
+        if _BWRAP_WORKS is None:
+            _BWRAP_WORKS = _probe_bwrap()
+        return _BWRAP_WORKS
+
+
+def _probe_bwrap() -> bool:
     if shutil.which("bwrap") is None:
         return False
     try:
         probe = subprocess.run(
-            [*_bwrap_argv("/tmp/probe"), _PYTHON, "-I", "-S", str(_SUPERVISOR), "--check"],
+            [*_bwrap_argv("/tmp/probe"), *supervisor_command(), "--check"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=20,
@@ -155,6 +188,13 @@ def bwrap_works() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return probe.returncode == 0
+
+
+def _bwrap_started() -> None:
+    """A worker started in bubblewrap: it works here, no probe needed."""
+    global _BWRAP_WORKS
+    with _BWRAP_LOCK:
+        _BWRAP_WORKS = True
 
 
 def require_swipl() -> None:
@@ -219,23 +259,90 @@ def _launch(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
 
 def _forget_launcher_in_child() -> None:
     # A forked child has none of its parent's threads: the launcher it inherited would
-    # never run a job, and its lock may have been held by a parent thread at the fork.
-    global _LAUNCHER, _LAUNCHER_LOCK
+    # never run a job, and its locks may have been held by a parent thread at the fork.
+    global _LAUNCHER, _LAUNCHER_LOCK, _BWRAP_LOCK
     _LAUNCHER = None
     _LAUNCHER_LOCK = threading.Lock()
+    _BWRAP_LOCK = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_launcher_in_child)
+
+
+def default_workers() -> int:
+    """A pool's size when its caller names none: one worker more than cores.  A worker's
+    core idles while each job is handed on (pool thread, supervisor, fork server and
+    back); with one worker per core that time is lost, and a third worker on two cores
+    fills it (``validate --split hard`` about a tenth faster, docs/performance.md)."""
+    return (os.cpu_count() or 1) + 1
+
+
+class SandboxDecision:
+    """Which sandbox a pool's workers use.
+
+    ``bwrap`` and ``rlimits`` are decided at once.  ``auto`` is decided by the first
+    worker that starts, without a separate probe on the way to the first program: it
+    starts in bubblewrap, and if it does, bubblewrap works.  If it does not, the probe
+    tells a machine where bubblewrap cannot create namespaces (then process limits, with
+    the same warning as ever) from a worker that failed for another reason (its error
+    is raised).  ``kind`` waits for a start under way, else probes."""
+
+    def __init__(self, choice: SandboxChoice) -> None:
+        self._changed = threading.Condition()
+        self._trying = 0
+        self._kind: SandboxKind | None = None
+        if choice != "auto" or _BWRAP_WORKS is not None or shutil.which("bwrap") is None:
+            self._kind = resolve_sandbox(choice)
+        else:
+            require_swipl()
+
+    def to_try(self) -> tuple[SandboxKind, bool]:
+        """The sandbox a worker starts in, and whether its start decides (a trial)."""
+        with self._changed:
+            if self._kind is not None:
+                return self._kind, False
+            self._trying += 1
+            return "bwrap", True
+
+    def tried(self, started: bool) -> SandboxKind | None:
+        """A trial's outcome; after a failed one, the sandbox to start in instead
+        (``rlimits`` when bubblewrap cannot work here), or None (the failure stands)."""
+        if started:
+            _bwrap_started()
+            kind: SandboxKind = "bwrap"
+        else:
+            kind = resolve_sandbox("auto")  # probes; warns when it falls back
+        with self._changed:
+            self._trying -= 1
+            if self._kind is None:
+                self._kind = kind
+            self._changed.notify_all()
+            return None if started or self._kind == "bwrap" else self._kind
+
+    @property
+    def kind(self) -> SandboxKind:
+        with self._changed:
+            while self._kind is None and self._trying:
+                self._changed.wait()
+            if self._kind is not None:
+                return self._kind
+        kind = resolve_sandbox("auto")
+        with self._changed:
+            if self._kind is None:
+                self._kind = kind
+            return self._kind
 
 
 class _Worker:
     """One supervisor process; restarted when it dies or stops answering."""
 
     def __init__(
-        self, slot: int, sandbox: Callable[[], SandboxKind], executor: ExecutorKind = "fresh"
+        self, slot: int, sandboxes: SandboxDecision, executor: ExecutorKind = "fresh"
     ) -> None:
         self.slot = slot
-        self._sandbox = sandbox
+        self._sandboxes = sandboxes
+        self.sandbox: SandboxKind | None = None
+        """The sandbox the running supervisor is in (None before it starts)."""
         self.requested: ExecutorKind = executor
         self.executor: ExecutorKind | None = None
         """What the running supervisor uses (None before it starts)."""
@@ -246,13 +353,23 @@ class _Worker:
         self._pending = b""
         self._hostdir: str | None = None
 
-    @property
-    def sandbox(self) -> SandboxKind:
-        return self._sandbox()
-
     def start(self) -> None:
+        kind, trial = self._sandboxes.to_try()
+        try:
+            self._start_in(kind)
+        except Exception:
+            instead = self._sandboxes.tried(started=False) if trial else None
+            if instead is None:
+                raise
+            self._start_in(instead)
+        else:
+            if trial:
+                self._sandboxes.tried(started=True)
+
+    def _start_in(self, sandbox: SandboxKind) -> None:
+        self.sandbox = sandbox
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # no secrets reach the sandbox
-        if self.sandbox == "bwrap":
+        if sandbox == "bwrap":
             workdir = "/tmp/jobs"
             argv = _bwrap_argv(workdir)
         else:
@@ -260,7 +377,7 @@ class _Worker:
             os.chmod(self._hostdir, 0o711)
             workdir = self._hostdir
             argv = []
-        argv += [_PYTHON, "-I", "-S", str(_SUPERVISOR), "--workdir", workdir]
+        argv += [*supervisor_command(), "--workdir", workdir]
         argv += ["--executor", self.requested]
         if self.requested == "fork":
             argv += ["--fork-server", str(_FORK_SERVER.resolve())]
@@ -291,7 +408,7 @@ class _Worker:
             errors.seek(0)
             said = errors.read().decode("utf-8", "replace").strip().splitlines()
         reason = f": {said[-1]}" if said else ""
-        raise SandboxError(f"the {self.sandbox} sandbox worker did not start{reason}.")
+        raise SandboxError(f"the {sandbox} sandbox worker did not start{reason}.")
 
     def _read_line(self, timeout: float) -> str | None:
         """The supervisor's next line, or None if it ends or says nothing in time."""
@@ -342,6 +459,7 @@ class _Worker:
         else:
             report = json.loads(line)
         self.last_report = report
+        assert self.sandbox is not None
         return classify(report, self.sandbox)
 
     def stop(self) -> None:
@@ -378,40 +496,20 @@ class Solver:
                 f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}."
             )
         self.limits = limits or Limits()
-        self._sandbox: SandboxKind | None = None
-        self._probe: threading.Thread | None = None
-        if sandbox == "auto":
-            require_swipl()
-            # Whether bubblewrap works is learnt by starting a sandbox (about 70 ms):
-            # in the background, while the caller loads its data; the first worker to
-            # start, or the first reader of ``sandbox``, waits for the answer.
-            self._probe = threading.Thread(target=self._probe_auto, daemon=True)
-            self._probe.start()
-        else:
-            self._sandbox = resolve_sandbox(sandbox)
+        self._sandboxes = SandboxDecision(sandbox)
         self.requested_executor: ExecutorKind = executor
-        self.size = max(1, workers or os.cpu_count() or 1)
+        self.size = max(1, workers or default_workers())
         self._idle: Queue[_Worker] = Queue()
-        self._all = [_Worker(slot, lambda: self.sandbox, executor) for slot in range(self.size)]
+        self._all = [_Worker(slot, self._sandboxes, executor) for slot in range(self.size)]
         for worker in self._all:
             self._idle.put(worker)
         self._closed = False
         self._warming: list[threading.Thread] = []
 
-    def _probe_auto(self) -> None:
-        try:
-            self._sandbox = resolve_sandbox("auto")
-        except SandboxError:  # swipl went away since the check: the workers will say so
-            self._sandbox = "rlimits"
-
     @property
     def sandbox(self) -> SandboxKind:
         """The sandbox the workers use (``auto``: bwrap where it works, else rlimits)."""
-        probe = self._probe
-        if probe is not None:
-            probe.join()
-        assert self._sandbox is not None
-        return self._sandbox
+        return self._sandboxes.kind
 
     def warm_up(self) -> None:
         """Start every worker now, in the background, and return at once: the first
@@ -455,11 +553,9 @@ class Solver:
         return await asyncio.to_thread(self.run, program, limits)
 
     def start_all(self) -> None:
-        """Start every idle worker that is not running, from the calling thread.
-
-        bubblewrap's ``--die-with-parent`` ties a worker to the *thread* that started it
-        (Linux's parent-death signal follows the thread), so a worker started inside a
-        short-lived pool thread dies with that thread."""
+        """Start every worker that is not running and return once all are up (for a
+        caller that hands out all its jobs at once, or measures a warm pool).  Any
+        thread may call it: the launcher thread owns the sandboxes."""
         workers = [self._idle.get() for _ in range(self.size)]
         try:
             for worker in workers:
@@ -470,7 +566,8 @@ class Solver:
                 self._idle.put(worker)
 
     def map(self, programs: Iterable[str], limits: Limits | None = None) -> list[Execution]:
-        self.start_all()
+        # No start_all() first: each worker takes programs as soon as it is up (the
+        # launcher thread keeps it alive), not once the slowest worker is.
         with ThreadPoolExecutor(self.size) as pool:
             return list(pool.map(lambda p: self.run(p, limits), programs))
 

@@ -26,25 +26,25 @@ executors.  If the fork server dies it is restarted and the job retried once; if
 cannot start at all, programs run in fresh processes.
 
 Standard library only, and no import of the package: it starts with ``-I -S`` in a bare
-sandbox.
+sandbox.  Its start is on the way to a pool's first program, so it imports only what a job
+needs (no argparse, typing or tempfile: together they doubled its start-up).
 """
 
 from __future__ import annotations
 
-import argparse
-import ctypes
 import json
 import os
 import resource
-import selectors
-import shutil
+import select
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable
-from typing import IO, Any
+
+TYPE_CHECKING = False  # typing costs its import; mypy reads the names below all the same
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import IO, Any
 
 PR_SET_CHILD_SUBREAPER = 36
 SCRATCH_DIRS = ("/dev/shm", "/var/tmp", "/dev/mqueue")
@@ -52,6 +52,8 @@ SCRATCH_DIRS = ("/dev/shm", "/var/tmp", "/dev/mqueue")
 
 def _set_subreaper() -> None:
     try:
+        import ctypes  # here: imported while the fork server boots, not before
+
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except OSError:
@@ -191,14 +193,16 @@ def _read_outputs(
     cap = int(job["output_bytes"])
     deadline = started + float(job["timeout_s"])
     buffers = {"stdout": bytearray(), "stderr": bytearray()}
-    sel = selectors.DefaultSelector()
-    for fd, name in outputs.items():
-        sel.register(fd, selectors.EVENT_READ, name)
+    # poll(2), not an epoll selector: nothing to create and close per job.
+    poller = select.poll()
+    for fd in outputs:
+        poller.register(fd, select.POLLIN)
     if watch is not None:
-        sel.register(watch, selectors.EVENT_READ, None)
+        poller.register(watch, select.POLLIN)
+    reading = set(outputs)
     limit: str | None = None
     exited_at: float | None = None
-    while len(sel.get_map()) > (watch is not None):
+    while reading:
         now = time.monotonic()
         if now >= deadline:
             limit = "timeout"
@@ -206,26 +210,27 @@ def _read_outputs(
         if exited_at is None and exited():
             exited_at = now
             if watch is not None:
-                sel.unregister(watch)
+                poller.unregister(watch)
                 watch = None
         # Once swipl itself has exited, a background process may hold the pipes open:
         # give it a moment to flush, then stop listening (it will be killed).
         if exited_at is not None and now - exited_at > 0.05:
             break
-        for key, _ in sel.select(timeout=0.02 if exited_at else min(0.25, deadline - now)):
-            if key.data is None:
+        wait_s = 0.02 if exited_at else min(0.25, deadline - now)
+        for fd, _ in poller.poll(wait_s * 1000):
+            if fd not in reading:
                 continue  # the watched fd: ``exited`` reads it at the top of the loop
-            chunk = os.read(key.fd, 65536)
+            chunk = os.read(fd, 65536)
             if not chunk:
-                sel.unregister(key.fd)
+                poller.unregister(fd)
+                reading.discard(fd)
                 continue
-            buf = buffers[key.data]
+            buf = buffers[outputs[fd]]
             buf += chunk
             if len(buf) > cap:
                 limit = "output"
         if limit:
             break
-    sel.close()
     return {
         "limit": limit,
         "stdout": bytes(buffers["stdout"][:cap]),
@@ -309,7 +314,7 @@ def run_job(job: dict[str, Any], uid: int | None, workroot: str) -> dict[str, An
             close_fds=True,
         )
     except OSError as exc:
-        shutil.rmtree(jobdir, ignore_errors=True)
+        _rmtree(jobdir)
         return {"error": f"could not start swipl: {exc}", "wall_s": 0.0}
     captured = _read_capped(proc, job, started)
     if captured["limit"] is not None:
@@ -353,6 +358,11 @@ class ForkServer:
         return self.proc is not None and self.proc.poll() is None
 
     def start(self) -> None:
+        self.launch()
+        self.await_ready()
+
+    def launch(self) -> None:
+        """Start the server's process; it boots while the caller goes on."""
         self.stop()
         load = f"load_files({_prolog_atom(self.script)}, [silent(true), imports([])])"
         argv = [
@@ -369,7 +379,7 @@ class ForkServer:
             "-g",
             "fork_server:serve",
         ]
-        self._errors = tempfile.TemporaryFile(dir=self.workroot)  # noqa: SIM115 - held while it runs
+        self._errors = _anonymous_file(self.workroot)
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -386,6 +396,9 @@ class ForkServer:
         except OSError as exc:
             self.stop()
             raise ForkServerUnavailable(f"could not start swipl: {exc}") from None
+
+    def await_ready(self) -> None:
+        """Wait until the launched server says it is ready (raises if it cannot be)."""
         try:
             hello = self.read_line(time.monotonic() + _FORK_SERVER_START_S)
         except ForkServerDied:
@@ -465,10 +478,21 @@ class ForkServer:
         self.proc, self.pid, self._pending, self._errors = None, None, b"", None
 
 
+def _anonymous_file(folder: str) -> IO[bytes]:
+    """A file with no name in ``folder`` (the fork server's stderr, read if it fails to
+    start): named only for the instant between creating and unlinking it."""
+    path = os.path.join(folder, f".fork-server-errors-{os.getpid()}")
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    os.unlink(path)
+    return open(fd, "w+b")
+
+
 def _readable(fd: int, timeout: float) -> bool:
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        return bool(sel.select(timeout))
+    return bool(select.select([fd], [], [], max(0.0, timeout))[0])
 
 
 def _prolog_atom(text: str) -> str:
@@ -597,9 +621,20 @@ class Executor:
         self.failed_starts = 0
         self.fallback: str | None = None
         self.server = ForkServer(script, workroot) if kind == "fork" and script else None
+        self._awaited = False
         if self.server is not None:
             try:
-                self.server.start()
+                self.server.launch()
+            except ForkServerUnavailable as exc:
+                self._fall_back(str(exc))
+
+    def await_ready(self) -> None:
+        """Wait for the fork server launched by the constructor (if it cannot start,
+        programs run in fresh processes)."""
+        self._awaited = True
+        if self.server is not None:
+            try:
+                self.server.await_ready()
             except ForkServerUnavailable as exc:
                 self._fall_back(str(exc))
 
@@ -615,6 +650,8 @@ class Executor:
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         """Run one job: a dead fork server is restarted and the job retried once; a
         second death is reported as the job's result."""
+        if not self._awaited:
+            self.await_ready()
         died: list[str] = []
         while self.server is not None and len(died) < 2:
             try:
@@ -686,6 +723,8 @@ def _rmtree(path: str) -> None:
             pass
 
     if os.path.isdir(path) and not os.path.islink(path):
+        import shutil  # on the first job, not on the way to the pool's first program
+
         shutil.rmtree(path, onerror=unlock)
     else:
         try:
@@ -698,21 +737,51 @@ def _in_sandbox() -> bool:
     return os.environ.get("DEONTICBENCH_SANDBOX") == "bwrap"
 
 
+_OPTIONS = {
+    "--uid": "uid",
+    "--workdir": "workdir",
+    "--executor": "executor",
+    "--fork-server": "fork_server",
+}
+
+
+class Arguments:
+    """The command line the pool starts a supervisor with (pool.py writes it)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.uid: int | None = None
+        self.workdir = ""
+        self.executor = "fresh"
+        self.fork_server: str | None = None
+        self.check = False
+        words = iter(argv)
+        for word in words:
+            if word == "--check":
+                self.check = True
+                continue
+            name = _OPTIONS.get(word)
+            value = next(words, None)
+            if name is None or value is None:
+                sys.exit(f"supervisor: unknown argument or missing value: {word}")
+            setattr(self, name, int(value) if name == "uid" else value)
+        if self.executor not in ("fork", "fresh"):
+            sys.exit(f"supervisor: unknown executor {self.executor!r}")
+        if not self.check and not self.workdir:
+            sys.exit("supervisor: --workdir is required")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--uid", type=int, default=None)
-    parser.add_argument("--workdir")
-    parser.add_argument("--executor", choices=("fork", "fresh"), default="fresh")
-    parser.add_argument("--fork-server", help="prolog/fork_server.pl")
-    parser.add_argument("--check", action="store_true", help="exit at once: the sandbox probe")
-    args = parser.parse_args()
+    args = Arguments(sys.argv[1:])
     if args.check:
         return
-    _set_subreaper()
     os.makedirs(args.workdir, mode=0o711, exist_ok=True)
     if args.uid is not None:
         kill_everything(args.uid)  # a previous worker's leftovers under our uid
     executor = Executor(args.executor, args.fork_server, args.uid, args.workdir)
+    # While the fork server boots: no job runs before this, so every process a job
+    # starts, even one that escapes into a new session, stays our descendant.
+    _set_subreaper()
+    executor.await_ready()
     out = sys.stdout
     hello = {"ready": True, "pid": os.getpid(), "executor": executor.kind}
     if executor.fallback:

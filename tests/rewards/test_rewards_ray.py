@@ -20,6 +20,7 @@ from deonticbench.data.cases import load_cases, resolve_source
 from deonticbench.data.domains import get_domain
 from deonticbench.prompting import demonstration
 from deonticbench.rewards import RewardCache, RewardTarget, score_batch
+from deonticbench.solver.pool import supervisor_command
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA (the data mirror)"
@@ -27,7 +28,8 @@ pytestmark = pytest.mark.skipif(
 
 ray = pytest.importorskip("ray")  # the 'train' extra, which dev includes
 VERL_FILE = Path(__file__).resolve().parents[2] / "deonticbench" / "rewards" / "verl.py"
-SUPERVISOR = str(Path(__file__).resolve().parents[2] / "deonticbench" / "solver" / "supervisor.py")
+# A supervisor's command line ends with the code that loads this checkout's supervisor.
+SUPERVISOR = supervisor_command()[-1]
 
 
 def _table() -> dict[int, tuple[int, str, str]]:

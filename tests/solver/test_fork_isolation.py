@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from deonticbench.solver import Limits, Solver
-from deonticbench.solver.pool import bwrap_works
+from deonticbench.solver.pool import bwrap_works, supervisor_command
 
 SANDBOXES = ["bwrap", "rlimits"] if bwrap_works() else ["rlimits"]
 AS_ROOT = os.geteuid() == 0
@@ -150,7 +150,7 @@ def fork_servers(solver: Solver) -> list[int]:
         pid
         for pid in inside
         if b"fork_server:serve" in table[pid][1]
-        and b"supervisor.py" in table.get(table[pid][0], (0, b""))[1]
+        and supervisor_command()[-1].encode() in table.get(table[pid][0], (0, b""))[1]
     ]
 
 

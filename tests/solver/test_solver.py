@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from deonticbench.solver import STATUSES, Limits, Solver
+from deonticbench.solver import STATUSES, Execution, Limits, Solver
 from deonticbench.solver.classify import classify
 from deonticbench.solver.pool import bwrap_works
 
@@ -167,30 +167,63 @@ def _run_in_fresh_solver(queue: object) -> None:
         queue.put(solver.run(":- format('Total cost: 2~n').").stdout)  # type: ignore[attr-defined]
 
 
-def test_the_bubblewrap_probe_runs_while_the_caller_goes_on(
+@pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot run here")
+def test_an_auto_pool_reaches_its_first_program_without_the_bubblewrap_probe(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """An ``auto`` pool learns whether bubblewrap works by starting a sandbox; the
-    constructor returns at once (validate loads its cases meanwhile) and ``sandbox``
-    gives the answer once the probe is done."""
+    """Whether bubblewrap works is learnt from the first worker that starts in it: the
+    separate probe (a whole sandbox start) is not on the way to the first program, and
+    ``sandbox`` answers from that worker.  A probe that never returns shows it."""
     from deonticbench.solver import pool
 
-    works = bwrap_works()
     release = threading.Event()
+    probed: list[str] = []
 
-    def slow_probe() -> bool:
-        release.wait(timeout=30)
-        return works
+    def stuck_probe() -> bool:
+        probed.append("probe")
+        release.wait(timeout=60)
+        return True
 
-    monkeypatch.setattr(pool, "bwrap_works", slow_probe)
-    made: list[Solver] = []
-    maker = threading.Thread(target=lambda: made.append(Solver(workers=1)))
-    maker.start()
-    maker.join(timeout=10)
-    returned_before_the_probe = not maker.is_alive()
+    # What this process learnt from earlier pools is forgotten: this pool must learn it.
+    monkeypatch.setattr(pool, "_BWRAP_WORKS", None, raising=False)
+    monkeypatch.setattr(pool, "bwrap_works", stuck_probe)
+    monkeypatch.setattr(pool, "_probe_bwrap", stuck_probe, raising=False)
+    results: list[object] = []
+
+    def use_a_pool() -> None:
+        with Solver(workers=2) as solver:
+            solver.warm_up()
+            results.append(solver.sandbox)
+            results.append(solver.run(":- writeln(a).\n"))
+
+    user = threading.Thread(target=use_a_pool, daemon=True)
+    user.start()
+    user.join(timeout=30)
+    finished_while_the_probe_was_stuck = not user.is_alive()
     release.set()
-    maker.join()
-    assert returned_before_the_probe
-    with made[0] as solver:
-        assert solver.sandbox == ("bwrap" if works else "rlimits")
-        assert solver.run(":- writeln(a).\n").sandbox == solver.sandbox
+    user.join()
+    assert finished_while_the_probe_was_stuck and not probed
+    assert results[0] == "bwrap"
+    execution = results[1]
+    assert isinstance(execution, Execution)
+    assert (execution.sandbox, execution.stdout) == ("bwrap", "a\n")
+
+
+def test_an_auto_pool_where_bubblewrap_cannot_start_falls_back_with_the_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the first worker cannot start in bubblewrap, the probe decides: bubblewrap
+    does not work here (a real bwrap, given an option it refuses), so the pool runs with
+    process limits and says so, as it always has."""
+    from deonticbench.solver import pool
+
+    real_argv = pool._bwrap_argv
+    monkeypatch.setattr(pool, "_BWRAP_WORKS", None, raising=False)
+    monkeypatch.setattr(pool, "_bwrap_argv", lambda workdir: [*real_argv(workdir), "--no-such"])
+    pool._warn_once.cache_clear()
+    warned = pytest.warns(RuntimeWarning, match="bubblewrap is unavailable")
+    with warned, Solver(workers=1) as solver:
+        execution = solver.run(":- writeln(a).\n")
+        assert solver.sandbox == "rlimits"
+    assert (execution.sandbox, execution.stdout) == ("rlimits", "a\n")
+    assert pool._BWRAP_WORKS is False

@@ -4,7 +4,8 @@ This is the foundation's proof: if the reference programs do not reproduce their
 labels through our extraction, sandbox and answer reading, no model score can be trusted.
 All programs of all requested domains go through one solver pool together, so both cores
 stay busy across domain boundaries; the pool starts on the first domain's programs while
-the next domains are read.
+the next domains are read, and on a domain's programs that hold no ``Label:`` while the
+label reader reads the others.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from ..reading.outcomes import judge
 from ..reading.programs import (
     PreparedProgram,
     find_label_directives,
+    may_hold_label_directives,
     prepare_program,
+    start_label_reader,
     unwrap_fenced,
 )
 from ..solver import Execution, Limits, Solver
@@ -128,30 +131,42 @@ def validate(
     own = solver is None
     pool = solver or Solver(limits=limits)
     pool.warm_up()  # boot the sandboxes while the first domain's cases load
+    start_label_reader()  # and the label reader
     reports = {d.name: DomainReport(domain=d.name) for d in domains}
-    jobs: list[tuple[Domain, Case, str, bool]] = []
+    jobs: list[_Job] = []
     try:
-        per_domain = (
+        pending = chain.from_iterable(
             _domain_jobs(d, split, source, skip_missing, reports[d.name]) for d in domains
         )
-        first = next(per_domain, [])
-        pending = chain(first, chain.from_iterable(per_domain))
 
         def programs() -> Iterator[str]:
             # The pool starts on a domain's programs while the next one is read.
             for job in pending:
                 jobs.append(job)
-                yield job[2]
+                yield job.program
 
         executions = pool.map(programs(), limits)
     finally:
         if own:
             pool.close()
-    for (domain, case, _, repaired), execution in zip(jobs, executions, strict=True):
-        report = reports[domain.name]
-        report.checks.append(check_case(domain, case, execution, repaired))
-        report.seconds += execution.wall_s
+    checks: dict[str, list[tuple[int, CaseCheck]]] = {name: [] for name in reports}
+    for job, execution in zip(jobs, executions, strict=True):
+        check = check_case(job.domain, job.case, execution, job.repaired)
+        checks[job.domain.name].append((job.position, check))
+        reports[job.domain.name].seconds += execution.wall_s
+    for name, report in reports.items():
+        report.checks = [check for _, check in sorted(checks[name], key=lambda pc: pc[0])]
     return list(reports.values())
+
+
+@dataclass(frozen=True)
+class _Job:
+    domain: Domain
+    position: int
+    """The case's place in its split: reports list the cases in that order."""
+    case: Case
+    program: str
+    repaired: bool
 
 
 def _domain_jobs(
@@ -160,20 +175,29 @@ def _domain_jobs(
     source: DataSource | None,
     skip_missing: bool,
     report: DomainReport,
-) -> list[tuple[Domain, Case, str, bool]]:
-    """A domain's reference programs, prepared; none when its split is missing and
-    ``skip_missing`` (the report then says why)."""
+) -> Iterator[_Job]:
+    """A domain's reference programs, prepared, as the pool can take them; none when its
+    split is missing and ``skip_missing`` (the report then says why)."""
     try:
         cases = load_cases(domain, split, source)
     except DataError as exc:
         if not skip_missing:
             raise
         report.skipped = str(exc)
-        return []
-    # Upstream's label directives of every program, read in one batch.
-    find_label_directives(unwrap_fenced(c.reference_prolog) for c in cases)
-    jobs = []
-    for case in cases:
-        prepared = reference_program(domain, case)
-        jobs.append((domain, case, prepared.text, prepared.repaired))
-    return jobs
+        return
+    # Programs with nothing for the label reader go first: the pool runs them while the
+    # reader reads the others' label directives, in one batch.
+    texts = [unwrap_fenced(case.reference_prolog) for case in cases]
+    needs_reader = [may_hold_label_directives(text) for text in texts]
+    for position, case in enumerate(cases):
+        if not needs_reader[position]:
+            yield _job(domain, position, case)
+    find_label_directives(text for text, need in zip(texts, needs_reader, strict=True) if need)
+    for position, case in enumerate(cases):
+        if needs_reader[position]:
+            yield _job(domain, position, case)
+
+
+def _job(domain: Domain, position: int, case: Case) -> _Job:
+    prepared = reference_program(domain, case)
+    return _Job(domain, position, case, prepared.text, prepared.repaired)

@@ -226,7 +226,7 @@ class _LabelReader:
     starts its own), one request at a time."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
         self._pid = 0
 
@@ -235,9 +235,9 @@ class _LabelReader:
         answer.  The requests are written one after another and the replies read after
         (the replies are a few bytes: no pipe fills), so a batch costs no round trip per
         program."""
-        with self._lock:
+        with self.lock:
             for _ in range(2):  # one restart when the process died
-                process = self._running()
+                process = self.running()
                 if process is None:
                     return None
                 try:
@@ -262,7 +262,8 @@ class _LabelReader:
             if len(words) == 3 and words[0] == "remove":
                 spans.append((int(words[1]), int(words[2])))
 
-    def _running(self) -> subprocess.Popen[str] | None:
+    def running(self) -> subprocess.Popen[str] | None:
+        """The reader process, started if it is not running (call with ``lock`` held)."""
         alive = self._process is not None and self._process.poll() is None
         if alive and self._pid == os.getpid():
             return self._process
@@ -295,11 +296,26 @@ _FOUND: OrderedDict[str, list[tuple[int, int]]] = OrderedDict()
 _FOUND_SIZE = 4096
 
 
+def start_label_reader() -> None:
+    """Start the label reader now, without waiting for it (it boots while the caller
+    loads its data; the first ``find_label_directives`` then finds it up)."""
+    with _LABELS.lock:
+        _LABELS.running()
+
+
+def may_hold_label_directives(program: str) -> bool:
+    """Whether the reader must look at this program (no ``Label:`` anywhere in the text,
+    no label directive: such programs are prepared without a reader call)."""
+    return _LABEL_MARK in program
+
+
 def find_label_directives(programs: Iterable[str]) -> None:
     """Read the label directives of many programs in one batch, kept for
     ``strip_label_directives`` (``validate`` prepares every reference program at once).
     Kept per text: several stages of one process prepare the same reference program."""
-    wanted = list(dict.fromkeys(p for p in programs if _LABEL_MARK in p and p not in _FOUND))
+    wanted = list(
+        dict.fromkeys(p for p in programs if may_hold_label_directives(p) and p not in _FOUND)
+    )
     if not wanted:
         return
     found = _LABELS.spans(wanted)
@@ -314,7 +330,7 @@ def find_label_directives(programs: Iterable[str]) -> None:
 def strip_label_directives(program: str) -> str:
     """Remove upstream's directives that print ``Label: ...`` from a program (each with
     the line break that ends it), as SWI-Prolog's reader finds them."""
-    if _LABEL_MARK not in program:
+    if not may_hold_label_directives(program):
         return program  # nothing to find: no reader call
     find_label_directives([program])
     spans = _FOUND.get(program)

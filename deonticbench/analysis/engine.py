@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
@@ -146,6 +147,15 @@ the analyser, library(prolog_xref) and library(http/json)), as much as analysing
 dozen typical programs (about 20 ms each), so a batch pays it once."""
 
 
+def analysis_workers(solver: Solver) -> int:
+    """Analyser jobs run at once: at most one per core.  A pool keeps a worker more than
+    cores to hide short programs' hand-offs; an analyser job is a long batch whose
+    hand-off is nothing beside it, and a third job on two cores would only take CPU from
+    the thread that reads the finished jobs' reports (benchmarks/analysis.py: 3.09x
+    validate with three jobs at once, 2.91x with two)."""
+    return max(1, min(solver.size, os.cpu_count() or 1))
+
+
 def batches(count: int, workers: int, batch: int = BATCH) -> list[range]:
     """``count`` programs dealt into jobs of at most ``batch``: as many jobs as a multiple
     of ``workers``, so the last round leaves no worker idle (251 programs in batches of
@@ -175,7 +185,7 @@ def analyse_many(
     report's JSON line as the analyser printed it, by program index: what a cache keeps,
     so that it need not serialise the parsed report again."""
     results: list[dict[str, Any] | None] = [None] * len(programs)
-    chunks = [list(c) for c in batches(len(programs), solver.size, batch)]
+    chunks = [list(c) for c in batches(len(programs), analysis_workers(solver), batch)]
     jobs = [driver_program(mode, [programs[i] for i in chunk], solver.sandbox) for chunk in chunks]
     sizes = [len(c) for c in chunks]
 
@@ -224,7 +234,10 @@ def _map_sized(
     if not jobs:
         return []  # everything was cached: no worker needs starting
     solver.start_all()
-    with ThreadPoolExecutor(solver.size) as runners, ThreadPoolExecutor(1) as reader:
+    with (
+        ThreadPoolExecutor(analysis_workers(solver)) as runners,
+        ThreadPoolExecutor(1) as reader,
+    ):
 
         def read(job: int, execution: Execution) -> tuple[Execution, _Found]:
             found = report_lines(execution)

@@ -147,3 +147,35 @@ def test_exec_takes_the_executor(tmp_path: Path) -> None:
         payload = json.loads(done.stdout)
         seen.append((payload["status"], payload["stdout"], payload["exit_code"]))
     assert seen == [("runtime_error", "hi\n", 4)] * 2
+
+
+def test_validate_runs_programs_without_label_first_and_reports_in_case_order() -> None:
+    """The pool takes a domain's programs without ``Label:`` before those the label
+    reader must read (they run while it reads); the report still lists every case in
+    its split's order, each with its own program's answer."""
+    from deonticbench.data.cases import load_cases, resolve_source
+    from deonticbench.data.domains import get_domain
+    from deonticbench.evaluation.validate import reference_program, validate
+    from deonticbench.solver import Execution, Solver
+
+    domain = get_domain("sara_numeric")
+    cases = load_cases(domain, "hard", resolve_source())
+    ran: list[str] = []
+    with Solver(workers=1) as solver:
+        run = solver.run
+
+        def recording(program: str, limits: object = None) -> Execution:
+            ran.append(program)
+            return run(program, limits)  # type: ignore[arg-type]
+
+        solver.run = recording  # type: ignore[method-assign]
+        (report,) = validate([domain], "hard", solver=solver)
+    marked = ["Label:" in case.reference_prolog for case in cases]
+    assert 0 < sum(marked) < len(cases)  # the split has both kinds
+    assert not marked[-1]  # and a label-free program after a marked one
+    prepared = {reference_program(domain, case).text: i for i, case in enumerate(cases)}
+    order = [prepared[program] for program in ran]
+    assert sorted(order) == list(range(len(cases)))
+    assert [marked[i] for i in order] == sorted(marked)  # all label-free ones first
+    assert [check.case_id for check in report.checks] == [case.id for case in cases]
+    assert {check.outcome for check in report.checks} == {"correct"}

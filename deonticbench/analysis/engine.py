@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
@@ -45,15 +46,23 @@ def analyser_version() -> str:
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
 _ESCAPES.update({chr(c): f"\\x{c:x}\\" for c in (*range(32), 127) if chr(c) not in _ESCAPES})
-_ESCAPE_TABLE = str.maketrans(_ESCAPES)
+_RARE_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""Control characters other than newline and tab: programs almost never hold one."""
 
 
 def prolog_string(text: str) -> str:
     """``text`` as a double-quoted SWI-Prolog string literal (every character escaped
-    that the reader would otherwise interpret).  One ``str.translate`` pass: a batch's
-    driver carries every program of the batch, and a per-character loop cost about as
-    much as reading the reports."""
-    return '"' + text.translate(_ESCAPE_TABLE) + '"'
+    that the reader would otherwise interpret).  The four common escapes are done by
+    ``str.replace`` (C speed: a batch's driver carries every program of the batch);
+    ``str.translate`` with a table of multi-character replacements walked each
+    character in Python's slow path, 0.14 s for the 251 hard programs, before the first
+    analyser job could start."""
+    escaped = (
+        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    )
+    if _RARE_CONTROLS.search(escaped):
+        escaped = _RARE_CONTROLS.sub(lambda found: _ESCAPES[found.group()], escaped)
+    return '"' + escaped + '"'
 
 
 def canonical(program: str) -> str:

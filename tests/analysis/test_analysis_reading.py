@@ -145,3 +145,28 @@ def test_the_memo_of_proofs_stays_bounded() -> None:
         memo(proof)
     assert len(memo) == 8
     assert memo(proofs[-1]) == 1
+
+
+def test_program_texts_reach_the_analyser_as_they_are(tmp_path: Path) -> None:
+    """A batch's driver carries each program as a string literal (``prolog_string``):
+    SWI-Prolog's reader must give back every text exactly, whatever characters it
+    holds (every control character, quotes, backslashes, escapes that look like
+    escapes, non-ASCII)."""
+    from deonticbench.analysis.engine import prolog_string
+
+    texts = [
+        "".join(chr(c) for c in range(128)),
+        'p("a\\\\b").\n:- format("~w~n", [\'Label: 1\']).\r\n\ttab\x0bvt\x1bESC',
+        "\\x41\\ \\n not a newline, é λ € 𝔸",
+        "",
+    ]
+    source = tmp_path / "literals.pl"
+    source.write_text("".join(f"t({prolog_string(text)}).\n" for text in texts), encoding="utf-8")
+    done = subprocess.run(
+        ["swipl", "--no-packs", "-q", "-g",
+         f"set_prolog_flag(double_quotes, string), load_files('{source}', [encoding(utf8)]),"
+         " forall(t(S), (string_codes(S, Cs), writeq(Cs), nl))", "-t", "halt"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    read_back = [json.loads(line) for line in done.stdout.splitlines()]
+    assert read_back == [[ord(c) for c in text] for text in texts]

@@ -379,7 +379,13 @@ class _Worker:
             argv = []
         argv += [*supervisor_command(), "--workdir", workdir]
         argv += ["--executor", self.requested]
-        if self.requested == "fork":
+        if self.requested == "fork" and sandbox == "bwrap":
+            # The harness's Prolog by the one path jobs see it at: SWI-Prolog names a
+            # folder by the first path it met it under, and a job that loads a file
+            # its preloaded fork server loaded must name it the same way.
+            argv += ["--fork-server", f"{SANDBOX_PROLOG}/{_FORK_SERVER.name}"]
+            argv += ["--prolog-dir", SANDBOX_PROLOG]
+        elif self.requested == "fork":
             argv += ["--fork-server", str(_FORK_SERVER.resolve())]
         if os.geteuid() == 0 and self.uid is None:
             self.uid, self._uid_lock = claim_uid()
@@ -432,11 +438,11 @@ class _Worker:
         line, self._pending = self._pending.split(b"\n", 1)
         return line.decode("utf-8")
 
-    def execute(self, program: str, limits: Limits) -> Execution:
+    def execute(self, program: str, limits: Limits, preload: str | None = None) -> Execution:
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
-        job = {
+        job: dict[str, object] = {
             "program": program,
             "timeout_s": limits.timeout_s,
             "cpu_s": limits.cpu_s,
@@ -446,6 +452,8 @@ class _Worker:
             "output_bytes": limits.output_bytes,
             "processes": limits.processes,
         }
+        if preload is not None:
+            job["preload"] = preload
         try:
             data = memoryview(json.dumps(job).encode("utf-8") + b"\n")
             while data:
@@ -538,12 +546,19 @@ class Solver:
             return "fresh"
         return self.requested_executor
 
-    def run(self, program: str, limits: Limits | None = None) -> Execution:
+    def run(
+        self, program: str, limits: Limits | None = None, *, preload: str | None = None
+    ) -> Execution:
+        """Run one program.  ``preload`` names a file of the harness's ``prolog/`` that
+        a program of the harness's own (the analyser's driver) loads first: under
+        bubblewrap with the fork executor it then runs in a child of a SWI-Prolog that
+        loaded the file once for this worker, not in each job (elsewhere the name is
+        ignored).  Models' programs never pass it: they run in a pristine SWI-Prolog."""
         if self._closed:
             raise RuntimeError("the solver is closed")
         worker = self._idle.get()
         try:
-            return worker.execute(program, limits or self.limits)
+            return worker.execute(program, limits or self.limits, preload)
         finally:
             self._idle.put(worker)
 

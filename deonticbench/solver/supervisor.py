@@ -43,7 +43,7 @@ import time
 
 TYPE_CHECKING = False  # typing costs its import; mypy reads the names below all the same
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from typing import IO, Any
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -107,12 +107,13 @@ def _kill_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
-def kill_everything(uid: int | None, keep: int | None = None, spare: int | None = None) -> int:
+def kill_everything(uid: int | None, keep: int | None = None, spare: Collection[int] = ()) -> int:
     """Kill all the job's processes until none is left; returns how many were killed.
 
     Zombies that are our children are reaped, except ``keep`` (the job's main process,
-    whose exit status its ``Popen`` collects).  ``spare`` is the fork server: a
-    descendant of ours, but not the job's (it runs as root, so the kill by uid misses it).
+    whose exit status its ``Popen`` collects).  ``spare`` are the fork servers:
+    descendants of ours, but not the job's (they run as root, so the kill by uid misses
+    them).
     """
     me = os.getpid()
     killed = 0
@@ -123,7 +124,7 @@ def kill_everything(uid: int | None, keep: int | None = None, spare: int | None 
             _kill_uid(uid)
             table = _process_table()
         procs = _descendants(me, table)
-        live = [pid for pid, (_, state) in procs.items() if state != "Z" and pid != spare]
+        live = [pid for pid, (_, state) in procs.items() if state != "Z" and pid not in spare]
         zombies = [pid for pid, (ppid, state) in procs.items() if state == "Z" and ppid == me]
         for pid in live:
             try:
@@ -137,7 +138,7 @@ def kill_everything(uid: int | None, keep: int | None = None, spare: int | None 
                     os.waitpid(pid, os.WNOHANG)
                 except ChildProcessError:
                     pass
-        if not live and all(pid in (keep, spare) for pid in zombies):
+        if not live and all(pid == keep or pid in spare for pid in zombies):
             return killed
         time.sleep(0.002)
     return killed
@@ -345,9 +346,12 @@ _FORK_SERVER_START_S = 30.0
 class ForkServer:
     """The booted SWI-Prolog (``prolog/fork_server.pl``) that forks one child per job."""
 
-    def __init__(self, script: str, workroot: str) -> None:
+    def __init__(self, script: str, workroot: str, preload: str | None = None) -> None:
         self.script = script
         self.workroot = workroot
+        self.preload = preload
+        """A file of the harness's Prolog this server loads before it serves (its
+        children then find it loaded), or None: a pristine SWI-Prolog."""
         self.proc: subprocess.Popen[bytes] | None = None
         self.pid: int | None = None
         self._pending = b""
@@ -376,6 +380,11 @@ class ForkServer:
             "halt",
             "-g",
             load,
+            *(
+                ["-g", f"load_files({_prolog_atom(self.preload)}, [silent(true)])"]
+                if self.preload
+                else []
+            ),
             "-g",
             "fork_server:serve",
         ]
@@ -516,9 +525,15 @@ def _exit_line(line: str) -> int:
 
 
 def run_forked(
-    job: dict[str, Any], uid: int | None, workroot: str, server: ForkServer
+    job: dict[str, Any],
+    uid: int | None,
+    workroot: str,
+    server: ForkServer,
+    spare: Collection[int] = (),
 ) -> dict[str, Any]:
-    """Run one program in a child of the fork server; raises ForkServerDied."""
+    """Run one program in a child of the fork server; raises ForkServerDied.  ``spare``
+    are this worker's other fork servers (never killed with a job's processes)."""
+    spare = {*spare, *([server.pid] if server.pid else [])}
     jobdir, program = _prepare(job, uid, workroot)
     # The child's stdout and stderr: FIFOs in a directory only we can enter, opened by
     # the server (as root) before it forks, so the program cannot reach them by name.
@@ -532,9 +547,10 @@ def run_forked(
             path = os.path.join(iodir, name)
             os.mkfifo(path, 0o600)
             fds[os.open(path, os.O_RDONLY | os.O_NONBLOCK)] = name
-        return _fork_and_collect(job, uid, jobdir, program, iodir, fds, server)
+        return _fork_and_collect(job, uid, jobdir, program, iodir, fds, server, spare)
     except ForkServerDied:
-        kill_everything(uid)  # the orphaned child and whatever it started
+        # The orphaned child and whatever it started (and this server, which failed).
+        kill_everything(uid, spare=spare - {server.pid})
         raise
     finally:
         for fd in fds:
@@ -551,6 +567,7 @@ def _fork_and_collect(
     iodir: str,
     fds: dict[int, str],
     server: ForkServer,
+    spare: Collection[int],
 ) -> dict[str, Any]:
     started = time.monotonic()
     argv = ", ".join(_prolog_string(arg) for arg in _swipl_argv(job, program))
@@ -589,11 +606,11 @@ def _fork_and_collect(
 
     captured = _read_outputs(fds, job, started, exited, watch=server.fileno())
     if captured["limit"] is not None:
-        kill_everything(uid, spare=server.pid)
+        kill_everything(uid, spare=spare)
     if not status:
         line = server.read_line(time.monotonic() + 1.0)
         if line is None:
-            kill_everything(uid, spare=server.pid)
+            kill_everything(uid, spare=spare)
             line = server.read_line(time.monotonic() + _FORK_SERVER_START_S)
         if line is None:
             raise ForkServerDied("it did not report the child's end")
@@ -602,7 +619,7 @@ def _fork_and_collect(
         raise ForkServerDied("it exited while the program ran")
     returncode = _exit_line(status[0])
     wall = time.monotonic() - started
-    leftovers = kill_everything(uid, spare=server.pid)
+    leftovers = kill_everything(uid, spare=spare)
     return _report(returncode, captured, wall, leftovers)
 
 
@@ -612,11 +629,29 @@ _FORK_SERVER_STARTS = 3
 
 class Executor:
     """Runs each job in a forked child when the fork server works, else in a fresh
-    process; restarts a dead fork server and retries its job once."""
+    process; restarts a dead fork server and retries its job once.
 
-    def __init__(self, kind: str, script: str | None, uid: int | None, workroot: str) -> None:
+    A job may name a file of the harness's own Prolog (``"preload": "analyse.pl"``, a
+    plain name in ``prolog_dir``): it then runs in a child of a second fork server that
+    loaded that file before serving, started on the first such job and kept, so a job
+    that begins by loading the file finds it loaded.  Programs never run there (their
+    jobs name no file), and if that server cannot start or dies, such jobs run in the
+    plain server, which loads the file in each child as before."""
+
+    def __init__(
+        self,
+        kind: str,
+        script: str | None,
+        uid: int | None,
+        workroot: str,
+        prolog_dir: str | None = None,
+    ) -> None:
         self.uid = uid
         self.workroot = workroot
+        self.script = script
+        self.prolog_dir = prolog_dir
+        self.preloaded: dict[str, ForkServer | None] = {}
+        """Fork servers by the file they preloaded; None once one could not serve."""
         self.restarts = 0
         self.failed_starts = 0
         self.fallback: str | None = None
@@ -647,17 +682,52 @@ class Executor:
             self.server.stop()
         self.server, self.fallback = None, reason
 
+    def server_pids(self) -> set[int]:
+        """Every running fork server of this worker (spared when a job's processes are
+        killed)."""
+        servers = [self.server, *self.preloaded.values()]
+        return {s.pid for s in servers if s is not None and s.pid is not None}
+
+    def _preloaded_server(self, name: object) -> ForkServer | None:
+        if self.server is None or not self.prolog_dir or not self.script:
+            return None
+        if not isinstance(name, str) or "/" in name or name.startswith("."):
+            return None
+        if name not in self.preloaded:
+            path = os.path.join(self.prolog_dir, name)
+            server: ForkServer | None = None
+            if os.path.isfile(path):
+                server = ForkServer(self.script, self.workroot, preload=path)
+                try:
+                    server.start()
+                except ForkServerUnavailable:
+                    server = None
+            self.preloaded[name] = server
+        return self.preloaded[name]
+
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         """Run one job: a dead fork server is restarted and the job retried once; a
         second death is reported as the job's result."""
         if not self._awaited:
             self.await_ready()
+        name = job.get("preload")
+        preloaded = self._preloaded_server(name) if name is not None else None
+        if preloaded is not None:
+            try:
+                if not preloaded.running:
+                    preloaded.start()
+                spare = self.server_pids()
+                return self._tag(run_forked(job, self.uid, self.workroot, preloaded, spare))
+            except (ForkServerDied, ForkServerUnavailable):
+                preloaded.stop()  # from now on such jobs run in the plain server
+                self.preloaded[str(name)] = None
         died: list[str] = []
         while self.server is not None and len(died) < 2:
             try:
                 if not self.server.running:
                     self._restart()
-                return self._tag(run_forked(job, self.uid, self.workroot, self.server))
+                spare = self.server_pids()
+                return self._tag(run_forked(job, self.uid, self.workroot, self.server, spare))
             except (ForkServerDied, ForkServerUnavailable) as exc:
                 died.append(str(exc))
                 if self.server is not None:
@@ -689,8 +759,9 @@ class Executor:
         return result
 
     def stop(self) -> None:
-        if self.server is not None:
-            self.server.stop()
+        for server in (self.server, *self.preloaded.values()):
+            if server is not None:
+                server.stop()
 
 
 def _clean(jobdir: str, uid: int | None) -> None:
@@ -742,6 +813,7 @@ _OPTIONS = {
     "--workdir": "workdir",
     "--executor": "executor",
     "--fork-server": "fork_server",
+    "--prolog-dir": "prolog_dir",
 }
 
 
@@ -753,6 +825,7 @@ class Arguments:
         self.workdir = ""
         self.executor = "fresh"
         self.fork_server: str | None = None
+        self.prolog_dir: str | None = None
         self.check = False
         words = iter(argv)
         for word in words:
@@ -777,7 +850,7 @@ def main() -> None:
     os.makedirs(args.workdir, mode=0o711, exist_ok=True)
     if args.uid is not None:
         kill_everything(args.uid)  # a previous worker's leftovers under our uid
-    executor = Executor(args.executor, args.fork_server, args.uid, args.workdir)
+    executor = Executor(args.executor, args.fork_server, args.uid, args.workdir, args.prolog_dir)
     # While the fork server boots: no job runs before this, so every process a job
     # starts, even one that escapes into a new session, stays our descendant.
     _set_subreaper()
@@ -794,7 +867,7 @@ def main() -> None:
         try:
             result = executor.run(json.loads(line))
         except Exception as exc:  # the supervisor must survive any one job
-            kill_everything(args.uid, spare=executor.server.pid if executor.server else None)
+            kill_everything(args.uid, spare=executor.server_pids())
             result = {"error": f"supervisor: {type(exc).__name__}: {exc}", "wall_s": 0.0}
         out.write(json.dumps(result) + "\n")
         out.flush()

@@ -84,12 +84,12 @@ def test_a_worker_runs_its_next_job_while_the_last_is_read() -> None:
         run = solver.run
         calls = 0
 
-        def counting_run(program: str, limits: Any = None) -> Any:
+        def counting_run(program: str, limits: Any = None, **options: Any) -> Any:
             nonlocal calls
             calls += 1
             if calls == 2:
                 second_started.set()
-            return run(program, limits)
+            return run(program, limits, **options)
 
         solver.run = counting_run  # type: ignore[method-assign]
 

@@ -268,3 +268,46 @@ def test_fresh_executor_starts_no_fork_server() -> None:
         assert fork_servers(solver) == []
         assert solver.executor == "fresh"
     assert sys.version_info >= (3, 10)
+
+
+_LOADED = (
+    ":- ( current_predicate(deonticbench_analyse:deonticbench_analyse_batch/2)"
+    " -> writeln(loaded) ; writeln(pristine) ).\n"
+)
+_LEAK = ":- assertz(deonticbench_analyse:left_behind(1)), writeln(asserted).\n"
+_SEES_LEAK = (
+    ":- ( catch(deonticbench_analyse:left_behind(_), _, fail)"
+    " -> writeln(leaked) ; writeln(clean) ).\n"
+)
+
+
+@pytest.mark.skipif("bwrap" not in SANDBOXES, reason="bubblewrap cannot run here")
+def test_a_preloaded_server_serves_only_the_jobs_that_ask_and_keeps_nothing_between_them() -> None:
+    """The analyser's jobs ask for a SWI-Prolog that loaded prolog/analyse.pl: they find
+    it loaded before they load anything, from one second fork server that stays up; a
+    program that does not ask runs in a pristine SWI-Prolog; and what one preloaded job
+    changes in the loaded module is gone for the next."""
+    with Solver(workers=1, sandbox="bwrap", executor="fork") as solver:
+        first = solver.run(_LOADED, preload="analyse.pl")
+        servers = sorted(fork_servers(solver))
+        plain = solver.run(_LOADED)
+        solver.run(_LEAK, preload="analyse.pl")
+        after = solver.run(_SEES_LEAK, preload="analyse.pl")
+        again = solver.run(_LOADED, preload="analyse.pl")
+        unknown = solver.run(_LOADED, preload="no_such_file.pl")
+        outside = solver.run(_LOADED, preload="../prolog/analyse.pl")
+        assert sorted(fork_servers(solver)) == servers  # the same two, never restarted
+        report = solver._all[0].last_report
+    assert (first.stdout, again.stdout) == ("loaded\n", "loaded\n")
+    assert len(servers) == 2
+    assert plain.stdout == "pristine\n"
+    assert after.stdout == "clean\n"
+    assert (unknown.stdout, outside.stdout) == ("pristine\n", "pristine\n")
+    assert report["fork_restarts"] == 0
+
+
+def test_under_process_limits_a_preload_is_ignored() -> None:
+    """Without bubblewrap the job's uid may not read the harness's files at a fixed
+    path: no server preloads anything, and the job runs as any program does."""
+    with Solver(workers=1, sandbox="rlimits", executor="fork") as solver:
+        assert solver.run(_LOADED, preload="analyse.pl").stdout == "pristine\n"

@@ -1,8 +1,9 @@
 """The warm worker: runs inside the sandbox and executes one program at a time.
 
-Started once per worker as ``python3 -I -S supervisor.py --uid U --workdir D`` (inside
-bubblewrap when it works), it reads one JSON job per line on stdin and answers one JSON
-result per line on stdout.  Starting the sandbox once per worker instead of once per
+Started once per worker, inside bubblewrap when it works, by a bare interpreter that
+imports this module and calls ``main()`` with ``--uid U --workdir D`` and the executor's
+options (``pool.supervisor_command``), it reads one JSON job per line on stdin and answers
+one JSON result per line on stdout.  Starting the sandbox once per worker instead of once per
 program is what makes the pool fast; what keeps programs apart is done here per job:
 
 * a fresh ``swipl`` process in a new session, in a fresh private directory;

@@ -659,20 +659,20 @@ class Executor:
         self.server = ForkServer(script, workroot) if kind == "fork" and script else None
         self._awaited = False
         if self.server is not None:
-            try:
-                self.server.launch()
-            except ForkServerUnavailable as exc:
-                self._fall_back(str(exc))
+            self._or_fall_back(self.server.launch)
 
     def await_ready(self) -> None:
         """Wait for the fork server launched by the constructor (if it cannot start,
         programs run in fresh processes)."""
         self._awaited = True
         if self.server is not None:
-            try:
-                self.server.await_ready()
-            except ForkServerUnavailable as exc:
-                self._fall_back(str(exc))
+            self._or_fall_back(self.server.await_ready)
+
+    def _or_fall_back(self, step: Callable[[], None]) -> None:
+        try:
+            step()
+        except ForkServerUnavailable as exc:
+            self._fall_back(str(exc))
 
     @property
     def kind(self) -> str:

@@ -149,13 +149,12 @@ def validate(
     finally:
         if own:
             pool.close()
-    checks: dict[str, list[tuple[int, CaseCheck]]] = {name: [] for name in reports}
-    for job, execution in zip(jobs, executions, strict=True):
-        check = check_case(job.domain, job.case, execution, job.repaired)
-        checks[job.domain.name].append((job.position, check))
-        reports[job.domain.name].seconds += execution.wall_s
-    for name, report in reports.items():
-        report.checks = [check for _, check in sorted(checks[name], key=lambda pc: pc[0])]
+    # In each split's case order (label-free programs ran first).
+    ran = sorted(zip(jobs, executions, strict=True), key=lambda pair: pair[0].position)
+    for job, execution in ran:
+        report = reports[job.domain.name]
+        report.checks.append(check_case(job.domain, job.case, execution, job.repaired))
+        report.seconds += execution.wall_s
     return list(reports.values())
 
 

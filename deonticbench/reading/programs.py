@@ -226,7 +226,7 @@ class _LabelReader:
     starts its own), one request at a time."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
         self._pid = 0
 
@@ -235,9 +235,9 @@ class _LabelReader:
         answer.  The requests are written one after another and the replies read after
         (the replies are a few bytes: no pipe fills), so a batch costs no round trip per
         program."""
-        with self.lock:
+        with self._lock:
             for _ in range(2):  # one restart when the process died
-                process = self.running()
+                process = self._running()
                 if process is None:
                     return None
                 try:
@@ -262,8 +262,12 @@ class _LabelReader:
             if len(words) == 3 and words[0] == "remove":
                 spans.append((int(words[1]), int(words[2])))
 
-    def running(self) -> subprocess.Popen[str] | None:
-        """The reader process, started if it is not running (call with ``lock`` held)."""
+    def start(self) -> None:
+        """Start the process if it is not running, without waiting for it."""
+        with self._lock:
+            self._running()
+
+    def _running(self) -> subprocess.Popen[str] | None:
         alive = self._process is not None and self._process.poll() is None
         if alive and self._pid == os.getpid():
             return self._process
@@ -299,8 +303,7 @@ _FOUND_SIZE = 4096
 def start_label_reader() -> None:
     """Start the label reader now, without waiting for it (it boots while the caller
     loads its data; the first ``find_label_directives`` then finds it up)."""
-    with _LABELS.lock:
-        _LABELS.running()
+    _LABELS.start()
 
 
 def may_hold_label_directives(program: str) -> bool:

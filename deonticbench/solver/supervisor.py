@@ -533,8 +533,8 @@ def run_forked(
     spare: Collection[int] = (),
 ) -> dict[str, Any]:
     """Run one program in a child of the fork server; raises ForkServerDied.  ``spare``
-    are this worker's other fork servers (never killed with a job's processes)."""
-    spare = {*spare, *([server.pid] if server.pid else [])}
+    are this worker's fork servers (never killed with a job's processes)."""
+    spare = {*spare, *([server.pid] if server.pid else [])}  # this one at least
     jobdir, program = _prepare(job, uid, workroot)
     # The child's stdout and stderr: FIFOs in a directory only we can enter, opened by
     # the server (as root) before it forks, so the program cannot reach them by name.
@@ -717,8 +717,7 @@ class Executor:
             try:
                 if not preloaded.running:
                     preloaded.start()
-                spare = self.server_pids()
-                return self._tag(run_forked(job, self.uid, self.workroot, preloaded, spare))
+                return self._forked(job, preloaded)
             except (ForkServerDied, ForkServerUnavailable):
                 preloaded.stop()  # from now on such jobs run in the plain server
                 self.preloaded[str(name)] = None
@@ -727,8 +726,7 @@ class Executor:
             try:
                 if not self.server.running:
                     self._restart()
-                spare = self.server_pids()
-                return self._tag(run_forked(job, self.uid, self.workroot, self.server, spare))
+                return self._forked(job, self.server)
             except (ForkServerDied, ForkServerUnavailable) as exc:
                 died.append(str(exc))
                 if self.server is not None:
@@ -738,6 +736,9 @@ class Executor:
                 {"error": f"the fork server died twice running this program: {died[-1]}"}
             )
         return self._tag(run_job(job, self.uid, self.workroot))
+
+    def _forked(self, job: dict[str, Any], server: ForkServer) -> dict[str, Any]:
+        return self._tag(run_forked(job, self.uid, self.workroot, server, self.server_pids()))
 
     def _restart(self) -> None:
         """Start the fork server again; after several failed starts in a row, give up on

@@ -1,4 +1,4 @@
-# Every target does its own set-up: a fresh clone needs nothing but Python 3.10+.
+# Every target does its own set-up: a fresh clone needs nothing but Python 3.11+.
 SHELL := /bin/bash
 VENV  ?= .venv
 PY    := $(VENV)/bin/python

@@ -17,3 +17,17 @@ class ConfigError(DeonticBenchError):
 
 class SandboxError(DeonticBenchError):
     """The sandbox could not be started (not a program failure)."""
+
+
+class MissingExtraError(ConfigError):
+    """A feature needs an optional dependency that is not installed."""
+
+
+def missing_extra(feature: str, extra: str) -> MissingExtraError:
+    """The one sentence for a feature whose optional dependency is missing, naming the
+    extra that installs it, e.g. ``raise missing_extra("--tokenizer", "train") from exc``.
+    ``extra`` is the name in pyproject's ``[project.optional-dependencies]``."""
+    return MissingExtraError(
+        f"{feature} needs the '{extra}' extra, which is not installed: "
+        f"pip install 'deonticbench[{extra}]'."
+    )

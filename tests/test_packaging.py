@@ -59,3 +59,20 @@ def test_regular_install_ships_prompts_prolog_data_and_eval(tmp_path: Path) -> N
     done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("deonticbench/_share")
+
+
+def test_oldest_python_is_the_one_ruff_and_mypy_check() -> None:
+    """``requires-python`` promises the oldest Python the package runs on; ruff's target
+    and mypy's ``python_version`` must be that version, so a newer standard-library name
+    (``datetime.UTC`` is 3.11+) or syntax is caught by ``make test`` rather than by a
+    user of the oldest version.  mypy checks every module against that version's
+    standard library (typeshed's version gates)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    requires = config["project"]["requires-python"]
+    assert requires.startswith(">="), requires
+    major, minor = (int(part) for part in requires[2:].split(".")[:2])
+    assert config["tool"]["ruff"]["target-version"] == f"py{major}{minor}"
+    assert config["tool"]["mypy"]["python_version"] == f"{major}.{minor}"
+    assert sys.version_info >= (major, minor)

@@ -197,7 +197,7 @@ class BwrapEnvironment(BaseEnvironment):
         assert self._proc.stdout is not None
         try:
             line = await asyncio.wait_for(self._proc.stdout.readline(), _START_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             line = b""
         if line.strip() != b"ready":
             err = b""

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE, build_workspace, instruction_text
 from ...data.cases import Case, load_cases
 from ...data.domains import Domain
@@ -98,44 +100,25 @@ class TaskExportReport:
     tasks: list[str] = field(default_factory=list)
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)  # a TOML basic string is a JSON string
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        inner = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items())
-        return "{ " + inner + " }"
-    raise TypeError(f"no TOML form for {type(value).__name__}")
-
-
 def task_toml(metadata: dict[str, Any], direct: bool) -> str:
+    """The task's ``task.toml``, written by ``tomli_w`` so that every string, whatever
+    characters it holds (outside the Basic Multilingual Plane, control characters),
+    reads back through ``tomllib`` as it was."""
     artifacts = [f"{WORKDIR}/{ANSWER_FILE}"] if direct else [f"{WORKDIR}/{SOLUTION_FILE}"]
-    lines = [
-        'schema_version = "1.4"',
-        f"artifacts = {_toml_value(artifacts)}",
-        "",
-        "[metadata]",
-        *(f"{key} = {_toml_value(value)}" for key, value in metadata.items()),
-        "",
-        "[agent]",
-        f"timeout_sec = {AGENT_TIMEOUT_S}",
-        "",
-        "[verifier]",
-        f"timeout_sec = {VERIFIER_TIMEOUT_S}",
-        "",
-        "[environment]",
-        f"cpus = {CPUS}",
-        f"memory_mb = {MEMORY_MB}",
-        'network_mode = "no-network"',
-        f'workdir = "{WORKDIR}"',
-        "",
-    ]
-    return "\n".join(lines)
+    document: dict[str, Any] = {
+        "schema_version": "1.4",
+        "artifacts": artifacts,
+        "metadata": metadata,
+        "agent": {"timeout_sec": AGENT_TIMEOUT_S},
+        "verifier": {"timeout_sec": VERIFIER_TIMEOUT_S},
+        "environment": {
+            "cpus": CPUS,
+            "memory_mb": MEMORY_MB,
+            "network_mode": "no-network",
+            "workdir": WORKDIR,
+        },
+    }
+    return tomli_w.dumps(document)
 
 
 def _write(path: Path, text: str | bytes, executable: bool = False) -> None:

@@ -14,7 +14,13 @@ line stay fast: ``deonticbench exec`` never pays for numpy or the model backends
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
+
+# The package's modules log to ``logging.getLogger(__name__)``; a library prints nothing
+# unless its user configures logging, so the root of its loggers gets a handler that
+# drops records (without one, Python's last-resort handler would print warnings).
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __version__ = "0.1.0"
 

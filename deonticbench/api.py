@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .data.sources import resolve_source
-from .errors import DeonticBenchError
+from .errors import DeonticBenchError, missing_extra
 from .evaluation.cache import ResponseCache, default_cache_path
 from .evaluation.dryrun import DryRunEstimate, estimate
 from .evaluation.runner import Observer, Runner
@@ -354,10 +354,8 @@ class ScoreResult:
         try:
             import pandas
         except ImportError:
-            from .errors import ConfigError
-
-            raise ConfigError(
-                "ScoreResult.to_frame needs pandas: pip install pandas (or use .rows)."
+            raise missing_extra(
+                "ScoreResult.to_frame", "reliability", package="pandas", also="(or use .rows)"
             ) from None
         return pandas.DataFrame([row.to_dict() for row in self.rows], columns=ScoreRow.columns())
 

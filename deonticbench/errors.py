@@ -23,11 +23,17 @@ class MissingExtraError(ConfigError):
     """A feature needs an optional dependency that is not installed."""
 
 
-def missing_extra(feature: str, extra: str) -> MissingExtraError:
-    """The one sentence for a feature whose optional dependency is missing, naming the
-    extra that installs it, e.g. ``raise missing_extra("--tokenizer", "train") from exc``.
-    ``extra`` is the name in pyproject's ``[project.optional-dependencies]``."""
+def missing_extra(
+    feature: str, extra: str | None, *, package: str | None = None, also: str = ""
+) -> MissingExtraError:
+    """The one sentence for a feature whose optional dependency is missing, naming what
+    installs it: ``raise missing_extra("--tokenizer", "train", package="tokenizers")``.
+    ``extra`` is a name of pyproject's ``[project.optional-dependencies]``; None for a
+    core dependency that is somehow missing (a broken install).  ``also`` is a clause
+    added before the full stop (another way to install it, or where it runs)."""
+    needs = f"the {package} package" if package else f"the '{extra}' extra"
+    target = f"deonticbench[{extra}]" if extra else "deonticbench"
+    more = f" {also}" if also else ""
     return MissingExtraError(
-        f"{feature} needs the '{extra}' extra, which is not installed: "
-        f"pip install 'deonticbench[{extra}]'."
+        f"{feature} needs {needs}, which is not installed: pip install '{target}'{more}."
     )

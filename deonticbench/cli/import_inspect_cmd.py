@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError
+from ..errors import missing_extra
 
 
 @click.command(name="import-inspect")
@@ -26,9 +26,7 @@ def command(log: Path, out: Path) -> None:
     except ImportError as exc:
         if not (exc.name or "").startswith("inspect_ai"):
             raise
-        raise ConfigError(
-            "reading inspect logs needs the inspect extra: pip install 'deonticbench[inspect]'."
-        ) from None
+        raise missing_extra("reading inspect logs", "inspect") from None
     result = import_log(log, out)
     k = ", ".join(f"{d} K={n}" for d, n in result.k.items())
     click.echo(f"wrote {result.records} records ({', '.join(result.modes)}; {k}) to {result.out}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import ConfigError
+from ..errors import missing_extra
 
 
 @click.command()
@@ -62,10 +62,7 @@ def command(
     try:
         from ..rewards.server import ServerSettings, serve
     except ImportError as exc:
-        raise ConfigError(
-            f"the reward server needs the 'train' extra ({exc.name} is missing): "
-            "pip install 'deonticbench[train]'."
-        ) from None
+        raise missing_extra("the reward server", "train", package=exc.name) from None
     click.echo(f"deonticbench reward server on http://{host}:{port} (mode {mode})", err=True)
     serve(
         host,

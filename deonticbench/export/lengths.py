@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, missing_extra
 
 TOKENIZER_FILE = "tokenizer.json"
 
@@ -70,9 +70,7 @@ class Counter:
         try:
             from tokenizers import Tokenizer
         except ImportError:
-            raise TokenizerError(
-                "--tokenizer needs the tokenizers package: pip install tokenizers"
-            ) from None
+            raise missing_extra("--tokenizer", "train", package="tokenizers") from None
         self.spec = spec
         self.path = tokenizer_file(spec)
         try:

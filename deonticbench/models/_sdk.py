@@ -12,19 +12,16 @@ import importlib
 from types import ModuleType
 from typing import Any
 
+from ..errors import missing_extra
 from .retry import Failure, is_retryable_status, parse_retry_after, short
 
 
 def import_sdk(name: str) -> ModuleType:
     """The provider's official package; a missing one is one sentence naming the extra."""
-    from ..errors import ConfigError
-
     try:
         return importlib.import_module(name)
     except ImportError:
-        raise ConfigError(
-            f"the {name} package is not installed: pip install -e '.[{name}]'."
-        ) from None
+        raise missing_extra(f"the {name} backend", name, package=name) from None
 
 
 class MalformedResponse(Exception):

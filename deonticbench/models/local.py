@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, missing_extra
 from ..prompting.chat import Message
 from .base import Completion, Model, Request
 from .registry import Settings
@@ -29,7 +29,7 @@ from .retry import short
 
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_N_CTX = 8192
-INSTALL_HINT = "run `make local-model` or `pip install -e '.[local]'`"
+INSTALL_HINT = "(or run `make local-model` in a checkout)"
 # Request fields llama-cpp-python accepts beyond the common sampling parameters.
 LLAMA_EXTRA_FIELDS = frozenset(
     {"top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
@@ -41,7 +41,9 @@ def _import_llama_cpp() -> Any:
     try:
         import llama_cpp
     except ImportError:
-        raise ConfigError(f"the local backend needs llama-cpp-python: {INSTALL_HINT}.") from None
+        raise missing_extra(
+            "the local backend", "local", package="llama-cpp-python", also=INSTALL_HINT
+        ) from None
     _silence_llama_logs(llama_cpp)
     return llama_cpp
 
@@ -83,8 +85,8 @@ def packaged_gguf(weights: PackagedWeights) -> Path:
     try:
         package: Any = importlib.import_module(weights.module)
     except ImportError:
-        raise ConfigError(
-            f"the {weights.distribution} package is missing: {INSTALL_HINT}."
+        raise missing_extra(
+            "the local backend", "local", package=weights.distribution, also=INSTALL_HINT
         ) from None
     target = model_cache_dir() / package.MODEL_NAME
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,6 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+
+# Nothing is printed by default (the library adds no handler): a user who wants to see
+# each retry enables it, e.g. ``logging.getLogger("deonticbench").setLevel("INFO")``.
+logger = logging.getLogger(__name__)
 
 # 408 timeout, 409 conflict (OpenAI uses it for a lock), 425 too early, 429 rate limit,
 # every 5xx (Anthropic's 529 "overloaded" included): worth another try.
@@ -86,14 +91,16 @@ async def call_with_retries(
             return Outcome(await call(), None, tries)
         except Exception as exc:  # classify decides; cancellation is not an Exception
             failure = classify(exc)
-        if not failure.retryable:
-            return Outcome(None, failure.message(tries), tries)
-        if tries >= policy.max_tries:
+        if not failure.retryable or tries >= policy.max_tries:
+            logger.warning("request failed for good: %s", failure.message(tries))
             return Outcome(None, failure.message(tries), tries)
         if failure.retry_after is not None:
             wait = min(max(failure.retry_after, 0.0), policy.retry_after_cap_s)
         else:
             wait = policy.backoff(tries, rng)
+        logger.info(
+            "%s (try %d of %d); retrying in %.1f s", failure.label, tries, policy.max_tries, wait
+        )
         await sleep(wait)
 
 

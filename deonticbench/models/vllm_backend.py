@@ -14,13 +14,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, missing_extra
 from .base import Completion, Model, Request
 from .registry import Settings
 from .retry import short
 from .tool_calls import openai_messages, openai_tools, read_hermes_tool_calls, wants_native_tools
-
-INSTALL_HINT = "pip install -e '.[vllm]' on a machine with a GPU"
 
 
 class VLLMModel(Model):
@@ -41,7 +39,9 @@ class VLLMModel(Model):
         try:
             import vllm
         except ImportError:
-            raise ConfigError(f"the vllm backend needs the vllm package: {INSTALL_HINT}.") from None
+            raise missing_extra(
+                "the vllm backend", "vllm", also="on a machine with a GPU"
+            ) from None
         kwargs: dict[str, Any] = {"model": self.model_name}
         for option in ("gpu_memory_utilization", "tensor_parallel_size"):
             if self.settings.options.get(option) is not None:

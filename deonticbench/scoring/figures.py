@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..data.domains import DOMAINS
-from ..errors import ConfigError
+from ..errors import missing_extra
 from ..prompting.modes import MODE_TITLES, MODES
 from .scores import RunScores, Stage
 from .tables import TABLE_DOMAINS, run_labels
@@ -30,9 +30,7 @@ def draw_run_figure(scores: RunScores, path: str | Path, stage: Stage = "first")
     try:
         import matplotlib
     except ImportError:
-        raise ConfigError(
-            "drawing figures needs matplotlib: pip install -e . (it is a dependency)."
-        ) from None
+        raise missing_extra("drawing figures", None, package="matplotlib") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -124,9 +122,7 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ConfigError(
-            "drawing figures needs matplotlib: pip install -e . (it is a dependency)."
-        ) from None
+        raise missing_extra("drawing figures", None, package="matplotlib") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

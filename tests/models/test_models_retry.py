@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import email.utils
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -86,3 +88,37 @@ async def test_success_after_failures_returns_the_value() -> None:
         RetryPolicy(base_s=0.001, cap_s=0.002),
     )
     assert outcome.value == "ok" and outcome.tries == 3 and outcome.error is None
+
+
+async def test_retries_are_logged_and_nothing_is_printed_by_default(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    async def always_busy() -> str:
+        raise RuntimeError("busy")
+
+    def classify(exc: Exception) -> Failure:
+        return Failure(label="HTTP 503", detail=str(exc), retry_after=0.0)
+
+    with caplog.at_level("INFO", logger="deonticbench.models.retry"):
+        await call_with_retries(always_busy, classify, RetryPolicy(max_tries=3), sleep=no_wait)
+    said = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert said[:2] == [
+        ("INFO", "HTTP 503 (try 1 of 3); retrying in 0.0 s"),
+        ("INFO", "HTTP 503 (try 2 of 3); retrying in 0.0 s"),
+    ]
+    assert said[2] == ("WARNING", "request failed for good: HTTP 503 after 3 tries: busy")
+    # Without the user's own logging set-up nothing shows, warnings included (pytest's
+    # own handler would hide Python's last-resort printing, so a bare interpreter runs it).
+    script = (
+        "import asyncio\n"
+        "from deonticbench.models.retry import Failure, RetryPolicy, call_with_retries\n"
+        "async def busy(): raise RuntimeError('busy')\n"
+        "async def no_wait(s): pass\n"
+        "asyncio.run(call_with_retries(busy, lambda e: Failure('HTTP 503', str(e)),\n"
+        "    RetryPolicy(max_tries=2), sleep=no_wait))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0 and (done.stdout, done.stderr) == ("", "")

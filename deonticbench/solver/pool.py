@@ -1,7 +1,8 @@
 """A bounded pool of warm sandboxed workers.
 
 Each worker is one long-lived supervisor process (``supervisor.py``), started inside
-bubblewrap when bubblewrap works here, that runs one program at a time.  Starting the
+bubblewrap when bubblewrap works here (the sandbox is ``sandbox.worker_policy``: the one
+policy every sandbox of the harness is built from), that runs one program at a time.  Starting the
 sandbox costs ~10 ms and ``swipl`` ~15 ms: with the ``fork`` executor (the default) both
 are paid once per worker, because the supervisor keeps a booted SWI-Prolog (the fork
 server, ``prolog/fork_server.pl``) that forks one child per program; with ``fresh`` each
@@ -16,9 +17,9 @@ spread work across all workers.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import importlib.util
 import json
+import logging
 import os
 import select
 import shutil
@@ -39,6 +40,9 @@ from .._paths import PROLOG
 from ..errors import SandboxError
 from .classify import classify
 from .execution import EXECUTORS, Execution, ExecutorKind, Limits, SandboxKind
+from .sandbox import SANDBOX_PROLOG, claim_uid, host_env, worker_policy
+
+logger = logging.getLogger(__name__)
 
 SandboxChoice = Literal["auto", "bwrap", "rlimits"]
 
@@ -64,99 +68,15 @@ _FORK_SERVER = PROLOG / "fork_server.pl"
 # The interpreter itself, not a virtualenv's symlink to it: only the base installation
 # is visible inside the sandbox.
 _PYTHON = os.path.realpath(sys.executable)
-# Unprivileged uids for programs when we run as root: one per worker, never shared with
-# another worker of any process on the machine (each is claimed with a lock file held for
-# the worker's life), so that a program's process limit and the supervisor's kill by uid
-# reach only that worker's programs.
-_UID_RANGE = range(61000, 62000)
-_UID_LOCKS = Path(tempfile.gettempdir()) / "deonticbench-uids"
-SANDBOX_PROLOG = "/opt/deonticbench/prolog"
-"""Where the bwrap sandbox shows the harness's ``prolog/`` folder (read-only)."""
-
-
-def claim_uid() -> tuple[int, IO[bytes]]:
-    """Lock and return a uid no other live worker on this machine is using."""
-    _UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
-    for uid in _UID_RANGE:
-        handle = open(_UID_LOCKS / str(uid), "wb")  # noqa: SIM115 - held for the worker's life
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            continue
-        return uid, handle
-    raise SandboxError("no free sandbox uid: over 1000 workers are running on this machine.")
-
 
 # How much longer than a program's own timeout we wait for its supervisor's answer
 # before declaring the worker dead and restarting it.
 _WATCHDOG_GRACE_S = 10.0
 
 
-def _system_binds() -> list[str]:
-    """Read-only binds for what swipl and the supervisor's Python need, nothing else:
-    no home directories, no project files, no secrets."""
-    args: list[str] = []
-    for path in ("/usr", "/etc", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    # The harness's own Prolog (the fork server) is read there too, never written.
-    for path in {sys.base_prefix, str(_SUPERVISOR.parent), str(PROLOG.resolve())}:
-        if not path.startswith(("/usr/", "/etc/")) and os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    # The harness's own Prolog (prolog/: the analyser), read-only at a fixed path whose
-    # parents every job uid may traverse (a host path may sit under a private home).
-    if PROLOG.is_dir():
-        parent = os.path.dirname(SANDBOX_PROLOG)
-        args += ["--perms", "0755", "--dir", os.path.dirname(parent)]
-        args += ["--perms", "0755", "--dir", parent]
-        args += ["--ro-bind", str(PROLOG.resolve()), SANDBOX_PROLOG]
-    return args
-
-
 def _bwrap_argv(workdir: str) -> list[str]:
-    return bwrap_prefix(["--dir", workdir], chdir="/tmp")
-
-
-def bwrap_prefix(mounts: list[str], *, chdir: str) -> list[str]:
-    """The bubblewrap command line every sandbox of the harness starts with: new PID,
-    network, IPC and UTS namespaces, a read-only system, a private /tmp, an empty
-    environment; ``mounts`` add the sandbox's own folders and ``chdir`` is where it
-    starts.  The Prolog workers and the agents' shell tool both use it."""
-    return [
-        "bwrap",
-        "--unshare-pid",
-        "--unshare-net",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        *([] if os.geteuid() == 0 else ["--unshare-user"]),
-        "--die-with-parent",
-        "--new-session",
-        # The private /tmp first: binds that follow may live under it (a checkout in
-        # /tmp), and a tmpfs mounted after them would hide them.
-        "--tmpfs",
-        "/tmp",
-        "--tmpfs",
-        "/var/tmp",
-        *_system_binds(),
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        *mounts,
-        "--chdir",
-        chdir,
-        "--clearenv",
-        "--setenv",
-        "PATH",
-        "/usr/bin:/bin",
-        "--setenv",
-        "DEONTICBENCH_SANDBOX",
-        "bwrap",
-    ]
+    """A worker's sandbox (``sandbox.worker_policy``), up to the supervisor's command."""
+    return worker_policy(workdir).argv()
 
 
 # Whether bubblewrap works here, once known: learnt from a probe, or from a worker that
@@ -185,8 +105,12 @@ def _probe_bwrap() -> bool:
             capture_output=True,
             timeout=20,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        logger.info("bubblewrap probe could not run: %s", exc)
         return False
+    if probe.returncode != 0:
+        said = probe.stderr.decode("utf-8", "replace").strip()
+        logger.info("bubblewrap probe failed (exit %d): %s", probe.returncode, said[-300:])
     return probe.returncode == 0
 
 
@@ -218,6 +142,7 @@ def resolve_sandbox(choice: SandboxChoice) -> SandboxKind:
 
 @cache
 def _warn_fork_fallback(reason: str) -> None:
+    logger.info("fork server unavailable, fresh swipl processes instead: %s", reason)
     warnings.warn(
         f"the fork server cannot start here ({reason}): programs run in fresh swipl "
         "processes (same results, slower).",
@@ -228,6 +153,7 @@ def _warn_fork_fallback(reason: str) -> None:
 
 @cache
 def _warn_once() -> None:
+    logger.info("bubblewrap unavailable: programs run with process limits only")
     warnings.warn(
         "bubblewrap is unavailable: programs run with process limits, a private directory and "
         "an empty environment, but with network access and a writable view of the system.",
@@ -357,10 +283,11 @@ class _Worker:
         kind, trial = self._sandboxes.to_try()
         try:
             self._start_in(kind)
-        except Exception:
+        except Exception as exc:
             instead = self._sandboxes.tried(started=False) if trial else None
             if instead is None:
                 raise
+            logger.info("worker %d: %s; starting in %s instead", self.slot, exc, instead)
             self._start_in(instead)
         else:
             if trial:
@@ -368,7 +295,7 @@ class _Worker:
 
     def _start_in(self, sandbox: SandboxKind) -> None:
         self.sandbox = sandbox
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # no secrets reach the sandbox
+        env = host_env()  # no secrets reach the sandbox, nor bwrap's own process
         if sandbox == "bwrap":
             workdir = "/tmp/jobs"
             argv = _bwrap_argv(workdir)
@@ -407,6 +334,10 @@ class _Worker:
             said = json.loads(hello) if hello else {}
             if said.get("ready"):
                 self.executor = said.get("executor", "fresh")
+                logger.debug(
+                    "worker %d started: sandbox %s, executor %s, uid %s",
+                    self.slot, sandbox, self.executor, self.uid,
+                )  # fmt: skip
                 if said.get("fallback"):
                     _warn_fork_fallback(str(said["fallback"]))
                 return
@@ -462,6 +393,7 @@ class _Worker:
         except (BrokenPipeError, OSError):
             line = None
         if line is None:
+            logger.info("worker %d died or stopped answering: restarted at its next job", self.slot)
             self.stop()
             report: dict[str, Any] = {"error": "the sandbox worker died or stopped answering"}
         else:
@@ -505,6 +437,7 @@ class Solver:
             )
         self.limits = limits or Limits()
         self._sandboxes = SandboxDecision(sandbox)
+        logger.debug("solver: %s workers, sandbox %s, executor %s", workers, sandbox, executor)
         self.requested_executor: ExecutorKind = executor
         self.size = max(1, workers or default_workers())
         self._idle: Queue[_Worker] = Queue()

@@ -1,9 +1,10 @@
 """A shell command in a bubblewrap sandbox over one folder: the agents' ``bash`` tool.
 
-The sandbox is the Prolog workers' (``pool.bwrap_prefix``: no network, read-only
+The sandbox is ``sandbox.shell_policy`` of the one policy (no network, read-only
 system, private /tmp and PIDs, empty environment) with one writable folder, the
 workspace, shown at ``/workspace``.  When we are root, the command runs under an
-unprivileged uid of its own (claimed like a worker's), so the process limit applies;
+unprivileged uid of its own (``sandbox.claim_uid``) with no capability
+(``sandbox.drop_privileges``), so the process limit applies;
 output goes to a file capped by the file-size limit, so a flood cannot fill memory.
 When the command ends or its time is up, the sandbox's PID namespace is torn down with
 everything in it: background processes and fork bombs do not survive the call.
@@ -11,6 +12,7 @@ everything in it: background processes and fork bombs do not survive the call.
 
 from __future__ import annotations
 
+import logging
 import os
 import select
 import signal
@@ -21,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SandboxError
-from .pool import bwrap_prefix, bwrap_works
+from .pool import bwrap_works
+from .sandbox import drop_privileges, host_env, shell_policy
 
-SANDBOX_WORKSPACE = "/workspace"
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,13 +64,8 @@ def shell_argv(workspace: Path, command: str, uid: int | None, limits: ShellLimi
         f"--as={limits.memory_mb << 20}",
         "--",
     ]
-    mounts = ["--bind", str(Path(workspace).resolve()), SANDBOX_WORKSPACE]
-    argv += [*bwrap_prefix(mounts, chdir=SANDBOX_WORKSPACE), "--setenv", "HOME", SANDBOX_WORKSPACE]
-    argv += ["--setenv", "LANG", "C.UTF-8"]
-    if uid is not None:
-        # RLIMIT_NPROC binds only a uid that is not root: each trial has its own.
-        argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-        argv += ["--inh-caps=-all", "--bounding-set=-all"]
+    # RLIMIT_NPROC binds only a uid that is not root: each trial has its own.
+    argv += [*shell_policy(workspace).argv(), *drop_privileges(uid)]
     return [*argv, "bash", "-c", command]
 
 
@@ -110,11 +108,12 @@ def run_shell(
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
-            env={"PATH": "/usr/bin:/bin"},
+            env=host_env(),
             start_new_session=True,
         )
         timed_out = not _exits_within(proc, limits.timeout_s)
         if timed_out:
+            logger.debug("shell command timed out after %.1f s: killed", limits.timeout_s)
             # bwrap's own children die with it (--die-with-parent): the PID namespace and
             # whatever was left running in it go too.
             os.killpg(proc.pid, signal.SIGKILL)

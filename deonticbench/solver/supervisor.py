@@ -164,8 +164,60 @@ def _rlimits(job: dict[str, Any], program_uid: int) -> list[tuple[int, tuple[int
     return limits
 
 
-def _limits_preexec(job: dict[str, Any]) -> Any:
+# Capabilities (linux/capability.h).  As root, the sandbox's policy (pool.py, sandbox.py)
+# leaves this supervisor only the few it needs; a job must end with none at all, bounding
+# set included (bwrap, started as root, does not narrow that set).
+_PR_CAPBSET_DROP = 24
+_CAP_VERSION_3 = 0x20080522
+# What the fork server keeps, as root, for the part of a child's set-up that precedes
+# its drop to the job's uid: entering the job's own directory (DAC_OVERRIDE), signalling
+# its children (KILL), and the drop itself (SETUID, SETGID).
+_FORK_SERVER_CAPS = (1 << 1) | (1 << 5) | (1 << 6) | (1 << 7)
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    # Imported only by a supervisor that drops jobs to a uid (as root): ctypes costs
+    # start-up time that an unprivileged worker does not need to pay.
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+    return _LIBC
+
+
+def _narrow_capabilities(inheritable: int) -> None:
+    """In a child before its exec: empty the bounding set (no exec can regain a
+    capability) and set the inheritable set to ``inheritable``; for a root process,
+    what it keeps across the exec is then exactly that set."""
+    import ctypes
+
+    libc = _libc()
+    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if libc.capget(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    data[2] = inheritable & data[1]
+    data[5] = 0
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as fh:
+        last = int(fh.read())
+    for cap in range(last + 1):
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+
+
+def _job_preexec(job: dict[str, Any], uid: int | None) -> Any:
+    """A fresh job's set-up in its child: no capability, then its uid, then its rlimits
+    (RLIMIT_NPROC binds the uid it is set under)."""
+
     def apply() -> None:
+        if uid is not None:
+            _narrow_capabilities(0)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
         for which, values in _rlimits(job, os.getuid()):
             resource.setrlimit(which, values)
 
@@ -309,10 +361,7 @@ def run_job(job: dict[str, Any], uid: int | None, workroot: str) -> dict[str, An
             cwd=jobdir,
             env=_env(jobdir),
             start_new_session=True,
-            user=uid,
-            group=uid,
-            extra_groups=[] if uid is not None else None,
-            preexec_fn=_limits_preexec(job),
+            preexec_fn=_job_preexec(job, uid),
             close_fds=True,
         )
     except OSError as exc:
@@ -402,6 +451,7 @@ class ForkServer:
                 env=_env(_jobdir(self.workroot)),
                 start_new_session=True,
                 close_fds=True,
+                preexec_fn=_fork_server_preexec if _DROPS_UID else None,
             )
         except OSError as exc:
             self.stop()
@@ -845,10 +895,21 @@ class Arguments:
             sys.exit("supervisor: --workdir is required")
 
 
+# Whether jobs drop to a uid of their own (we are root): the fork server is then started
+# with only the capabilities that drop needs (set by main()).
+_DROPS_UID = False
+
+
+def _fork_server_preexec() -> None:
+    _narrow_capabilities(_FORK_SERVER_CAPS)
+
+
 def main() -> None:
+    global _DROPS_UID
     args = Arguments(sys.argv[1:])
     if args.check:
         return
+    _DROPS_UID = args.uid is not None
     os.makedirs(args.workdir, mode=0o711, exist_ok=True)
     if args.uid is not None:
         kill_everything(args.uid)  # a previous worker's leftovers under our uid

@@ -37,28 +37,42 @@ def require_harbor() -> Path:
     return command
 
 
-def harbor_env() -> dict[str, str]:
-    """The environment ``harbor run`` gets: our package importable, LiteLLM offline."""
+def harbor_env(planted: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment ``harbor run`` gets: our package importable, LiteLLM offline, and
+    ``planted`` variables (secrets no trial may see) set last."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     env["HARBOR_TELEMETRY"] = "0"  # Harbor would post usage events (and wait ~20 s for it)
     env["OPENAI_API_KEY"] = "loopback-only"
     env.pop("OPENAI_BASE_URL", None)
+    env.update(planted or {})
     return env
 
 
 def harbor_run(
-    tasks: Path, jobs: Path, job_name: str, agent: str, *extra: str, timeout: float = 300
+    tasks: Path,
+    jobs: Path,
+    job_name: str,
+    agent: str,
+    *extra: str,
+    timeout: float = 300,
+    planted: dict[str, str] | None = None,
 ) -> Path:
-    """``harbor run`` on ``tasks`` with BwrapEnvironment; returns the job folder."""
+    """``harbor run`` on ``tasks`` with BwrapEnvironment (``planted``: variables added to
+    its environment); returns the job folder."""
     command = require_harbor()
     argv = [
         str(command), "run", "-p", str(tasks), "-a", agent, "-e", BWRAP_ENV,
         "-o", str(jobs), "--job-name", job_name, "-n", "2", "-y", "-q", *extra,
     ]  # fmt: skip
     done = subprocess.run(
-        argv, capture_output=True, text=True, env=harbor_env(), timeout=timeout, check=False
+        argv,
+        capture_output=True,
+        text=True,
+        env=harbor_env(planted),
+        timeout=timeout,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return jobs / job_name

@@ -133,3 +133,104 @@ def all_programs(outside: Path, port: int, marker: str) -> dict[str, str]:
     }
     programs.update({f"halts_{code}": halts_with(code) for code in HALT_CODES})
     return programs
+
+
+# --- the sandbox policy's probe (tests/solver/test_sandbox_policy.py, the Harbor tests) ---
+
+
+def probe_targets(marker: str, folders: list[Path]) -> list[str]:
+    """Where a probe tries to write: ``marker`` in each folder (the test then checks the
+    host, where none of them may exist)."""
+    return [str(folder / marker) for folder in folders]
+
+
+def sandbox_probe_sh(targets: list[str]) -> str:
+    """A bash probe of what a sandbox's command holds: its capabilities and uid, its
+    namespaces, every process it sees (with its command line), its environment and every
+    ``/proc/*/environ`` it can read, and which of ``targets`` it could write."""
+    writes = " ".join(f"'{t}'" for t in targets)
+    return (
+        "awk '/^(Uid|CapEff|CapPrm|CapBnd):/ { print substr($1, 1, length($1) - 1) \"=\" $2 }'"
+        " /proc/self/status\n"
+        'echo "ns_pid=$(readlink /proc/self/ns/pid)"\n'
+        'echo "ns_net=$(readlink /proc/self/ns/net)"\n'
+        "for p in /proc/[0-9]*; do "
+        "echo \"proc=${p#/proc/} $(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\"; done\n"
+        "echo '--- env'; env\n"
+        "for f in /proc/[0-9]*/environ; do "
+        'if cat "$f" >/dev/null 2>&1; then echo "readable=$f"; '
+        "tr '\\0' '\\n' < \"$f\"; fi; done\n"
+        f"for t in {writes}; do "
+        'if (echo x > "$t") 2>/dev/null; then echo "wrote=$t"; fi; done\n'
+    )
+
+
+def sandbox_probe_pl(targets: list[str]) -> str:
+    """The same probe as a Prolog program (a worker's job has no shell of its own to
+    trust): it reads ``/proc`` with Prolog's own file predicates."""
+    atoms = ", ".join(f"'{t}'" for t in targets)
+    return (
+        ':- read_file_to_string(\'/proc/self/status\', S, []), split_string(S, "\\n", "", Ls),'
+        ' forall(( member(L, Ls), member(K, ["Uid", "CapEff", "CapPrm", "CapBnd"]),'
+        ' string_concat(K, ":", P), string_concat(P, R, L) ),'
+        ' ( split_string(R, "\\t ", "\\t ", [V|_]), format(\'~w=~w~n\', [K, V]) )).\n'
+        ":- read_link('/proc/self/ns/pid', P, _), format('ns_pid=~w~n', [P]).\n"
+        ":- read_link('/proc/self/ns/net', N, _), format('ns_net=~w~n', [N]).\n"
+        ":- directory_files('/proc', Fs), forall(( member(F, Fs), atom_number(F, _) ),"
+        " ( atomic_list_concat(['/proc/', F, '/cmdline'], C),"
+        ' catch(read_file_to_string(C, T, []), _, T = ""),'
+        ' split_string(T, "\\u0000", "", W), atomic_list_concat(W, \' \', A),'
+        " format('proc=~w ~w~n', [F, A]) )).\n"
+        ":- writeln('--- env'), directory_files('/proc', Fs), forall(( member(F, Fs),"
+        " atom_number(F, _), atomic_list_concat(['/proc/', F, '/environ'], E),"
+        " catch(read_file_to_string(E, T, []), _, fail) ),"
+        ' ( format(\'readable=~w~n\', [E]), split_string(T, "\\u0000", "", Vs),'
+        " forall(member(V, Vs), writeln(V)) )).\n"
+        f":- forall(member(T, [{atoms}]),"
+        " catch(( open(T, write, S), write(S, x), close(S), format('wrote=~w~n', [T]) ),"
+        " _, true)).\n"
+    )
+
+
+def probe_findings(output: str) -> dict[str, list[str]]:
+    """A probe's output as key -> values (``proc``, ``wrote``, ``readable``... may repeat)."""
+    found: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key in {"Uid", "CapEff", "CapPrm", "CapBnd", "ns_pid", "ns_net", "proc",
+                           "readable", "wrote"}:  # fmt: skip
+            found.setdefault(key, []).append(value)
+    return found
+
+
+def held_to_policy(output: str, secrets: list[str], targets: list[str]) -> list[str]:
+    """What a probe's output shows against the policy, as one sentence per breach (an
+    empty list: none).  ``secrets`` are values planted in the harness's environment;
+    ``targets`` the host paths the probe tried to write, none of which may exist."""
+    import os
+
+    found = probe_findings(output)
+    breaches = []
+    for key in ("CapEff", "CapPrm", "CapBnd"):
+        if found.get(key) != ["0000000000000000"]:
+            breaches.append(f"{key} is {found.get(key)}")
+    if os.geteuid() == 0 and found.get("Uid", ["0"]) == ["0"]:
+        breaches.append("the command ran as uid 0")
+    for key, link in (("ns_pid", "/proc/self/ns/pid"), ("ns_net", "/proc/self/ns/net")):
+        if not found.get(key) or found[key] == [os.readlink(link)]:
+            breaches.append(f"{key} is the host's ({found.get(key)})")
+    procs = found.get("proc", [])
+    # The harness's own process (this test's interpreter) is the host process most
+    # certainly running: its command line must not be among the sandbox's.
+    own = Path("/proc/self/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    commands = [p.partition(" ")[2].strip() for p in procs]
+    if not procs or own in commands or len(procs) > 40:
+        breaches.append(f"host processes are visible: {procs[:10]}")
+    for secret in secrets:
+        if secret in output:
+            breaches.append(f"the planted {secret[:12]}... is visible")
+    for target in targets:
+        if os.path.lexists(target):
+            os.unlink(target)
+            breaches.append(f"the host path {target} was written")
+    return breaches

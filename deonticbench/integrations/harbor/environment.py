@@ -2,7 +2,8 @@
 
     harbor run -p tasks/ -a oracle -e deonticbench.integrations.harbor:BwrapEnvironment
 
-Each environment is a folder on the host (its root) mounted as the sandbox's ``/``; the
+The sandbox is the harness's one sandbox policy (``solver.sandbox.task_policy``): each
+environment is a folder on the host (its root) mounted as the sandbox's ``/``; the
 host's system folders (``/usr``, ``/etc``, ``/lib``...) are bound over it read-only, so
 the only writable places are the root's (``/app``, ``/logs``, ``/tests``, ``/tmp``...),
 and nothing else of the host (no home folder, no project, no data) is visible.  There
@@ -10,12 +11,28 @@ is no network.  One sandbox runs per environment, started by ``start`` and kille
 ``stop`` with every process in it (its PID namespace ends), so a tmux server started by
 one command is there for the next, as in a container.
 
+Nothing of the harness's environment reaches a trial: bubblewrap is started with
+``sandbox.HOST_ENV`` and clears the sandbox's environment, and every command gets only
+``_exec_server.BASE_ENV`` and the ``env`` Harbor passes to ``exec`` (the task's and the
+agent's variables).  When the harness runs as root, the whole sandbox but bubblewrap's
+own first process runs as an unprivileged uid claimed for the environment, with no
+capability: the exec server is started under it, so every command Harbor sends (the
+oracle, the verifier's ``tests/test.sh``, terminus-2's tmux) is that uid's, and it can
+read no root process's ``/proc/*/environ``.  Running the server itself as that uid, not
+dropping per command, leaves no root process in the sandbox for a command to reach.
+What Harbor needs to write is granted by ownership: the root folder and every file
+seeded into it or uploaded (``/app``, ``/logs/...``, ``/tests``, ``/solution``) belong
+to that uid, and ``/tmp`` (tmux's socket) is world-writable with the sticky bit.  Run
+against it: the ``oracle`` agent and ``terminus-2`` (a scripted model on a loopback
+server), with Harbor's verifier, in ``tests/integrations/test_harbor_run.py`` and
+``test_harbor_environment.py``.
+
 The Dockerfile is not built: its ``COPY`` and ``WORKDIR`` lines are honoured, its
 ``FROM`` and ``RUN`` lines ignored, so the host must have what the task needs (for the
 DeonticBench tasks: ``swipl``, ``python3`` and ``bash``; ``tmux`` for terminus-2), and
 ``start`` says in one sentence what is missing.  The task's CPU count becomes an
 affinity mask and its memory an address-space limit of every process.  Commands run as
-the sandbox's one user whatever user Harbor asks for.
+the sandbox's one unprivileged user whatever user Harbor asks for.
 """
 
 from __future__ import annotations
@@ -23,20 +40,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from ...errors import DeonticBenchError
+from ...solver.sandbox import SYSTEM_DIRS, Bind, drop_privileges, host_env, job_uid, task_policy
 
-SYSTEM_DIRS = ("/usr", "/etc", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt")
-"""Host folders the sandbox sees, read-only; every other path lives in its root."""
+logger = logging.getLogger(__name__)
 REQUIRED_TOOLS = ("bash", "swipl", "python3")
 """What the DeonticBench tasks need on the host (their Dockerfile installs them)."""
 _SERVER = Path(__file__).with_name("_exec_server.py")
@@ -72,6 +90,8 @@ class BwrapEnvironment(BaseEnvironment):
         self._proc: asyncio.subprocess.Process | None = None
         self._sandbox_pid: int | None = None
         self._workdir = self.task_env_config.workdir or "/app"
+        self._uid: int | None = None
+        self._uid_lock: IO[bytes] | None = None
 
     @staticmethod
     def type() -> str:
@@ -91,7 +111,13 @@ class BwrapEnvironment(BaseEnvironment):
         posix = PurePosixPath(path if path.startswith("/") else f"{self._workdir}/{path}")
         if any(posix.is_relative_to(d) for d in SYSTEM_DIRS):
             return Path(posix)
-        return self._root.joinpath(*posix.parts[1:])
+        host = self._root.joinpath(*posix.parts[1:])
+        # The task's files are the job uid's, symlinks included, and the host resolves
+        # them: one pointing out of the root (at the host's /etc, say) must not let an
+        # upload write, or a download read, a host file as root.
+        if not host.resolve().is_relative_to(self._root.resolve()):
+            raise PermissionError(f"{path} leads out of the BwrapEnvironment's root")
+        return host
 
     def _writable(self, path: str) -> Path:
         host = self._host(path)
@@ -130,27 +156,33 @@ class BwrapEnvironment(BaseEnvironment):
     # --- life cycle -----------------------------------------------------------------
 
     def _bwrap_argv(self) -> list[str]:
-        argv = [
-            "bwrap",
-            "--unshare-pid",
-            "--unshare-net",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            *(["--cap-drop", "ALL"] if os.geteuid() == 0 else ["--unshare-user"]),
-            "--die-with-parent",
-            "--bind",
-            str(self._root),
-            "/",
+        """The sandbox: the one policy's ``task_policy``, the exec server read-only."""
+        return task_policy(self._root, (Bind(str(_SERVER.parent), _SERVER_DIR),)).argv()
+
+    def _own(self, path: Path) -> None:
+        """Give ``path`` (and all under it) to the job uid: what the trial is given to
+        write is granted by ownership, never by running as root."""
+        if self._uid is None:
+            return
+        os.lchown(path, self._uid, self._uid)
+        if path.is_dir() and not path.is_symlink():
+            for folder, dirs, files in os.walk(path):
+                for name in (*dirs, *files):
+                    os.lchown(os.path.join(folder, name), self._uid, self._uid)
+
+    def _make_dirs(self, host: Path) -> None:
+        """``mkdir -p`` in the root, every folder it makes owned by the job uid."""
+        missing = [
+            p for p in (host, *host.parents) if p.is_relative_to(self._root) and not p.exists()
         ]
-        for path in SYSTEM_DIRS:
-            if os.path.islink(path):
-                argv += ["--symlink", os.readlink(path), path]
-            elif os.path.isdir(path):
-                argv += ["--ro-bind", path, path]
-        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm"]
-        argv += ["--ro-bind", str(_SERVER.parent), _SERVER_DIR, "--chdir", "/"]
-        return argv
+        host.mkdir(parents=True, exist_ok=True)
+        for folder in missing:
+            if folder != self._root:
+                self._own_one(folder)
+
+    def _own_one(self, path: Path) -> None:
+        if self._uid is not None:
+            os.lchown(path, self._uid, self._uid)
 
     async def start(self, force_build: bool) -> None:
         missing = missing_tools()
@@ -159,11 +191,16 @@ class BwrapEnvironment(BaseEnvironment):
                 "BwrapEnvironment runs the task on this host, which lacks "
                 f"{', '.join(missing)}: install them (the task's Dockerfile is not built)."
             )
+        if self._uid_lock is None:
+            self._uid, self._uid_lock = job_uid()
         for name in ("tmp", "root", "logs/agent", "logs/verifier", "logs/artifacts"):
             (self._root / name).mkdir(parents=True, exist_ok=True)
         os.chmod(self._root / "tmp", 0o1777)
         self._writable(self._workdir).mkdir(parents=True, exist_ok=True)
         self._seed_from_dockerfile()
+        # The whole root is the task's: its commands run as the job uid.
+        os.chmod(self._root, 0o755)
+        self._own(self._root)
         cpus = int(self.task_env_config.cpus or 0)
         memory = int(self.task_env_config.memory_mb or 0)
         info_read, info_write = os.pipe()
@@ -171,6 +208,7 @@ class BwrapEnvironment(BaseEnvironment):
             *self._bwrap_argv(),
             "--info-fd",
             str(info_write),
+            *drop_privileges(self._uid),
             _python(),
             "-I",
             "-S",
@@ -187,6 +225,9 @@ class BwrapEnvironment(BaseEnvironment):
                 stderr=asyncio.subprocess.PIPE,
                 pass_fds=(info_write,),
                 start_new_session=True,
+                # bwrap's own process (the sandbox's PID 1) keeps the environment it is
+                # started with in /proc/1/environ: nothing of the harness's.
+                env=host_env(),
             )
         finally:
             os.close(info_write)
@@ -207,6 +248,9 @@ class BwrapEnvironment(BaseEnvironment):
             raise EnvironmentStartError(
                 f"the bubblewrap sandbox did not start: {err.decode(errors='replace').strip()}"
             )
+        logger.debug(
+            "bwrap environment %s started in %s (uid %s)", self.session_id, self._root, self._uid
+        )
 
     async def stop(self, delete: bool) -> None:
         """Kill the sandbox's first process: the kernel then kills every process in its
@@ -219,18 +263,27 @@ class BwrapEnvironment(BaseEnvironment):
             await self._proc.wait()
         self._proc = None
         self._sandbox_pid = None
+        if self._uid_lock is not None:
+            # Every process of the uid was in the PID namespace that just ended.
+            self._uid_lock.close()
+            self._uid, self._uid_lock = None, None
         if delete:
             shutil.rmtree(self._root, ignore_errors=True)
+        logger.debug("bwrap environment %s stopped", self.session_id)
 
     # --- files ----------------------------------------------------------------------
 
     async def upload_file(self, source_path: Path | str, target_path: str) -> None:
         target = self._writable(target_path)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        self._make_dirs(target.parent)
         shutil.copy2(source_path, target)
+        self._own_one(target)
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
-        shutil.copytree(source_dir, self._writable(target_dir), dirs_exist_ok=True)
+        target = self._writable(target_dir)
+        self._make_dirs(target.parent)
+        shutil.copytree(source_dir, target, dirs_exist_ok=True)
+        self._own(target)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
         Path(target_path).parent.mkdir(parents=True, exist_ok=True)

@@ -140,3 +140,114 @@ def test_every_public_name_of_a_lazy_stage_resolves() -> None:
 
     for name in evaluation.__all__:
         assert not isinstance(getattr(evaluation, name), types.ModuleType), name
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, read from the source with ``ast``:
+    every ``import`` and ``from ... import`` anywhere in the module (inside functions
+    too, where a cycle hides from a reader and from start-up), except under ``if
+    TYPE_CHECKING:`` (never run).  Relative imports are resolved, and ``from package
+    import name`` is an edge to the submodule when ``name`` is one.  An edge goes to the
+    module named, not to its parent packages: Python runs a parent's ``__init__`` first,
+    but a package re-exporting its own modules is not a cycle."""
+    import ast
+
+    def name_of(path: Path) -> str:
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name_of(p): p for p in PACKAGE.rglob("*.py")}
+
+    def type_checking(test: ast.expr) -> bool:
+        return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+        )
+
+    def imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+        found: list[ast.Import | ast.ImportFrom] = []
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.If) and type_checking(node.test):
+                stack.extend(node.orelse)
+                continue
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        return found
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1])
+                    base = f"{base}.{node.module}" if node.module else base
+                else:
+                    base = node.module or ""
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
+            for target in targets:
+                while target and target not in modules:  # a name inside a module
+                    target = target.rpartition(".")[0]
+                if target and target != module:
+                    edges.add(target)
+        graph[module] = edges
+    return graph
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iteratively (no recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            step = next(successors, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(component))
+    return components
+
+
+def test_no_module_imports_itself_back_even_from_inside_a_function() -> None:
+    graph = _import_graph()
+    assert "deonticbench.reliability.signals" in graph  # the graph did read the package
+    cycles = [c for c in _strongly_connected(graph) if len(c) > 1]
+    assert not cycles, "import cycles (imports inside functions count): " + "; ".join(
+        " <-> ".join(c) for c in cycles
+    )

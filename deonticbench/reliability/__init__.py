@@ -1,4 +1,4 @@
-"""Stage 9b, reliability: how far a confidence can be trusted, and what trusting it buys.
+"""Reliability: how far a confidence can be trusted, and what trusting it buys.
 
 Reads scored run folders (the store, via ``scoring``) and ``analyze``'s analysis.jsonl,
 and computes per sample the confidence signals (``signals``: consistency, cross-mode

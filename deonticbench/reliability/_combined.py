@@ -1,46 +1,41 @@
 """The ``combined`` signal: a logistic regression over the other signals, cross-fitted
 by case, so no sample is scored by a model that saw its case.
 
-The folds are scikit-learn's ``GroupKFold`` over case ids (``min(5, cases)`` folds); in
-each, ``StandardScaler`` then ``LogisticRegression(C=1.0)`` is fitted on the other folds'
-samples and predicts the held-out fold's.  A training fold with one outcome class only
-cannot be fitted: its held-out samples get that fold's share correct (a note says so).
+The folds are scikit-learn's ``GroupKFold`` over case ids (``min(GROUP_KFOLD_FOLDS,
+cases)`` folds, deterministic: no seed); in each, ``StandardScaler`` then
+``LogisticRegression(C=1.0)`` is fitted on the other folds' samples and predicts the
+held-out fold's.  A training fold with one outcome class only cannot be fitted: its
+held-out samples get that fold's share correct (a note says so).  These folds are not the
+seeded case folds of ``_crossfit`` (thresholds of cascades and costs): changing either
+scheme would move that feature's published numbers.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from ..errors import ConfigError
-from .signals import BASE_SIGNALS, OPT_IN_SIGNALS, Matrix
+from ..errors import missing_extra
+from ._group import BASE_SIGNALS, OPT_IN_SIGNALS, GroupSignals, Matrix
 
-if TYPE_CHECKING:
-    from .signals import GroupSignals
-
-FOLDS = 5
+GROUP_KFOLD_FOLDS = 5
+"""Folds of ``GroupKFold`` over case ids (all K samples of a case in one fold)."""
 REGULARISATION_C = 1.0
-EXTRA_MESSAGE = "the combined signal needs scikit-learn: pip install 'deonticbench[reliability]'"
-
-
-def require_sklearn() -> None:
-    """Raise ``ConfigError`` (one sentence) when scikit-learn is not installed."""
-    try:
-        import sklearn  # noqa: F401
-    except ImportError:
-        raise ConfigError(f"{EXTRA_MESSAGE[0].upper()}{EXTRA_MESSAGE[1:]}.") from None
+# n/a reasons are clauses listed under the table, hence no full stop of their own.
+SKLEARN_MISSING = str(missing_extra("the combined signal", "reliability")).rstrip(".")
+"""The n/a reason of the combined signal without scikit-learn."""
 
 
 def combined_signal(g: GroupSignals) -> Matrix | str:
     """Out-of-fold probabilities of being correct, or the reason there are none."""
     try:
+        # Imported here: scikit-learn is the optional 'reliability' extra, and without it
+        # the signal is n/a rather than the package failing to import.
         from sklearn.linear_model import LogisticRegression
         from sklearn.model_selection import GroupKFold
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
     except ImportError:
-        return EXTRA_MESSAGE
+        return SKLEARN_MISSING
     names = [n for n in (*BASE_SIGNALS, *OPT_IN_SIGNALS) if not isinstance(g.signals.get(n), str)]
     if not names:
         return "no other signal to combine"
@@ -51,7 +46,7 @@ def combined_signal(g: GroupSignals) -> Matrix | str:
     x = np.stack([np.asarray(g.signals[n])[valid] for n in names], axis=1)
     y = g.correct[valid].astype(int)
     groups = np.broadcast_to(np.arange(o.n_cases)[:, None], valid.shape)[valid]
-    folds = min(FOLDS, o.n_cases)
+    folds = min(GROUP_KFOLD_FOLDS, o.n_cases)
     p = np.zeros(len(y))
     degenerate = 0
     for train, test in GroupKFold(n_splits=folds).split(x, y, groups):

@@ -1,8 +1,9 @@
 """Choosing a threshold without judging it on the cases it was chosen on.
 
-Cases are dealt into ``FOLDS`` folds by a seeded permutation; for each fold the
-threshold is the best one on the other folds' cases, and is then applied to the fold's
-own cases.  The cascades and the best selective policy of ``--costs`` share this rule.
+Cases are dealt into ``PERMUTED_CASE_FOLDS`` folds by a seeded permutation; for each
+fold the threshold is the best one on the other folds' cases, and is then applied to the
+fold's own cases.  The cascades and the best selective policy of ``--costs`` share this
+rule.  (The combined signal's folds are another scheme, ``_combined.GROUP_KFOLD_FOLDS``.)
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-FOLDS = 5
+PERMUTED_CASE_FOLDS = 5
+"""Folds of cases dealt by a seeded permutation (``fold_of_cases``)."""
 
 
-def fold_of_cases(n_cases: int, seed: int, folds: int = FOLDS) -> NDArray[np.intp]:
+def fold_of_cases(n_cases: int, seed: int, folds: int = PERMUTED_CASE_FOLDS) -> NDArray[np.intp]:
     """The fold of each case (``min(folds, n_cases)`` folds of near-equal size)."""
     k = max(1, min(folds, n_cases))
     order = np.random.default_rng(seed).permutation(n_cases)

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import missing_extra
 from ..scoring.metrics import DEFAULT_BOOTSTRAP
 from ..scoring.scores import RunScores, load_run
 from .cascade import CascadeResult, DeferTo, Prices, cascade
@@ -23,14 +23,13 @@ from .tables import (
     reliability_table,
 )
 
-PANDAS_MESSAGE = "Data frames need pandas: pip install 'deonticbench[reliability]'."
-
 
 def _frame(rows: list[dict[str, Any]]) -> Any:
     try:
+        # Imported here: pandas is the optional 'reliability' extra, needed only for frames.
         import pandas as pd
     except ImportError:
-        raise ConfigError(PANDAS_MESSAGE) from None
+        raise missing_extra("A data frame", "reliability") from None
     return pd.DataFrame(rows)
 
 

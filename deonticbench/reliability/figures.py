@@ -13,6 +13,8 @@ from .evaluate import SignalReport
 
 
 def _pyplot() -> Any:
+    # Imported on the first figure (start-up time: pyplot takes about 0.4 s), with the
+    # off-screen backend chosen before pyplot is loaded.
     import matplotlib
 
     matplotlib.use("Agg")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +19,13 @@ from numpy.typing import NDArray
 
 from ..analysis.run import ANALYSIS_FILE, read_analysis
 from ..data.domains import DISPLAY_ORDER, DOMAINS, NUMERIC_TOLERANCE
-from ..prompting.modes import ALL_MODES, DIRECT_MODES, VERBAL_MODE, Mode
+from ..prompting.modes import ALL_MODES, DIRECT_MODES, VERBAL_MODE
 from ..reading.confidence import answer_probability, read_verbal_confidence
 from ..scoring.metrics import Outcomes, correct_matrix
 from ..scoring.scores import STAGES, Run, Stage, encode, stage_attempt
 from ..store.record import Attempt, Record
-
-Matrix = NDArray[np.float64]
-
-BASE_SIGNALS = ("consistency", "cross_mode", "execution", "derivation")
-"""Signals computed from any finished run, no model call."""
-OPT_IN_SIGNALS = ("verbal", "logprob")
-"""Signals that need the model's cooperation (``eval --confidence verbal|logprob``)."""
-SIGNALS = (*BASE_SIGNALS, *OPT_IN_SIGNALS, "combined")
-"""Every signal, in the order tables show them."""
+from ._combined import combined_signal
+from ._group import BASE_SIGNALS, OPT_IN_SIGNALS, SIGNALS, GroupSignals, Matrix
 
 EXECUTION_PENALTY = 0.25
 """What each blemish of a program's run takes off the execution score (see
@@ -47,28 +39,19 @@ DERIVATION_SCORES: Mapping[str, float] = {
 """The derivation axis of ``analyze`` as a score: a proof from the case's facts is worth
 most, an answer written into the program or without a proof least."""
 
-
-@dataclass
-class GroupSignals:
-    """One domain x mode x stage of a run: outcomes, correctness and every signal."""
-
-    run: str
-    model: str
-    domain: str
-    mode: Mode
-    stage: Stage
-    outcomes: Outcomes
-    correct: NDArray[np.bool_]
-    signals: dict[str, Matrix | str] = field(default_factory=dict)
-    """Signal name -> (N, K) matrix (padding cells 0), or the reason it is n/a."""
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def valid(self) -> NDArray[np.bool_]:
-        return self.outcomes.valid
-
-    def available(self) -> list[str]:
-        return [name for name in SIGNALS if not isinstance(self.signals.get(name), str | None)]
+__all__ = [
+    "BASE_SIGNALS",
+    "OPT_IN_SIGNALS",
+    "SIGNALS",
+    "GroupSignals",
+    "Matrix",
+    "agree",
+    "consistency",
+    "cross_mode",
+    "execution_score",
+    "run_signals",
+]
+"""The shared names of ``_group`` are re-exported: this is where callers find them."""
 
 
 def _records_by_cell(records: Sequence[Record], case_ids: Sequence[str]) -> list[list[Record]]:
@@ -205,8 +188,6 @@ def run_signals(run: Run, *, combined: bool = True) -> list[GroupSignals]:
                 g.signals["verbal"] = _verbal(g, cells, stage)
                 g.signals["logprob"] = _logprob(g, cells, stage)
                 if combined:
-                    from ._combined import combined_signal
-
                     g.signals["combined"] = combined_signal(g)
                 out.append(g)
     return out

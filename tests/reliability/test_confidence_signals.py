@@ -133,3 +133,33 @@ def test_the_combined_signal_never_sees_the_case_it_scores(tmp_path: Path) -> No
     assert not np.allclose(a, b)
     assert np.allclose(a[row], b[row])
     assert ((a >= 0) & (a <= 1)).all()
+
+
+def test_without_the_reliability_extra_each_feature_says_so_in_one_sentence(
+    tmp_path: Path,
+) -> None:
+    """A fresh interpreter where pandas and scikit-learn cannot be imported (a ``None``
+    entry in ``sys.modules`` makes ``import`` raise ImportError, as when not installed):
+    the combined signal is n/a with the one missing-extra sentence, a data frame request
+    stops with it."""
+    run = write_run(tmp_path / "run", "test:m", "airline", "direct", {"a": 1, "b": 2},
+                    {"a": [1.0, 5.0], "b": [2.0, 2.0]})  # fmt: skip
+    code = (
+        "import sys\n"
+        "sys.modules['pandas'] = None\n"
+        "sys.modules['sklearn'] = None\n"
+        "from deonticbench.errors import MissingExtraError, missing_extra\n"
+        "from deonticbench.reliability import reliability_frame, run_signals\n"
+        "from deonticbench.scoring.scores import load_run\n"
+        f"(g,) = run_signals(load_run({str(run)!r}))\n"
+        "assert g.signals['combined'] == str(missing_extra('the combined signal', "
+        "'reliability')).rstrip('.'), g.signals['combined']\n"
+        "try:\n"
+        f"    reliability_frame([{str(run)!r}], bootstrap=10)\n"
+        "except MissingExtraError as exc:\n"
+        "    assert str(exc) == str(missing_extra('A data frame', 'reliability')), exc\n"
+        "    print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

@@ -1,18 +1,24 @@
-"""Every metric of every signal, with the paper's bootstrap interval over cases.
+"""Every metric of every signal, with a cluster bootstrap over cases.
 
 Point values use all samples of the group (with the full K every case weighs the same).
-Each bootstrap replicate draws N cases with replacement and one of each drawn case's
-samples, exactly the draws of the main table (``scoring.metrics.iter_draws`` seeded by
-``scoring.scores.domain_rng``), and computes the metric on those N (confidence, correct)
-pairs.  The Kuiper test's p-value assumes independent items, which the K samples of a
-case are not: it is computed on one sample per case (each case's first), and is
-asymptotic.  A value that is undefined is n/a with its reason, never a number.
+Each bootstrap replicate draws N cases with replacement, the very case draws of the main
+table (``scoring.metrics.iter_draws`` seeded by ``scoring.scores.domain_rng``), and keeps
+*all* samples of every drawn case: a replicate is the point's own estimator on a resample
+of the same item count (N x K with the full K).  The main table keeps one sample per
+drawn case, which suits accuracy (a mean reads the same at any item count) but not ECE or
+the Kuiper statistic, which grow as the item count falls: replicates of N items sat above
+a point of N x K.  The Kuiper test's p-value assumes independent items, which the K
+samples of a case are not: it is computed on one sample per case (each case's first),
+and is asymptotic.  Beside ECE stands the ECE a perfectly calibrated confidence would
+read at the same item count (``metrics.calibrated_ece``), so a small ECE can be read.  A
+value that is undefined is n/a with its reason, never a number.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -38,7 +44,9 @@ METRICS = (
 )
 """The metric names, in the order of the tables' columns."""
 
-Pairs = tuple[NDArray[np.float64], NDArray[np.float64]]
+Replicates = tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]
+"""Some bootstrap replicates of equal item count: their numbers, and per replicate (row)
+the confidences and the correctness of its items."""
 
 
 def _metric_functions() -> dict[str, Callable[[Any, Any], Any]]:
@@ -98,6 +106,9 @@ class SignalReport:
     """Risk-coverage: selective accuracy on a coverage grid with its band."""
     kuiper_x: float | None = None
     """The normalised Kuiper statistic (on one sample per case) the p-value is of."""
+    ece_if_calibrated: float | None = None
+    """The mean ECE of a perfectly calibrated confidence with the same values (outcomes
+    drawn from them): what ECE reads from chance alone at this item count."""
 
 
 def _finite(x: float) -> float | None:
@@ -115,15 +126,31 @@ def summarise(point: float, reps: NDArray[np.float64], na: str | None) -> Metric
     return MetricValue(point, float(finite.mean()), float(low), float(high), None, undefined)
 
 
-def _draw_pairs(g: GroupSignals, s: NDArray[np.float64], replicates: int, seed: int) -> Pairs:
+def _cluster_replicates(
+    g: GroupSignals, s: NDArray[np.float64], replicates: int, seed: int
+) -> Iterator[Replicates]:
+    """The replicates of the cluster bootstrap, in blocks of equal item count: each holds
+    every sample of each case it drew.  With the full K every replicate has the point's
+    N x K items (one block per block of draws); a case with fewer samples makes the
+    count vary, and each count is scored as its own block."""
     o = g.outcomes
     width = o.pred.shape[1]
-    conf, ok = [], []
+    conf = s.ravel()
+    ok = g.correct.ravel().astype(np.float64)
+    slot = np.arange(width)
+    done = 0
     for d in iter_draws(o.n_cases, replicates, domain_rng(seed, g.domain)):
-        cell = d.case * width + (d.u * o.present[d.case]).astype(np.intp)
-        conf.append(np.take(s.ravel(), cell))
-        ok.append(np.take(g.correct.ravel(), cell).astype(np.float64))
-    return np.concatenate(conf), np.concatenate(ok)
+        numbers = np.arange(done, done + d.case.shape[0])
+        done += d.case.shape[0]
+        cells = d.case[:, :, None] * width + slot
+        keep = slot < o.present[d.case][:, :, None]
+        sizes = keep.sum(axis=(1, 2))
+        for size in np.unique(sizes):
+            rows = sizes == size
+            # Row-major boolean selection keeps each replicate's items together, in the
+            # order its cases were drawn.
+            picked = cells[rows][keep[rows]].reshape(-1, int(size))
+            yield numbers[rows], conf[picked], ok[picked]
 
 
 def evaluate_signal(
@@ -141,11 +168,25 @@ def evaluate_signal(
     valid = g.valid
     s = s_all[valid][None, :]
     y = g.correct[valid].astype(np.float64)[None, :]
-    rs, ry = _draw_pairs(g, s_all, replicates, seed)
-    for metric, fn in _metric_functions().items():
+    functions = _metric_functions()
+    reps = {metric: np.full(replicates, np.nan) for metric in functions}
+    conf, acc, counts = m.binned(s, y)
+    bins = conf.shape[1]
+    bin_reps = np.full((replicates, bins), np.nan)
+    grid, curve = m.risk_coverage_curve(s, y)
+    curve_reps = np.full((replicates, grid.size), np.nan)
+    for numbers, rs, ry in _cluster_replicates(g, s_all, replicates, seed):
+        for metric, fn in functions.items():
+            reps[metric][numbers] = fn(rs, ry)
+        _, bin_acc, _ = m.binned(rs, ry, bins)
+        bin_reps[numbers, : bin_acc.shape[1]] = bin_acc
+        curve_reps[numbers] = m.risk_coverage_curve(rs, ry, grid.size)[1]
+    for metric, fn in functions.items():
         point = float(fn(s, y)[0])
-        reps = np.asarray(fn(rs, ry), dtype=np.float64)
-        report.metrics[metric] = summarise(point, reps, m.UNDEFINED.get(metric))
+        report.metrics[metric] = summarise(point, reps[metric], m.UNDEFINED.get(metric))
+    # Its own stream (the bootstrap's are keyed by domain), the same for every group, so
+    # two signals with equal confidences get the same reference.
+    report.ece_if_calibrated = m.calibrated_ece(s[0], np.random.default_rng(seed))
     # The test of calibration: one (independent) sample per case, each case's first.
     k_stat, sigma = m.kuiper(s_all[:, :1].T, g.correct[:, :1].T.astype(np.float64))
     if sigma[0] > 0:
@@ -158,41 +199,30 @@ def evaluate_signal(
     else:
         report.metrics["kuiper_p"] = MetricValue(None, None, None, None, m.UNDEFINED["kuiper_p"])
     report.metrics = {k: report.metrics[k] for k in METRICS}
-    report.diagram = _diagram(s, y, rs, ry)
-    report.curve = _curve(s, y, rs, ry)
+    report.diagram = {
+        "confidence": [_finite(v) for v in conf[0]],
+        "accuracy": [_finite(v) for v in acc[0]],
+        "count": [float(c) for c in counts[0]],
+        **dict(zip(("accuracy_low", "accuracy_high"), _band(bin_reps), strict=True)),
+    }
+    # The replicates have the point's item count, so the band lies on the point's grid
+    # (with fewer samples for some case, nearly: the same grid index, its own count).
+    report.curve = {
+        "coverage": [float(v) for v in grid],
+        "accuracy": [_finite(v) for v in curve[0]],
+        "band_coverage": [float(v) for v in grid],
+        **dict(zip(("accuracy_low", "accuracy_high"), _band(curve_reps), strict=True)),
+    }
     return report
 
 
 def _band(values: NDArray[np.float64]) -> tuple[list[float | None], list[float | None]]:
-    low, high = np.nanpercentile(values, [2.5, 97.5], axis=0)
+    with warnings.catch_warnings():
+        # A bin no replicate reached (only when a replicate has fewer items than bins) is
+        # all NaN: its band is n/a (None), which numpy would also warn about.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanpercentile(values, [2.5, 97.5], axis=0)
     return [_finite(v) for v in low], [_finite(v) for v in high]
-
-
-def _diagram(s: Any, y: Any, rs: Any, ry: Any) -> dict[str, list[float | None]]:
-    conf, acc, counts = m.binned(s, y)
-    bins = conf.shape[1]
-    _, racc, _ = m.binned(rs, ry, bins)
-    low, high = _band(racc)
-    return {
-        "confidence": [_finite(v) for v in conf[0]],
-        "accuracy": [_finite(v) for v in acc[0]],
-        "count": [float(c) for c in counts[0]],
-        "accuracy_low": low,
-        "accuracy_high": high,
-    }
-
-
-def _curve(s: Any, y: Any, rs: Any, ry: Any) -> dict[str, list[float | None]]:
-    grid, acc = m.risk_coverage_curve(s, y)
-    r_grid, racc = m.risk_coverage_curve(rs, ry, grid.size)
-    low, high = _band(racc)
-    return {
-        "coverage": [float(v) for v in grid],
-        "accuracy": [_finite(v) for v in acc[0]],
-        "band_coverage": [float(v) for v in r_grid],
-        "accuracy_low": low,
-        "accuracy_high": high,
-    }
 
 
 def evaluate_groups(

@@ -28,6 +28,12 @@ COVERAGES = (0.5, 0.8, 0.9)
 """Coverages at which selective accuracy is reported."""
 TARGET_ACCURACIES = (0.9, 0.95)
 """Accuracies for which the largest reachable coverage is reported."""
+CALIBRATED_DRAWS = 1000
+"""Outcome draws behind the calibrated-reference ECE (``calibrated_ece``): its Monte Carlo
+standard error is about 1 % of its value (one draw's ECE has a standard deviation of about
+a quarter of its mean: 0.016 of 0.059 with 320 items)."""
+_CALIBRATED_BLOCK_CELLS = 1 << 18
+"""Draws are scored in blocks of about this many items, so memory stays bounded."""
 _EPS = 1e-12
 
 UNDEFINED = {
@@ -118,6 +124,25 @@ def ece(s: Array, y: Array, bins: int = ECE_BINS) -> Array:
     conf, acc, counts = binned(s, y, bins)
     n = counts.sum(axis=1)
     return np.asarray(np.sum(counts * np.abs(acc - conf), axis=1) / n, dtype=np.float64)
+
+
+def calibrated_ece(
+    s: NDArray[np.float64], rng: np.random.Generator, draws: int = CALIBRATED_DRAWS
+) -> float:
+    """The ECE a perfectly calibrated confidence shows at this item count: the mean over
+    ``draws`` draws of outcomes ``y_i ~ Bernoulli(s_i)`` of ``ece(s, y)``, the same items
+    and bins as the point ("consistency resampling", Broecker and Smith 2007, with the
+    confidences kept as they are).  ECE is biased upward at small item counts; a point
+    near this value is what chance alone gives a calibrated model."""
+    conf = np.asarray(s, dtype=np.float64).ravel()
+    block = max(1, _CALIBRATED_BLOCK_CELLS // max(conf.size, 1))
+    total, done = 0.0, 0
+    while done < draws:
+        size = min(block, draws - done)
+        y = (rng.random((size, conf.size)) < conf).astype(np.float64)
+        total += float(ece(np.broadcast_to(conf, y.shape), y).sum())
+        done += size
+    return total / draws
 
 
 def kuiper(s: Array, y: Array) -> tuple[Array, Array]:

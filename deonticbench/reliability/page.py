@@ -26,10 +26,11 @@ def reliability_html(
     parts = [f'<section id="{SECTION_ID}"><h2>Reliability</h2>']
     parts.append(
         '<p class="muted">How far each confidence signal can be trusted (docs/reliability.md): '
-        f"AUROC for correctness, Brier, ECE over {ECE_BINS} equal-mass bins, Tygert's Kuiper "
-        "statistic with its asymptotic p-value (one sample per case), AURC and E-AURC, "
-        "selective accuracy at 50/80/90% coverage and the coverage reachable at 90/95% "
-        "accuracy; intervals are the paper's bootstrap over cases.</p>"
+        f"AUROC for correctness, Brier, ECE over {ECE_BINS} equal-mass bins beside the ECE a "
+        "calibrated model would show at the same item count, Tygert's Kuiper statistic "
+        "with its asymptotic p-value (one sample per case), AURC and E-AURC, selective "
+        "accuracy at 50/80/90% coverage and the coverage reachable at 90/95% accuracy; "
+        "intervals are a bootstrap over cases, each drawn case with all its samples.</p>"
     )
     stages = list(dict.fromkeys(r.stage for r in reports))
     for stage in stages:

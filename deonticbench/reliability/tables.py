@@ -1,5 +1,7 @@
-"""The reliability table (terminal, Markdown, CSV), its long rows, results.json's
-``reliability`` section and the library's data frames."""
+"""The reliability table (terminal, Markdown, CSV), its long rows (which ``api`` turns
+into the library's data frame), results.json's ``reliability`` section, and the cascade
+and cost tables.  The data frames themselves are built in ``api``, which alone imports
+pandas."""
 
 from __future__ import annotations
 
@@ -33,10 +35,14 @@ LONG_COLUMNS = (
 )
 """One row per run x domain x mode x stage x signal x metric."""
 
+CALIBRATED = "ece_if_calibrated"
+"""The calibrated-reference ECE: a column beside ECE, a field of results.json and a row
+of the long table (a point, no interval)."""
 HEADERS = {
     "auroc": "AUROC",
     "brier": "Brier",
     "ece": f"ECE ({ECE_BINS} bins)",
+    "ece_if_calibrated": "ECE if calibrated",
     "kuiper": "Kuiper",
     "kuiper_p": "Kuiper p",
     "aurc": "AURC",
@@ -61,22 +67,36 @@ def value_text(v: MetricValue, metric: str) -> str:
     return f"{v.point:.3f} [{v.low:.3f}, {v.high:.3f}]"
 
 
+def _columns() -> list[str]:
+    """The metrics in table order, the calibrated-reference ECE right after ECE."""
+    at = METRICS.index("ece") + 1
+    return [*METRICS[:at], CALIBRATED, *METRICS[at:]]
+
+
+def _calibrated_text(r: SignalReport) -> str:
+    return "n/a" if r.ece_if_calibrated is None else f"{r.ece_if_calibrated:.3f}"
+
+
 def reliability_table(reports: Sequence[SignalReport], *, stage: str = "first") -> Table:
     """One row per run x domain x mode x signal that could be computed; the signals
     that are n/a are listed with their reason in the title's notes."""
     several = len({r.run for r in reports}) > 1
     headers = [*(["Run"] if several else []), "Domain", "Mode", "Signal", "N"]
-    headers += [HEADERS[m] for m in METRICS]
+    columns = _columns()
+    headers += [HEADERS[m] for m in columns]
     rows: list[list[str]] = []
     for r in reports:
         if r.stage != stage or r.na is not None:
             continue
         row = [*([r.run] if several else []), DOMAINS[r.domain].display_name]
         row += [MODE_TITLES.get(r.mode, r.mode), r.signal, str(r.n_cases)]
-        row += [value_text(r.metrics[m], m) for m in METRICS]
+        row += [
+            _calibrated_text(r) if m == CALIBRATED else value_text(r.metrics[m], m) for m in columns
+        ]
         rows.append(row)
     title = (
         f"Confidence signals ({stage} attempt): point [95% bootstrap interval over cases]; "
+        "ECE if calibrated: the mean ECE of a calibrated confidence at this item count; "
         "Kuiper p on one sample per case (asymptotic)"
     )
     return Table(headers, rows, title)
@@ -119,6 +139,11 @@ def long_rows(reports: Sequence[SignalReport]) -> list[dict[str, Any]]:
                 {**base, "metric": metric, "point": v.point, "mean": v.mean, "ci_low": v.low,
                  "ci_high": v.high, "na": v.na, **counts}
             )  # fmt: skip
+            if metric == "ece":
+                out.append(
+                    {**base, "metric": CALIBRATED, "point": r.ece_if_calibrated, "mean": None,
+                     "ci_low": None, "ci_high": None, "na": None, **counts}
+                )  # fmt: skip
     return out
 
 
@@ -145,6 +170,7 @@ def reliability_section(
                 for k, v in r.metrics.items()
             }  # fmt: skip
             entry["kuiper_normalised"] = r.kuiper_x
+            entry[CALIBRATED] = r.ece_if_calibrated
             entry["reliability_diagram"] = r.diagram
         groups.append(entry)
     return {

@@ -146,3 +146,27 @@ def test_selective_accuracy_and_reachable_coverage_by_hand() -> None:
     assert m.coverage_at_accuracy(s, y2, 0.9)[0] == pytest.approx(0.2)
     tied = np.array([0.9] * 4 + [0.1] * 6)
     assert m.coverage_at_accuracy(tied, y2, 0.9)[0] == 0.0
+
+
+def test_the_calibrated_reference_ece_in_cases_worked_exactly() -> None:
+    rng = np.random.default_rng(0)
+    # Confidences of 0 and 1 decide every outcome: a calibrated model has ECE 0.
+    assert m.calibrated_ece(np.array([0.0, 1.0] * 50), rng) == 0.0
+    # Ten items at 0.5, one a bin: every bin is off by exactly one half.
+    assert m.calibrated_ece(np.full(10, 0.5), rng) == pytest.approx(0.5)
+
+
+def test_the_calibrated_reference_ece_is_the_binomial_expectation() -> None:
+    # 200 items at p = 0.3 make ten bins of 20: each bin's |share right - p| has the
+    # expectation sum_k C(20, k) p^k (1 - p)^(20 - k) |k/20 - p|, and so has their mean.
+    p, per_bin = 0.3, 20
+    exact = sum(
+        math.comb(per_bin, k) * p**k * (1 - p) ** (per_bin - k) * abs(k / per_bin - p)
+        for k in range(per_bin + 1)
+    )
+    draws = 4000
+    got = m.calibrated_ece(np.full(10 * per_bin, p), np.random.default_rng(1), draws)
+    # One draw's ECE (a mean of ten bins) varies by about 0.02: 3 standard errors.
+    spread = math.sqrt(p * (1 - p) / per_bin) * 0.6 / math.sqrt(10)
+    assert got == pytest.approx(exact, abs=3 * spread / math.sqrt(draws))
+    assert 0.07 < exact < 0.09

@@ -1,9 +1,10 @@
-"""The metrics recover what was planted in real runs.
+"""The metrics recover what was planted in real runs, and their intervals are intervals
+of the estimators they stand beside.
 
 Three replay runs of the airline whole split (300 cases, K = 4 for the calibrated run
-and 2 for the others: 1200 and 600 samples) in
-the opt-in ``direct-verbal`` mode, made by ``deonticbench eval`` from responses whose
-``Confidence: NN%`` line and correctness are drawn with a fixed seed:
+and 2 for the others: 1200 and 600 samples) in the opt-in ``direct-verbal`` mode, made by
+``deonticbench eval`` from responses whose ``Confidence: NN%`` line and correctness are
+drawn with a fixed seed (``reliability_runs.planted_run``):
 
 * calibrated: right with probability equal to the stated confidence;
 * miscalibrated: right 0.2 less often than the stated confidence;
@@ -12,23 +13,27 @@ the opt-in ``direct-verbal`` mode, made by ``deonticbench eval`` from responses 
 Then ``deonticbench score --reliability --out`` and its results.json are checked.  The
 calibrated run has more samples because ECE over 10 equal-mass bins is biased upwards
 by about 0.8 * sqrt(p (1 - p) / per-bin count): 0.05 with 60 samples a bin, 0.036 with
-120 (docs/reliability.md).
+120 (docs/reliability.md).  A fourth, smaller calibrated run (airline hard, 80 cases,
+K = 4) is where that bias showed in the intervals: a bootstrap replicate of one sample
+per case (80 items) read a larger ECE and Kuiper statistic than the point on all 320.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from reliability_runs import Planted, cli, planted_run
+from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from deonticbench.data.cases import load_cases
-from deonticbench.data.sources import resolve_source
+from deonticbench.reliability import evaluate_signal, run_signals
+from deonticbench.reliability import metrics as m
+from deonticbench.scoring.metrics import iter_draws
+from deonticbench.scoring.scores import domain_rng, load_run
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
@@ -38,82 +43,42 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
-    env["DEONTICBENCH_DATA"] = DATA
-    return subprocess.run(
-        [sys.executable, "-m", "deonticbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-
-
-def _planted_run(root: Path, name: str, seed: int, k: int) -> dict[str, Any]:
-    rng = np.random.default_rng(seed)
-    cases = load_cases("airline", "whole", resolve_source(Path(DATA)))
-    assert len(cases) * k >= 500
-    lines = []
-    for case in cases:
-        for sample in range(k):
-            if name == "miscalibrated":
-                stated = int(rng.integers(30, 96))
-                p_right = stated / 100 - 0.2
-            elif name == "noise":
-                stated = int(rng.integers(5, 96))
-                p_right = 0.6
-            else:
-                stated = int(rng.integers(5, 96))
-                p_right = stated / 100
-            right = rng.random() < p_right
-            value = int(case.gold) if right else int(case.gold) + 50
-            response = f"The fees add up.\nAnswer: ${value}\nConfidence: {stated}%"
-            lines.append(
-                json.dumps(
-                    {
-                        "domain": "airline",
-                        "case_id": case.id,
-                        "mode": "direct-verbal",
-                        "sample": sample,
-                        "response": response,
-                    }
-                )
-            )
-    replay = root / f"{name}.jsonl"
-    replay.write_text("\n".join(lines) + "\n")
-    run, out = root / name, root / f"{name}-scored"
-    done = _cli(
-        "eval", "--model", f"replay:{replay}", "--split", "whole", "--domains", "airline",
-        "--modes", "direct-verbal", "-k", str(k), "--out", str(run), "--no-cache",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    done = _cli("score", str(run), "--reliability", "-B", "300", "--out", str(out))
+def _scored(root: Path, name: Planted, seed: int, k: int, split: str) -> dict[str, Any]:
+    """The verbal signal's group of results.json's reliability section."""
+    run = planted_run(root, DATA, name, seed=seed, k=k, split=split)
+    out = root / f"{name}-scored"
+    done = cli("score", str(run), "--reliability", "-B", "300", "--out", str(out), data=DATA)
     assert done.returncode == 0, done.stderr
     results = json.loads((out / "results.json").read_text())
     (verbal,) = [g for g in results["reliability"]["groups"] if g["signal"] == "verbal"]
-    assert verbal["n_samples"] == len(cases) * k
+    n_cases = len(load_run(run).records) // k
+    assert verbal["n_samples"] == n_cases * k and n_cases * k >= 300
     return verbal
 
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = tmp_path_factory.mktemp("planted")
-    return {
-        name: _planted_run(root, name, seed, k)
-        for name, seed, k in (("calibrated", 11, 4), ("miscalibrated", 12, 2), ("noise", 13, 2))
-    }
+    plants: tuple[tuple[Planted, int, int], ...] = (
+        ("calibrated", 11, 4),
+        ("miscalibrated", 12, 2),
+        ("noise", 13, 2),
+    )
+    return {name: _scored(root, name, seed, k, "whole") for name, seed, k in plants}
 
 
 def test_a_calibrated_confidence_is_found_calibrated(planted: dict[str, Any]) -> None:
     metrics = planted["calibrated"]["metrics"]
     assert metrics["ece"]["point"] <= 0.05
     assert metrics["kuiper_p"]["point"] > 0.05
+    # A calibrated model's ECE is what chance gives at this item count, not zero.
+    assert abs(metrics["ece"]["point"] - planted["calibrated"]["ece_if_calibrated"]) < 0.02
 
 
 def test_a_confidence_0_2_too_high_is_found_miscalibrated(planted: dict[str, Any]) -> None:
     metrics = planted["miscalibrated"]["metrics"]
     assert metrics["ece"]["point"] >= 0.15
+    assert metrics["ece"]["point"] > 3 * planted["miscalibrated"]["ece_if_calibrated"]
     assert metrics["kuiper_p"]["point"] < 0.01
     # The reliability diagram sits about 0.2 below the diagonal in every bin.
     diagram = planted["miscalibrated"]["reliability_diagram"]
@@ -126,3 +91,45 @@ def test_a_noise_confidence_ranks_no_better_than_chance(planted: dict[str, Any])
     assert auroc["ci_low"] <= 0.5 <= auroc["ci_high"]
     # The informative confidences do rank: their intervals exclude 0.5.
     assert planted["calibrated"]["metrics"]["auroc"]["ci_low"] > 0.5
+
+
+def test_the_intervals_of_a_small_calibrated_run_stand_at_their_points(tmp_path: Path) -> None:
+    """Airline hard, K = 4: ECE and the Kuiper statistic are biased upward at small item
+    counts, so a replicate must have the point's item count for its interval to reach
+    down to the point (in a simulation of 60 such runs it started at most 0.012 above);
+    every other metric's point lies inside its interval."""
+    group = _scored(tmp_path, "calibrated", 11, 4, "hard")
+    for name in ("ece", "kuiper"):
+        v = group["metrics"][name]
+        assert v["ci_low"] <= v["point"] + 0.01, (name, v)
+    for name, v in group["metrics"].items():
+        if name not in ("ece", "kuiper", "kuiper_p"):
+            assert v["ci_low"] <= v["point"] <= v["ci_high"], (name, v)
+    assert 0.0 < group["ece_if_calibrated"] < 0.15
+
+
+def test_a_replicate_is_the_point_estimator_on_every_sample_of_its_cases(
+    tmp_path: Path,
+) -> None:
+    """One replicate (B = 1): its values are the metrics of all K samples of each case
+    the bootstrap drew (the main table's draws), recomputed here independently."""
+    run = planted_run(tmp_path, DATA, "calibrated", seed=5, k=4, split="hard")
+    (g,) = [g for g in run_signals(load_run(run), combined=False) if g.mode == "direct-verbal"]
+    report = evaluate_signal(g, "verbal", replicates=1, seed=3)
+    (draw,) = iter_draws(g.outcomes.n_cases, 1, domain_rng(3, "airline"))
+    cases = draw.case[0]
+    s = np.asarray(g.signals["verbal"])[cases].ravel()
+    y = g.correct[cases].ravel().astype(float)
+    assert s.size == report.n_samples == g.outcomes.n_cases * 4
+    expected = {
+        "brier": brier_score_loss(y, s),
+        "auroc": roc_auc_score(y, s),
+        # Kuiper at the ends of tie blocks does not depend on the order within a tie.
+        "kuiper": float(m.kuiper(s, y)[0][0]),
+    }
+    for name, want in expected.items():
+        got = report.metrics[name]
+        assert got.low == got.high == pytest.approx(want, abs=1e-12), name
+    assert report.metrics["brier"].point == pytest.approx(
+        brier_score_loss(g.correct[g.valid].astype(float), np.asarray(g.signals["verbal"])[g.valid])
+    )

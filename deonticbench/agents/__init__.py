@@ -5,6 +5,14 @@ a workspace of files (``workspace``: the statutes, the case, few-shot examples) 
 to read them, write and run Prolog in the sandbox, and repair in a loop; when the trial
 ends, the harness judges what it left (``judge``) exactly as it judges a prompted answer.
 Hands the runner a judged attempt, the trial's facts (``AgentInfo``) and its trajectory.
+
+One module per rule: the loop (``loop``), when it stops (``stops``), how a conversation
+starts and is cached (``conversation``), the one tool table (``tool_table``) with its
+handlers (``file_tools``, ``shell_tool``), their shared state (``tool_base``) and
+dispatch (``tools``), the text protocol (``protocol``), and what a finished trial becomes
+(``trial_record``: the judged attempt, ``AgentInfo``, the trajectory), which inspect's
+agent and Harbor's import use too.  This ``__init__`` imports only what Harbor's
+verifier may load under a bare interpreter (no ``jsonschema``): the workspace and judge.
 """
 
 from __future__ import annotations
@@ -18,7 +26,6 @@ from .workspace import (
     OUTPUT_DIR,
     SOLUTION_FILE,
     STATUTE_FILE,
-    TOOL_SETS,
     Workspace,
     answer_line,
     build_workspace,
@@ -36,7 +43,6 @@ __all__ = [
     "OUTPUT_DIR",
     "SOLUTION_FILE",
     "STATUTE_FILE",
-    "TOOL_SETS",
     "Judgement",
     "Workspace",
     "ajudge_workspace",

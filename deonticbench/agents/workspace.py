@@ -39,8 +39,6 @@ SOLUTION_FILE = "solution.pl"
 OUTPUT_DIR = "output"
 ANSWER_FILE = "output/answer.txt"
 EXAMPLES_DIR = "examples"
-TOOL_SETS: tuple[str, ...] = ("prolog", "shell")
-"""The harness's own tool sets (``--agent-tools``); ``terminal`` is Harbor's wording."""
 OBSERVATION_CHARS = 8000
 """Characters of a tool's output an observation shows (head and tail kept)."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..agents.loop import TrialSetup, conversation_hash, first_messages
 from ..agents.scripted import as_agent
-from ..agents.tools import TOOLS
+from ..agents.tool_table import tool_specs
 from ..models.base import Model
 from ..prompting import Prompt
 from ..prompting.chat import Message
@@ -110,7 +110,7 @@ def _first_turns(
     setup = TrialSetup(unit.domain, unit.case, unit.mode, 0, options.tool_set, native,
                        Path("."), model.spec, unit.exemplars)  # fmt: skip
     messages = first_messages(setup)
-    tools = TOOLS[options.tool_set] if native else ()
+    tools = tool_specs(options.tool_set) if native else ()
     identity = model.identity()
     for sample in pending:
         key = cache_key(identity, conversation_hash(messages, tools), sample, 0)

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from ..agents.loop import (
-    AgentBudget,
     TrialSetup,
     conversation_hash,
     decode_turn,
@@ -326,7 +325,7 @@ class Runner:
                 workdir=workdir / "workspace",
                 model_name=self.model.spec,
                 exemplars=unit.exemplars,
-                budget=AgentBudget(options.max_turns, options.max_tokens, options.timeout_s),
+                budget=options,
             )
 
             async def generate(

@@ -1,0 +1,81 @@
+"""A trial's conversation: how it starts, and how a turn is keyed and cached.
+
+``opening_messages`` is the conversation every trial starts with, from plain facts (the
+case, the mode, the tool set, whether the tools are offered natively): the harness's
+loop, the dry run and inspect's agent all start from it.  ``conversation_hash`` keys an
+agentic turn in the response cache; ``encode_turn``/``decode_turn`` are how a reply is
+stored there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..data.cases import Case
+from ..models.base import Completion
+from ..prompting.chat import Message, ToolCall, ToolSpec
+from ..prompting.modes import Mode
+from ..prompting.templates import SYSTEM_FILE, prompts_root, read_template
+from ..solver.execution import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
+from .protocol import protocol_section
+from .tool_table import tool_specs
+from .workspace import instruction_text
+
+
+def opening_messages(
+    case: Case,
+    mode: Mode,
+    tool_set: str,
+    *,
+    native: bool,
+    tool_timeout_s: float = DEFAULT_PROLOG_TIMEOUT_S,
+    prompts_dir: Path | None = None,
+) -> tuple[Message, ...]:
+    """The paper's system message and the instruction (with the text protocol's section
+    listing the tool set's tools when they are not offered natively).  ``tool_timeout_s``
+    is the time limit of one tool run the instruction states."""
+    root = prompts_root(prompts_dir)
+    instruction = instruction_text(case, mode, tool_set, prompts_dir=root, timeout_s=tool_timeout_s)
+    if not native:
+        instruction += "\n\n" + protocol_section(tool_specs(tool_set), prompts_dir=root)
+    return (
+        Message(role="system", content=read_template(root, SYSTEM_FILE)),
+        Message(role="user", content=instruction),
+    )
+
+
+def conversation_hash(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> str:
+    """sha256 over everything a turn sends: every message (with its tool calls and ids)
+    and the tools offered.  The response cache keys an agentic turn on it."""
+    payload = {
+        "messages": [
+            [
+                m.role,
+                m.content,
+                [c.to_json() for c in m.tool_calls],
+                m.tool_call_id,
+                m.name,
+                m.is_error,
+            ]
+            for m in messages
+        ],
+        "tools": [t.to_openai() for t in tools],
+    }
+    canonical = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def encode_turn(completion: Completion) -> str:
+    """A reply as the response cache stores it: text and tool calls in one JSON string."""
+    return json.dumps(
+        {"text": completion.text, "tool_calls": [c.to_json() for c in completion.tool_calls]},
+        ensure_ascii=False,
+    )
+
+
+def decode_turn(stored: str) -> tuple[str, tuple[ToolCall, ...]]:
+    obj = json.loads(stored)
+    return str(obj.get("text") or ""), tuple(ToolCall.from_json(c) for c in obj["tool_calls"])

@@ -35,19 +35,19 @@ from pathlib import Path
 from typing import Any
 
 from ...agents.judge import Judgement, judge_workspace
+from ...agents.trial_record import agent_info, count_tool_calls, judged_attempt
 from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE
 from ...data.cases import Case, load_cases
 from ...data.domains import DOMAINS, Domain
 from ...data.sources import DataSource
-from ...errors import ConfigError, DataError
+from ...errors import DataError
 from ...prompting.modes import Mode
 from ...reading.answers import Answer, read_direct_answer
 from ...solver import Limits, Solver
-from ...store.folder import RunFolder, is_run_folder
+from ...store.imported import refuse_existing, write_imported_run
 from ...store.provenance import imported_config
-from ...store.record import AgentInfo, Record
+from ...store.record import Record
 from ...store.spec import RunSpec
-from ...store.trajectory import trajectory_path, write_trajectory
 from . import dar
 from .naming import TaskIndex
 from .tasks import WORKDIR
@@ -202,14 +202,6 @@ def _judge(domain: Domain, mode: Mode, trial: Trial, solver: Solver) -> tuple[Ju
     return _from_verifier(domain, trial), False
 
 
-def _tool_calls(atif: dict[str, Any] | None) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for step in (atif or {}).get("steps") or []:
-        for call in step.get("tool_calls") or []:
-            counts[str(call.get("function_name") or call.get("name") or "unknown")] += 1
-    return counts
-
-
 def _trajectory(trial: Trial) -> dict[str, Any] | None:
     path = trial.folder / "agent" / "trajectory.json"
     try:
@@ -227,8 +219,7 @@ def import_jobs(
     if not root.is_dir():
         raise DataError(f"{root} is not a folder (expected a Harbor jobs folder).")
     folder = Path(out)
-    if is_run_folder(folder):
-        raise ConfigError(f"{folder} already holds a run; import into a new --out folder.")
+    refuse_existing(folder)
     trials = find_trials(root)
     if not trials:
         raise DataError(f"{root} holds no Harbor trial (no result.json with a task_name).")
@@ -257,21 +248,29 @@ def import_jobs(
                 result.from_artifacts += 1
             else:
                 result.from_verifier += 1
-            attempt = judgement.attempt(domain, case.gold, prompt_hash=trial.task_name)
             usage = trial.agent_result
-            attempt.tokens_in = int(usage.get("n_input_tokens") or 0)
-            attempt.tokens_out = int(usage.get("n_output_tokens") or 0)
-            attempt.latency_s = round(trial.seconds("agent_execution"), 6)
+            reason = judgement.answer.reason
+            ended = (
+                f"harbor {trial.exception_text}"
+                if trial.exception and reason and "harbor" not in reason
+                else None
+            )
+            attempt = judged_attempt(
+                judgement,
+                domain,
+                case.gold,
+                prompt_hash=trial.task_name,
+                tokens=(
+                    int(usage.get("n_input_tokens") or 0),
+                    int(usage.get("n_output_tokens") or 0),
+                ),
+                ended=ended,
+                latency_s=trial.seconds("agent_execution"),
+            )
             if attempt.outcome == "abstain":
                 result.abstained += 1
-                if (
-                    trial.exception
-                    and attempt.abstain_reason
-                    and "harbor" not in (attempt.abstain_reason)
-                ):
-                    attempt.abstain_reason += f" (harbor {trial.exception_text})"
             atif = _trajectory(trial)
-            calls = _tool_calls(atif)
+            calls = count_tool_calls(atif)
             metadata = usage.get("metadata") or {}
             cost = usage.get("cost_usd")
             record = Record(
@@ -282,12 +281,12 @@ def import_jobs(
                 gold=case.gold,
                 model=trial.model_name,
                 attempts=[attempt],
-                agent=AgentInfo(
-                    tool_set=f"harbor:{trial.agent_name}",
+                agent=agent_info(
+                    f"harbor:{trial.agent_name}",
                     turns=int(metadata.get("n_episodes") or sum(calls.values()) or 0),
-                    tool_calls=dict(calls),
+                    atif=atif,
                     stop_reason=f"harbor:{trial.exception or 'completed'}",
-                    wall_s=round(trial.seconds(), 6),
+                    wall_s=trial.seconds(),
                     cost_usd=float(cost) if cost is not None else None,
                 ),
             )
@@ -308,20 +307,13 @@ def import_jobs(
             pending.append((record, trial, atif, dar_view))
     records = [r for r, _, _, _ in pending]
     config = _config(root, records, pending[0][1], split, source)
-    with RunFolder.open(folder, config) as run:
-        lines = []
-        for record, _, atif, dar_view in pending:
-            if atif is not None and record.agent is not None:
-                rel = trajectory_path(record.domain, record.case_id, record.mode, record.sample)
-                record.agent.trajectory = rel
-                record.agent.trajectory_sha256 = write_trajectory(folder, rel, atif)
-            run.append(record)
-            lines.append(json.dumps(dar_view))
+    written = write_imported_run(folder, config, [(r, atif) for r, _, atif, _ in pending])
+    lines = [json.dumps(dar_view) for _, _, _, dar_view in pending]
     (folder / DAR_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result.records = len(records)
-    result.domains = tuple(config["domains"])
-    result.modes = tuple(config["modes"])
-    result.k = dict(config["k"])
+    result.records = written.records
+    result.domains = written.domains
+    result.modes = written.modes
+    result.k = written.k
     return result
 
 

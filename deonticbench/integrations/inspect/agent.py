@@ -2,11 +2,13 @@
 
 Built on inspect's own agent, ``react()``, with the harness's ``prolog`` tools as inspect
 tools: each call is carried out by ``agents.tools.ToolBox`` on the sample's workspace
-(``agents.workspace``), programs in the harness's sandbox pool.  The loop ends as the
-harness's does: on ``submit``, on a reply without a tool call, or on a budget (turns,
-tokens, wall clock).  The scorer then judges what the workspace holds with
-``agents.judge``, so the same responses give the same record, and the same numbers,
-here and through ``deonticbench eval``.
+(``agents.workspace``), programs in the harness's sandbox pool.  react() drives
+inspect's own loop; what it takes of the harness comes through plain functions: the
+opening messages (``agents.conversation``), the tools (``agents.tool_table``), the stop
+rules (``agents.stops``: ``on_continue`` asks them after every turn), and the judged
+attempt, ``AgentInfo`` and trajectory (``agents.trial_record``).  The scorer judges
+what the workspace holds with ``agents.judge``, so the same responses give the same
+record, and the same numbers, here and through ``deonticbench eval``.
 """
 
 from __future__ import annotations
@@ -28,16 +30,25 @@ from inspect_ai.tool import ToolDef, ToolError, ToolParam, ToolParams
 from inspect_ai.util import Limit, time_limit, token_limit
 
 from ... import Limits, Record, get_domain
+from ...agents.conversation import opening_messages
 from ...agents.judge import ajudge_workspace
-from ...agents.loop import AGENT_NAME, AGENT_VERSION, DEFAULT_MAX_TURNS, first_messages
-from ...agents.loop import TrialSetup as _Setup
-from ...agents.tools import SUBMIT, TOOLS, Execute, ToolBox
+from ...agents.stops import budget_stop, stop_reason
+from ...agents.tool_table import SUBMIT, Tool, tools_of
+from ...agents.tools import Execute, ToolBox
+from ...agents.trial_record import (
+    agent_info,
+    finish_trial_trajectory,
+    judged_attempt,
+    new_trial_trajectory,
+    session_id,
+    trial_ended,
+)
 from ...agents.workspace import build_workspace
-from ...prompting.chat import ToolCall, ToolSpec
+from ...prompting.chat import ToolCall
 from ...prompting.render import prompt_hash
 from ...solver import Execution
-from ...store.record import AgentInfo
-from ...store.trajectory import add_agent_turn, add_step, finish_trajectory, new_trajectory
+from ...store.spec import AgentOptions
+from ...store.trajectory import add_agent_turn, add_step
 from ._messages import to_inspect
 from ._plan import Settings, plan_for
 from ._sandbox import execute
@@ -48,12 +59,16 @@ TRAJECTORY_KEY = "trajectory"
 """Score metadata key of the trial's ATIF trajectory (``import-inspect`` writes it)."""
 
 
-def _inspect_tool(spec: ToolSpec, toolbox: ToolBox, submitted: dict[str, Any]) -> ToolDef:
-    """One of the harness's tools as an inspect tool, run by the trial's ToolBox."""
-    properties = spec.parameters.get("properties", {})
+TOOL_SET = "prolog"
+"""inspect's agent offers the harness's prolog tools, natively (inspect's own tool calling)."""
+
+
+def _inspect_tool(tool: Tool, toolbox: ToolBox, submitted: dict[str, Any]) -> ToolDef:
+    """One entry of the harness's tool table as an inspect tool, run by the trial's ToolBox."""
+    properties = tool.parameters.get("properties", {})
 
     async def run(**arguments: Any) -> str:
-        observation = await toolbox.call(ToolCall("inspect", spec.name, arguments))
+        observation = await toolbox.call(ToolCall("inspect", tool.name, arguments))
         if observation.is_error:
             raise ToolError(observation.text.removeprefix("error: "))
         if observation.submitted:
@@ -63,14 +78,14 @@ def _inspect_tool(spec: ToolSpec, toolbox: ToolBox, submitted: dict[str, Any]) -
 
     return ToolDef(
         run,
-        name=spec.name,
-        description=spec.description,
+        name=tool.name,
+        description=tool.description,
         parameters=ToolParams(
             properties={
                 name: ToolParam(type=prop["type"], description=prop.get("description"))
                 for name, prop in properties.items()
             },
-            required=list(spec.parameters.get("required", [])),
+            required=list(tool.parameters.get("required", [])),
         ),
     )
 
@@ -88,6 +103,11 @@ def _turns(messages: list[Any]) -> int:
     return sum(1 for m in messages if isinstance(m, ChatMessageAssistant))
 
 
+def _ended_without_call(messages: list[Any]) -> bool:
+    last = messages[-1] if messages else None
+    return isinstance(last, ChatMessageAssistant) and not last.tool_calls
+
+
 @solver
 def deonticbench_agent_solver(
     domain: str,
@@ -98,13 +118,14 @@ def deonticbench_agent_solver(
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    max_tokens: int | None = None,
-    trial_timeout: float = 600.0,
+    max_turns: int = AgentOptions.max_turns,
+    max_tokens: int | None = AgentOptions.max_tokens,
+    trial_timeout: float = AgentOptions.timeout_s,
 ) -> Solver:
     """Build the sample's workspace and run ``react()`` with the harness's tools on it."""
     settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
+    budget = AgentOptions(TOOL_SET, max_turns, max_tokens, trial_timeout)
 
     run_program = _sandbox_runner(timeout)
 
@@ -113,20 +134,26 @@ def deonticbench_agent_solver(
         workdir = Path(tempfile.mkdtemp(prefix="deonticbench-inspect-"))
         workspace = build_workspace(unit.case, unit.mode, workdir / "workspace", unit.exemplars)
         toolbox = ToolBox(
-            "prolog", workspace.root, spec, run_program, limits=Limits(timeout_s=timeout)
+            TOOL_SET, workspace.root, spec, run_program, limits=Limits(timeout_s=timeout)
         )
         submitted: dict[str, Any] = {}
-        tools = [_inspect_tool(s, toolbox, submitted) for s in TOOLS["prolog"]]
+        tools = [_inspect_tool(t, toolbox, submitted) for t in tools_of(TOOL_SET)]
         plain = [t for t in tools if t.name != SUBMIT]
         (submit,) = [t for t in tools if t.name == SUBMIT]
+        start = time.monotonic()
 
         async def go_on(agent_state: AgentState) -> bool:
-            # As the harness's loop: a reply without a tool call ends the trial, and so
-            # does the turn budget.
-            last = agent_state.messages[-1] if agent_state.messages else None
-            if isinstance(last, ChatMessageAssistant) and not last.tool_calls:
+            # The harness's stop rules: a reply without a tool call ends the trial, and
+            # so does a budget (inspect's own limits below stop a turn in flight).
+            if _ended_without_call(agent_state.messages):
                 return False
-            return _turns(agent_state.messages) < max_turns
+            used = budget_stop(
+                budget,
+                turns=_turns(agent_state.messages),
+                tokens=sum(sum(u) for u in _usage_by_turn()),
+                elapsed_s=time.monotonic() - start,
+            )
+            return used is None
 
         agent = react(
             prompt=None,
@@ -134,12 +161,11 @@ def deonticbench_agent_solver(
             submit=AgentSubmit(tool=submit.as_tool(), answer_only=True, keep_in_messages=True),
             on_continue=go_on,
         )
-        limits: list[Limit] = [time_limit(trial_timeout)]
-        if max_tokens is not None:
-            limits.append(token_limit(max_tokens))
-        state.messages = to_inspect(first_messages(_setup(unit, workdir)))
-        start = time.monotonic()
-        toolbox.deadline = start + trial_timeout
+        limits: list[Limit] = [time_limit(budget.timeout_s)]
+        if budget.max_tokens is not None:
+            limits.append(token_limit(budget.max_tokens))
+        state.messages = to_inspect(opening_messages(unit.case, unit.mode, TOOL_SET, native=True))
+        toolbox.deadline = start + budget.timeout_s
         try:
             state = await as_solver(agent, limits=limits)(state, generate)
         finally:
@@ -154,28 +180,12 @@ def deonticbench_agent_solver(
                 "was_submitted": "answer" in submitted,
                 "wall_s": wall,
                 "usage": _usage_by_turn(),
-                "max_turns": max_turns,
-                "max_tokens": max_tokens,
-                "trial_timeout": trial_timeout,
+                "budget": budget.to_json(),
             },
         )
         return state
 
     return solve
-
-
-def _setup(unit: Any, workdir: Path) -> _Setup:
-    return _Setup(
-        domain=unit.domain,
-        case=unit.case,
-        mode=unit.mode,
-        sample=0,
-        tool_set="prolog",
-        native=True,
-        workdir=workdir,
-        model_name="inspect",
-        exemplars=unit.exemplars,
-    )
 
 
 def _usage_by_turn() -> list[list[int]]:
@@ -188,30 +198,10 @@ def _usage_by_turn() -> list[list[int]]:
     return out
 
 
-def _stop_reason(state: TaskState, facts: dict[str, Any], tokens: int) -> str:
-    if facts["was_submitted"]:
-        return "submit"
-    last = state.messages[-1] if state.messages else None
-    if isinstance(last, ChatMessageAssistant) and not last.tool_calls:
-        return "no_tool_call"
-    if facts["max_tokens"] is not None and tokens >= facts["max_tokens"]:
-        return "max_tokens"
-    if facts["wall_s"] >= facts["trial_timeout"]:
-        return "timeout"
-    if _turns(state.messages) >= facts["max_turns"]:
-        return "max_turns"
-    return "error"
-
-
-def _trajectory(state: TaskState, usage: list[list[int]], model: str) -> dict[str, Any]:
+def _trajectory(state: TaskState, usage: list[list[int]], session: str) -> dict[str, Any]:
     """The sample's conversation as ATIF, as the harness's loop writes it."""
-    atif = new_trajectory(
-        f"inspect/{state.sample_id}/{state.epoch}",
-        agent_name=AGENT_NAME,
-        agent_version=AGENT_VERSION,
-        model_name=model,
-        tool_definitions=[s.to_openai() for s in TOOLS["prolog"]],
-    )
+    model = str(state.model)
+    atif = new_trial_trajectory(session, model_name=model, tool_set=TOOL_SET, opening=())
     turn = 0
     messages = list(state.messages)
     for index, m in enumerate(messages):
@@ -220,19 +210,21 @@ def _trajectory(state: TaskState, usage: list[list[int]], model: str) -> dict[st
         elif isinstance(m, ChatMessageAssistant):
             calls = list(m.tool_calls or [])
             answers = {
-                t.tool_call_id: (t.error.message if t.error else t.text)
-                for t in messages[index + 1 :]
-                if isinstance(t, ChatMessageTool)
+                t.tool_call_id: t for t in messages[index + 1 :] if isinstance(t, ChatMessageTool)
             }
+            shown = [answers.get(c.id) for c in calls]
             tokens = usage[turn] if turn < len(usage) else [0, 0]
             add_agent_turn(
                 atif,
                 turn,
                 m.text,
                 [(c.id, c.function, c.arguments) for c in calls],
-                [str(answers.get(c.id, "")) for c in calls],
+                [str((t.error.message if t.error else t.text) if t else "") for t in shown],
                 tokens=(tokens[0], tokens[1]),
                 model_name=model,
+                extra=None
+                if not calls
+                else {"errors": [i for i, t in enumerate(shown) if t is not None and t.error]},
             )
             turn += 1
     return atif
@@ -267,37 +259,43 @@ def deonticbench_agent_scorer(
         finally:
             shutil.rmtree(facts["workdir"], ignore_errors=True)
         usage = facts["usage"]
-        tokens_in = sum(u[0] for u in usage)
-        tokens_out = sum(u[1] for u in usage)
-        counts: dict[str, int] = {}
-        for m in state.messages:
-            if isinstance(m, ChatMessageAssistant):
-                for call in m.tool_calls or []:
-                    counts[call.function] = counts.get(call.function, 0) + 1
-        stop = _stop_reason(state, facts, tokens_in + tokens_out)
-        first = first_messages(_setup(unit, Path(facts["workdir"])))
-        attempt = judgement.attempt(spec, unit.case.gold, prompt_hash=prompt_hash(first))
-        attempt.tokens_in, attempt.tokens_out = tokens_in, tokens_out
-        if attempt.abstain_reason is not None:
-            attempt.abstain_reason = f"{attempt.abstain_reason} (trial ended: {stop})"
+        tokens = (sum(u[0] for u in usage), sum(u[1] for u in usage))
+        turns = _turns(state.messages)
+        stop = stop_reason(
+            AgentOptions.from_json(facts["budget"]),
+            submitted=bool(facts["was_submitted"]),
+            ended_without_call=_ended_without_call(state.messages),
+            turns=turns,
+            tokens=sum(tokens),
+            elapsed_s=float(facts["wall_s"]),
+        )
+        sample = state.epoch - 1
+        atif = _trajectory(state, usage, session_id(spec.name, unit.case.id, unit.mode, sample))
+        finish_trial_trajectory(
+            atif, stop_reason=stop, tool_set=TOOL_SET, native=True, judgement=judgement
+        )
+        opening = opening_messages(unit.case, unit.mode, TOOL_SET, native=True)
         record = Record(
             domain=spec.name,
             case_id=unit.case.id,
             mode=unit.mode,
-            sample=state.epoch - 1,
+            sample=sample,
             gold=unit.case.gold,
             model=str(state.model),
-            attempts=[attempt],
-            agent=AgentInfo(
-                tool_set="prolog",
-                turns=_turns(state.messages),
-                tool_calls=dict(sorted(counts.items())),
-                stop_reason=stop,
-                wall_s=round(float(facts["wall_s"]), 6),
+            attempts=[
+                judged_attempt(
+                    judgement,
+                    spec,
+                    unit.case.gold,
+                    prompt_hash=prompt_hash(opening),
+                    tokens=tokens,
+                    ended=trial_ended(stop),
+                )
+            ],
+            agent=agent_info(
+                TOOL_SET, turns=turns, atif=atif, stop_reason=stop, wall_s=float(facts["wall_s"])
             ),
         )
-        atif = _trajectory(state, usage, str(state.model))
-        finish_trajectory(atif, extra={"stop_reason": stop, "tool_set": "prolog"})
         return score_of(record, **{TRAJECTORY_KEY: json.loads(json.dumps(atif))})
 
     return score

@@ -17,9 +17,8 @@ from typing import Any
 
 from ... import Limits, Record, RunSpec
 from ...errors import ConfigError, DataError
-from ...store.folder import RunFolder, is_run_folder
+from ...store.imported import refuse_existing, write_imported_run
 from ...store.provenance import imported_config
-from ...store.trajectory import trajectory_path, write_trajectory
 from .agent import TRAJECTORY_KEY
 from .scorer import RECORD_KEY
 
@@ -66,25 +65,16 @@ def import_log(log_path: str | Path, out: str | Path) -> ImportResult:
         raise DataError(f"{path} has no scored sample of a deonticbench task to import.")
     records.sort(key=lambda r: r.key)
     folder = Path(out)
-    if is_run_folder(folder):
-        raise ConfigError(f"{folder} already holds a run; import into a new --out folder.")
+    refuse_existing(folder)
     config = _config(path, log, records)
-    with RunFolder.open(folder, config) as run:
-        for record in records:
-            trajectory = trajectories.get(record.key)
-            if trajectory is not None and record.agent is not None:
-                # An agentic sample's conversation, as a sidecar like the runner's.
-                relative = trajectory_path(*record.key)
-                record.agent.trajectory = relative
-                record.agent.trajectory_sha256 = write_trajectory(folder, relative, trajectory)
-            run.append(record)
+    written = write_imported_run(folder, config, [(r, trajectories.get(r.key)) for r in records])
     return ImportResult(
-        out=folder,
-        records=len(records),
+        out=written.out,
+        records=written.records,
         unscored=unscored,
-        domains=tuple(config["domains"]),
-        modes=tuple(config["modes"]),
-        k=dict(config["k"]),
+        domains=written.domains,
+        modes=written.modes,
+        k=written.k,
     )
 
 

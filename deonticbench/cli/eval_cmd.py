@@ -104,14 +104,14 @@ def _positive(name: str, value: int | None) -> None:
 @click.option(
     "--agent-tools",
     type=click.Choice(AGENT_TOOL_SETS),
-    default="prolog",
+    default=AgentOptions.tool_set,
     show_default=True,
     help="Agentic modes: file and run_prolog tools, or one sandboxed bash tool.",
 )
 @click.option(
     "--agent-max-turns",
     type=int,
-    default=50,
+    default=AgentOptions.max_turns,
     show_default=True,
     help="Agentic modes: model turns per trial.",
 )
@@ -124,7 +124,7 @@ def _positive(name: str, value: int | None) -> None:
 @click.option(
     "--agent-timeout",
     type=float,
-    default=600.0,
+    default=AgentOptions.timeout_s,
     show_default=True,
     help="Agentic modes: wall-clock seconds per trial.",
 )

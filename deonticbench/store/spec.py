@@ -35,15 +35,22 @@ DEFAULT_CONCURRENCY = 8
 
 KPerDomain = tuple[tuple[str, int], ...]
 AGENT_TOOL_SETS = ("prolog", "shell")
-"""``--agent-tools``: the tools of the agentic modes (docs/agents.md)."""
+"""``--agent-tools``: the tools of the agentic modes (docs/agents.md).  ``agents.tool_table``
+holds their entries; a test keeps its harness sets equal to these names."""
 
 
 @dataclass(frozen=True)
 class AgentOptions:
-    """How the agentic modes run (docs/agents.md): the tool set and the budgets of a trial."""
+    """How the agentic modes run (docs/agents.md): the tool set and the budgets of a trial.
+
+    The one home of the agent budgets and their defaults: the agent loop takes this very
+    object as its budget, and the CLI's options, Harbor's task export (``timeout_sec``)
+    and inspect's task parameters read their defaults from its fields
+    (``AgentOptions.timeout_s`` is the class's default)."""
 
     tool_set: str = "prolog"
     max_turns: int = 50
+    """Model turns per trial."""
     max_tokens: int | None = None
     """Tokens in+out per trial; None: no limit."""
     timeout_s: float = 600.0

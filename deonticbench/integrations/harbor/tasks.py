@@ -30,19 +30,19 @@ import tomli_w
 from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE, build_workspace, instruction_text
 from ...data.cases import Case, load_cases
 from ...data.domains import Domain
-from ...data.sources import DataSource
+from ...data.sources import SPLITS, DataSource
 from ...errors import ConfigError, DataError
 from ...evaluation.validate import reference_program
 from ...export import data_revision, harness_version
 from ...prompting.modes import Mode
+from ...store.spec import AgentOptions
 from ._bundle import verifier_zip
 from .naming import FRAMINGS, PROMPT_MODES, task_name
 from .verifier import CASE_FILE
 
-SPLITS = ("hard", "smoke", "whole")
 WORKDIR = "/app"
-AGENT_TIMEOUT_S = 600.0
-"""DAR's budget per task, and the harness's agentic default."""
+AGENT_TIMEOUT_S = AgentOptions.timeout_s
+"""DAR's budget per task, and the harness's agentic default (``store.spec.AgentOptions``)."""
 VERIFIER_TIMEOUT_S = 120.0
 CPUS = 1
 MEMORY_MB = 2048

@@ -16,7 +16,6 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric
 
 from ... import Limits
-from ...agents.loop import DEFAULT_MAX_TURNS
 from ...data.cases import describe_source
 from ...errors import ConfigError
 from ...prompting import template_hashes
@@ -24,6 +23,7 @@ from ...prompting.chat import Message
 from ...prompting.modes import is_agentic
 from ...scoring.metrics import DEFAULT_BOOTSTRAP
 from ...scoring.scores import STAGES
+from ...store.spec import AgentOptions
 from ._messages import to_inspect
 from ._plan import Plan, Settings, plan_for, settings_args
 from .agent import deonticbench_agent_scorer, deonticbench_agent_solver
@@ -46,9 +46,9 @@ def deonticbench(
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
-    max_tokens: int | None = None,
-    trial_timeout: float = 600.0,
+    max_turns: int = AgentOptions.max_turns,
+    max_tokens: int | None = AgentOptions.max_tokens,
+    trial_timeout: float = AgentOptions.timeout_s,
 ) -> Task:
     """DeonticBench on one domain and mode, scored as the paper scores it.
 

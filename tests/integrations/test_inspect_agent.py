@@ -139,3 +139,88 @@ def test_inspect_react_and_the_runner_give_the_same_records_and_numbers(
     assert trajectory_problems(atif) == []
     calls = [c["function_name"] for s in atif["steps"] for c in s.get("tool_calls", [])]
     assert calls == ["read_file", "write_file", "run_prolog", "submit"]
+
+
+def wander(turn: int) -> tuple[str, dict[str, Any]]:
+    """A script that reads and lists, never writes, never submits."""
+    return ("read_file", {"path": "case.txt", "limit": 3}) if turn == 0 else ("list_files", {})
+
+
+class Wanderer(Mirror):
+    async def generate(self, request: Request) -> list[Completion]:
+        turn = sum(1 for m in request.messages if m.role == "assistant")
+        name, arguments = wander(turn)
+        calls = (ToolCall(f"c{turn}", name, arguments),)
+        return [Completion(text="", tokens_in=TOKENS[0], tokens_out=TOKENS[1], tool_calls=calls)]
+
+
+def _wander_mock(messages: list[ChatMessage], tools: Any, choice: Any, config: Any) -> ModelOutput:
+    name, arguments = wander(sum(1 for m in messages if m.role == "assistant"))
+    output = ModelOutput.for_tool_call("mockllm/model", name, arguments)
+    output.usage = ModelUsage(
+        input_tokens=TOKENS[0], output_tokens=TOKENS[1], total_tokens=sum(TOKENS)
+    )
+    return output
+
+
+def _shape(atif: dict[str, Any]) -> dict[str, Any]:
+    """What a trajectory says of a trial, without the texts only one side words its own
+    way (inspect phrases its tool errors and its submit result itself) or timestamps."""
+    return {
+        "session_id": atif["session_id"],
+        "agent": {k: v for k, v in atif["agent"].items() if k != "model_name"},
+        "steps": [
+            (
+                s["source"],
+                [(c["function_name"], c["arguments"]) for c in s.get("tool_calls", [])],
+                len((s.get("observation") or {}).get("results", [])),
+                s.get("metrics"),
+                (s.get("extra") or {}).get("errors"),
+            )
+            for s in atif["steps"]
+        ],
+        "final_metrics": atif["final_metrics"],
+        "extra": atif["extra"],
+    }
+
+
+def test_inspect_react_and_the_loop_stop_and_record_a_trial_by_the_same_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One scripted conversation that hits the turn budget: both front doors give the
+    same stop reason, AgentInfo, abstention reason and trajectory (agents.stops and
+    agents.trial_record are the one statement of each)."""
+    forbid_network(monkeypatch.setattr)
+    task = deonticbench_task("airline", split="smoke", mode="agent-zero-shot", epochs=1,
+                             bootstrap=20, data_dir=DATA, max_turns=2)  # fmt: skip
+    (log,) = inspect_eval(
+        task, model=get_model("mockllm/model", custom_outputs=_wander_mock), limit=1,
+        log_dir=str(tmp_path / "logs"), display="none",
+    )  # fmt: skip
+    assert log.status == "success", log.error
+    assert log.samples is not None
+    (score,) = [s for sample in log.samples for s in (sample.scores or {}).values()]
+    from inspect_ai.scorer import SampleScore
+
+    from deonticbench.integrations.inspect.agent import TRAJECTORY_KEY
+    from deonticbench.store.spec import AgentOptions
+    from deonticbench.store.trajectory import read_trajectory
+
+    (inspected,) = records_of([SampleScore(score=score)])
+    with Solver(workers=1) as solver:
+        _, ran = run_agents(Wanderer(smoke(AIRLINE, 1)), solver, tmp_path / "run",
+                            domains=[AIRLINE], modes=("agent-zero-shot",), limit=1,
+                            agent=AgentOptions(max_turns=2))  # fmt: skip
+    (looped,) = ran.values()
+    assert inspected.agent is not None and looped.agent is not None
+    assert inspected.agent.stop_reason == looped.agent.stop_reason == "max_turns"
+    assert (inspected.agent.turns, inspected.agent.tool_calls, inspected.agent.tool_set) == (
+        looped.agent.turns, looped.agent.tool_calls, looped.agent.tool_set,
+    )  # fmt: skip
+    assert inspected.agent.tool_calls == {"list_files": 1, "read_file": 1}
+    assert inspected.final.abstain_reason == looped.final.abstain_reason
+    assert str(looped.final.abstain_reason).endswith("(trial ended: max_turns)")
+    assert looped.agent.trajectory is not None
+    loop_atif = read_trajectory(tmp_path / "run", looped.agent.trajectory)
+    inspect_atif = (score.metadata or {})[TRAJECTORY_KEY]
+    assert _shape(inspect_atif) == _shape(loop_atif)

@@ -12,6 +12,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+__all__ = [
+    "CACHE_ENV",
+    "DATA",
+    "EVAL",
+    "PROLOG",
+    "PROMPTS",
+    "RESOURCES",
+    "RESPONSES_FILE",
+    "ROOT",
+    "cache_root",
+]
+
 _PACKAGE = Path(__file__).resolve().parent
 _INSTALLED = _PACKAGE / "_share"
 

@@ -161,7 +161,7 @@ def prepare(
     return PreparedRun(spec, model, plan, config, folder, fresh=fresh)
 
 
-def open_cache(cache: CacheChoice) -> ResponseCache | None:
+def _open_cache(cache: CacheChoice) -> ResponseCache | None:
     if cache is False:
         return None
     return ResponseCache(cache if cache is not None else default_cache_path())
@@ -184,7 +184,7 @@ def dry_run(
             done = read_records(out / RECORDS_NAME).records
     if retry_errors:
         done = {key: r for key, r in done.items() if r.final.error is None}
-    opened = open_cache(cache)
+    opened = _open_cache(cache)
     try:
         return estimate(
             prepared.model,
@@ -218,12 +218,12 @@ async def arun(
         # Before any work: a missing key or an unreachable server is one sentence, and so
         # is an unusable cache or sandbox; only then is the run folder touched.
         await model.check()
-        opened_cache = open_cache(cache)
+        opened_cache = _open_cache(cache)
         solver = Solver(workers=workers, limits=spec.limits, executor=executor)
         interrupted = False
         try:
             if prepared.fresh:
-                moved = set_aside_run(prepared.out)
+                moved = _set_aside_run(prepared.out)
                 if moved is not None and isinstance(observer, FolderObserver):
                     observer.note(moved)
             with RunFolder.open(prepared.out, prepared.config, retry_errors=retry_errors) as run:
@@ -282,7 +282,7 @@ def write_run_results(
     return write_results(scores, wall_time_s=wall_time_s)
 
 
-def set_aside_run(out: Path) -> str | None:
+def _set_aside_run(out: Path) -> str | None:
     """``fresh`` with a folder that holds a run: keep nothing of it in ``out``, lose
     nothing.  Returns the sentence saying where it went (None: there was no run)."""
     if not is_run_folder(out):
@@ -383,6 +383,7 @@ def score(
 
 
 __all__ = [
+    "CacheChoice",
     "EvalResult",
     "FolderObserver",
     "PreparedRun",

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "ConfigError",
+    "DataError",
+    "DeonticBenchError",
+    "MissingExtraError",
+    "SandboxError",
+    "missing_extra",
+]
+
 
 class DeonticBenchError(Exception):
     """Base class: the message is a complete sentence meant for the user."""

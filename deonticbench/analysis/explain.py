@@ -16,7 +16,7 @@ from .run import reference_program
 from .static import static_from_json
 
 
-def explain(
+def explain_program(
     program: str,
     domain: Domain | None,
     execution: Execution,
@@ -24,6 +24,8 @@ def explain(
     solver: Solver | None = None,
     limits: Limits | None = None,
 ) -> str:
+    """What ``deonticbench exec --explain`` prints: the program's static problems, the
+    goal it ran with its proof, and (given the case) where it departs from the reference."""
     report = run_analyser(program, "full", solver, limits)
     static = static_from_json(report["static"])
     lines = ["--- analysis ---"]

@@ -157,7 +157,7 @@ def all_tables(rows: Sequence[dict[str, Any]], stage: str = "first") -> list[Tab
     ]
 
 
-def render(tables: Sequence[Table]) -> str:
+def render_tables(tables: Sequence[Table]) -> str:
     return "\n".join(render_text(t) for t in tables)
 
 
@@ -187,7 +187,7 @@ def write_outputs(rows: Sequence[dict[str, Any]], out: Path, stage: str = "first
     out.mkdir(parents=True, exist_ok=True)
     tables = all_tables(rows, stage)
     written = [out / "analysis-tables.txt", out / "analysis-tables.md", out / "analysis.csv"]
-    written[0].write_text(render(tables), encoding="utf-8")
+    written[0].write_text(render_tables(tables), encoding="utf-8")
     written[1].write_text("\n".join(render_markdown(t) for t in tables), encoding="utf-8")
     with written[2].open("w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=CSV_FIELDS, extrasaction="ignore")

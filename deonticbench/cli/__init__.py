@@ -14,6 +14,8 @@ import click
 
 from ..errors import DeonticBenchError
 
+__all__ = ["cli", "main"]
+
 # command name -> module under deonticbench.cli defining ``command``
 _COMMANDS = {
     "exec": "exec_cmd",

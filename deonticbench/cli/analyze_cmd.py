@@ -30,7 +30,7 @@ def command(run: str, out: str | None, as_json: bool, stage: str, workers: int |
     and prints the failure taxonomy, the outcome × derivation table, mean structural
     measures and their correlation with correctness."""
     from ..analysis.run import analyse_run
-    from ..analysis.tables import all_tables, render, write_outputs
+    from ..analysis.tables import all_tables, render_tables, write_outputs
 
     rows, counts = analyse_run(run, workers=workers)
     payload = [r.to_json() for r in rows]
@@ -43,7 +43,7 @@ def command(run: str, out: str | None, as_json: bool, stage: str, workers: int |
             f"({counts['analysed']} analysed now, {counts['cached']} from the cache, "
             f"{counts['failed']} the analyser could not read)\n"
         )
-        click.echo(render(all_tables(payload, stage)), nl=False)
+        click.echo(render_tables(all_tables(payload, stage)), nl=False)
         click.echo(f"rows: {Path(run) / 'analysis.jsonl'}")
     if out:
         for path in write_outputs(payload, Path(out), stage):

@@ -113,7 +113,7 @@ def command(
 def _explain(
     program: str, dom: Domain | None, execution: Execution, case_id: str | None, timeout: float
 ) -> None:
-    from ..analysis.explain import explain
+    from ..analysis.explain import explain_program
     from ..data.cases import load_cases
 
     case = None
@@ -131,7 +131,7 @@ def _explain(
         if not found:
             raise ConfigError(f"no case {case_id!r} in {dom.name}'s hard or whole split.")
         case = found[0]
-    click.echo(explain(program, dom, execution, case, limits=Limits(timeout_s=timeout)))
+    click.echo(explain_program(program, dom, execution, case, limits=Limits(timeout_s=timeout)))
 
 
 def _answer(dom: Domain | None, execution: Execution) -> tuple[Domain | None, Answer | None]:

@@ -8,7 +8,7 @@ import click
 
 from ..data.domains import parse_domains
 from ..data.sources import SPLITS, resolve_source
-from ..settings.perturb import perturb
+from ..settings.perturb import perturb_split
 
 
 @click.command()
@@ -45,7 +45,7 @@ def command(
     hub: bool,
 ) -> None:
     """Change the amounts of each case, with the gold its perturbed reference prints."""
-    reports = perturb(
+    reports = perturb_split(
         parse_domains(domains_spec),
         split=split,
         out=out,

@@ -15,8 +15,11 @@ from .cases import (
     cases_from_rows,
     describe_source,
     load_cases,
+    local_rows,
     normalise_gold,
+    original_case_id,
     pin_source,
+    variant_case_id,
 )
 from .domains import (
     AIRLINE,
@@ -35,6 +38,7 @@ from .domains import (
 )
 from .selection import CaseLimit, check_ids_found, parse_ids, parse_limit, select_cases
 from .sources import DATA_ENV, HUB_REPO, SPLITS, DataSource, resolve_source
+from .statutes import fetch_statute, statute_paths
 
 __all__ = [
     "AIRLINE",
@@ -58,13 +62,18 @@ __all__ = [
     "cases_from_rows",
     "check_ids_found",
     "describe_source",
+    "fetch_statute",
     "get_domain",
     "load_cases",
+    "local_rows",
     "normalise_gold",
+    "original_case_id",
     "parse_domains",
     "parse_ids",
     "parse_limit",
     "pin_source",
     "resolve_source",
     "select_cases",
+    "statute_paths",
+    "variant_case_id",
 ]

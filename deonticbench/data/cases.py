@@ -104,7 +104,7 @@ def load_cases(
     src = source or resolve_source()
     if src.kind == "local":
         assert src.path is not None
-        rows, origin = _local_rows(dom, split, src.path)
+        rows, origin = local_rows(dom, split, src.path)
     else:
         rows, origin = load_hub_rows(dom, "hard" if split == "smoke" else split, pin_source(src))
         if split == "smoke":
@@ -164,11 +164,13 @@ def normalise_gold(dom: Domain, raw: object, *, where: str = "label") -> Gold:
     return label
 
 
-def _local_rows(dom: Domain, split: str, root: Path) -> tuple[list[Any], str]:
+def local_rows(dom: Domain, split: str, root: Path) -> tuple[list[Any], str]:
+    """The raw rows of ``split`` in a local data folder ``root`` (the smoke split is the
+    first rows of hard), and the file they came from; the catalog counts them offline."""
     folder = root / "data" / dom.mirror_dir
     path = folder / f"{split}.json"
     if split == "smoke" and not path.exists():
-        rows, _ = _local_rows(dom, "hard", root)
+        rows, _ = local_rows(dom, "hard", root)
         return rows[:SMOKE_SIZE], str(folder / "hard.json")
     if not path.exists():
         hint = ""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..data.cases import SPLITS
+from ..data.cases import SPLITS, local_rows
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..data.sources import DataSource
 from ..errors import DataError
@@ -34,13 +34,11 @@ class Catalog:
 
 
 def _size(domain_name: str, split: str, source: DataSource) -> tuple[int | None, str]:
-    from ..data.cases import _local_rows
-
     domain = DOMAINS[domain_name]
     if source.kind != "local" or source.path is None:
         return None, "hub: not counted offline"
     try:
-        rows, _ = _local_rows(domain, split, source.path)
+        rows, _ = local_rows(domain, split, source.path)
     except DataError as exc:
         return None, str(exc)
     return len(rows), ""

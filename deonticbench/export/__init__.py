@@ -24,6 +24,15 @@ from ..data.domains import Domain
 from ..errors import ConfigError, DataError
 from ..prompting.modes import Mode
 from ..rewards.signatures import prefetch_signatures
+from .examples import (
+    PROGRAM_MODES,
+    DomainCounts,
+    Example,
+    assert_no_hard_case,
+    build_examples,
+    rejected_completions,
+    training_pool,
+)
 from .formats import (
     FORMATS,
     PREFERENCE_FORMATS,
@@ -35,15 +44,6 @@ from .formats import (
     write_rows,
 )
 from .lengths import Counter, LengthReport, measure
-from .pool import (
-    PROGRAM_MODES,
-    DomainCounts,
-    Example,
-    assert_no_hard_case,
-    build_examples,
-    rejected_completions,
-    training_pool,
-)
 
 MANIFEST = "manifest.json"
 DATASET_INFO = "dataset_info.json"

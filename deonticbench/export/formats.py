@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..rewards.signatures import signatures_to_rows
-from .pool import Example
+from .examples import Example
 
 FORMATS = ("llamafactory-sft", "llamafactory-dpo", "trl-sft", "trl-dpo", "trl-grpo", "verl")
 PREFERENCE_FORMATS = frozenset({"llamafactory-dpo", "trl-dpo"})

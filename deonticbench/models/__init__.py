@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from ..prompting.chat import Message
 from .base import Completion, GenerationParams, Model, Request
-from .loader import BACKENDS, load_model
+from .loader import BACKENDS, check_spec, load_model
+from .reference import ReferenceModel
+from .registry import ModelSettings, load_registry, match_entry
+from .replay import ReplayModel
 from .retry import RetryPolicy
 from .tokens import count_prompt_tokens, token_count_method
+from .tool_calls import call_from_json
 
 __all__ = [
     "BACKENDS",
@@ -18,9 +22,16 @@ __all__ = [
     "GenerationParams",
     "Message",
     "Model",
+    "ModelSettings",
+    "ReferenceModel",
+    "ReplayModel",
     "Request",
     "RetryPolicy",
+    "call_from_json",
+    "check_spec",
     "count_prompt_tokens",
     "load_model",
+    "load_registry",
+    "match_entry",
     "token_count_method",
 ]

@@ -25,7 +25,7 @@ from ._sdk import (
     token_count,
 )
 from .base import Completion, Request
-from .registry import Settings
+from .registry import ModelSettings
 from .remote import RemoteModel, env_key
 from .retry import call_with_retries
 from .tool_calls import (
@@ -60,7 +60,7 @@ def _read_message(message: Any) -> Completion:
 
 
 class AnthropicModel(RemoteModel):
-    def __init__(self, spec: str, model_name: str, settings: Settings) -> None:
+    def __init__(self, spec: str, model_name: str, settings: ModelSettings) -> None:
         url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_DEFAULT_URL
         super().__init__(spec, "anthropic", model_name, settings, url)
         self.native_tools = wants_native_tools(settings.options)

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import ConfigError, missing_extra
 from ..prompting.chat import Message
 from .base import Completion, Model, Request
-from .registry import Settings
+from .registry import ModelSettings
 from .retry import short
 
 DEFAULT_MAX_TOKENS = 512
@@ -127,7 +127,7 @@ def _silence_llama_logs(llama_cpp: Any) -> None:
 
 
 class LocalModel(Model):
-    def __init__(self, spec: str, name: str, settings: Settings) -> None:
+    def __init__(self, spec: str, name: str, settings: ModelSettings) -> None:
         self.spec = spec
         self.provider = "local"
         self.model_name = name

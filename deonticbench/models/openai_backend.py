@@ -28,7 +28,7 @@ from ._sdk import (
     token_count,
 )
 from .base import Completion, Request
-from .registry import Settings
+from .registry import ModelSettings
 from .remote import RemoteModel, env_key, split_usage
 from .retry import call_with_retries
 from .tool_calls import openai_messages, openai_tools, read_openai_tool_calls, wants_native_tools
@@ -105,7 +105,7 @@ class OpenAIModel(RemoteModel):
         self,
         spec: str,
         model_name: str,
-        settings: Settings,
+        settings: ModelSettings,
         *,
         compatible: bool,
         base_url: str | None = None,

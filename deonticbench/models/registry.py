@@ -13,6 +13,7 @@ size: how we ask, not what comes back; kept out of the key).
 from __future__ import annotations
 
 import fnmatch
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,7 @@ REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @dataclass(frozen=True)
-class Settings:
+class ModelSettings:
     """Everything a backend needs besides its spec."""
 
     params: GenerationParams
@@ -86,7 +87,7 @@ def resolve_settings(
     overrides: Mapping[str, Any] | None = None,
     *,
     registry: Mapping[str, Any] | None = None,
-) -> Settings:
+) -> ModelSettings:
     """Merge registry layers and overrides for one model into validated settings."""
     reg = load_registry() if registry is None else registry
     merged: dict[str, Any] = {}
@@ -114,7 +115,7 @@ def resolve_settings(
             )
     params = _params_from(merged, model_name)
     options = {k: _coerce(k, merged[k], OPTION_TYPES[k]) for k in OPTION_TYPES if k in merged}
-    return Settings(params=params, reasoning=reasoning, options=options, entry=entry)
+    return ModelSettings(params=params, reasoning=reasoning, options=options, entry=entry)
 
 
 def match_entry(models: Mapping[str, Any], provider: str, model_name: str) -> str | None:
@@ -225,3 +226,16 @@ def _as_bool(value: Any) -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"reasoning should be true or false, not {value!r}.")
+
+
+def __getattr__(name: str) -> Any:
+    # ``Settings`` was renamed: the word is the diagnostic-settings stage (``settings/``).
+    if name == "Settings":
+        warnings.warn(
+            "deonticbench.models.registry.Settings is now "
+            "deonticbench.models.registry.ModelSettings (also deonticbench.models.ModelSettings).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ModelSettings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import ConfigError
 from ._sdk import provider_message
 from .base import Completion, Model
-from .registry import Settings
+from .registry import ModelSettings
 from .retry import RetryPolicy
 
 
@@ -71,7 +71,12 @@ class RemoteModel(Model):
     """A model behind an HTTP API, called through an official async client."""
 
     def __init__(
-        self, spec: str, provider: str, model_name: str, settings: Settings, base_url: str | None
+        self,
+        spec: str,
+        provider: str,
+        model_name: str,
+        settings: ModelSettings,
+        base_url: str | None,
     ) -> None:
         self.spec = spec
         self.provider = provider

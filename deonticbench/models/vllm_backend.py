@@ -16,13 +16,13 @@ from typing import Any
 
 from ..errors import ConfigError, missing_extra
 from .base import Completion, Model, Request
-from .registry import Settings
+from .registry import ModelSettings
 from .retry import short
 from .tool_calls import openai_messages, openai_tools, read_hermes_tool_calls, wants_native_tools
 
 
 class VLLMModel(Model):
-    def __init__(self, spec: str, model_name: str, settings: Settings) -> None:
+    def __init__(self, spec: str, model_name: str, settings: ModelSettings) -> None:
         if not model_name:
             raise ConfigError("vllm needs a model: write vllm:<hub id or local folder>.")
         self.spec = spec

@@ -17,6 +17,7 @@ from .answers import (
     read_direct_answer,
     read_program_answer,
 )
+from .confidence import answer_probability, read_verbal_confidence, without_confidence
 from .encoding import utf8_encodable
 from .outcomes import OUTCOMES, Outcome, judge, within_tolerance
 from .programs import (
@@ -24,9 +25,12 @@ from .programs import (
     defines_main,
     ensure_entrypoint,
     extract_program,
+    find_label_directives,
     has_fence,
+    may_hold_label_directives,
     prepare_program,
     read_by_swipl,
+    start_label_reader,
     strip_label_directives,
     unwrap_fenced,
 )
@@ -37,18 +41,24 @@ __all__ = [
     "Outcome",
     "PreparedProgram",
     "answer_from_execution",
+    "answer_probability",
     "defines_main",
     "ensure_entrypoint",
     "extract_program",
+    "find_label_directives",
     "has_fence",
     "judge",
+    "may_hold_label_directives",
     "parse_number",
     "prepare_program",
     "read_by_swipl",
     "read_direct_answer",
     "read_program_answer",
+    "read_verbal_confidence",
+    "start_label_reader",
     "strip_label_directives",
     "unwrap_fenced",
     "utf8_encodable",
     "within_tolerance",
+    "without_confidence",
 ]

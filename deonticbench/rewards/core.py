@@ -1,14 +1,14 @@
 """The reward for one completion against one case: the paper's (B.5.2) or the benchmark's.
 
     target = RewardTarget.from_case(case)
-    result = score(completion_text, target)                 # mode="paper", 20 s timeout
+    result = score_completion(completion_text, target)      # mode="paper", 20 s timeout
     results = score_batch(texts, targets, mode="eval", timeout_s=5)
 
 The path is the harness's own, never a second implementation: ``programs`` extracts the
 program and removes upstream's ``Label:`` directives, the sandbox pool runs it, ``answers``
 reads the domain's answer line, ``outcomes`` judges it.
 
-Two modes:
+Three modes:
 
 ``paper``  B.5.2 to the letter.  1 when the answer the program prints equals the label
            exactly; 0.2 × Jaccard(S(P), S(P*)) when the program does not execute (a
@@ -25,7 +25,7 @@ Two modes:
            earns 0.5 on average under the other modes on a balanced binary domain.  The
            derivation needs the case's stated constants (``RewardTarget.case_constants``).
 
-So the two differ on numeric answers off by up to $1 (or needing rounding: ``1166.4``
+So ``paper`` and ``eval`` differ on numeric answers off by up to $1 (or needing rounding: ``1166.4``
 for 1166 is 0 in ``paper``, 1 in ``eval``) and on failed programs (``paper`` gives up to
 0.2 for a program that does not run; ``eval`` gives 0).
 
@@ -43,6 +43,7 @@ import hashlib
 import json
 import os
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -59,7 +60,7 @@ from ..reading.answers import answer_from_execution
 from ..reading.outcomes import judge
 from ..reading.programs import extract_program, prepare_program, unwrap_fenced
 from ..solver import Execution, Limits, Solver
-from .pool import call_in_pool, process_solver, run_in_pool
+from .process_pool import call_in_pool, process_solver, run_in_pool
 from .signatures import (
     Signatures,
     jaccard,
@@ -408,7 +409,7 @@ def check_mode(mode: str) -> RewardMode:
     return mode
 
 
-def score(
+def score_completion(
     completion: str | None,
     target: RewardTarget,
     *,
@@ -502,7 +503,7 @@ def _compute(jobs: Sequence[_Job], mode: RewardMode, limits: Limits, solver: Sol
         return
     size = solver.size if solver is not None else process_solver().size
     # These threads only hand programs over and wait: the programs run on the pool's own
-    # long-lived threads (see ``pool``).
+    # long-lived threads (see ``process_pool``).
     with ThreadPoolExecutor(max(1, min(len(jobs), size))) as executor:
         executions = list(executor.map(lambda job: run_in_pool(job.program, limits, solver), jobs))
     if mode == "paper":
@@ -562,6 +563,19 @@ __all__ = [
     "RewardTarget",
     "check_mode",
     "reward_cache",
-    "score",
     "score_batch",
+    "score_completion",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``score`` was renamed: ``deonticbench.score`` (the public API) scores run folders.
+    if name == "score":
+        warnings.warn(
+            "deonticbench.rewards.core.score is now deonticbench.rewards.core.score_completion "
+            "(also deonticbench.rewards.score_completion).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return score_completion
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -48,7 +48,7 @@ _solver: Solver | None = None
 _runners: ThreadPoolExecutor | None = None
 _owner = os.getpid()
 _atexit_registered = False
-# Threads for pools a caller brings (``score(..., solver=...)``), dropped with the pool.
+# Threads for pools a caller brings (``score_completion(..., solver=...)``), dropped with the pool.
 _foreign: weakref.WeakKeyDictionary[Solver, ThreadPoolExecutor] = weakref.WeakKeyDictionary()
 
 

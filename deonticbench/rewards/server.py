@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from .core import REWARD_MODES, RewardInputError, RewardMode, check_mode
 from .openrlhf import as_openrlhf, score_queries
-from .pool import close_process_solver, process_solver
+from .process_pool import close_process_solver, process_solver
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 from ..analysis.engine import analyse_many
 from ..analysis.static import analyse_static, signature_jaccard, static_from_json
 from ..solver import Solver
-from .pool import call_in_pool
+from .process_pool import call_in_pool
 
 Signature = tuple[str, int]
 Signatures = frozenset[Signature]

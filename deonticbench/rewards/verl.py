@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deonticbench.rewards.core import RewardResult, RewardTarget, score, score_batch
+from deonticbench.rewards.core import RewardResult, RewardTarget, score_batch, score_completion
 
 
 def _target(
@@ -57,7 +57,7 @@ def compute_score(
     **_: Any,
 ) -> dict[str, float]:
     """verl's per-sample form: the reward and its parts for one response."""
-    result = score(
+    result = score_completion(
         solution_str,
         _target(data_source, ground_truth, extra_info),
         mode=mode,  # type: ignore[arg-type]

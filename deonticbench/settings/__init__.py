@@ -11,6 +11,8 @@ Hands on ``CaseSplit`` and the given parts to the plan, and perturbed data folde
 
 from __future__ import annotations
 
+from .given import SettingParts
+from .perturb import perturb_split
 from .split import (
     CaseSplit,
     ProgramSplit,
@@ -25,9 +27,11 @@ from .split import (
 __all__ = [
     "CaseSplit",
     "ProgramSplit",
+    "SettingParts",
     "SplitError",
     "StatedConstants",
     "join_parts",
+    "perturb_split",
     "read_clauses",
     "split_cases",
     "split_program",

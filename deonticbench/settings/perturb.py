@@ -234,7 +234,7 @@ class PerturbOutputError(DataError):
     """The output folder of ``perturb`` already holds data."""
 
 
-def perturb(
+def perturb_split(
     domains: Sequence[Domain],
     *,
     split: str,

@@ -12,34 +12,65 @@ from __future__ import annotations
 from .config import CONFIG_NAME, check_resumable, config_mismatch, read_config
 from .environment import environment_facts
 from .folder import RunFolder, is_run_folder, set_aside
+from .imported import refuse_existing, write_imported_run
 from .naming import find_resumable, model_slug, new_run_path
-from .provenance import build_config
-from .record import Attempt, Record, RecordKey
+from .provenance import build_config, imported_config
+from .record import STOP_REASONS, AgentInfo, Attempt, Record, RecordKey
 from .records_file import RECORDS_NAME, iter_records, read_records, write_replay_file
-from .spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, SPEC_SCHEMA, RunSpec
+from .spec import (
+    AGENT_TOOL_SETS,
+    DEFAULT_ATTEMPTS,
+    DEFAULT_CONCURRENCY,
+    SPEC_SCHEMA,
+    AgentOptions,
+    RunSpec,
+)
+from .trajectory import (
+    add_agent_turn,
+    add_step,
+    finish_trajectory,
+    new_trajectory,
+    read_trajectory,
+    trajectory_path,
+    write_trajectory,
+)
 
 __all__ = [
+    "AGENT_TOOL_SETS",
     "CONFIG_NAME",
     "DEFAULT_ATTEMPTS",
     "DEFAULT_CONCURRENCY",
     "RECORDS_NAME",
     "SPEC_SCHEMA",
+    "STOP_REASONS",
+    "AgentInfo",
+    "AgentOptions",
     "Attempt",
     "Record",
     "RecordKey",
     "RunFolder",
     "RunSpec",
+    "add_agent_turn",
+    "add_step",
     "build_config",
     "check_resumable",
     "config_mismatch",
     "environment_facts",
     "find_resumable",
+    "finish_trajectory",
+    "imported_config",
     "is_run_folder",
     "iter_records",
     "model_slug",
     "new_run_path",
+    "new_trajectory",
     "read_config",
     "read_records",
+    "read_trajectory",
+    "refuse_existing",
     "set_aside",
+    "trajectory_path",
+    "write_imported_run",
     "write_replay_file",
+    "write_trajectory",
 ]

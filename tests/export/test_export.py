@@ -19,7 +19,7 @@ import pytest
 
 from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import get_domain
-from deonticbench.export.pool import DomainCounts, build_examples, training_pool
+from deonticbench.export.examples import DomainCounts, build_examples, training_pool
 from deonticbench.prompting import problem_key, render
 from deonticbench.prompting.plan import plan_run
 from deonticbench.rewards import RewardCache, RewardTarget, score
@@ -197,7 +197,7 @@ def test_verl_parquet_schema_and_reward(tmp_path: Path, hard: dict[str, list[Cas
         for c in load_cases(row["extra_info"]["domain"], "whole", resolve_source())
         if c.id == row["extra_info"]["case_id"]
     )
-    from deonticbench.export.pool import completion_for
+    from deonticbench.export.examples import completion_for
 
     result = lenient(
         data_source=row["data_source"],

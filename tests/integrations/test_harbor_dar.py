@@ -159,6 +159,6 @@ def test_dar_scorer_rules() -> None:
     text = "Expected: 5\nGot:      5.5\nNormalized expected: 5\nNormalized got:      5\n"
     assert dar.read_verifier_output(text) == ("5", "5")
     trials = [dar.DarTrial("", ""), dar.DarTrial("7", "7"), dar.DarTrial("7", "", "RuntimeError")]
-    lenient, strict = dar.score(trials), dar.score(trials, errors_as_incorrect=True)
+    lenient, strict = dar.dar_score(trials), dar.dar_score(trials, errors_as_incorrect=True)
     assert (lenient.correct, lenient.classes, lenient.errors) == (2, ("", "7"), 2)
     assert (strict.correct, strict.classes) == (1, ("7",))

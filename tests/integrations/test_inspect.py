@@ -26,7 +26,7 @@ from deonticbench.data.cases import Case
 from deonticbench.data.domains import get_domain
 from deonticbench.integrations.inspect import airline, deonticbench, uscis
 from deonticbench.integrations.inspect._messages import from_inspect
-from deonticbench.integrations.inspect._plan import Settings, plan_for
+from deonticbench.integrations.inspect._plan import TaskOptions, plan_for
 from deonticbench.prompting import prompt_hash
 from deonticbench.store import read_records
 
@@ -77,7 +77,7 @@ PROSE = "The fee depends on the bags; I would need to check the statute more car
 def program_script(domain: str, mode: str) -> Script:
     """Per case, three first attempts (one per epoch) and the retries: right, wrong,
     broken, no code at all; retries that fix it or fail again."""
-    plan = plan_for(Settings(domain, SPLIT, mode, 0, None, False, None))
+    plan = plan_for(TaskOptions(domain, SPLIT, mode, 0, None, False, None))
     responses: dict[str, list[list[str]]] = {}
     for i, unit in enumerate(plan.units):
         case = unit.case
@@ -96,7 +96,7 @@ def program_script(domain: str, mode: str) -> Script:
 
 
 def direct_script(domain: str) -> Script:
-    plan = plan_for(Settings(domain, SPLIT, "direct", 0, None, False, None))
+    plan = plan_for(TaskOptions(domain, SPLIT, "direct", 0, None, False, None))
     spec = get_domain(domain)
     responses: dict[str, list[list[str]]] = {}
     for i, unit in enumerate(plan.units):
@@ -379,7 +379,7 @@ def test_named_tasks_default_to_the_papers_k_and_the_harness_prompts() -> None:
         task = make(split=SPLIT, mode="few-shot")
         spec = get_domain(domain)
         assert task.epochs == spec.default_k
-        plan = plan_for(Settings(domain, SPLIT, "few-shot", 0, None, False, None))
+        plan = plan_for(TaskOptions(domain, SPLIT, "few-shot", 0, None, False, None))
         samples = list(task.dataset)
         assert [s.id for s in samples] == [u.case.id for u in plan.units]
         for sample, unit in zip(samples, plan.units, strict=True):
@@ -400,7 +400,7 @@ def test_a_setting_runs_in_inspect_with_its_given_part_put_before_the_answer(
     running it, so every kept case is correct and the logged program holds both."""
     from deonticbench.settings.given import SettingParts
 
-    plan = plan_for(Settings("sara_numeric", SPLIT, mode, 0, None, False, None))
+    plan = plan_for(TaskOptions("sara_numeric", SPLIT, mode, 0, None, False, None))
     assert plan.units and all(u.given and u.exemplars for u in plan.units)
     parts = SettingParts()
     parts.given(get_domain("sara_numeric"), [u.case for u in plan.units])

@@ -30,8 +30,8 @@ from deonticbench.rewards import (
     RewardInputError,
     RewardTarget,
     process_solver,
-    score,
     score_batch,
+    score_completion,
 )
 from deonticbench.solver import Execution, Limits, Solver
 
@@ -97,8 +97,8 @@ def test_paper_mode_wants_the_exact_label_eval_allows_a_dollar(airline: list[Cas
         f"Total cost: {gold + 2}": (0.0, 0.0),
     }
     for line, (paper, evaluation) in expected.items():
-        assert score(prints(line), target, mode="paper").reward == paper, line
-        assert score(prints(line), target, mode="eval").reward == evaluation, line
+        assert score_completion(prints(line), target, mode="paper").reward == paper, line
+        assert score_completion(prints(line), target, mode="eval").reward == evaluation, line
 
 
 def test_sara_numeric_reference_printing_cents_is_exact_only_in_eval(
@@ -107,8 +107,10 @@ def test_sara_numeric_reference_printing_cents_is_exact_only_in_eval(
     # Upstream's SARA labels are whole dollars while its programs print cents: the
     # paper's exact match gives such a reference program 0, the benchmark's judging 1.
     case = sara_numeric[0]
-    paper = score(reference_response(case), RewardTarget.from_case(case), mode="paper")
-    evaluation = score(reference_response(case), RewardTarget.from_case(case), mode="eval")
+    paper = score_completion(reference_response(case), RewardTarget.from_case(case), mode="paper")
+    evaluation = score_completion(
+        reference_response(case), RewardTarget.from_case(case), mode="eval"
+    )
     assert isinstance(paper.answer, float) and paper.answer != float(case.gold)
     assert (paper.reward, evaluation.reward) == (0.0, 1.0)
     assert evaluation.outcome == paper.outcome == "correct"
@@ -135,47 +137,47 @@ def test_partial_credit_is_a_fifth_of_the_signature_jaccard_for_failed_programs(
         "main :- cost(T), format('Total cost: ~w~n', [T]).\n"
         ":- initialization(main, main)."
     )
-    result = score(crashing, target)
+    result = score_completion(crashing, target)
     assert result.status == "runtime_error" and not result.executable
     assert result.jaccard == 0.5 and result.reward == pytest.approx(0.2 * 0.5)
     # A syntax error: partial credit too, bounded by 0.2.
     broken = fenced(REFERENCE.replace("T is F + 100.", "T is F + ."))
-    broken_result = score(broken, target)
+    broken_result = score_completion(broken, target)
     assert broken_result.status == "syntax_error"
     assert 0.0 < broken_result.reward <= 0.2
     assert broken_result.reward == pytest.approx(0.2 * (broken_result.jaccard or 0.0))
     # The same reference structure running to a wrong answer, or timing out: nothing.
-    wrong = score(fenced(REFERENCE.replace("+ 100", "+ 1")), target)
+    wrong = score_completion(fenced(REFERENCE.replace("+ 100", "+ 1")), target)
     assert (wrong.status, wrong.reward, wrong.jaccard) == ("ok", 0.0, None)
     slow = fenced(REFERENCE.replace("main :- total(T)", "main :- repeat, fail, total(T)"))
-    timed_out = score(slow, target, timeout_s=1.0)
+    timed_out = score_completion(slow, target, timeout_s=1.0)
     assert (timed_out.status, timed_out.reward) == ("timeout", 0.0)
     # The benchmark's own judging gives no partial credit.
-    assert score(crashing, target, mode="eval").reward == 0.0
-    assert score(fenced(REFERENCE), target).reward == 1.0
+    assert score_completion(crashing, target, mode="eval").reward == 0.0
+    assert score_completion(fenced(REFERENCE), target).reward == 1.0
 
 
 def test_no_program_timeout_and_wrong_answer_earn_nothing(airline: list[Case]) -> None:
     target = RewardTarget.from_case(airline[0])
-    nothing = score("I think the total is a lot of money.", target)
+    nothing = score_completion("I think the total is a lot of money.", target)
     assert (nothing.reward, nothing.status) == (0.0, "no_program")
-    loop = score(fenced(":- repeat, fail."), target, timeout_s=1.0)
+    loop = score_completion(fenced(":- repeat, fail."), target, timeout_s=1.0)
     assert (loop.reward, loop.status, loop.executable) == (0.0, "timeout", False)
-    wrong = score(prints("Total cost: 1"), target)
+    wrong = score_completion(prints("Total cost: 1"), target)
     assert (wrong.reward, wrong.outcome, wrong.executable) == (0.0, "wrong", True)
 
 
 def test_the_timeout_is_per_call(airline: list[Case]) -> None:
     target = RewardTarget.from_case(airline[0])
     slow = fenced(f':- sleep(2), format("Total cost: {airline[0].gold}~n").')
-    assert score(slow, target, timeout_s=1.0).status == "timeout"
-    assert score(slow, target, timeout_s=10.0).reward == 1.0
+    assert score_completion(slow, target, timeout_s=1.0).status == "timeout"
+    assert score_completion(slow, target, timeout_s=10.0).reward == 1.0
 
 
 def test_unknown_mode_domain_or_label_is_one_clear_error(airline: list[Case]) -> None:
     target = RewardTarget.from_case(airline[0])
     with pytest.raises(RewardInputError, match="reward mode"):
-        score("x", target, mode="lenient")  # type: ignore[arg-type]
+        score_completion("x", target, mode="lenient")  # type: ignore[arg-type]
     with pytest.raises(RewardInputError, match="unknown domain"):
         RewardTarget.from_fields("chess", "1")
     with pytest.raises(RewardInputError, match="not a JSON object"):
@@ -202,7 +204,7 @@ def test_only_the_program_answer_line_earns(airline: list[Case]) -> None:
     }
     for name, response in attempts.items():
         for mode in ("paper", "eval"):
-            result = score(response, target, mode=mode)  # type: ignore[arg-type]
+            result = score_completion(response, target, mode=mode)  # type: ignore[arg-type]
             assert result.reward == 0.0, f"{name} earned {result.reward} in {mode} mode"
 
 
@@ -213,7 +215,7 @@ def test_conflicting_answers_earn_zero(airline: list[Case]) -> None:
         "\n".join(f':- format("Total cost: {value}~n").' for value in range(gold - 3, gold + 4))
     )
     for mode in ("paper", "eval"):
-        result = score(shotgun, target, mode=mode)  # type: ignore[arg-type]
+        result = score_completion(shotgun, target, mode=mode)  # type: ignore[arg-type]
         assert result.reward == 0.0
         assert result.abstain_reason is not None and "conflicting" in result.abstain_reason
 
@@ -226,7 +228,7 @@ def test_a_program_cannot_read_the_label_from_the_environment(airline: list[Case
             ":- ( getenv('DEONTICBENCH_LEAKED_GOLD', G) -> true ; G = 0 ),"
             ' format("Total cost: ~w~n", [G]).'
         )
-        result = score(sneaky, RewardTarget.from_case(case))
+        result = score_completion(sneaky, RewardTarget.from_case(case))
     finally:
         del os.environ["DEONTICBENCH_LEAKED_GOLD"]
     assert result.answer == 0.0 and result.reward == 0.0
@@ -246,7 +248,7 @@ def test_a_program_cannot_read_the_data_or_the_reference(
         f" ; catch(read_file_to_string('{reference_copy}', _, []), _, fail) )"
         f' -> format("Total cost: {case.gold}~n") ; format("Total cost: 0~n").'
     )
-    result = score(sneaky, RewardTarget.from_case(case))
+    result = score_completion(sneaky, RewardTarget.from_case(case))
     assert result.answer == 0.0 and result.reward == 0.0
     # Outside the sandbox the same program does read them: the test can fail.
     loose = subprocess.run(
@@ -280,9 +282,9 @@ def test_a_program_cannot_see_another_programs_files(airline: list[Case]) -> Non
     )
     solver = process_solver()
     for _ in range(solver.size + 1):  # reach every worker
-        wrote = score(writer, target, mode="eval", cache=RewardCache())
+        wrote = score_completion(writer, target, mode="eval", cache=RewardCache())
         assert wrote.status == "ok", wrote.abstain_reason  # it could write its own files
-    result = score(reader, target)
+    result = score_completion(reader, target)
     assert result.answer == 0.0 and result.reward == 0.0
 
 
@@ -322,23 +324,23 @@ def test_duplicate_programs_run_once(airline: list[Case], counting: CountingSolv
     assert sum(r.cached for r in results) == 4
     # Same program, another case: a different key, so it runs again.
     other = RewardTarget.from_case(airline[1])
-    score(fenced(program), other, solver=counting, cache=cache)
+    score_completion(fenced(program), other, solver=counting, cache=cache)
     assert counting.runs == 2
     # Same program and case under another mode or timeout: its own entry too.
-    score(fenced(program), target, mode="eval", solver=counting, cache=cache)
-    score(fenced(program), target, timeout_s=5, solver=counting, cache=cache)
+    score_completion(fenced(program), target, mode="eval", solver=counting, cache=cache)
+    score_completion(fenced(program), target, timeout_s=5, solver=counting, cache=cache)
     assert counting.runs == 4
 
 
 def _score_in_child(response: str, label: str, queue: Any) -> None:
-    result = score(response, RewardTarget.from_label(label))
+    result = score_completion(response, RewardTarget.from_label(label))
     queue.put((os.getpid(), id(process_solver()), result.reward))
 
 
 def test_the_process_pool_survives_fork(airline: list[Case]) -> None:
     case = airline[0]
     target = RewardTarget.from_case(case)
-    before = score(reference_response(case), target, cache=RewardCache())
+    before = score_completion(reference_response(case), target, cache=RewardCache())
     parent_pool = process_solver()
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
@@ -352,7 +354,7 @@ def test_the_process_pool_survives_fork(airline: list[Case]) -> None:
     assert child.exitcode == 0 and pid == child.pid and reward == 1.0
     # The child started its own pool and left the parent's alone.
     assert process_solver() is parent_pool
-    after = score(reference_response(case), target, cache=RewardCache())
+    after = score_completion(reference_response(case), target, cache=RewardCache())
     assert before.reward == after.reward == 1.0
 
 
@@ -471,7 +473,7 @@ def test_the_process_pool_has_two_workers_per_core_unless_told(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Broken programs sleep in SWI-Prolog's exit: two workers per core overlap it."""
-    from deonticbench.rewards import pool
+    from deonticbench.rewards import process_pool as pool
 
     monkeypatch.delenv(pool.WORKERS_ENV, raising=False)
     assert pool._workers() == 2 * (os.cpu_count() or 1)

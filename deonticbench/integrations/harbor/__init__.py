@@ -15,15 +15,32 @@ See docs/harbor.md.
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["BwrapEnvironment"]
+if TYPE_CHECKING:
+    from . import dar
+    from .environment import BwrapEnvironment
+    from .importer import import_jobs
+    from .tasks import export_tasks
+
+_HOME = {
+    "BwrapEnvironment": "environment",
+    "export_tasks": "tasks",
+    "import_jobs": "importer",
+}
+"""Each name's module, imported on first use: Harbor itself is imported only when its
+environment is asked for (``-e module:Class``), and the shipped verifier, which imports
+``dar`` from this package inside a task, pulls in none of the rest."""
+
+__all__ = ["BwrapEnvironment", "dar", "export_tasks", "import_jobs"]
 
 
 def __getattr__(name: str) -> Any:
-    # Harbor is imported only when its environment is asked for (``-e module:Class``).
-    if name == "BwrapEnvironment":
-        from .environment import BwrapEnvironment
-
-        return BwrapEnvironment
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name == "dar":
+        return import_module(".dar", __name__)
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value

@@ -20,8 +20,10 @@ Standard library only: the task verifier ships this module to print the same lin
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 EXPECTED_LINE = re.compile(r"Normalized expected:\s*(.+)")
 GOT_LINE = re.compile(r"Normalized got:\s*(.*)")
@@ -102,7 +104,7 @@ def _macro_f1(pairs: Sequence[tuple[str, str]]) -> tuple[float, tuple[str, ...]]
     return sum(scores) / len(scores), classes
 
 
-def score(trials: Sequence[DarTrial], errors_as_incorrect: bool = False) -> DarScore:
+def dar_score(trials: Sequence[DarTrial], errors_as_incorrect: bool = False) -> DarScore:
     """DAR's scorer on one dataset's trials: accuracy and macro-F1, both behaviours."""
     if errors_as_incorrect:
         correct = sum(1 for t in trials if not t.is_error and t.expected == t.got)
@@ -129,8 +131,21 @@ def score(trials: Sequence[DarTrial], errors_as_incorrect: bool = False) -> DarS
 __all__ = [
     "DarScore",
     "DarTrial",
+    "dar_score",
     "normalise",
     "read_verifier_output",
-    "score",
     "squeeze",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``score`` was renamed: ``deonticbench.score`` (the public API) scores run folders.
+    if name == "score":
+        warnings.warn(
+            "deonticbench.integrations.harbor.dar.score is now "
+            "deonticbench.integrations.harbor.dar.dar_score.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return dar_score
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -61,8 +61,8 @@ def protocol_rows(run_dir: str | Path, scores: RunScores) -> list[ProtocolRow]:
                 metric=DOMAINS[domain].metric,
                 n=len(trials),
                 paper=group.estimate.point if group is not None else None,
-                dar_default=dar.score(trials),
-                dar_strict=dar.score(trials, errors_as_incorrect=True),
+                dar_default=dar.dar_score(trials),
+                dar_strict=dar.dar_score(trials, errors_as_incorrect=True),
             )
         )
     return rows

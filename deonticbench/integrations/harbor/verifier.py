@@ -25,6 +25,7 @@ import json
 import re
 import sys
 import tempfile
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,12 @@ VERDICT_FILE = "verdict.json"
 _ANSWER_LINE = re.compile(r"^\s*answer:\s*(.*?)\s*$", re.IGNORECASE)
 
 
-def run_program(program: str, limits: Limits | None = None) -> Execution:
-    """Run a program as the solver's workers do (without their sandbox: the task's
-    environment is the sandbox)."""
+def run_program_unsandboxed(program: str, limits: Limits | None = None) -> Execution:
+    """Run a program as the solver's workers do, under the same limits, but with no
+    sandbox of our own: the verifier runs inside the Harbor task's environment, which is
+    the sandbox (a container or ``BwrapEnvironment``), and that environment may have no
+    bubblewrap or no user namespaces to start one.  Never call it outside such a task:
+    ``solver.run_program`` is the sandboxed one."""
     job = {**asdict(limits or Limits()), "program": program}
     with tempfile.TemporaryDirectory(prefix="deonticbench-verify-") as workroot:
         report = supervisor.run_job(job, None, workroot)
@@ -79,7 +83,7 @@ def verdict_of(domain: Domain, mode: Mode, gold: int | str, workspace: Path) -> 
     the text DAR's verifier would have compared."""
 
     async def execute(program: str) -> Execution:
-        return run_program(program)
+        return run_program_unsandboxed(program)
 
     judgement = asyncio.run(ajudge_workspace(domain, mode, workspace, execute))
     execution = judgement.execution
@@ -156,4 +160,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["dar_expected", "main", "rewards", "run_program", "verdict_of"]
+__all__ = ["dar_expected", "main", "rewards", "run_program_unsandboxed", "verdict_of"]
+
+
+def __getattr__(name: str) -> Any:
+    # renamed, so that it is not mistaken for the sandboxed ``solver.run_program``
+    if name == "run_program":
+        warnings.warn(
+            "deonticbench.integrations.harbor.verifier.run_program is now "
+            "deonticbench.integrations.harbor.verifier.run_program_unsandboxed.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return run_program_unsandboxed
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ Needs the ``inspect`` extra (``pip install 'deonticbench[inspect]'``); see docs/
 
 from .metrics import paper_metric
 from .scorer import deonticbench_scorer
-from .solvers import deonticbench_solver
+from .steps import deonticbench_solver
 from .tasks import airline, deonticbench, housing, sara_binary, sara_numeric, uscis
 
 __all__ = [

@@ -1,14 +1,15 @@
-"""What the task, its solver and its scorer share: the harness's plan of a domain x mode
-(cases and few-shot exemplars, chosen by ``prompting.plan_run`` exactly as ``deonticbench
-eval`` chooses them).
+"""What the task, its solver step and its scorer share: the harness's plan of a domain x
+mode (cases and few-shot exemplars, chosen by ``prompting.plan_run`` exactly as
+``deonticbench eval`` chooses them).
 
-The solver and scorer are registered inspect objects whose arguments go into the log,
-so they receive the few settings below rather than the cases; each looks its case up
-in a plan built once per process and settings.
+The solver step and scorer are registered inspect objects whose arguments go into the
+log, so they receive the few task options below (``TaskOptions``) rather than the cases;
+each looks its case up in a plan built once per process and options.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
@@ -29,7 +30,7 @@ INSPECT_MODEL = "inspect"
 
 
 @dataclass(frozen=True)
-class Settings:
+class TaskOptions:
     """One task's choice of cases and prompts: enough to rebuild its plan anywhere."""
 
     domain: str
@@ -43,7 +44,7 @@ class Settings:
     def spec(
         self, *, attempts: int = 1, timeout: float = Limits.timeout_s, k: int | None = None
     ) -> RunSpec:
-        """The run these settings describe, checked as ``deonticbench eval`` checks its
+        """The run these options describe, checked as ``deonticbench eval`` checks its
         flags (unknown domain, split or mode, attempts or K below 1: one sentence)."""
         return RunSpec(
             model=INSPECT_MODEL,
@@ -74,11 +75,11 @@ class Plan:
 
 
 @lru_cache(maxsize=32)
-def plan_for(settings: Settings) -> Plan:
+def plan_for(options: TaskOptions) -> Plan:
     """The harness's plan of one domain x mode: its cases in the published order and,
     for few-shot and the settings, the exemplars ``plan_run`` chooses for each (seeded by
     ``seed``); for a setting, each case's shown part (a case it leaves out is no sample)."""
-    spec = settings.spec()
+    spec = options.spec()
     assert spec.data is not None
     plan = plan_run(
         spec.domain_specs,
@@ -94,14 +95,29 @@ def plan_for(settings: Settings) -> Plan:
     return Plan(tuple(plan.units), plan.source, plan.pool_notes.get(domain.name))
 
 
-def settings_args(settings: Settings) -> dict[str, Any]:
-    """The settings as keyword arguments of the registered solver and scorer."""
+def option_args(options: TaskOptions) -> dict[str, Any]:
+    """The options as keyword arguments of the registered solver step and scorer."""
     return {
-        "domain": settings.domain,
-        "split": settings.split,
-        "mode": settings.mode,
-        "seed": settings.seed,
-        "data_dir": settings.data_dir,
-        "hub": settings.hub,
-        "revision": settings.revision,
+        "domain": options.domain,
+        "split": options.split,
+        "mode": options.mode,
+        "seed": options.seed,
+        "data_dir": options.data_dir,
+        "hub": options.hub,
+        "revision": options.revision,
     }
+
+
+_MOVED = {"Settings": "TaskOptions", "settings_args": "option_args"}
+"""Old names, renamed because ``settings`` is the diagnostic-settings stage."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        warnings.warn(
+            f"{__name__}.{name} is now {__name__}.{_MOVED[name]}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[_MOVED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,7 @@ importing it registers the tasks, solver, scorer and metric under ``deonticbench
 
 from .metrics import paper_metric
 from .scorer import deonticbench_scorer
-from .solvers import deonticbench_solver
+from .steps import deonticbench_solver
 from .tasks import airline, deonticbench, housing, sara_binary, sara_numeric, uscis
 
 __all__ = [

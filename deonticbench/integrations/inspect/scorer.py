@@ -20,9 +20,9 @@ from ... import Attempt, Limits, Record, get_domain
 from ...evaluation.runner import evaluate_attempt
 from ...prompting import Prompt, prompt_hash
 from ._messages import completion_of, from_inspect
-from ._plan import Settings, plan_for
+from ._plan import TaskOptions, plan_for
 from ._sandbox import execute
-from .solvers import ATTEMPTS_KEY, PENDING_KEY
+from .steps import ATTEMPTS_KEY, PENDING_KEY
 
 RECORD_KEY = "record"
 """Score metadata key of the sample's record (``Record.to_json()``)."""
@@ -44,11 +44,11 @@ def deonticbench_scorer(
 ) -> Scorer:
     """Judge the sample's last response with the harness (sandboxed SWI-Prolog for
     program modes) and report the paper's outcome; the metrics come from the task."""
-    settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
+    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
 
     async def score(state: TaskState, target: Target) -> Score:
-        unit = plan_for(settings).unit(state.sample_id)
+        unit = plan_for(options).unit(state.sample_id)
         stored: list[dict[str, Any]] = state.store.get(ATTEMPTS_KEY, [])
         attempts = [Attempt(**a) for a in stored]
         if state.store.get(PENDING_KEY, True) or not attempts:

@@ -1,10 +1,11 @@
-"""The solver: the harness's prompt, then retry with feedback exactly as the runner does.
+"""inspect's solver step (an inspect ``Solver``; not our ``solver``, the Prolog sandbox):
+the harness's prompt, then retry with feedback exactly as the runner does.
 
 Each attempt's prompt is rendered by ``prompting`` (system message, the domain's
 template for the mode, exemplars chosen by ``plan_run``).  Every attempt but the last is
 judged here with ``runner.evaluate_attempt`` (the one implementation of extract ->
 execute -> read -> judge and of the retry rule), because whether to retry depends on it;
-the last attempt is left to the scorer, so with ``attempts=1`` the solver only renders
+the last attempt is left to the scorer, so with ``attempts=1`` the step only renders
 and generates.  Judged attempts go to the sample's store for the scorer.
 """
 
@@ -17,11 +18,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from ... import Limits, get_domain
 from ...evaluation.runner import evaluate_attempt
 from ._messages import completion_of, to_inspect
-from ._plan import Settings, plan_for
+from ._plan import TaskOptions, plan_for
 from ._sandbox import execute
 
 ATTEMPTS_KEY = "deonticbench:attempts"
-"""Store key of the attempts the solver judged (``Attempt`` dicts, in order)."""
+"""Store key of the attempts the step judged (``Attempt`` dicts, in order)."""
 PENDING_KEY = "deonticbench:pending"
 """Store key: True while the last response still awaits judging by the scorer."""
 
@@ -40,11 +41,11 @@ def deonticbench_solver(
 ) -> Solver:
     """Render the harness's prompt for the sample's case and generate; with
     ``attempts`` > 1, retry with SWI-Prolog's feedback when a program gave no answer."""
-    settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
+    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        unit = plan_for(settings).unit(state.sample_id)
+        unit = plan_for(options).unit(state.sample_id)
         prompt = unit.render()
         judged: list[dict[str, object]] = []
         pending = True

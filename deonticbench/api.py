@@ -315,8 +315,9 @@ def evaluate(
 
     ``observer`` is told about progress (``progress.LiveProgress`` draws it); ``cache``
     is the response cache (None: the default file, False: none); ``workers`` the Prolog
-    workers (default: the cores); ``executor`` how each program starts (``fork`` from a
-    booted SWI-Prolog, or a ``fresh`` process: the same results).  Must not be called
+    workers (default: one more than the cores, ``solver.pool.default_workers``);
+    ``executor`` how each program starts (``fork`` from a booted SWI-Prolog, or a
+    ``fresh`` process: the same results).  Must not be called
     from a running event loop: use ``await arun(prepare(spec, out), ...)`` there.
     """
     prepared = prepare(spec, out, fresh=fresh)

@@ -1,10 +1,11 @@
-"""Stage 1, data: the five domains and their cases.
+"""Data, where the pipeline starts: the five domains and their cases.
 
 Each domain is one declarative spec (``domains``: the only place domain facts live); a
-split's cases are read from a data source (a local folder in the upstream layout, or the
-Hugging Face hub pinned to a commit), with the shared statutes fetched and checksummed,
-and narrowed by ``--limit``/``--ids``.  Hands ``Case`` objects (statutes, facts, question,
-gold label, reference program) to prompting.
+split's cases are read from a data source (``sources``: a local folder in the upstream
+layout, or the Hugging Face hub pinned to a commit, ``hub``), with the shared statutes
+fetched and checksummed (``statutes``), and narrowed by ``--limit``/``--ids``
+(``selection``).  Hands ``Case`` objects (statutes, facts, question, gold label,
+reference program) to prompting.
 """
 
 from __future__ import annotations

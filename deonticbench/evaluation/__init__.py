@@ -1,4 +1,4 @@
-"""Stage 6, evaluation: carrying a run out.
+"""Evaluation: carrying a run out, with the agents, before the store.
 
 The runner takes a plan through prompt -> completion -> program -> execution -> answer ->
 outcome for every sample, with the response cache (a completion is never paid for twice),

@@ -2,11 +2,12 @@
 
     report = export_dataset("trl-sft", out_dir, source=resolve_source())
 
-See ``pool`` for what goes in (the whole split minus the hard split, prompts as the
+See ``examples`` for what goes in (the whole split minus the hard split, prompts as the
 harness renders them, reference programs re-verified in the sandbox) and ``formats`` for
-the file shapes.  Every export writes ``manifest.json``: the data source and its revision
-(hub commit, or sha256 of the local files read), template hashes, the counts per domain
-and the sha256 of every file written.
+the file shapes; ``lengths`` measures completions in a trainer's tokens.  Reads the data
+and the reward; hands files to trainers.  Every export writes ``manifest.json``: the data
+source and its revision (hub commit, or sha256 of the local files read), template
+hashes, the counts per domain and the sha256 of every file written.
 """
 
 from __future__ import annotations

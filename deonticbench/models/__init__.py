@@ -1,7 +1,14 @@
-"""Model backends behind one small async interface (see ``base.py``).
+"""The models, after prompting and before the solver: backends behind one small async
+interface (``base``: a ``Request``, never gold, in; exactly ``n`` ``Completion``s out).
 
-Backends import their provider SDKs only when chosen, so ``import deonticbench.models``
-stays cheap and works without any optional extra.
+One module per backend (OpenAI and OpenAI-compatible servers, Anthropic, vLLM, a local
+GGUF; ``remote`` is what the HTTP backends share), chosen by ``loader``; per-model
+parameters from ``eval/models.yaml`` (``registry``: ``ModelSettings``), retries
+(``retry``), prompt token counts (``tokens``), tool calls in each provider's wire format
+(``tool_calls``), and two backends that pay for nothing: ``reference`` (the case's own
+gold material, the pipeline's self-check) and ``replay`` (saved responses, or an earlier
+run's records and trajectories).  Backends import their provider SDKs only when chosen,
+so ``import deonticbench.models`` stays cheap and works without any optional extra.
 """
 
 from __future__ import annotations

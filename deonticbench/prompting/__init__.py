@@ -1,9 +1,11 @@
-"""Stage 2, prompting: a case becomes chat messages.
+"""Prompting, after data and before the models: a case becomes chat messages.
 
-The three modes (``modes``), the templates under ``prompts/`` and their hashes
+The modes, the agentic modes and the two diagnostic settings (``modes``), chat messages
+and tool calls (``chat``), the templates under ``prompts/`` and their hashes
 (``templates``), rendering a case and the retry prompt (``render``), the leak-free few-shot
-exemplars (``exemplars``) and the plan of a run (``plan``: every domain x case x mode with
-its exemplars).  Hands a ``Prompt`` (messages, template hash, prompt hash) to a model.
+exemplars, seeded or retrieved by BM25 (``exemplars``), distractor statutes
+(``distractors``) and the plan of a run (``plan``: every domain x case x mode with its
+exemplars).  Hands a ``Prompt`` (messages, template hash, prompt hash) to a model.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Stage 4, reading: from a model's response to a judged answer.
+"""Reading, after the solver: from a model's response to a judged answer.
 
 Reasoning blocks are removed (``reasoning``), the program is found and prepared for
 SWI-Prolog (``programs``), text is made encodable (``encoding``); after the solver has run
 the program, the answer is read from its output or from a direct response (``answers``)
-and judged against the gold label by the paper's rules (``outcomes``).  Hands an
+and judged against the gold label by the paper's rules (``outcomes``); the verbal
+``Confidence: NN%`` line and the answer's token probability are read too
+(``confidence``).  Hands an
 ``Answer`` and an ``Outcome`` to evaluation.  It sits above the solver in the layers
 because it reads the solver's ``Execution``; the solver runs plain program text.
 """

@@ -1,10 +1,10 @@
-"""Stage 8, scoring: the paper's numbers from a run folder.
+"""Scoring, reading the store: the paper's numbers from a run folder.
 
 Metrics and the bootstrap of paper B.3 (``metrics``), scoring run folders and comparing
 them (``scores``), the Table 2 layout and other tables (``tables``), results.json
-(``results``), the caveats of a run's numbers (``notes``), Figure 2 (``figures``) and
-the paper's published scores (``paper``).  Hands score rows and tables to analysis, the
-report and the command line.
+(``results``), token usage and its estimated cost (``usage``), the caveats of a run's
+numbers (``notes``), Figure 2 (``figures``) and the paper's published scores
+(``paper``).  Hands score rows and tables to analysis, the report and the command line.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 The rule/fact split of each reference program, verified by recombining its parts in the
 sandbox (``split``); the parts a ``rules-given`` or ``facts-given`` unit shows, and the
-part the reference backend answers with (``given``); counterfactual cases with changed
+part the reference backend answers with (``given``); the statute sections a SARA case's
+reference uses, for ``--distractors`` (``sections``); counterfactual cases with changed
 amounts and the gold their perturbed reference prints (``perturb``).  It sits above
 reading (it runs programs in the sandbox and reads their answers) and below the store;
 ``api.prepare`` hands its parts to the plan, so prompting never imports the solver.

@@ -1,10 +1,12 @@
-"""Stage 7, the store: a run folder on disk, which every later stage reads.
+"""The store, after evaluation: a run folder on disk, which every later stage reads.
 
 ``RunSpec`` (what a run is), config.json (``config``: fingerprint, resume), records and
 records.jsonl (``record``, ``records_file``), the open folder and its lock (``folder``),
-run folder names and finding one to resume (``naming``), and provenance (``provenance``,
-``environment``: what produced the numbers).  Hands records and config to scoring,
-analysis, the report, rewards and exports.
+run folder names and finding one to resume (``naming``), provenance (``provenance``,
+``environment``: what produced the numbers), agentic trajectories in ATIF
+(``trajectory``) and the one step that writes a run imported from another tool
+(``imported``).  Hands records and config to scoring, analysis, the report, rewards and
+exports.
 """
 
 from __future__ import annotations

@@ -211,6 +211,69 @@ def _trajectory(trial: Trial) -> dict[str, Any] | None:
     return atif if isinstance(atif, dict) else None
 
 
+def _record(
+    domain: Domain, case: Case, mode: Mode, sample: int, trial: Trial, judgement: Judgement
+) -> tuple[Record, dict[str, Any] | None]:
+    """A trial's record (by the agents' rules for an attempt and ``AgentInfo``) and its
+    trajectory."""
+    usage = trial.agent_result
+    reason = judgement.answer.reason
+    ended = (
+        f"harbor {trial.exception_text}"
+        if trial.exception and reason and "harbor" not in reason
+        else None
+    )
+    attempt = judged_attempt(
+        judgement,
+        domain,
+        case.gold,
+        prompt_hash=trial.task_name,
+        tokens=(int(usage.get("n_input_tokens") or 0), int(usage.get("n_output_tokens") or 0)),
+        ended=ended,
+        latency_s=trial.seconds("agent_execution"),
+    )
+    atif = _trajectory(trial)
+    calls = count_tool_calls(atif)
+    metadata = usage.get("metadata") or {}
+    cost = usage.get("cost_usd")
+    record = Record(
+        domain=domain.name,
+        case_id=case.id,
+        mode=mode,
+        sample=sample,
+        gold=case.gold,
+        model=trial.model_name,
+        attempts=[attempt],
+        agent=agent_info(
+            f"harbor:{trial.agent_name}",
+            turns=int(metadata.get("n_episodes") or sum(calls.values()) or 0),
+            atif=atif,
+            stop_reason=f"harbor:{trial.exception or 'completed'}",
+            wall_s=trial.seconds(),
+            cost_usd=float(cost) if cost is not None else None,
+        ),
+    )
+    return record, atif
+
+
+def _dar_view(record: Record, trial: Trial) -> dict[str, Any]:
+    """What DAR's scorer reads of a trial (a row of ``harbor.jsonl``)."""
+    output = trial.verifier_output()
+    expected, got = dar.read_verifier_output(output or "")
+    return {
+        "key": list(record.key),
+        "task_name": trial.task_name,
+        "trial": trial.folder.name,
+        "expected": expected,
+        "got": got,
+        "exception": trial.exception,
+        "missing_stdout": output is None,
+        "harbor_reward": ((trial.result.get("verifier_result") or {}).get("rewards") or {}).get(
+            "reward"
+        ),
+    }
+
+
 def import_jobs(
     jobs_dir: str | Path, out: str | Path, *, source: DataSource, split: str = "hard"
 ) -> ImportResult:
@@ -248,63 +311,10 @@ def import_jobs(
                 result.from_artifacts += 1
             else:
                 result.from_verifier += 1
-            usage = trial.agent_result
-            reason = judgement.answer.reason
-            ended = (
-                f"harbor {trial.exception_text}"
-                if trial.exception and reason and "harbor" not in reason
-                else None
-            )
-            attempt = judged_attempt(
-                judgement,
-                domain,
-                case.gold,
-                prompt_hash=trial.task_name,
-                tokens=(
-                    int(usage.get("n_input_tokens") or 0),
-                    int(usage.get("n_output_tokens") or 0),
-                ),
-                ended=ended,
-                latency_s=trial.seconds("agent_execution"),
-            )
-            if attempt.outcome == "abstain":
+            record, atif = _record(domain, case, mode, sample, trial, judgement)
+            if record.final.outcome == "abstain":
                 result.abstained += 1
-            atif = _trajectory(trial)
-            calls = count_tool_calls(atif)
-            metadata = usage.get("metadata") or {}
-            cost = usage.get("cost_usd")
-            record = Record(
-                domain=domain.name,
-                case_id=case.id,
-                mode=mode,
-                sample=sample,
-                gold=case.gold,
-                model=trial.model_name,
-                attempts=[attempt],
-                agent=agent_info(
-                    f"harbor:{trial.agent_name}",
-                    turns=int(metadata.get("n_episodes") or sum(calls.values()) or 0),
-                    atif=atif,
-                    stop_reason=f"harbor:{trial.exception or 'completed'}",
-                    wall_s=trial.seconds(),
-                    cost_usd=float(cost) if cost is not None else None,
-                ),
-            )
-            output = trial.verifier_output()
-            expected, got = dar.read_verifier_output(output or "")
-            dar_view = {
-                "key": [domain.name, case.id, mode, sample],
-                "task_name": trial.task_name,
-                "trial": trial.folder.name,
-                "expected": expected,
-                "got": got,
-                "exception": trial.exception,
-                "missing_stdout": output is None,
-                "harbor_reward": (
-                    (trial.result.get("verifier_result") or {}).get("rewards") or {}
-                ).get("reward"),
-            }
-            pending.append((record, trial, atif, dar_view))
+            pending.append((record, trial, atif, _dar_view(record, trial)))
     records = [r for r, _, _, _ in pending]
     config = _config(root, records, pending[0][1], split, source)
     written = write_imported_run(folder, config, [(r, atif) for r, _, atif, _ in pending])

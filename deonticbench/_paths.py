@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import ConfigError
+
 __all__ = [
     "CACHE_ENV",
     "DATA",
@@ -50,15 +52,13 @@ def cache_root() -> Path:
     if chosen:
         path = Path(chosen).expanduser()
         if path.is_file():
-            from .errors import ConfigError
-
             raise ConfigError(
                 f"{CACHE_ENV} names a folder (for {RESPONSES_FILE}, the statutes and the hub "
                 f"pins), but {path} is a file: set it to a folder, or name a response cache "
                 "file with --cache."
             )
         return path
-    import platformdirs
+    import platformdirs  # start-up: only when $DEONTICBENCH_CACHE names no folder
 
     return Path(platformdirs.user_cache_dir("deonticbench"))
 

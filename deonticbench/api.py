@@ -36,6 +36,7 @@ from .models.loader import check_spec
 from .models.reference import ReferenceModel
 from .prompting.plan import RunPlan, plan_run
 from .scoring.metrics import DEFAULT_BOOTSTRAP
+from .scoring.results import write_results
 from .scoring.scores import RunScores, ScoreRow, score_rows, score_runs
 from .settings.given import SettingParts
 from .solver import ExecutorKind, Solver
@@ -274,8 +275,6 @@ def write_run_results(
     folder: str | os.PathLike[str], *, wall_time_s: float | None = None
 ) -> Path | None:
     """Score a run folder and write its results.json; None when it holds no record."""
-    from .scoring.results import write_results
-
     (scores,) = score_runs([Path(folder)])
     if not scores.run.records:
         return None
@@ -353,7 +352,7 @@ class ScoreResult:
     def to_frame(self) -> pandas.DataFrame:
         """The long table as a pandas DataFrame (pandas is an optional dependency)."""
         try:
-            import pandas
+            import pandas  # optional: pandas is no dependency of the package
         except ImportError:
             raise missing_extra(
                 "ScoreResult.to_frame", "reliability", package="pandas", also="(or use .rows)"

@@ -15,6 +15,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache
 from typing import Any, Literal
@@ -244,8 +245,6 @@ def _map_sized(
     to ``hook``) by one reader thread while its worker already runs the next job: when
     the thread that waited for a job also read it, the worker stood idle meanwhile
     (about a third of a second per job of 64 programs)."""
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     if not jobs:
         return []  # everything was cached: no worker needs starting
     solver.start_all()

@@ -29,6 +29,7 @@ def command(run: str, out: str | None, as_json: bool, stage: str, workers: int |
     """Analyse the program-mode records of the run folder RUN: writes RUN/analysis.jsonl
     and prints the failure taxonomy, the outcome × derivation table, mean structural
     measures and their correlation with correctness."""
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..analysis.run import analyse_run
     from ..analysis.tables import all_tables, render_tables, write_outputs
 

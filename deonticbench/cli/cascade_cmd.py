@@ -74,6 +74,7 @@ def command(
 ) -> None:
     """Answer with SMALL_RUN's model when its confidence is at least tau, else defer to
     LARGE_RUN's (or a person): every tau, the Pareto frontier and a cross-fitted tau."""
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..reliability.api import cascade_rows
     from ..reliability.cascade import CascadeError, cascade, load_prices
     from ..reliability.figures import draw_cascade

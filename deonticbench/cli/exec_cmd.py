@@ -113,6 +113,7 @@ def command(
 def _explain(
     program: str, dom: Domain | None, execution: Execution, case_id: str | None, timeout: float
 ) -> None:
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..analysis.explain import explain_program
     from ..data.cases import load_cases
 

@@ -106,6 +106,7 @@ def command(
     if fmt == HARBOR:
         _export_harbor(out, source, chosen, prompt_mode, split or "hard", limit, seed, skip_missing)
         return
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..export import export_dataset
 
     report = export_dataset(
@@ -155,6 +156,7 @@ def _export_harbor(
     seed: int,
     skip_missing: bool,
 ) -> None:
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..integrations.harbor.tasks import export_tasks
 
     report = export_tasks(

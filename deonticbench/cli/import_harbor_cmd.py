@@ -40,6 +40,7 @@ def command(
     """Turn Harbor's JOBS_DIR (a jobs folder, one job or one trial) into a run folder
     that score, compare, analyze and report read; `score --dar-rules` scores it DAR's way
     beside the paper's."""
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..integrations.harbor.importer import import_jobs
 
     target = out or Path("runs") / f"harbor-{jobs_dir.resolve().name}"

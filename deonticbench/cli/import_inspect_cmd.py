@@ -22,6 +22,7 @@ def command(log: Path, out: Path) -> None:
     """Turn an inspect LOG (.eval or .json) of the deonticbench tasks into a run folder
     that `deonticbench score` reads (with --against paper and --compare)."""
     try:
+        # start-up: ``deonticbench --help`` imports every command's module
         from ..integrations.inspect.importer import import_log
     except ImportError as exc:
         if not (exc.name or "").startswith("inspect_ai"):

@@ -9,6 +9,7 @@ import click
 def command() -> None:
     """List what can be run: domains with their sizes per split, modes, backends and the
     models eval/models.yaml has settings for."""
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..data.cases import SPLITS
     from ..data.sources import resolve_source
     from ..errors import DataError

@@ -32,6 +32,7 @@ def command(
 
     Several runs are shown side by side, with paired differences against the first.
     """
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..api import score
     from ..report import REPORT_FILE, write_report
     from ..scoring.scores import compare, require_scorable

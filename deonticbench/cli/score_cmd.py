@@ -154,6 +154,7 @@ def command(
         comparisons += paired
     extras = None
     if reliability or costs_file is not None:
+        # start-up: ``deonticbench --help`` imports every command's module
         from ..reliability.api import score_extras
 
         extras = score_extras(
@@ -245,6 +246,7 @@ def _write_all(
     paper: bool,
     extras: ScoreExtras | None = None,
 ) -> list[Path]:
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..report import REPORT_FILE, write_report
     from ..scoring.figures import draw_figure  # matplotlib only when figures are drawn
     from ..scoring.results import RESULTS_FILE, write_results
@@ -298,6 +300,7 @@ def _write_all(
 
 
 def _print_dar_rules(scores: list[RunScores]) -> None:
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..integrations.harbor.protocols import protocol_rows, render
 
     for s in scores:

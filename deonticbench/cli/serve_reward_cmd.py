@@ -60,6 +60,7 @@ def command(
     Point OpenRLHF at it with --remote_rm_url http://HOST:PORT/get_reward and
     --label_key label (the label column of `deonticbench export --format trl-grpo`)."""
     try:
+        # start-up: ``deonticbench --help`` imports every command's module
         from ..rewards.server import ServerSettings, serve
     except ImportError as exc:
         raise missing_extra("the reward server", "train", package=exc.name) from None

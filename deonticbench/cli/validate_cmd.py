@@ -58,6 +58,7 @@ def command(
     as_json: bool,
 ) -> None:
     """Run every case's reference program and compare its answer with the gold label."""
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..solver import Solver
 
     domains = parse_domains(domains_spec)

@@ -39,6 +39,7 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 
 def endpoint() -> str:
     """The hub endpoint ``huggingface_hub`` talks to (``HF_ENDPOINT`` or the public hub)."""
+    # optional: the hub extra, only when the hub is used
     from huggingface_hub import constants
 
     return str(constants.ENDPOINT)
@@ -55,6 +56,7 @@ def resolve_revision(src: DataSource) -> DataSource:
     if src.commit is not None:
         return src
     _require_datasets()
+    # optional: the hub extra, only when the hub is used
     from huggingface_hub import HfApi, constants
     from huggingface_hub.errors import (
         HfHubHTTPError,
@@ -140,6 +142,7 @@ def _offline_mode(on: bool) -> Iterator[None]:
     if not on:
         yield
         return
+    # optional: the hub extra, only when the hub is used
     import datasets.config as ds_config
     from huggingface_hub import constants
 
@@ -201,6 +204,7 @@ def _remember(src: DataSource, sha: str) -> None:
 
 def _require_datasets() -> Any:
     try:
+        # optional: the hub extra, only when the hub is used
         import datasets
     except ImportError:
         raise DataError(

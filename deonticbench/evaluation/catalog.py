@@ -10,6 +10,8 @@ from ..data.cases import SPLITS, local_rows
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..data.sources import DataSource
 from ..errors import DataError
+from ..models.loader import BACKENDS
+from ..models.registry import load_registry
 from ..prompting.modes import ALL_MODES
 
 
@@ -45,9 +47,6 @@ def _size(domain_name: str, split: str, source: DataSource) -> tuple[int | None,
 
 
 def build_catalog(source: DataSource | None) -> Catalog:
-    from ..models.loader import BACKENDS
-    from ..models.registry import load_registry
-
     entries = []
     for name in DISPLAY_ORDER:
         domain = DOMAINS[name]

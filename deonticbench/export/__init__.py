@@ -17,12 +17,14 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from ..data.cases import DataSource, describe_source
+from ..data.cases import DataSource, describe_source, load_cases
 from ..data.domains import Domain
 from ..errors import ConfigError, DataError
+from ..prompting import template_hashes
 from ..prompting.modes import Mode
 from ..rewards.signatures import prefetch_signatures
 from .examples import (
@@ -182,8 +184,6 @@ def export_dataset(
 def _cases(domain: Domain, source: DataSource, split: str, counts: DomainCounts) -> list[Any]:
     if split == "train":
         return training_pool(domain, source, counts)
-    from ..data.cases import load_cases
-
     cases = load_cases(domain, "hard", source)
     counts.hard = counts.pool = len(cases)
     return cases
@@ -216,8 +216,6 @@ def data_revision(source: DataSource, domains: Sequence[Domain], split: str) -> 
 
 def harness_version() -> str:
     """The installed deonticbench's version, as every export's manifest states it."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("deonticbench")
     except PackageNotFoundError:
@@ -233,8 +231,6 @@ def _write_manifest(
     rejected_from: str | None,
     timeout_s: float | None,
 ) -> None:
-    from ..prompting import template_hashes
-
     manifest = {
         "harness": "deonticbench",
         "version": harness_version(),

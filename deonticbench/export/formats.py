@@ -113,6 +113,7 @@ def write_rows(fmt: str, path: Path, rows: list[Any]) -> None:
     if fmt.startswith("llamafactory"):
         path.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     elif fmt == "verl":
+        # optional: the train extra (parquet files only)
         import pyarrow as pa
         import pyarrow.parquet as pq
 

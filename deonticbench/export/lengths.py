@@ -68,6 +68,7 @@ class Counter:
 
     def __init__(self, spec: str) -> None:
         try:
+            # optional: tokenizers, only with --tokenizer
             from tokenizers import Tokenizer
         except ImportError:
             raise missing_extra("--tokenizer", "train", package="tokenizers") from None

@@ -112,6 +112,7 @@ class AnthropicModel(RemoteModel):
         return fields
 
     async def _one(self, fields: dict[str, Any]) -> Completion:
+        # optional: the anthropic extra, only when chosen
         import anthropic
 
         client = self.client()

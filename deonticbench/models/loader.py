@@ -21,19 +21,23 @@ from typing import Any
 from ..data.cases import Case
 from ..errors import ConfigError
 from .base import Model
+from .reference import ReferenceModel, reference_table
 from .registry import resolve_settings
 from .remote import public_url
+from .replay import ReplayModel
 
 _URL_SPLIT = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 
 
 def _openai(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:
+    # start-up: a backend's module (and its SDK) only when chosen
     from .openai_backend import OpenAIModel
 
     return OpenAIModel(spec, name, resolve_settings("openai", name, overrides), compatible=False)
 
 
 def _openai_compatible(spec: str, rest: str, overrides: Mapping[str, Any] | None) -> Model:
+    # start-up: a backend's module (and its SDK) only when chosen
     from .openai_backend import OpenAIModel
 
     match = _URL_SPLIT.match(rest)
@@ -54,34 +58,33 @@ def _openai_compatible(spec: str, rest: str, overrides: Mapping[str, Any] | None
 
 
 def _anthropic(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:
+    # start-up: a backend's module (and its SDK) only when chosen
     from .anthropic_backend import AnthropicModel
 
     return AnthropicModel(spec, name, resolve_settings("anthropic", name, overrides))
 
 
 def _local(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:
+    # start-up: a backend's module (and its SDK) only when chosen
     from .local import LocalModel
 
     return LocalModel(spec, name, resolve_settings("local", name, overrides))
 
 
 def _vllm(spec: str, name: str, overrides: Mapping[str, Any] | None) -> Model:
+    # start-up: a backend's module (and its SDK) only when chosen
     from .vllm_backend import VLLMModel
 
     return VLLMModel(spec, name, resolve_settings("vllm", name, overrides))
 
 
 def _reference(spec: str, rest: str, overrides: Mapping[str, Any] | None) -> Model:
-    from .reference import ReferenceModel
-
     if rest:
         raise ConfigError(f"model spec {spec!r}: the reference backend takes no model name.")
     return ReferenceModel()  # its table comes from load_model(..., cases=)
 
 
 def _replay(spec: str, path: str, overrides: Mapping[str, Any] | None) -> Model:
-    from .replay import ReplayModel
-
     return ReplayModel(spec, path)
 
 
@@ -121,8 +124,6 @@ def load_model(
     text, provider, rest, factory = _parse(spec)
     model = factory(text, rest, overrides)
     if provider == "reference":
-        from .reference import ReferenceModel, reference_table
-
         model = ReferenceModel(reference_table(cases))
     return model
 

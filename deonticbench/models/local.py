@@ -13,6 +13,7 @@ sample is seeded by its index (plus ``seed`` if set), so a run is reproducible.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .._paths import cache_root
 from ..errors import ConfigError, missing_extra
 from ..prompting.chat import Message
 from .base import Completion, Model, Request
@@ -39,7 +41,7 @@ LLAMA_EXTRA_FIELDS = frozenset(
 def _import_llama_cpp() -> Any:
     """llama-cpp-python, quietened; a missing extra is one sentence."""
     try:
-        import llama_cpp
+        import llama_cpp  # optional: the local extra
     except ImportError:
         raise missing_extra(
             "the local backend", "local", package="llama-cpp-python", also=INSTALL_HINT
@@ -73,15 +75,11 @@ def model_cache_dir() -> Path:
     override = os.environ.get("DEONTICBENCH_MODEL_DIR", "").strip()
     if override:
         return Path(override).expanduser()
-    from .._paths import cache_root
-
     return cache_root() / "models"
 
 
 def packaged_gguf(weights: PackagedWeights) -> Path:
     """Assemble (once) and verify the GGUF file shipped in the weights package."""
-    import importlib
-
     try:
         package: Any = importlib.import_module(weights.module)
     except ImportError:
@@ -116,7 +114,7 @@ def _silence_llama_logs(llama_cpp: Any) -> None:
     global _QUIET_LOG
     if _QUIET_LOG is not None:
         return
-    import ctypes
+    import ctypes  # only with the local extra's llama.cpp loaded
 
     @llama_cpp.llama_log_callback
     def quiet(level: int, text: bytes, user_data: Any) -> None:

@@ -196,6 +196,7 @@ class OpenAIModel(RemoteModel):
             # retried like a 5xx and, if it stays malformed, is the sample's error.
             return _read_reply(response, n), time.monotonic() - start
 
+        # optional: the openai extra, only when chosen
         import openai
 
         outcome = await call_with_retries(

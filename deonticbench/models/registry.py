@@ -13,6 +13,7 @@ size: how we ask, not what comes back; kept out of the key).
 from __future__ import annotations
 
 import fnmatch
+import json
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ class ModelSettings:
 
 def load_registry(path: Path | None = None) -> dict[str, Any]:
     """Read the registry file; a missing file is an empty registry."""
-    import yaml
+    import yaml  # start-up: only when the registry file is read
 
     chosen = path or REGISTRY_FILE
     if not chosen.exists():
@@ -189,8 +190,6 @@ def _cli_value(value: Any) -> Any:
     """A command-line string as the JSON value it spells (20, 0.5, true), else the string."""
     if not isinstance(value, str):
         return value
-    import json
-
     try:
         return json.loads(value)
     except ValueError:

@@ -30,6 +30,7 @@ CHARS_PER_TOKEN = 4
 def offline_encoding() -> Any | None:
     """The bundled cl100k_base encoding, or None when tiktoken(-offline) is missing."""
     try:
+        # optional: tiktoken, only for an OpenAI model's count
         import tiktoken
     except ImportError:
         return None

@@ -37,6 +37,7 @@ class VLLMModel(Model):
 
     def _load(self) -> Any:
         try:
+            # optional: the vllm extra, only when chosen
             import vllm
         except ImportError:
             raise missing_extra(
@@ -64,6 +65,7 @@ class VLLMModel(Model):
         await self._ensure_loaded()
 
     def _sampling(self, n: int) -> Any:
+        # optional: the vllm extra, only when chosen
         import vllm
 
         p = self.params

@@ -37,7 +37,9 @@ from ..errors import DeonticBenchError
 from ..prompting.chat import Message
 from ..prompting.modes import ALL_MODES
 from ..prompting.render import Prompt, prompt_hash
+from ..scoring.figures import figure_png
 from ..scoring.paper import match_model
+from ..scoring.results import estimated_cost, run_totals
 from ..scoring.scores import STAGES, Comparison, RunScores
 from ..scoring.tables import Table, against_paper, comparison_table, table2
 from ..store.record import Attempt, Record
@@ -102,8 +104,6 @@ def table_html(table: Table, table_id: str, *, paper_rows: bool = False) -> str:
 
 
 def _figure_html(scores: Sequence[RunScores]) -> str:
-    from ..scoring.figures import figure_png
-
     stages = [st for st in STAGES if any(st in s.stages for s in scores)]
     out = []
     for stage in stages:
@@ -353,8 +353,6 @@ def _resource(name: str) -> str:
 
 
 def _runs_html(scores: Sequence[RunScores]) -> str:
-    from ..scoring.results import estimated_cost, run_totals
-
     rows = []
     for s in scores:
         t = run_totals(s.run)
@@ -435,7 +433,7 @@ def build_report(
     if any(s.groups for s in scores):
         sections.append(f'<section id="figures"><h2>Figures</h2>{_figure_html(scores)}</section>')
     if reliability:
-        from ..reliability.page import reliability_html
+        from ..reliability.page import reliability_html  # start-up: only for a Reliability page
 
         sections.append(reliability_html(reliability, lambda t, i: table_html(t, i)))
     index, details, sample_notes = _samples(scores, data_dir)

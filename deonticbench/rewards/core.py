@@ -67,6 +67,7 @@ from .signatures import (
     prefetch_signatures,
     program_signatures,
     signatures_from_rows,
+    signatures_to_rows,
 )
 
 RewardMode = Literal["paper", "eval", "grounded"]
@@ -152,8 +153,6 @@ class RewardTarget:
         )
 
     def to_label(self) -> str:
-        from .signatures import signatures_to_rows
-
         return json.dumps(
             {
                 "domain": self.domain,

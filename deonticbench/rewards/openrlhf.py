@@ -82,6 +82,7 @@ def reward_func(
     )
     reply = as_openrlhf(results)
     try:
+        # optional: torch is OpenRLHF's, only inside it
         import torch
     except ImportError:
         return reply

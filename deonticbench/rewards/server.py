@@ -131,6 +131,7 @@ def serve(
     graceful_s: float = 60.0,
 ) -> None:
     """Run the reward server until SIGINT/SIGTERM (then finish what is in flight)."""
+    # optional: the train extra, only when serving
     import uvicorn
 
     uvicorn.run(

@@ -28,11 +28,13 @@ _PINK = "#f2a7b8"
 def draw_run_figure(scores: RunScores, path: str | Path, stage: Stage = "first") -> Path:
     """Write the figure of ``scores`` at ``stage`` to ``path`` (PNG) and return the path."""
     try:
+        # start-up: matplotlib only when a figure is drawn
         import matplotlib
     except ImportError:
         raise missing_extra("drawing figures", None, package="matplotlib") from None
 
     matplotlib.use("Agg")
+    # start-up: matplotlib only when a figure is drawn
     import matplotlib.pyplot as plt
 
     present = {g.domain for g in scores.groups}
@@ -103,6 +105,7 @@ def figure_png(scores: Sequence[RunScores], stage: Stage = "first") -> bytes:
 
 
 def _render(scores: Sequence[RunScores], target: IO[bytes], stage: Stage) -> None:
+    # start-up: matplotlib only when a figure is drawn
     import matplotlib.pyplot as plt
 
     fig = build_figure(scores, stage)
@@ -120,11 +123,13 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
     mode no run ran is left out rather than drawn as an empty slot.
     """
     try:
+        # start-up: matplotlib only when a figure is drawn
         import matplotlib
     except ImportError:
         raise missing_extra("drawing figures", None, package="matplotlib") from None
 
     matplotlib.use("Agg")
+    # start-up: matplotlib only when a figure is drawn
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 

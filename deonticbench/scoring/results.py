@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..models.registry import load_registry, match_entry
+from ..store.environment import environment_facts
 from .scores import Run, RunScores
 from .tables import long_rows
 
@@ -117,8 +119,6 @@ def model_prices(
     spec: str, registry: Mapping[str, Any] | None = None
 ) -> tuple[float, float] | None:
     """(USD per million input tokens, per million output tokens) from eval/models.yaml."""
-    from ..models.registry import load_registry, match_entry
-
     provider, sep, name = spec.partition(":")
     if not sep:
         return None
@@ -172,8 +172,6 @@ def build_results(
 ) -> dict[str, Any]:
     """The results.json document of one scored run; ``sections`` adds optional top-level
     sections computed by later stages (``reliability``, ``costs``: docs/schemas.md)."""
-    from ..store.environment import environment_facts
-
     run = scores.run
     config = run.config
     totals = run_totals(run)

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
+
+from .._paths import ROOT
 
 
 def environment_facts() -> dict[str, Any]:
     """Versions that produced a run: Python, packages, SWI-Prolog, the harness commit."""
+    # start-up: importlib.metadata and platform only when a run's provenance is written
     import platform
-    import subprocess
-    import sys
     from importlib import metadata
-
-    from .._paths import ROOT
 
     packages: dict[str, str | None] = {}
     for name in ("deonticbench", "openai", "anthropic", "click", "numpy", "datasets"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,8 +16,6 @@ RUNS_DIR = Path("runs")
 
 def model_slug(spec: str) -> str:
     """A folder-name form of a model spec: ``openai:gpt-4.1`` -> ``openai-gpt-4.1``."""
-    import re
-
     slug = re.sub(r"[^A-Za-z0-9._]+", "-", spec.split("@", 1)[0]).strip("-.").lower()
     return (slug or "model")[:60]
 

@@ -1,21 +1,37 @@
-"""Stage 6b, agents: agentic trials, between the backends and the runner.
+"""Agents: agentic trials, between the backends and the runner.
 
 An agentic mode (``agent-direct``, ``agent-zero-shot``, ``agent-few-shot``) gives a model
-a workspace of files (``workspace``: the statutes, the case, few-shot examples) and tools
-to read them, write and run Prolog in the sandbox, and repair in a loop; when the trial
-ends, the harness judges what it left (``judge``) exactly as it judges a prompted answer.
-Hands the runner a judged attempt, the trial's facts (``AgentInfo``) and its trajectory.
+a workspace of files (the statutes, the case, few-shot examples) and tools to read them,
+write and run Prolog in the sandbox, and repair in a loop; when the trial ends, the
+harness judges what it left exactly as it judges a prompted answer.  Hands the runner a
+judged attempt, the trial's facts (``AgentInfo``) and its trajectory; inspect's agent and
+Harbor's import use the same rules for theirs.
 
-One module per rule: the loop (``loop``), when it stops (``stops``), how a conversation
-starts and is cached (``conversation``), the one tool table (``tool_table``) with its
-handlers (``file_tools``, ``shell_tool``), their shared state (``tool_base``) and
-dispatch (``tools``), the text protocol (``protocol``), and what a finished trial becomes
-(``trial_record``: the judged attempt, ``AgentInfo``, the trajectory), which inspect's
-agent and Harbor's import use too.  This ``__init__`` imports only what Harbor's
-verifier may load under a bare interpreter (no ``jsonschema``): the workspace and judge.
+One module per rule:
+
+* ``workspace``: the trial's folder of files and its instruction (``prompts/agent/``);
+* ``judge``: judging what a trial left in its workspace;
+* ``tool_table``: the one table of tools, each an entry with its JSON schema and handler,
+  checked with ``jsonschema``; the handlers in ``file_tools`` and ``shell_tool``, their
+  shared state and observations in ``tool_base``, a turn's calls run by ``tools``
+  (``ToolBox``, ``execute_calls``);
+* ``protocol``: the text protocol for models without native tool calls;
+* ``conversation``: how a trial's conversation starts and how its turns are cached;
+* ``stops``: when a trial stops (its budgets are ``AgentOptions``);
+* ``trial_record``: what a finished trial becomes (the judged attempt, ``AgentInfo``,
+  the trajectory);
+* ``loop``: one trial, from the workspace to the judged result (``run_trial``);
+* ``scripted``: agents that replay a reference or a recorded trajectory, with no model.
+
+Harbor's shipped verifier imports this package in a bare interpreter without
+third-party packages, so only ``workspace`` and ``judge`` are imported here; every other
+name is loaded on first use (the tool table needs ``jsonschema``).
 """
 
 from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from .judge import MAX_JUDGED_BYTES, Judgement, ajudge_workspace, judge_workspace, read_left_file
 from .workspace import (
@@ -34,6 +50,53 @@ from .workspace import (
     instruction_text,
 )
 
+if TYPE_CHECKING:
+    from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
+    from .loop import TrialResult, TrialSetup, first_messages, run_trial
+    from .scripted import as_agent
+    from .stops import budget_stop, stop_reason
+    from .tool_base import Execute
+    from .tool_table import SUBMIT, Tool, tool_specs, tools_of
+    from .tools import ToolBox, execute_calls
+    from .trial_record import (
+        agent_info,
+        count_tool_calls,
+        finish_trial_trajectory,
+        judged_attempt,
+        new_trial_trajectory,
+        session_id,
+        trial_ended,
+    )
+
+_HOME = {
+    "Execute": "tool_base",
+    "SUBMIT": "tool_table",
+    "Tool": "tool_table",
+    "ToolBox": "tools",
+    "TrialResult": "loop",
+    "TrialSetup": "loop",
+    "agent_info": "trial_record",
+    "as_agent": "scripted",
+    "budget_stop": "stops",
+    "conversation_hash": "conversation",
+    "count_tool_calls": "trial_record",
+    "decode_turn": "conversation",
+    "encode_turn": "conversation",
+    "execute_calls": "tools",
+    "finish_trial_trajectory": "trial_record",
+    "first_messages": "loop",
+    "judged_attempt": "trial_record",
+    "new_trial_trajectory": "trial_record",
+    "opening_messages": "conversation",
+    "run_trial": "loop",
+    "session_id": "trial_record",
+    "stop_reason": "stops",
+    "tool_specs": "tool_table",
+    "tools_of": "tool_table",
+    "trial_ended": "trial_record",
+}
+"""Each lazily offered name's module, imported on first use (see the docstring)."""
+
 __all__ = [
     "ANSWER_FILE",
     "CASE_FILE",
@@ -43,14 +106,47 @@ __all__ = [
     "OUTPUT_DIR",
     "SOLUTION_FILE",
     "STATUTE_FILE",
+    "SUBMIT",
+    "Execute",
     "Judgement",
+    "Tool",
+    "ToolBox",
+    "TrialResult",
+    "TrialSetup",
     "Workspace",
+    "agent_info",
     "ajudge_workspace",
     "answer_line",
+    "as_agent",
+    "budget_stop",
     "build_workspace",
     "case_text",
+    "conversation_hash",
+    "count_tool_calls",
+    "decode_turn",
+    "encode_turn",
+    "execute_calls",
+    "finish_trial_trajectory",
+    "first_messages",
     "instruction_hash",
     "instruction_text",
     "judge_workspace",
+    "judged_attempt",
+    "new_trial_trajectory",
+    "opening_messages",
     "read_left_file",
+    "run_trial",
+    "session_id",
+    "stop_reason",
+    "tool_specs",
+    "tools_of",
+    "trial_ended",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value

@@ -19,7 +19,7 @@ from ..models.base import Completion
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
 from ..prompting.templates import SYSTEM_FILE, prompts_root, read_template
-from ..solver.execution import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
+from ..solver import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
 from .protocol import protocol_section
 from .tool_table import tool_specs
 from .workspace import instruction_text

@@ -22,6 +22,7 @@ import asyncio
 import itertools
 import logging
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,9 +35,8 @@ from ..models.base import Completion
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
 from ..prompting.render import prompt_hash
-from ..solver import Limits
-from ..solver.execution import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
-from ..solver.shell import ShellLimits
+from ..solver import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
+from ..solver import Limits, ShellLimits
 from ..store.record import AgentInfo, Attempt
 from ..store.spec import AgentOptions
 from ..store.trajectory import add_agent_turn
@@ -63,7 +63,7 @@ __all__ = [
     "AGENT_NAME",
     "AGENT_VERSION",
     "Generate",
-    "Trial",
+    "TrialResult",
     "TrialSetup",
     "conversation_hash",
     "decode_turn",
@@ -97,7 +97,9 @@ class TrialSetup:
 
 
 @dataclass
-class Trial:
+class TrialResult:
+    """What one finished trial of the loop leaves: its judgement, facts and trajectory."""
+
     domain: Domain
     judgement: Judgement
     info: AgentInfo
@@ -246,7 +248,7 @@ async def run_trial(
     execute: Execute,
     *,
     limits: Limits | None = None,
-) -> Trial:
+) -> TrialResult:
     """Carry out one trial in ``setup.workdir`` and judge what it left."""
     workspace = build_workspace(setup.case, setup.mode, setup.workdir, setup.exemplars)
     toolbox = ToolBox(setup.tool_set, workspace.root, setup.domain, execute,
@@ -272,7 +274,7 @@ async def run_trial(
     finish_trial_trajectory(
         atif, stop_reason=stop, tool_set=setup.tool_set, native=setup.native, judgement=judgement
     )
-    return Trial(
+    return TrialResult(
         domain=setup.domain,
         judgement=judgement,
         info=agent_info(setup.tool_set, turns=run.turns, atif=atif, stop_reason=stop, wall_s=wall),
@@ -284,3 +286,13 @@ async def run_trial(
         cached=run.all_cached and run.turns > 0,
         error=run.error,
     )
+
+
+def __getattr__(name: str) -> Any:
+    # ``Trial`` was renamed: Harbor's importer has its own trial (``HarborTrial``).
+    if name == "Trial":
+        warnings.warn(
+            f"{__name__}.Trial is now {__name__}.TrialResult.", DeprecationWarning, stacklevel=2
+        )
+        return TrialResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

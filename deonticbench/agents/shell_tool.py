@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..solver.shell import run_shell
+from ..solver import run_shell
 from .tool_base import WORKSPACE_QUOTA_BYTES, Observation, ToolError, ToolState, clip
 from .tool_base import workspace_bytes as _workspace_bytes
 

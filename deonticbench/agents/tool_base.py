@@ -17,9 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Protocol
 
 from ..data.domains import Domain
-from ..solver import Execution, Limits
-from ..solver.pool import claim_uid
-from ..solver.shell import ShellLimits
+from ..solver import Execution, Limits, ShellLimits, claim_uid
 from .judge import MAX_JUDGED_BYTES
 from .workspace import OBSERVATION_CHARS
 

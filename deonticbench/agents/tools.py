@@ -22,8 +22,7 @@ from pathlib import Path
 
 from ..data.domains import Domain
 from ..prompting.chat import ToolCall, ToolSpec
-from ..solver import Limits
-from ..solver.shell import ShellLimits
+from ..solver import Limits, ShellLimits
 from .file_tools import execution_report
 from .tool_base import (
     MAX_CALLS_PER_TURN,

@@ -31,7 +31,7 @@ from ..prompting.modes import Mode, is_agentic, prompted_counterpart
 from ..prompting.render import demonstration
 from ..prompting.templates import AGENT_DIR as AGENT_PROMPTS
 from ..prompting.templates import fill, hash_template_files, prompts_root, read_template
-from ..solver.execution import DEFAULT_TIMEOUT_S
+from ..solver import DEFAULT_TIMEOUT_S
 
 STATUTE_FILE = "statute.txt"
 CASE_FILE = "case.txt"

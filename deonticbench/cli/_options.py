@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..solver.execution import EXECUTORS
+from ..solver import EXECUTORS
 
 executor_option = click.option(
     "--executor",

@@ -11,8 +11,7 @@ from ..data.domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError, DataError
 from ..reading.answers import Answer, answer_from_execution
 from ..reading.programs import extract_program, has_fence, prepare_program
-from ..solver import Execution, ExecutorKind, Limits, run_program
-from ..solver.execution import DEFAULT_TIMEOUT_S
+from ..solver import DEFAULT_TIMEOUT_S, Execution, ExecutorKind, Limits, run_program
 from ._options import executor_option
 
 

@@ -157,7 +157,7 @@ def _export_harbor(
     skip_missing: bool,
 ) -> None:
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..integrations.harbor.tasks import export_tasks
+    from ..integrations import export_tasks
 
     report = export_tasks(
         out,

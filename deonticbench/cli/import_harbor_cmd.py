@@ -41,7 +41,7 @@ def command(
     that score, compare, analyze and report read; `score --dar-rules` scores it DAR's way
     beside the paper's."""
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..integrations.harbor.importer import import_jobs
+    from ..integrations import import_jobs
 
     target = out or Path("runs") / f"harbor-{jobs_dir.resolve().name}"
     source = resolve_source(data_dir, hub=hub, revision=revision)

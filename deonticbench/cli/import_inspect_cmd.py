@@ -23,7 +23,7 @@ def command(log: Path, out: Path) -> None:
     that `deonticbench score` reads (with --against paper and --compare)."""
     try:
         # start-up: ``deonticbench --help`` imports every command's module
-        from ..integrations.inspect.importer import import_log
+        from ..integrations import import_log
     except ImportError as exc:
         if not (exc.name or "").startswith("inspect_ai"):
             raise

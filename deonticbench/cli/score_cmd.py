@@ -301,8 +301,8 @@ def _write_all(
 
 def _print_dar_rules(scores: list[RunScores]) -> None:
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..integrations.harbor.protocols import protocol_rows, render
+    from ..integrations import protocol_rows, render_protocol_table
 
     for s in scores:
         click.echo(f"\nDAR's rules beside the paper's: {s.run.path}")
-        click.echo(render(protocol_rows(s.run.path, s)), nl=False)
+        click.echo(render_protocol_table(protocol_rows(s.run.path, s)), nl=False)

@@ -11,8 +11,7 @@ from ..data.cases import SPLITS
 from ..data.domains import parse_domains
 from ..data.sources import resolve_source
 from ..evaluation.validate import DomainReport, validate
-from ..solver import ExecutorKind, Limits
-from ..solver.execution import DEFAULT_TIMEOUT_S
+from ..solver import DEFAULT_TIMEOUT_S, ExecutorKind, Limits
 from ._options import executor_option
 
 

@@ -2,13 +2,44 @@
 (``integrations.harbor``).
 
 Each integration is a subpackage that only calls the library (prompting, the runner's
-attempt, the agents' judging, the scorer) and hands back what the other tool expects:
-inspect's tasks, solver steps, scorer and metric, and a log imported back into a run
-folder; Harbor's tasks with their shipped verifier, a jobs folder imported back, DAR's
-scoring rules and a Harbor environment on bubblewrap.  Nothing in the package below the
-command line and the public API depends on these modules.  A tool finds its integration
-by the subpackage's import path, so the names live there, not here; each subpackage
-needs its own extra (``inspect``, ``harbor``) only for the parts that import the tool.
+attempt, the agents' loop rules and judging, the scorer) and hands back what the other
+tool expects: inspect's tasks, solver steps, agent, scorer and metric, and a log imported
+back into a run folder; Harbor's tasks with their shipped verifier, a jobs folder
+imported back, DAR's scoring rules and a Harbor environment on bubblewrap.  Nothing in
+the package below the command line and the public API depends on these modules.  A tool
+finds its integration by the subpackage's import path (``inspect eval deonticbench/...``,
+``-e deonticbench.integrations.harbor:BwrapEnvironment``); the names the command line
+calls are offered here too, each loaded on first use, because each subpackage needs its
+own extra (``inspect``, ``harbor``) for the parts that import the tool.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .harbor.importer import import_jobs
+    from .harbor.protocols import protocol_rows, render_protocol_table
+    from .harbor.tasks import export_tasks
+    from .inspect.importer import import_log
+
+_HOME = {
+    "export_tasks": ".harbor.tasks",
+    "import_jobs": ".harbor.importer",
+    "import_log": ".inspect.importer",
+    "protocol_rows": ".harbor.protocols",
+    "render_protocol_table": ".harbor.protocols",
+}
+"""Each name's module, imported on first use: ``import_log`` needs inspect_ai installed,
+and none of them is needed to start the command line."""
+
+__all__ = ["export_tasks", "import_jobs", "import_log", "protocol_rows", "render_protocol_table"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_HOME[name], __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value

@@ -16,34 +16,46 @@ Data frames need pandas and the combined signal needs scikit-learn: both come wi
 from __future__ import annotations
 
 from .api import (
+    ScoreExtras,
     cascade_frame,
+    cascade_rows,
     cost_frame,
     reliability_frame,
     reliability_reports,
+    score_extras,
 )
-from .cascade import CascadeResult, cascade, load_prices
+from .cascade import CascadeError, CascadeResult, cascade, load_prices
 from .costs import CostModel, load_costs
 from .evaluate import METRICS, SignalReport, evaluate_groups, evaluate_signal
+from .figures import draw_cascade
+from .page import reliability_html
 from .signals import SIGNALS, GroupSignals, run_signals
-from .tables import reliability_section, reliability_table
+from .tables import cascade_table, reliability_section, reliability_table
 
 __all__ = [
     "METRICS",
     "SIGNALS",
+    "CascadeError",
     "CascadeResult",
     "CostModel",
     "GroupSignals",
+    "ScoreExtras",
     "SignalReport",
     "cascade",
     "cascade_frame",
+    "cascade_rows",
+    "cascade_table",
     "cost_frame",
+    "draw_cascade",
     "evaluate_groups",
     "evaluate_signal",
     "load_costs",
     "load_prices",
     "reliability_frame",
+    "reliability_html",
     "reliability_reports",
     "reliability_section",
     "reliability_table",
     "run_signals",
+    "score_extras",
 ]

@@ -1,4 +1,4 @@
-"""Sandboxed SWI-Prolog execution.
+"""Sandboxed execution: SWI-Prolog programs, the agents' shell, and the one sandbox policy.
 
     with Solver() as solver:
         execution = solver.run(program)          # blocking, thread-safe
@@ -7,11 +7,18 @@
 
 Each program runs inside a warm sandboxed worker, as a child forked from a booted
 SWI-Prolog there (``executor="fork"``, the default) or as a fresh ``swipl`` process
-(``executor="fresh"``), with the same results (see ``pool`` and ``supervisor``);
-``Execution`` says what happened.
+(``executor="fresh"``), with the same results (``pool`` and ``supervisor``, which
+imports nothing of the package because it runs as a bare script inside the sandbox);
+``Execution`` says what happened and ``classify`` reads it from a job's report.
+``run_shell`` runs one shell command of an agent over its workspace (``shell``).  Every
+bubblewrap command line, its binds, the environment and the job's uid come from one
+policy (``sandbox``), which Harbor's ``BwrapEnvironment`` uses too.  Hands ``Execution``
+to reading and the agents.
 """
 
+from .classify import classify
 from .execution import (
+    DEFAULT_TIMEOUT_S,
     EXECUTORS,
     KILLED,
     STATUSES,
@@ -22,16 +29,42 @@ from .execution import (
     Status,
 )
 from .pool import Solver, run_program
+from .sandbox import (
+    SANDBOX_PROLOG,
+    SYSTEM_DIRS,
+    Bind,
+    SandboxPolicy,
+    claim_uid,
+    drop_privileges,
+    host_env,
+    job_uid,
+    task_policy,
+)
+from .shell import ShellLimits, ShellResult, run_shell
 
 __all__ = [
+    "DEFAULT_TIMEOUT_S",
     "EXECUTORS",
     "KILLED",
+    "SANDBOX_PROLOG",
     "STATUSES",
+    "SYSTEM_DIRS",
+    "Bind",
     "Execution",
     "ExecutorKind",
     "Limits",
     "SandboxKind",
+    "SandboxPolicy",
+    "ShellLimits",
+    "ShellResult",
     "Solver",
     "Status",
+    "claim_uid",
+    "classify",
+    "drop_privileges",
+    "host_env",
+    "job_uid",
     "run_program",
+    "run_shell",
+    "task_policy",
 ]

@@ -500,3 +500,34 @@ def test_nothing_but_the_import_command_depends_on_the_integration() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+_NO_DEPRECATED_NAMES = """
+import importlib, pkgutil, warnings
+# Ours only: a DeprecationWarning attributed to a module of this package is an error;
+# third-party libraries' own deprecations are not this test's business.
+warnings.filterwarnings("error", category=DeprecationWarning, module=r"deonticbench(\\.|$)")
+import deonticbench.integrations.inspect as package
+for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+    importlib.import_module(info.name)
+from deonticbench.integrations.inspect import deonticbench
+for mode in ("zero-shot", "agent-zero-shot"):
+    task = deonticbench(domain="airline", split="smoke", mode=mode, epochs=1, bootstrap=10)
+    list(task.dataset)
+print("clean")
+"""
+
+
+def test_the_package_uses_no_deprecated_name_of_its_own() -> None:
+    """Importing every module of the integration and building its task (prompted and
+    agentic) in a fresh interpreter raises no DeprecationWarning of ours: the package
+    calls ``TaskOptions``, ``option_args`` and ``.steps``, never the shims it keeps for
+    users."""
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_DEPRECATED_NAMES],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DEONTICBENCH_DATA": DATA, "HF_HUB_OFFLINE": "1"},
+        timeout=300,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "clean", done.stderr[-3000:]

@@ -52,7 +52,7 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 
 from ...errors import DeonticBenchError
-from ...solver.sandbox import SYSTEM_DIRS, Bind, drop_privileges, host_env, job_uid, task_policy
+from ...solver import SYSTEM_DIRS, Bind, drop_privileges, host_env, job_uid, task_policy
 
 logger = logging.getLogger(__name__)
 REQUIRED_TOOLS = ("bash", "swipl", "python3")

@@ -27,6 +27,7 @@ missing output), for ``deonticbench score --dar-rules``.
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,9 +35,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...agents.judge import Judgement, judge_workspace
-from ...agents.trial_record import agent_info, count_tool_calls, judged_attempt
-from ...agents.workspace import ANSWER_FILE, SOLUTION_FILE
+from ...agents import (
+    ANSWER_FILE,
+    SOLUTION_FILE,
+    Judgement,
+    agent_info,
+    count_tool_calls,
+    judge_workspace,
+    judged_attempt,
+)
 from ...data.cases import Case, load_cases
 from ...data.domains import DOMAINS, Domain
 from ...data.sources import DataSource
@@ -58,7 +65,7 @@ _GOT_LINE = "Got:"
 
 
 @dataclass(frozen=True)
-class Trial:
+class HarborTrial:
     """One trial folder and its ``result.json``."""
 
     folder: Path
@@ -134,7 +141,9 @@ class Trial:
 
 
 @dataclass
-class ImportResult:
+class HarborImport:
+    """What ``import_jobs`` wrote, and what it left out."""
+
     out: Path
     records: int = 0
     domains: tuple[str, ...] = ()
@@ -147,7 +156,7 @@ class ImportResult:
     from_verifier: int = 0
 
 
-def find_trials(jobs_dir: Path) -> list[Trial]:
+def find_trials(jobs_dir: Path) -> list[HarborTrial]:
     """Every trial under ``jobs_dir`` (a jobs folder, one job, or one trial)."""
     trials = []
     for path in sorted(_result_files(jobs_dir)):
@@ -156,7 +165,7 @@ def find_trials(jobs_dir: Path) -> list[Trial]:
         except (OSError, ValueError) as exc:
             raise DataError(f"{path} is not a readable Harbor result ({exc}).") from None
         if isinstance(result, dict) and result.get("task_name") and "trial_name" in result:
-            trials.append(Trial(path.parent, result))
+            trials.append(HarborTrial(path.parent, result))
     return trials
 
 
@@ -178,7 +187,7 @@ def _index(source: DataSource, split: str) -> TaskIndex:
     return TaskIndex(cases)
 
 
-def _from_verifier(domain: Domain, trial: Trial) -> Judgement:
+def _from_verifier(domain: Domain, trial: HarborTrial) -> Judgement:
     """The answer the trial's verifier echoed (``Got:``), read by the harness."""
     output = trial.verifier_output()
     reason = f"harbor {trial.exception_text}" if trial.exception else None
@@ -193,7 +202,9 @@ def _from_verifier(domain: Domain, trial: Trial) -> Judgement:
     return Judgement(got, read_direct_answer(domain, f"Answer: {got}"))
 
 
-def _judge(domain: Domain, mode: Mode, trial: Trial, solver: Solver) -> tuple[Judgement, bool]:
+def _judge(
+    domain: Domain, mode: Mode, trial: HarborTrial, solver: Solver
+) -> tuple[Judgement, bool]:
     """(the judgement, whether it came from the trial's artifacts)."""
     wanted = ANSWER_FILE if mode == "agent-direct" else SOLUTION_FILE
     workspace = trial.kept_workspace(wanted)
@@ -202,7 +213,7 @@ def _judge(domain: Domain, mode: Mode, trial: Trial, solver: Solver) -> tuple[Ju
     return _from_verifier(domain, trial), False
 
 
-def _trajectory(trial: Trial) -> dict[str, Any] | None:
+def _trajectory(trial: HarborTrial) -> dict[str, Any] | None:
     path = trial.folder / "agent" / "trajectory.json"
     try:
         atif = json.loads(path.read_text(encoding="utf-8"))
@@ -212,7 +223,7 @@ def _trajectory(trial: Trial) -> dict[str, Any] | None:
 
 
 def _record(
-    domain: Domain, case: Case, mode: Mode, sample: int, trial: Trial, judgement: Judgement
+    domain: Domain, case: Case, mode: Mode, sample: int, trial: HarborTrial, judgement: Judgement
 ) -> tuple[Record, dict[str, Any] | None]:
     """A trial's record (by the agents' rules for an attempt and ``AgentInfo``) and its
     trajectory."""
@@ -256,7 +267,7 @@ def _record(
     return record, atif
 
 
-def _dar_view(record: Record, trial: Trial) -> dict[str, Any]:
+def _dar_view(record: Record, trial: HarborTrial) -> dict[str, Any]:
     """What DAR's scorer reads of a trial (a row of ``harbor.jsonl``)."""
     output = trial.verifier_output()
     expected, got = dar.read_verifier_output(output or "")
@@ -276,7 +287,7 @@ def _dar_view(record: Record, trial: Trial) -> dict[str, Any]:
 
 def import_jobs(
     jobs_dir: str | Path, out: str | Path, *, source: DataSource, split: str = "hard"
-) -> ImportResult:
+) -> HarborImport:
     """Write the trials of a Harbor jobs folder as records of a new run folder."""
     root = Path(jobs_dir)
     if not root.is_dir():
@@ -287,8 +298,8 @@ def import_jobs(
     if not trials:
         raise DataError(f"{root} holds no Harbor trial (no result.json with a task_name).")
     index = _index(source, split)
-    result = ImportResult(out=folder)
-    matched: list[tuple[Domain, Case, Mode, Trial]] = []
+    result = HarborImport(out=folder)
+    matched: list[tuple[Domain, Case, Mode, HarborTrial]] = []
     for trial in sorted(trials, key=lambda t: (t.task_name, t.started, t.folder.name)):
         found = index.find(trial.task_name)
         if found is None:
@@ -301,7 +312,7 @@ def import_jobs(
             f"{split} split (task names like deonticbench-zeroshot-airline-...)."
         )
     samples: Counter[tuple[str, str, str]] = Counter()
-    pending: list[tuple[Record, Trial, dict[str, Any] | None, dict[str, Any]]] = []
+    pending: list[tuple[Record, HarborTrial, dict[str, Any] | None, dict[str, Any]]] = []
     with Solver(limits=Limits()) as solver:
         for domain, case, mode, trial in matched:
             sample = samples[(domain.name, case.id, mode)]
@@ -328,7 +339,7 @@ def import_jobs(
 
 
 def _config(
-    root: Path, records: list[Record], first: Trial, split: str, source: DataSource
+    root: Path, records: list[Record], first: HarborTrial, split: str, source: DataSource
 ) -> dict[str, Any]:
     from ...data.cases import describe_source
 
@@ -363,4 +374,19 @@ def read_dar_view(run_dir: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-__all__ = ["DAR_FILE", "ImportResult", "Trial", "find_trials", "import_jobs", "read_dar_view"]
+__all__ = ["DAR_FILE", "HarborImport", "HarborTrial", "find_trials", "import_jobs", "read_dar_view"]
+
+_MOVED = {"Trial": "HarborTrial", "ImportResult": "HarborImport"}
+"""Old names, renamed because the agents' loop has its own trial and inspect's importer
+its own result."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        warnings.warn(
+            f"{__name__}.{name} is now {__name__}.{_MOVED[name]}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[_MOVED[name]]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,10 +6,12 @@ metrics) and DAR's (their scorer, both behaviours), side by side per domain × m
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...data.domains import DISPLAY_ORDER, DOMAINS
 from ...prompting.modes import mode_rank
@@ -75,7 +77,8 @@ def overall(rows: Sequence[ProtocolRow], strict: bool) -> float:
     return correct / n if n else 0.0
 
 
-def render(rows: Sequence[ProtocolRow]) -> str:
+def render_protocol_table(rows: Sequence[ProtocolRow]) -> str:
+    """The paper's and DAR's scores side by side: the table ``score --dar-rules`` prints."""
     header = ("domain", "mode", "metric", "n", "paper (point)", "DAR", "DAR strict", "DAR classes")
     lines = [header]
     for r in rows:
@@ -113,4 +116,16 @@ def render(rows: Sequence[ProtocolRow]) -> str:
     return "\n".join(text) + "\n"
 
 
-__all__ = ["ProtocolRow", "overall", "protocol_rows", "render"]
+__all__ = ["ProtocolRow", "overall", "protocol_rows", "render_protocol_table"]
+
+
+def __getattr__(name: str) -> Any:
+    # ``render`` was renamed to say what it renders.
+    if name == "render":
+        warnings.warn(
+            f"{__name__}.render is now {__name__}.render_protocol_table.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return render_protocol_table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

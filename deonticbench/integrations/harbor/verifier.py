@@ -33,9 +33,7 @@ from typing import Any
 from ...agents.judge import ajudge_workspace
 from ...data.domains import Domain, get_domain
 from ...prompting.modes import Mode, prompted_counterpart
-from ...solver import supervisor
-from ...solver.classify import classify
-from ...solver.execution import Execution, Limits
+from ...solver import Execution, Limits, classify, supervisor
 from . import dar
 
 CASE_FILE = "case.json"

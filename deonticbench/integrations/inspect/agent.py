@@ -30,27 +30,31 @@ from inspect_ai.tool import ToolDef, ToolError, ToolParam, ToolParams
 from inspect_ai.util import Limit, time_limit, token_limit
 
 from ... import Limits, Record, get_domain
-from ...agents.conversation import opening_messages
-from ...agents.judge import ajudge_workspace
-from ...agents.stops import budget_stop, stop_reason
-from ...agents.tool_table import SUBMIT, Tool, tools_of
-from ...agents.tools import Execute, ToolBox
-from ...agents.trial_record import (
+from ...agents import (
+    SUBMIT,
+    Execute,
+    Tool,
+    ToolBox,
     agent_info,
+    ajudge_workspace,
+    budget_stop,
+    build_workspace,
     finish_trial_trajectory,
     judged_attempt,
     new_trial_trajectory,
+    opening_messages,
     session_id,
+    stop_reason,
+    tools_of,
     trial_ended,
 )
-from ...agents.workspace import build_workspace
 from ...prompting.chat import ToolCall
 from ...prompting.render import prompt_hash
 from ...solver import Execution
 from ...store.spec import AgentOptions
 from ...store.trajectory import add_agent_turn, add_step
 from ._messages import to_inspect
-from ._plan import Settings, plan_for
+from ._plan import TaskOptions, plan_for
 from ._sandbox import execute
 
 AGENT_KEY = "deonticbench:agent"
@@ -123,14 +127,14 @@ def deonticbench_agent_solver(
     trial_timeout: float = AgentOptions.timeout_s,
 ) -> Solver:
     """Build the sample's workspace and run ``react()`` with the harness's tools on it."""
-    settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
+    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
     budget = AgentOptions(TOOL_SET, max_turns, max_tokens, trial_timeout)
 
     run_program = _sandbox_runner(timeout)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        unit = plan_for(settings).unit(state.sample_id)
+        unit = plan_for(options).unit(state.sample_id)
         workdir = Path(tempfile.mkdtemp(prefix="deonticbench-inspect-"))
         workspace = build_workspace(unit.case, unit.mode, workdir / "workspace", unit.exemplars)
         toolbox = ToolBox(
@@ -244,13 +248,13 @@ def deonticbench_agent_scorer(
     """Judge what the sample's workspace holds, as ``deonticbench eval`` judges a trial."""
     from .scorer import score_of
 
-    settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
+    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
 
     run_program = _sandbox_runner(timeout)
 
     async def score(state: TaskState, target: Target) -> Score:
-        unit = plan_for(settings).unit(state.sample_id)
+        unit = plan_for(options).unit(state.sample_id)
         facts: dict[str, Any] = state.store.get(AGENT_KEY)
         try:
             judgement = await ajudge_workspace(

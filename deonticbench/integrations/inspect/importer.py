@@ -11,6 +11,7 @@ ended in an error have no score and no record: they are counted, not invented.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,9 @@ HARNESS_TASKS = ("deonticbench/",)
 
 
 @dataclass(frozen=True)
-class ImportResult:
+class InspectImport:
+    """What ``import_log`` wrote, and how many samples had no score to import."""
+
     out: Path
     records: int
     """Records written."""
@@ -38,7 +41,7 @@ class ImportResult:
     k: dict[str, int]
 
 
-def import_log(log_path: str | Path, out: str | Path) -> ImportResult:
+def import_log(log_path: str | Path, out: str | Path) -> InspectImport:
     """Write the records of an inspect log (``.eval`` or ``.json``) to a new run folder."""
     path = Path(log_path)
     log = _read_log(path)
@@ -68,7 +71,7 @@ def import_log(log_path: str | Path, out: str | Path) -> ImportResult:
     refuse_existing(folder)
     config = _config(path, log, records)
     written = write_imported_run(folder, config, [(r, trajectories.get(r.key)) for r in records])
-    return ImportResult(
+    return InspectImport(
         out=written.out,
         records=written.records,
         unscored=unscored,
@@ -151,3 +154,18 @@ def _config(path: Path, log: Any, records: list[Record]) -> dict[str, Any]:
             "inspect_version": str(log.eval.packages.get("inspect_ai", "")),
         },
     }
+
+
+__all__ = ["HARNESS_TASKS", "InspectImport", "import_log"]
+
+
+def __getattr__(name: str) -> Any:
+    # ``ImportResult`` was renamed: Harbor's importer has its own (``HarborImport``).
+    if name == "ImportResult":
+        warnings.warn(
+            f"{__name__}.ImportResult is now {__name__}.InspectImport.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return InspectImport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.scorer import Metric
+from inspect_ai.scorer import Metric, Scorer
+from inspect_ai.solver import Solver
 
 from ... import Limits
 from ...data.cases import describe_source
@@ -25,11 +26,11 @@ from ...scoring.metrics import DEFAULT_BOOTSTRAP
 from ...scoring.scores import STAGES
 from ...store.spec import AgentOptions
 from ._messages import to_inspect
-from ._plan import Plan, Settings, plan_for, settings_args
+from ._plan import Plan, TaskOptions, option_args, plan_for
 from .agent import deonticbench_agent_scorer, deonticbench_agent_solver
 from .metrics import paper_metric
 from .scorer import deonticbench_scorer
-from .solvers import deonticbench_solver
+from .steps import deonticbench_solver
 
 
 @task
@@ -77,40 +78,27 @@ def deonticbench(
         raise ConfigError("timeout must be a positive number of seconds.")
     if bootstrap < 1:
         raise ConfigError("bootstrap needs at least one replicate.")
-    settings = Settings(domain, split, mode, seed, data_dir, hub, revision)
-    run = settings.spec(attempts=attempts, timeout=timeout, k=epochs)
+    asked = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
+    run = asked.spec(attempts=attempts, timeout=timeout, k=epochs)
     (spec,) = run.domain_specs
-    settings = Settings(spec.name, split, run.modes[0], seed, data_dir, hub, revision)
-    plan = plan_for(settings)
-    stages = STAGES if attempts > 1 else STAGES[:1]
-    metrics: list[Metric | dict[str, list[Metric]]] = [
-        paper_metric(stage=stage, bootstrap=bootstrap, seed=bootstrap_seed) for stage in stages
-    ]
-    args = settings_args(settings)
-    agentic = is_agentic(settings.mode)
-    if agentic and attempts != 1:
+    # The spec resolves the domain's and the mode's names (aliases, case) once.
+    options = TaskOptions(spec.name, split, run.modes[0], seed, data_dir, hub, revision)
+    plan = plan_for(options)
+    if is_agentic(options.mode) and attempts != 1:
         raise ConfigError("an agentic trial is one attempt: leave attempts at 1.")
-    chosen_solver = (
-        deonticbench_agent_solver(
-            timeout=timeout,
-            max_turns=max_turns,
-            max_tokens=max_tokens,
-            trial_timeout=trial_timeout,
-            **args,
-        )
-        if agentic
-        else deonticbench_solver(attempts=attempts, timeout=timeout, **args)
-    )
-    chosen_scorer = (
-        deonticbench_agent_scorer(timeout=timeout, **args)
-        if agentic
-        else deonticbench_scorer(timeout=timeout, **args)
+    chosen_solver, chosen_scorer = _steps(
+        options,
+        attempts=attempts,
+        timeout=timeout,
+        max_turns=max_turns,
+        max_tokens=max_tokens,
+        trial_timeout=trial_timeout,
     )
     return Task(
-        dataset=_dataset(plan, settings),
+        dataset=_dataset(plan, options),
         solver=chosen_solver,
         scorer=chosen_scorer,
-        metrics=metrics,
+        metrics=_paper_metrics(attempts, bootstrap, bootstrap_seed),
         epochs=Epochs(run.k_for(spec)),
         metadata={
             "harness": "deonticbench",
@@ -127,7 +115,44 @@ def deonticbench(
     )
 
 
-def _dataset(plan: Plan, settings: Settings) -> MemoryDataset:
+def _paper_metrics(
+    attempts: int, bootstrap: int, bootstrap_seed: int
+) -> list[Metric | dict[str, list[Metric]]]:
+    """The paper's metric per stage: the first attempt's, and the final one's after a retry."""
+    stages = STAGES if attempts > 1 else STAGES[:1]
+    return [paper_metric(stage=stage, bootstrap=bootstrap, seed=bootstrap_seed) for stage in stages]
+
+
+def _steps(
+    options: TaskOptions,
+    *,
+    attempts: int,
+    timeout: float,
+    max_turns: int,
+    max_tokens: int | None,
+    trial_timeout: float,
+) -> tuple[Solver, Scorer]:
+    """The solver and scorer of the task: inspect's react() agent with the harness's tools
+    in an agentic mode, else the prompted protocol (one generation, optional retry)."""
+    args = option_args(options)
+    if is_agentic(options.mode):
+        return (
+            deonticbench_agent_solver(
+                timeout=timeout,
+                max_turns=max_turns,
+                max_tokens=max_tokens,
+                trial_timeout=trial_timeout,
+                **args,
+            ),
+            deonticbench_agent_scorer(timeout=timeout, **args),
+        )
+    return (
+        deonticbench_solver(attempts=attempts, timeout=timeout, **args),
+        deonticbench_scorer(timeout=timeout, **args),
+    )
+
+
+def _dataset(plan: Plan, options: TaskOptions) -> MemoryDataset:
     samples = []
     for unit in plan.units:
         # An agentic sample's input is set by its solver (the instruction names no case).
@@ -145,12 +170,12 @@ def _dataset(plan: Plan, settings: Settings) -> MemoryDataset:
                     "domain": unit.domain.name,
                     "case_id": unit.case.id,
                     "mode": unit.mode,
-                    "split": settings.split,
+                    "split": options.split,
                     "exemplars": [e.id for e in unit.exemplars],
                 },
             )
         )
-    return MemoryDataset(samples, name=f"deonticbench-{settings.domain}-{settings.split}")
+    return MemoryDataset(samples, name=f"deonticbench-{options.domain}-{options.split}")
 
 
 # One task per domain, so that `inspect eval deonticbench/airline` needs no -T domain=.

@@ -90,6 +90,8 @@ class Completion:
     logprobs: tuple[tuple[str, float], ...] | None = None
     """(token, log-probability) of each output token, when the request asked for them
     (``eval --confidence logprob``) and the server returned them."""
+    batch: bool = False
+    """Drawn through the provider's batch API (``eval --batch``), so billed at its price."""
 
     @classmethod
     def failed(cls, error: str, *, latency_s: float = 0.0) -> Completion:

@@ -71,14 +71,29 @@ class Request:
     trial, the turn (0 for the first model call)."""
     tools: tuple[ToolSpec, ...] = ()
     """Tools the model may call natively (agentic modes); empty: plain chat."""
+    shared_prefix: int = 0
+    """Characters at the start of the first user message that every prompt of this
+    domain and mode shares (the statutes where they come first); 0: only the system
+    message is shared.  Where prompt caching puts a breakpoint; never changes the text."""
+    cache_group: str = ""
+    """``<domain>/<mode>/<template hash>``: the prompts that share a prefix (OpenAI's
+    ``prompt_cache_key``).  Empty: no group."""
 
 
 @dataclass(frozen=True)
 class Completion:
     text: str | None
     tokens_in: int = 0
-    """Prompt tokens billed for this completion.  When one API call returns several
-    choices the prompt was billed once, so its first completion carries the count."""
+    """Prompt tokens billed for this completion, ALL of them: uncached input + cache
+    writes + cache reads.  When one API call returns several choices the prompt was
+    billed once, so its first completion carries the count (and the cache counts)."""
+    cache_read_tokens: int = 0
+    """Of ``tokens_in``, those read from the provider's prompt cache (Anthropic's
+    ``cache_read_input_tokens``, OpenAI's ``cached_tokens``)."""
+    cache_write_tokens: int = 0
+    """Of ``tokens_in``, those written to the provider's prompt cache (Anthropic only)."""
+    cache_write_1h_tokens: int = 0
+    """Of ``cache_write_tokens``, those written with the 1-hour TTL (the rest: 5 minutes)."""
     tokens_out: int = 0
     latency_s: float = 0.0
     """Wall time of the API call (or local generation) that produced this completion."""
@@ -109,6 +124,9 @@ class Model(ABC):
     params: GenerationParams
     cacheable: bool = True
     """False for backends whose answers cost nothing (reference, replay)."""
+    prompt_cache: bool = False
+    """Whether this backend asks the provider to cache shared prompt prefixes; then the
+    runner sends the first request of each shared prefix alone (docs/cost.md)."""
     native_tools: bool = False
     """Whether an agentic trial offers this backend its tools natively (``Request.tools``);
     otherwise the trial uses the text protocol (docs/agents.md).  Backends with tool
@@ -126,6 +144,11 @@ class Model(ABC):
             "base_url": None,
             **self.params.to_dict(),
         }
+
+    def calls_for(self, n: int) -> int:
+        """Provider calls (billed requests) that a request of ``n`` samples becomes: 1
+        where the API draws ``n`` choices at once, ``n`` where each sample is a call."""
+        return 1 if n > 0 else 0
 
     def limit_in_flight(self, limit: int) -> None:  # noqa: B027 - no HTTP, nothing to bound
         """Never have more than ``limit`` provider calls in flight at once, however a

@@ -42,11 +42,29 @@ OPTION_TYPES: dict[str, type] = {
     # one) or "text" (the fenced-JSON protocol of docs/agents.md, for servers without a
     # tool parser)
     "tool_protocol": str,
+    # prompt caching (docs/cost.md): the smallest prefix, in tokens, that the provider
+    # caches for this model family (no breakpoint is set below it), and how long an
+    # Anthropic cache entry lives ("5m" or "1h")
+    "cache_min_tokens": int,
+    "cache_ttl": str,
 }
-FLAG_KEYS = ("reasoning",)
+FLAG_KEYS = ("reasoning", "prompt_cache")
 DOC_KEYS = ("note",)
-PRICE_KEYS = ("usd_per_mtok_in", "usd_per_mtok_out")
-"""List prices per million tokens, read by results.json's cost estimate; not sent."""
+PRICE_KEYS = (
+    "usd_per_mtok_in",
+    "usd_per_mtok_out",
+    "usd_per_mtok_cache_write_5m",
+    "usd_per_mtok_cache_write_1h",
+    "usd_per_mtok_cache_read",
+    "batch_discount",
+)
+"""List prices per million tokens (and the fraction a provider batch takes off every
+figure), read by the dry run and results.json's cost estimate; never sent."""
+CACHE_TTLS = ("5m", "1h")
+DEFAULT_CACHE_TTL = "5m"
+"""Interactive runs write 5-minute entries (1.25x the input price): a run's requests to
+one prefix follow each other within seconds.  Batches may wait hours, so they write
+1-hour entries (2x) through ``cache_ttl=1h`` (docs/cost.md)."""
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
@@ -60,6 +78,11 @@ class ModelSettings:
     options: Mapping[str, Any] = field(default_factory=dict)
     entry: str | None = None
     """The ``models.yaml`` key that matched, if any (for messages and run configs)."""
+    prompt_cache: bool = True
+    """Ask the provider to cache shared prompt prefixes (``--no-prompt-cache``: off).
+    How we ask, not what comes back: not a sampling parameter, never in the cache key."""
+    prices: Prices | None = None
+    """The model's list prices, when the registry knows them."""
 
     def option(self, name: str, default: Any) -> Any:
         value = self.options.get(name)
@@ -97,10 +120,13 @@ def resolve_settings(
     entry = match_entry(reg.get("models") or {}, provider, model_name)
     if entry is not None:
         _layer(merged, reg["models"][entry], f"models.{entry}")
-    reasoning = _as_bool(merged.pop("reasoning", False))
+    reasoning = _as_bool(merged.pop("reasoning", False), "reasoning")
+    prompt_cache = _as_bool(merged.pop("prompt_cache", True), "prompt_cache")
     user = dict(overrides or {})
     if "reasoning" in user:
-        reasoning = _as_bool(user.pop("reasoning"))
+        reasoning = _as_bool(user.pop("reasoning"), "reasoning")
+    if "prompt_cache" in user:
+        prompt_cache = _as_bool(user.pop("prompt_cache"), "prompt_cache")
     if reasoning:
         # Reasoning models reject sampling temperature; the registry's defaults for other
         # models must not leak in.  Only an explicit override may set them (and is refused).
@@ -116,7 +142,18 @@ def resolve_settings(
             )
     params = _params_from(merged, model_name)
     options = {k: _coerce(k, merged[k], OPTION_TYPES[k]) for k in OPTION_TYPES if k in merged}
-    return ModelSettings(params=params, reasoning=reasoning, options=options, entry=entry)
+    ttl = options.get("cache_ttl")
+    if ttl is not None and ttl not in CACHE_TTLS:
+        raise ConfigError(f"cache_ttl should be one of {', '.join(CACHE_TTLS)}, not {ttl!r}.")
+    prices = prices_of(reg["models"][entry], entry) if entry is not None else None
+    return ModelSettings(
+        params=params,
+        reasoning=reasoning,
+        options=options,
+        entry=entry,
+        prompt_cache=prompt_cache,
+        prices=prices,
+    )
 
 
 def match_entry(models: Mapping[str, Any], provider: str, model_name: str) -> str | None:
@@ -216,7 +253,7 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
         raise ConfigError(f"{name} should be a {kind.__name__}, not {value!r}.") from None
 
 
-def _as_bool(value: Any) -> bool:
+def _as_bool(value: Any, name: str) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -224,7 +261,155 @@ def _as_bool(value: Any) -> bool:
         return True
     if text in ("0", "false", "no", "off"):
         return False
-    raise ConfigError(f"reasoning should be true or false, not {value!r}.")
+    raise ConfigError(f"{name} should be true or false, not {value!r}.")
+
+
+# --- prices ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A model's list prices in USD per million tokens (eval/models.yaml).  A figure the
+    registry does not give is None: tokens billed at it get no dollar amount, never a
+    guessed one."""
+
+    input: float
+    output: float
+    cache_write_5m: float | None = None
+    cache_write_1h: float | None = None
+    cache_read: float | None = None
+    """Anthropic's cache hits, OpenAI's cached input."""
+    batch_discount: float | None = None
+    """The fraction a provider batch takes off every figure (0.5 for both providers)."""
+    entry: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "usd_per_mtok_in": self.input,
+            "usd_per_mtok_out": self.output,
+            "usd_per_mtok_cache_write_5m": self.cache_write_5m,
+            "usd_per_mtok_cache_write_1h": self.cache_write_1h,
+            "usd_per_mtok_cache_read": self.cache_read,
+            "batch_discount": self.batch_discount,
+        }
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Dollars of some token counts, in parts: each of the first four at list price, and
+    what a provider batch took off them.  ``usd`` is what the bill says."""
+
+    input: float
+    """Uncached input tokens."""
+    cache_writes: float
+    cache_reads: float
+    output: float
+    batch_discount: float = 0.0
+
+    @property
+    def usd(self) -> float:
+        return self.input + self.cache_writes + self.cache_reads + self.output - self.batch_discount
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(
+            self.input + other.input,
+            self.cache_writes + other.cache_writes,
+            self.cache_reads + other.cache_reads,
+            self.output + other.output,
+            self.batch_discount + other.batch_discount,
+        )
+
+    def to_json(self, digits: int = 6) -> dict[str, float]:
+        return {
+            "usd": round(self.usd, digits),
+            "input": round(self.input, digits),
+            "cache_writes": round(self.cache_writes, digits),
+            "cache_reads": round(self.cache_reads, digits),
+            "output": round(self.output, digits),
+            "batch_discount": round(self.batch_discount, digits),
+        }
+
+
+ZERO_COST = Cost(0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def price_tokens(
+    prices: Prices,
+    *,
+    uncached: int = 0,
+    cache_write_5m: int = 0,
+    cache_write_1h: int = 0,
+    cache_read: int = 0,
+    output: int = 0,
+    batch: bool = False,
+) -> Cost | None:
+    """The one pricing rule: token counts (input split into uncached, cache writes by TTL
+    and cache reads; output) into dollars with parts.  None when a count is non-zero but
+    the registry has no price for it (a batch needs ``batch_discount``)."""
+    rates = (
+        (uncached, prices.input),
+        (cache_write_5m, prices.cache_write_5m),
+        (cache_write_1h, prices.cache_write_1h),
+        (cache_read, prices.cache_read),
+        (output, prices.output),
+    )
+    if any(count and rate is None for count, rate in rates):
+        return None
+    if batch and prices.batch_discount is None:
+        return None
+
+    def usd(count: int, rate: float | None) -> float:
+        return count * (rate or 0.0) / 1_000_000
+
+    cost = Cost(
+        input=usd(uncached, prices.input),
+        cache_writes=usd(cache_write_5m, prices.cache_write_5m)
+        + usd(cache_write_1h, prices.cache_write_1h),
+        cache_reads=usd(cache_read, prices.cache_read),
+        output=usd(output, prices.output),
+    )
+    if not batch:
+        return cost
+    share = float(prices.batch_discount or 0.0)
+    listed = cost.input + cost.cache_writes + cost.cache_reads + cost.output
+    return Cost(cost.input, cost.cache_writes, cost.cache_reads, cost.output, listed * share)
+
+
+def prices_of(entry: Mapping[str, Any] | None, name: str | None = None) -> Prices | None:
+    """The prices of one registry entry: None without both the input and output price."""
+    if not isinstance(entry, Mapping):
+        return None
+
+    def number(key: str) -> float | None:
+        value = entry.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        return float(value)
+
+    pin, pout = number("usd_per_mtok_in"), number("usd_per_mtok_out")
+    if pin is None or pout is None:
+        return None
+    return Prices(
+        input=pin,
+        output=pout,
+        cache_write_5m=number("usd_per_mtok_cache_write_5m"),
+        cache_write_1h=number("usd_per_mtok_cache_write_1h"),
+        cache_read=number("usd_per_mtok_cache_read"),
+        batch_discount=number("batch_discount"),
+        entry=name,
+    )
+
+
+def model_prices(spec: str, registry: Mapping[str, Any] | None = None) -> Prices | None:
+    """The list prices of a model spec (``provider:model``) from eval/models.yaml."""
+    provider, sep, name = spec.partition(":")
+    if not sep:
+        return None
+    name = name.split("@", 1)[0]  # openai-compatible:<model>@<url>
+    reg = load_registry() if registry is None else registry
+    models = reg.get("models") or {}
+    entry = match_entry(models, provider, name)
+    return prices_of(models[entry], entry) if entry is not None else None
 
 
 def __getattr__(name: str) -> Any:

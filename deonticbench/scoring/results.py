@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..models.registry import load_registry, match_entry
+from ..models.registry import ZERO_COST, Cost, price_tokens
+from ..models.registry import model_prices as registry_prices
 from ..store.environment import environment_facts
 from .scores import Run, RunScores
 from .tables import long_rows
@@ -54,8 +55,24 @@ class Totals:
     """Tokens of the responses that were requested, not read from the cache."""
     model_latency_s: float
     program_wall_s: float
+    cache_read_paid: int = 0
+    cache_write_paid: int = 0
+    """Of ``tokens_in_paid``, those the provider read from / wrote to its prompt cache."""
+    paid_use: Mapping[bool, tuple[int, int, int, int, int]] | None = None
+    """Paid tokens by whether they went through a provider batch: (uncached input,
+    5-minute cache writes, 1-hour cache writes, cache reads, output), for the cost."""
 
     def to_json(self) -> dict[str, Any]:
+        # The prompt-cache counts only when a provider reported caching: runs without it
+        # (reference, replay, local) keep the totals they always had.
+        cache = (
+            {
+                "cache_read_tokens_paid": self.cache_read_paid,
+                "cache_write_tokens_paid": self.cache_write_paid,
+            }
+            if self.cache_read_paid or self.cache_write_paid
+            else {}
+        )
         return {
             "samples": self.samples,
             "attempts": self.attempts,
@@ -66,6 +83,7 @@ class Totals:
             "tokens_out": self.tokens_out,
             "tokens_in_paid": self.tokens_in_paid,
             "tokens_out_paid": self.tokens_out_paid,
+            **cache,
             "model_latency_s": round(self.model_latency_s, 3),
             "program_wall_s": round(self.program_wall_s, 3),
         }
@@ -76,6 +94,7 @@ def run_totals(run: Run) -> Totals:
     requests = attempts = cached = failed = 0
     tin = tout = tin_paid = tout_paid = 0
     latency = program = 0.0
+    use: dict[bool, list[int]] = {}
     for record in run.records:
         for attempt in record.attempts:
             attempts += 1
@@ -91,6 +110,14 @@ def run_totals(run: Run) -> Totals:
                 continue
             tin_paid += attempt.tokens_in
             tout_paid += attempt.tokens_out
+            parts = use.setdefault(attempt.batch, [0, 0, 0, 0, 0])
+            read, written = attempt.cache_read_tokens, attempt.cache_write_tokens
+            hour = min(attempt.cache_write_1h_tokens, written)
+            parts[0] += max(attempt.tokens_in - read - written, 0)
+            parts[1] += written - hour
+            parts[2] += hour
+            parts[3] += read
+            parts[4] += attempt.tokens_out
             if record.agent is not None:
                 requests += record.agent.turns  # a trial's turns are its requests
                 continue
@@ -112,6 +139,9 @@ def run_totals(run: Run) -> Totals:
         tokens_out_paid=tout_paid,
         model_latency_s=latency,
         program_wall_s=program,
+        cache_read_paid=sum(p[3] for p in use.values()),
+        cache_write_paid=sum(p[1] + p[2] for p in use.values()),
+        paid_use={batch: (p[0], p[1], p[2], p[3], p[4]) for batch, p in use.items()},
     )
 
 
@@ -119,33 +149,44 @@ def model_prices(
     spec: str, registry: Mapping[str, Any] | None = None
 ) -> tuple[float, float] | None:
     """(USD per million input tokens, per million output tokens) from eval/models.yaml."""
-    provider, sep, name = spec.partition(":")
-    if not sep:
-        return None
-    reg = load_registry() if registry is None else registry
-    models = reg.get("models") or {}
-    entry = match_entry(models, provider, name)
-    if entry is None:
-        return None
-    settings = models[entry] or {}
-    pin, pout = settings.get(PRICE_IN), settings.get(PRICE_OUT)
-    if not isinstance(pin, int | float) or not isinstance(pout, int | float):
-        return None
-    return float(pin), float(pout)
+    prices = registry_prices(spec, registry)
+    return None if prices is None else (prices.input, prices.output)
 
 
 def estimated_cost(spec: str, totals: Totals) -> dict[str, Any] | None:
-    prices = model_prices(spec)
+    """What the paid tokens cost at eval/models.yaml's list prices, in parts (uncached
+    input, cache writes, cache reads, output, and what batches took off); None for a
+    model without prices, and ``usd`` None when a figure the tokens need is unknown."""
+    prices = registry_prices(spec)
     if prices is None:
         return None
-    pin, pout = prices
-    usd = (totals.tokens_in_paid * pin + totals.tokens_out_paid * pout) / 1_000_000
-    return {
-        "usd": round(usd, 4),
-        PRICE_IN: pin,
-        PRICE_OUT: pout,
-        "basis": "paid tokens (cache hits excluded) at the list prices in eval/models.yaml",
+    total: Cost | None = ZERO_COST
+    for batch, (uncached, w5m, w1h, read, out) in sorted((totals.paid_use or {}).items()):
+        cost = price_tokens(
+            prices,
+            uncached=uncached,
+            cache_write_5m=w5m,
+            cache_write_1h=w1h,
+            cache_read=read,
+            output=out,
+            batch=batch,
+        )
+        total = None if cost is None or total is None else total + cost
+    doc: dict[str, Any] = {
+        PRICE_IN: prices.input,
+        PRICE_OUT: prices.output,
+        "prices": prices.to_json(),
+        "basis": "paid tokens (response-cache hits excluded) at the list prices in "
+        "eval/models.yaml, prompt-cache reads and writes and batches at their own prices",
     }
+    if total is None:
+        doc["usd"] = None
+        doc["missing"] = (
+            f"eval/models.yaml has no price for some of these tokens ({prices.entry}: "
+            "cache reads, cache writes or the batch discount): tokens only, no dollar figure"
+        )
+        return doc
+    return {**total.to_json(4), **doc}
 
 
 def _clean(value: Any) -> Any:

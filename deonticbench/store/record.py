@@ -40,6 +40,14 @@ class Attempt:
     latency_s: float = 0.0
     cached: bool = False
     """The response came from the response cache (no request was paid for)."""
+    cache_read_tokens: int = 0
+    """Of ``tokens_in``, those the provider read from its prompt cache."""
+    cache_write_tokens: int = 0
+    """Of ``tokens_in``, those the provider wrote to its prompt cache."""
+    cache_write_1h_tokens: int = 0
+    """Of ``cache_write_tokens``, those written with the 1-hour TTL."""
+    batch: bool = False
+    """The response came from a provider batch (billed at the batch price)."""
     logprobs: list[list[Any]] | None = None
     """``[token, logprob]`` of each output token (``eval --confidence logprob``); left
     out of the JSON when absent, so runs without it are written as before."""
@@ -180,10 +188,18 @@ class Record:
         return record
 
 
+_ABSENT_WHEN_ZERO = ("cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens", "batch")
+"""Prompt-cache counts and the batch flag are left out of the JSON when 0 / false, so
+that runs without caching (reference, replay, local) are written as before."""
+
+
 def _attempt_json(attempt: Attempt) -> dict[str, Any]:
     out = asdict(attempt)
     if out["logprobs"] is None:
         del out["logprobs"]
+    for name in _ABSENT_WHEN_ZERO:
+        if not out[name]:
+            del out[name]
     return out
 
 

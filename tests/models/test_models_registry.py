@@ -140,3 +140,72 @@ def test_vllm_spec_builds_without_importing_vllm() -> None:
     model = load_model("vllm:Qwen/Qwen2.5-0.5B-Instruct", overrides={"n_ctx": 4096})
     assert model.provider == "vllm" and model.cacheable
     assert model.identity()["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
+
+
+# --- prices (issue 27): the published figures are the test vector -----------------------
+
+
+def test_the_registry_holds_the_published_prices() -> None:
+    from deonticbench.models.registry import model_prices
+
+    sonnet = model_prices("anthropic:claude-sonnet-4-5")
+    assert sonnet is not None
+    assert (sonnet.input, sonnet.cache_write_5m, sonnet.cache_write_1h) == (3.00, 3.75, 6.00)
+    assert (sonnet.cache_read, sonnet.output, sonnet.batch_discount) == (0.30, 15.00, 0.5)
+    gpt = model_prices("openai:gpt-4.1")
+    assert gpt is not None
+    assert (gpt.input, gpt.cache_read, gpt.output, gpt.batch_discount) == (2.00, 0.50, 8.00, 0.5)
+    assert model_prices("openai:gpt-5.2") is None  # no published figure in the registry: none
+    assert model_prices("reference") is None
+
+
+def test_price_tokens_bills_each_kind_of_token_at_its_own_price() -> None:
+    from deonticbench.models.registry import model_prices, price_tokens
+
+    sonnet = model_prices("anthropic:claude-sonnet-4-5")
+    assert sonnet is not None
+    cost = price_tokens(
+        sonnet,
+        uncached=1_000_000,
+        cache_write_5m=1_000_000,
+        cache_write_1h=1_000_000,
+        cache_read=1_000_000,
+        output=1_000_000,
+    )
+    assert cost is not None
+    assert (cost.input, cost.cache_writes, cost.cache_reads, cost.output) == pytest.approx(
+        (3.00, 3.75 + 6.00, 0.30, 15.00)
+    )
+    assert cost.usd == pytest.approx(28.05)
+    batch = price_tokens(sonnet, uncached=1_000_000, cache_read=1_000_000, output=1_000_000,
+                         batch=True)  # fmt: skip
+    assert batch is not None
+    assert batch.batch_discount == pytest.approx((3.00 + 0.30 + 15.00) / 2)
+    assert batch.usd == pytest.approx((3.00 + 0.30 + 15.00) / 2)
+    gpt = model_prices("openai:gpt-4.1")
+    assert gpt is not None
+    cached = price_tokens(gpt, uncached=200_000, cache_read=800_000)
+    assert cached is not None and cached.usd == pytest.approx(0.2 * 2.00 + 0.8 * 0.50)
+
+
+def test_a_figure_the_registry_lacks_gives_no_dollar_amount() -> None:
+    from deonticbench.models.registry import Prices, price_tokens
+
+    plain = Prices(input=1.0, output=2.0)
+    assert price_tokens(plain, uncached=10, output=10) is not None
+    assert price_tokens(plain, uncached=10, cache_read=5) is None
+    assert price_tokens(plain, uncached=10, batch=True) is None
+
+
+def test_prompt_cache_and_its_ttl_are_options_never_in_the_key() -> None:
+    on = resolve_settings("anthropic", "claude-sonnet-4-5", None)
+    off = resolve_settings("anthropic", "claude-sonnet-4-5", {"prompt_cache": "false"})
+    assert on.prompt_cache and not off.prompt_cache
+    assert on.params == off.params
+    assert on.option("cache_min_tokens", 0) == 1024
+    assert (
+        resolve_settings("anthropic", "claude-haiku-4-5", None).option("cache_min_tokens", 0)
+        == 4096
+    )
+    with pytest.raises(ConfigError, match="cache_ttl should be one of 5m, 1h"):
+        resolve_settings("anthropic", "claude-sonnet-4-5", {"cache_ttl": "2h"})

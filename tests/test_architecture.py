@@ -251,3 +251,49 @@ def test_no_module_imports_itself_back_even_from_inside_a_function() -> None:
     assert not cycles, "import cycles (imports inside functions count): " + "; ".join(
         " <-> ".join(c) for c in cycles
     )
+
+
+def _unexplained_function_imports() -> list[str]:
+    """Each ``import`` inside a function of the package with no ``#`` comment on its
+    lines or on the line just above, as ``path:line``: an import left inside a function
+    must say why (start-up time, an optional extra), since a cycle can hide there too.
+    One comment may explain a block: an import right below an explained one is
+    explained."""
+    import ast
+    import io
+    import tokenize
+
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        comments = {
+            token.start[0]
+            for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            if token.type == tokenize.COMMENT
+        }
+        tree = ast.parse(source)
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            explained_up_to = -1  # the last line of the latest explained import
+            for node in sorted(
+                (n for n in ast.walk(function) if isinstance(n, ast.Import | ast.ImportFrom)),
+                key=lambda n: n.lineno,
+            ):
+                end = node.end_lineno or node.lineno
+                if comments & set(range(node.lineno - 1, end + 1)) or (
+                    explained_up_to == node.lineno - 1
+                ):
+                    explained_up_to = end
+                else:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return sorted(set(found), key=lambda s: (s.rpartition(":")[0], int(s.rpartition(":")[2])))
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    unexplained = _unexplained_function_imports()
+    assert not unexplained, (
+        "imports inside functions without a one-line reason (a `#` comment on the line or "
+        "just above: start-up time, an optional extra; an import that only avoids a cycle "
+        "should instead remove the cycle):\n" + "\n".join(unexplained)
+    )

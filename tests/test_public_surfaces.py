@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "deonticbench"
 
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -196,3 +197,31 @@ def test_a_renamed_name_keeps_working_and_says_where_it_moved() -> None:
             assert getattr(importlib.import_module(old_module), old) is moved, old
         said = [str(w.message) for w in caught if w.category is DeprecationWarning]
         assert any(f"{new_module}.{new}" in text for text in said), (old_module, old, said)
+
+
+def test_the_agents_offer_the_loop_lazily_so_a_bare_interpreter_can_import_them() -> None:
+    """Harbor's shipped verifier imports ``deonticbench.agents`` in ``python -I -S`` (no
+    third-party package): the package loads only its workspace and judge there, and the
+    loop's names (which need ``jsonschema``'s tool table) resolve on first use."""
+    import subprocess
+    import sys
+
+    from deonticbench import agents
+    from deonticbench.agents import loop, tool_table, trial_record
+
+    assert agents.run_trial is loop.run_trial
+    assert agents.TrialResult is loop.TrialResult
+    assert agents.tools_of is tool_table.tools_of
+    assert agents.judged_attempt is trial_record.judged_attempt
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import deonticbench.agents; "
+        "print(sorted(m for m in sys.modules if m.startswith(('jsonschema', "
+        "'deonticbench.agents.'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", probe, str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "['deonticbench.agents.judge', 'deonticbench.agents.workspace']"

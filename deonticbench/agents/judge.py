@@ -13,6 +13,7 @@ Used by the agent loop and by Harbor's import alike.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from collections.abc import Awaitable, Callable
@@ -137,7 +138,6 @@ def judge_workspace(
     submitted_text: str | None = None,
 ) -> Judgement:
     """``ajudge_workspace`` for callers without an event loop (Harbor's import)."""
-    import asyncio
 
     async def execute(program: str, limits: Limits | None = None) -> Execution:
         return solver.run(program, limits)

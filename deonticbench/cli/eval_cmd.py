@@ -285,6 +285,7 @@ def command(
     if code:
         sys.exit(code)
     if score_after:
+        # start-up: only ``eval --score`` needs the scorer and the report
         from ..report import REPORT_FILE, write_report
         from ..scoring.tables import render, table2
 
@@ -311,6 +312,7 @@ class _Options:
 
 
 def _dry_run(prepared: PreparedRun, options: _Options) -> None:
+    # start-up: ``deonticbench --help`` imports every command's module
     from ..models import token_count_method
 
     est = dry_run(prepared, cache=options.cache, retry_errors=options.retry_errors)

@@ -4,10 +4,12 @@ Reads scored run folders (the store, via ``scoring``) and ``analyze``'s analysis
 and computes per sample the confidence signals (``signals``: consistency, cross-mode
 agreement, execution, derivation, verbal, log-probability, and a cross-fitted
 combination), then per domain x mode x signal the calibration, ranking and selective
-metrics with the paper's bootstrap over cases (``metrics``, ``evaluate``); cascades of a
-small and a large run (``cascade``) and the expected cost of errors (``costs``).  Hands
-data frames to the library user, tables and results.json's ``reliability`` section to
-the command line, and the Reliability page to the HTML report.  docs/reliability.md.
+metrics with a cluster bootstrap over cases, each replicate taking every sample of the
+cases it draws (``metrics``, ``evaluate``); cascades of a small and a large run
+(``cascade``) and the expected cost of errors (``costs``).  Hands data frames to the
+library user (``api``), tables and results.json's ``reliability`` section (``tables``) and
+figures (``figures``) to the command line, and the Reliability page (``page``) to the
+HTML report.  docs/reliability.md.
 
 Data frames need pandas and the combined signal needs scikit-learn: both come with the
 ``reliability`` extra (``pip install 'deonticbench[reliability]'``).

@@ -220,28 +220,15 @@ def cascade(
     seed: int = 0,
 ) -> list[CascadeResult]:
     """Every domain x mode both runs hold (first attempt), for every threshold."""
-    if defer_to == "human":
-        if human_cost is None:
-            raise CascadeError("--defer-to human needs --human-cost (per case deferred).")
-        if not 0.0 <= human_accuracy <= 1.0:
-            raise CascadeError("--human-accuracy is a share between 0 and 1.")
-    elif large is None:
-        raise CascadeError("A cascade to a model needs the large model's run.")
+    _check_deferral(defer_to, large, human_accuracy, human_cost)
     small_groups = [g for g in run_signals(small) if g.stage == "first"]
     large_groups = (
         {(g.domain, g.mode): g for g in run_signals(large, combined=False) if g.stage == "first"}
         if large is not None
         else {}
     )
-    price_small = price_of(small.model, prices)
-    price_large = price_of(large.model, prices) if large is not None else None
-    if defer_to == "human" and price_small is None:
-        raise CascadeError(
-            f"--defer-to human prices the person in USD, so {small.model} needs a price too: "
-            "add it to a --prices file (usd_per_mtok_in, usd_per_mtok_out)."
-        )
-    in_usd = price_small is not None and (defer_to == "human" or price_large is not None)
-    unit = "USD" if in_usd else "tokens"
+    price_small, price_large = _prices_in_usd(small, large, prices, defer_to)
+    unit = "USD" if price_small is not None else "tokens"
     results = []
     for g in small_groups:
         s_value = g.signals.get(signal)
@@ -259,28 +246,12 @@ def cascade(
             other = _restrict(other, common)
         s = np.asarray(g.signals[signal])
         small_records = [r for r in small.records if r.domain == g.domain and r.mode == g.mode]
-        cost_small = _case_costs(
-            small_records, g.outcomes.case_ids, price_small if in_usd else None
-        )
-        q_small = _side_of(g)
+        cost_small = _case_costs(small_records, g.outcomes.case_ids, price_small)
         if other is not None and large is not None:
-            large_records = [r for r in large.records if r.domain == g.domain and r.mode == g.mode]
-            cost_large = _case_costs(
-                large_records, g.outcomes.case_ids, price_large if in_usd else None
-            )
-            q_large = _paired(g, other)
-            large_name = large.name
+            cost_large, q_large, large_name = _model_side(g, other, large, price_large)
         else:
-            cost_large = np.full(g.outcomes.n_cases, float(human_cost or 0.0))
-            gold_pos = (g.outcomes.gold == POSITIVE)[:, None]
-            if g.outcomes.kind == "numeric":
-                q_large = np.full(s.shape, human_accuracy)
-            else:
-                q_large = np.where(gold_pos, human_accuracy, 1.0 - human_accuracy) * np.ones(
-                    s.shape
-                )
-            large_name = f"human (accuracy {human_accuracy:g})"
-        sides = _Sides(s, q_small, q_large, cost_small, cost_large)
+            cost_large, q_large, large_name = _human_side(g, s.shape, human_accuracy, human_cost)
+        sides = _Sides(s, _side_of(g), q_large, cost_small, cost_large)
         result = CascadeResult(
             g.domain, g.mode, g.stage, signal, g.outcomes.metric, small.name, large_name,
             g.outcomes.n_cases, unit, notes=notes,
@@ -288,6 +259,58 @@ def cascade(
         _evaluate(result, g, sides, replicates, seed)
         results.append(result)
     return results
+
+
+def _check_deferral(
+    defer_to: DeferTo, large: Run | None, human_accuracy: float, human_cost: float | None
+) -> None:
+    """What deferring needs: a person's cost and accuracy, or the large model's run."""
+    if defer_to == "human":
+        if human_cost is None:
+            raise CascadeError("--defer-to human needs --human-cost (per case deferred).")
+        if not 0.0 <= human_accuracy <= 1.0:
+            raise CascadeError("--human-accuracy is a share between 0 and 1.")
+    elif large is None:
+        raise CascadeError("A cascade to a model needs the large model's run.")
+
+
+def _prices_in_usd(
+    small: Run, large: Run | None, prices: Prices | None, defer_to: DeferTo
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """Both sides' prices when the cascade can be costed in USD, else (None, None): costs
+    are then counted in tokens.  A person is priced in USD, so the small model must be."""
+    price_small = price_of(small.model, prices)
+    price_large = price_of(large.model, prices) if large is not None else None
+    if defer_to == "human" and price_small is None:
+        raise CascadeError(
+            f"--defer-to human prices the person in USD, so {small.model} needs a price too: "
+            "add it to a --prices file (usd_per_mtok_in, usd_per_mtok_out)."
+        )
+    if price_small is not None and (defer_to == "human" or price_large is not None):
+        return price_small, price_large
+    return None, None
+
+
+def _model_side(
+    g: GroupSignals, other: GroupSignals, large: Run, price: tuple[float, float] | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64], str]:
+    """Deferring to the large model: its cost per case, its score per cell, its name."""
+    records = [r for r in large.records if r.domain == g.domain and r.mode == g.mode]
+    return _case_costs(records, g.outcomes.case_ids, price), _paired(g, other), large.name
+
+
+def _human_side(
+    g: GroupSignals, shape: tuple[int, ...], human_accuracy: float, human_cost: float | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64], str]:
+    """Deferring to a person: a fixed cost per case, right with ``human_accuracy`` (for a
+    label, the wrong class otherwise) in every cell of ``shape``, named by that accuracy."""
+    cost = np.full(g.outcomes.n_cases, float(human_cost or 0.0))
+    if g.outcomes.kind == "numeric":
+        q = np.full(shape, human_accuracy)
+    else:
+        gold_pos = (g.outcomes.gold == POSITIVE)[:, None]
+        q = np.where(gold_pos, human_accuracy, 1.0 - human_accuracy) * np.ones(shape)
+    return cost, np.asarray(q, dtype=np.float64), f"human (accuracy {human_accuracy:g})"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after use("Agg"): pyplot takes the backend chosen
 
     return plt
 

@@ -181,7 +181,7 @@ def _libc() -> Any:
     # start-up time that an unprivileged worker does not need to pay.
     global _LIBC
     if _LIBC is None:
-        import ctypes
+        import ctypes  # as root only (see above)
 
         _LIBC = ctypes.CDLL(None, use_errno=True)
     return _LIBC
@@ -191,7 +191,7 @@ def _narrow_capabilities(inheritable: int) -> None:
     """In a child before its exec: empty the bounding set (no exec can regain a
     capability) and set the inheritable set to ``inheritable``; for a root process,
     what it keeps across the exec is then exactly that set."""
-    import ctypes
+    import ctypes  # as root only: an unprivileged worker never narrows capabilities
 
     libc = _libc()
     header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)

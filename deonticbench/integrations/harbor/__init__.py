@@ -6,7 +6,9 @@
   folder, every answer re-judged by the harness (``deonticbench import-harbor``);
 * ``dar`` scores the same trials by DAR's rules (``deonticbench score --dar-rules``);
 * ``BwrapEnvironment`` is a Harbor environment on bubblewrap
-  (``harbor run -e deonticbench.integrations.harbor:BwrapEnvironment``).
+  (``harbor run -e deonticbench.integrations.harbor:BwrapEnvironment``), built from the
+  solver's one sandbox policy: the task's commands run in a cleared environment, under an
+  unprivileged uid with no capability.
 
 Only ``BwrapEnvironment`` needs the ``harbor`` extra (Python 3.12+); it is loaded on
 first use, so exporting, importing and scoring work without Harbor installed.

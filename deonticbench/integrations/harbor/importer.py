@@ -44,7 +44,7 @@ from ...agents import (
     judge_workspace,
     judged_attempt,
 )
-from ...data.cases import Case, load_cases
+from ...data.cases import Case, describe_source, load_cases
 from ...data.domains import DOMAINS, Domain
 from ...data.sources import DataSource
 from ...errors import DataError
@@ -341,8 +341,6 @@ def import_jobs(
 def _config(
     root: Path, records: list[Record], first: HarborTrial, split: str, source: DataSource
 ) -> dict[str, Any]:
-    from ...data.cases import describe_source
-
     domains = tuple(dict.fromkeys(r.domain for r in records))
     spec = RunSpec(
         model=first.model_name,

@@ -34,6 +34,7 @@ from ...data.sources import SPLITS, DataSource
 from ...errors import ConfigError, DataError
 from ...evaluation.validate import reference_program
 from ...export import data_revision, harness_version
+from ...prompting.exemplars import choose_exemplars, exemplar_pool
 from ...prompting.modes import Mode
 from ...store.spec import AgentOptions
 from ._bundle import verifier_zip
@@ -210,8 +211,6 @@ def export_tasks(
             revision = data_revision(source, [domain], split)
             pool: list[Case] = []
             if mode == "agent-few-shot":
-                from ...prompting.exemplars import exemplar_pool
-
                 pool, _ = exemplar_pool(domain, source)
             for case in cases:
                 name = task_name(domain, case.id, framing)
@@ -228,8 +227,6 @@ def export_tasks(
 
 
 def _exemplars(domain: Domain, pool: list[Case], case: Case, seed: int) -> list[Case]:
-    from ...prompting.exemplars import choose_exemplars
-
     return choose_exemplars(domain, pool, case, seed=seed)
 
 

@@ -5,9 +5,12 @@
 
 The dataset, the prompts (system message, templates, few-shot exemplars), the retry
 with feedback, the sandboxed execution, the answer reading, the judging and the metrics
-are the harness's own: this package only adapts them to inspect's Task, Solver, Scorer
-and Metric.  ``import_log`` turns an inspect log of these tasks back into a run folder.
-Needs the ``inspect`` extra (``pip install 'deonticbench[inspect]'``); see docs/inspect.md.
+are the harness's own: this package only adapts them to inspect's Task (``tasks``),
+Solver (``steps``), Scorer (``scorer``) and Metric (``metrics``).  In an agentic mode the
+task runs inspect's ``react()`` agent with the harness's tool table, stop rules and trial
+record (``agent``).  ``importer.import_log`` turns an inspect log of these tasks back into
+a run folder.  Needs the ``inspect`` extra (``pip install 'deonticbench[inspect]'``); see
+docs/inspect.md.
 """
 
 from .metrics import paper_metric

@@ -56,6 +56,7 @@ from ...store.trajectory import add_agent_turn, add_step
 from ._messages import to_inspect
 from ._plan import TaskOptions, plan_for
 from ._sandbox import execute
+from .scorer import score_of
 
 AGENT_KEY = "deonticbench:agent"
 """Store key of what the agent solver hands the scorer (the workspace, the trial's facts)."""
@@ -246,7 +247,6 @@ def deonticbench_agent_scorer(
     revision: str | None = None,
 ) -> Scorer:
     """Judge what the sample's workspace holds, as ``deonticbench eval`` judges a trial."""
-    from .scorer import score_of
 
     options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.log import read_eval_log
+
 from ... import Limits, Record, RunSpec
 from ...errors import ConfigError, DataError
 from ...store.imported import refuse_existing, write_imported_run
@@ -86,7 +88,6 @@ def _read_log(path: Path) -> Any:
         raise DataError(f"{path} does not exist (expected an inspect .eval or .json log).")
     if path.suffix not in (".eval", ".json"):
         raise DataError(f"{path} is not an inspect log: expected a .eval or .json file.")
-    from inspect_ai.log import read_eval_log
 
     try:
         return read_eval_log(str(path))

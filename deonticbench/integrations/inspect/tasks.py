@@ -11,6 +11,8 @@ case id, with the gold label as target.  Epochs default to the paper's K for the
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric, Scorer
@@ -18,6 +20,7 @@ from inspect_ai.solver import Solver
 
 from ... import Limits
 from ...data.cases import describe_source
+from ...data.domains import Domain
 from ...errors import ConfigError
 from ...prompting import template_hashes
 from ...prompting.chat import Message
@@ -108,11 +111,18 @@ def deonticbench(
             "attempts": attempts,
             "seed": seed,
             "timeout": timeout,
-            "data": describe_source(plan.source),
-            "templates": template_hashes([spec]),
-            "few_shot_pool": plan.pool_note,
+            **_provenance(plan, spec),
         },
     )
+
+
+def _provenance(plan: Plan, spec: Domain) -> dict[str, Any]:
+    """Where the task's cases, prompts and few-shot pool came from, for the log."""
+    return {
+        "data": describe_source(plan.source),
+        "templates": template_hashes([spec]),
+        "few_shot_pool": plan.pool_note,
+    }
 
 
 def _paper_metrics(

@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .data.sources import resolve_source
-from .errors import DeonticBenchError, missing_extra
+from .errors import ConfigError, DeonticBenchError, missing_extra
+from .evaluation.batching import BatchBroker
 from .evaluation.cache import ResponseCache, default_cache_path
 from .evaluation.dryrun import DryRunEstimate, estimate
 from .evaluation.runner import Observer, Runner
 from .models import Model, count_prompt_tokens, load_model
+from .models.batch import batch_api
 from .models.loader import check_spec
 from .models.reference import ReferenceModel
 from .prompting.plan import RunPlan, plan_run
@@ -40,6 +42,7 @@ from .scoring.results import write_results
 from .scoring.scores import RunScores, ScoreRow, score_rows, score_runs
 from .settings.given import SettingParts
 from .solver import ExecutorKind, Solver
+from .store.batches import BatchLog
 from .store.config import CONFIG_NAME, check_resumable, read_config
 from .store.folder import RunFolder, is_run_folder, set_aside
 from .store.naming import find_resumable, new_run_path
@@ -209,15 +212,23 @@ async def arun(
     retry_errors: bool = False,
     workers: int | None = None,
     executor: ExecutorKind = "fork",
+    batch: bool = False,
 ) -> EvalResult:
     """Run a prepared run.  Cancelling it stops cleanly: finished records are on disk
     and the result says ``interrupted``.  A cancellation before the run folder is
-    opened propagates (nothing was changed)."""
+    opened propagates (nothing was changed).  ``batch``: the prompted modes' requests go
+    through the provider's batch API (``evaluation.batching``)."""
     spec, model, plan = prepared.spec, prepared.model, prepared.plan
     started = time.monotonic()
     try:
         # Before any work: a missing key or an unreachable server is one sentence, and so
         # is an unusable cache or sandbox; only then is the run folder touched.
+        batches = batch_api(model) if batch else None
+        if batch and cache is False:
+            raise ConfigError(
+                "--batch keeps each result in the response cache as soon as it is read, "
+                "so that a stopped run loses nothing: run it without --no-cache."
+            )
         await model.check()
         opened_cache = _open_cache(cache)
         solver = Solver(workers=workers, limits=spec.limits, executor=executor)
@@ -230,6 +241,16 @@ async def arun(
             with RunFolder.open(prepared.out, prepared.config, retry_errors=retry_errors) as run:
                 if isinstance(observer, FolderObserver):
                     observer.opened(run)
+                batcher = None
+                if batches is not None and opened_cache is not None:
+                    batcher = BatchBroker(
+                        model,
+                        batches,
+                        BatchLog(run.path),
+                        opened_cache,
+                        notify=observer.note if isinstance(observer, FolderObserver) else None,
+                        show=getattr(observer, "batches", None),
+                    )
                 runner = Runner(
                     model,
                     solver,
@@ -239,6 +260,7 @@ async def arun(
                     concurrency=spec.concurrency,
                     observer=observer,
                     agent=spec.agent,
+                    batcher=batcher,
                 )
                 try:
                     await runner.run(plan)

@@ -16,11 +16,13 @@ from ..data.domains import DOMAINS, parse_domains
 from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
+from ..evaluation.batching import BatchStats
 from ..evaluation.progress import LiveProgress, summary_table
-from ..prompting.modes import MODES, VERBAL_MODE, Mode, parse_modes
+from ..prompting.modes import MODES, VERBAL_MODE, Mode, is_agentic, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind
+from ..store.batches import BatchLog
 from ..store.folder import RunFolder
 from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
 from ._options import executor_option
@@ -193,6 +195,14 @@ def _positive(name: str, value: int | None) -> None:
 @executor_option
 @click.option("--dry-run", is_flag=True, help="Count requests and prompt tokens, then exit.")
 @click.option(
+    "--batch",
+    "batch",
+    is_flag=True,
+    help="Send the prompted modes' requests through the provider's batch API (OpenAI, "
+    "Anthropic: half price, results within 24 h); agentic modes stay interactive. "
+    "Stopped or killed, the same command resumes its batches (docs/running.md).",
+)
+@click.option(
     "--score",
     "score_after",
     is_flag=True,
@@ -237,6 +247,7 @@ def command(
     workers: int | None,
     executor: str,
     dry_run: bool,
+    batch: bool,
     score_after: bool,
     confidence: tuple[str, ...],
 ) -> None:
@@ -276,6 +287,7 @@ def command(
         workers,
         retry_errors,
         cast(ExecutorKind, executor),  # a click.Choice of EXECUTORS
+        batch,
     )
     if dry_run:
         _dry_run(prepared, options)
@@ -301,6 +313,18 @@ def command(
         click.echo(note)
 
 
+def _batches_left(out: Path) -> None:
+    """After a stop: the batches still running at the provider, and what to do."""
+    running = [c for c in BatchLog(out).chunks.values() if c.open]
+    if running:
+        click.echo(
+            f"{len(running)} batches are still running at the provider (stopping does not "
+            "cancel them): run the same command to collect their results, or "
+            f"'deonticbench batches {out} --cancel' to cancel them.",
+            err=True,
+        )
+
+
 @dataclass(frozen=True)
 class _Options:
     """How to run, as opposed to what (the spec)."""
@@ -309,6 +333,7 @@ class _Options:
     workers: int | None
     retry_errors: bool
     executor: ExecutorKind
+    batch: bool = False
 
 
 def _dry_run(prepared: PreparedRun, options: _Options) -> None:
@@ -342,8 +367,25 @@ def _dry_run(prepared: PreparedRun, options: _Options) -> None:
 class _Progress(LiveProgress):
     """The live display, plus what the folder held when it was opened."""
 
+    batch_line = ""
+    """``eval --batch``: batches in flight, requests pending / done / failed, elapsed."""
+
     def note(self, text: str) -> None:
         click.echo(text, err=True)
+
+    def batches(self, stats: BatchStats) -> None:
+        line = stats.line()
+        if self.tty:
+            self.batch_line = line
+            self._refresh(force=False)
+        elif line.split(",")[:2] != self.batch_line.split(",")[:2]:
+            # On a log, a line when the counts move (not every second of elapsed time).
+            self.batch_line = line
+            self._print(line)
+
+    def _total_line(self) -> str:
+        total = super()._total_line()
+        return f"{total} | {self.batch_line}" if self.batch_line and self.tty else total
 
     def opened(self, run: RunFolder) -> None:
         if run.loaded.truncated:
@@ -375,6 +417,13 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
     progress = _Progress()
+    agentic = [m for m in prepared.spec.modes if is_agentic(m)]
+    if options.batch and agentic:
+        click.echo(
+            f"note: --batch sends the prompted modes as batches; {', '.join(agentic)} "
+            "stay interactive (a trial's next turn depends on its last).",
+            err=True,
+        )
     try:
         try:
             result = await arun(
@@ -384,6 +433,7 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
                 retry_errors=options.retry_errors,
                 workers=options.workers,
                 executor=options.executor,
+                batch=options.batch,
             )
         finally:
             if progress.rows:
@@ -402,6 +452,7 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
                 f"interrupted: {result.missing} samples left; run the same command to resume.",
                 err=True,
             )
+            _batches_left(prepared.out)
             return 130
         return 0
     except asyncio.CancelledError:

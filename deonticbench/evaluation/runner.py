@@ -62,6 +62,7 @@ from ..store.folder import RunFolder
 from ..store.record import AgentInfo, Attempt, Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
 from ..store.trajectory import trajectory_path, write_trajectory
+from .batching import BatchBroker
 from .cache import CachedResponse, ResponseCache, cache_key
 
 T = TypeVar("T")
@@ -119,6 +120,7 @@ class Runner:
         concurrency: int = DEFAULT_CONCURRENCY,
         observer: Observer | None = None,
         agent: AgentOptions | None = None,
+        batcher: BatchBroker | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -138,6 +140,9 @@ class Runner:
         self._result = RunResult(records=run.done)
         self.agent = agent or AgentOptions()
         self.agent_model = as_agent(model)
+        self.batcher = batcher
+        """``eval --batch``: the prompted requests go through provider batches (agentic
+        trials stay interactive); see ``batching``."""
 
     async def run(self, plan: RunPlan) -> RunResult:
         """Do every sample of the plan that has no record yet.  Cancellation stops
@@ -154,12 +159,33 @@ class Runner:
         # needs (name resolution for new connections, among others).
         self._executions = asyncio.Semaphore(max(1, int(getattr(self.solver, "size", 2))))
         todo = [u for u in plan.units if any(key not in done for key in u.sample_keys())]
+        limit = max(2 * self.concurrency, 4)
         try:
-            await _bounded(todo, self._unit, limit=max(2 * self.concurrency, 4))
+            if self.batcher is None:
+                await _bounded(todo, self._unit, limit=limit)
+            else:
+                await self._batched(todo, limit)
         except asyncio.CancelledError:
             self._result.interrupted = True
             raise
         return self._result
+
+    async def _batched(self, todo: list[Unit], limit: int) -> None:
+        """Every prompted unit at once (a round of batches is sent when all of them are
+        waiting, so none may be held back by a bound), the agentic ones as usual."""
+        assert self.batcher is not None
+        done = self.run_folder.done
+        prompted = [u for u in todo if not is_agentic(u.mode)]
+        agentic = [u for u in todo if is_agentic(u.mode)]
+        self.batcher.expect(sum(1 for u in prompted for k in u.sample_keys() if k not in done))
+        try:
+            await self.batcher.start()
+            await asyncio.gather(
+                _bounded(prompted, self._unit, limit=max(len(prompted), 1)),
+                _bounded(agentic, self._unit, limit=limit),
+            )
+        finally:
+            await self.batcher.close()
 
     @property
     def result(self) -> RunResult:
@@ -186,7 +212,8 @@ class Runner:
         """Responses for ``samples`` of one prompt: from the cache, else requested in
         batches of consecutive sample indices (one request per batch, ``n`` = its size)."""
         hits, batches = split_requests(samples, lambda s: self._cached(prompt, s, attempt))
-        out = {s: _Response(hit, cached=True) for s, hit in hits.items()}
+        # A response a batch of this run drew counts as paid here, even from the cache.
+        out = {s: _Response(hit, cached=not hit.batch) for s, hit in hits.items()}
         drawn = await asyncio.gather(
             *(self._request(unit, prompt, batch, attempt) for batch in batches)
         )
@@ -209,9 +236,14 @@ class Runner:
             attempt=attempt,
         )
         assert self._requests is not None
-        async with self._requests:
+        if self.batcher is not None:
+            # Waiting for a batch holds no HTTP slot: the bound is for interactive calls.
             self._result.requests += 1
-            completions = await self.model.generate(request)
+            completions = await self.batcher.generate(request)
+        else:
+            async with self._requests:
+                self._result.requests += 1
+                completions = await self.model.generate(request)
         if len(completions) != len(batch):
             # A backend bug must not shift answers between samples: fail the batch.
             error = f"backend returned {len(completions)} completions for n={len(batch)}"
@@ -221,16 +253,20 @@ class Runner:
     def _cached(self, prompt: Prompt, sample: int, attempt: int) -> Completion | None:
         if self.cache is None:
             return None
-        hit = self.cache.get(cache_key(self._identity, prompt.prompt_hash, sample, attempt))
+        key = cache_key(self._identity, prompt.prompt_hash, sample, attempt)
+        hit = self.cache.get(key)
         if hit is None:
             return None
-        self._result.cache_hits += 1
+        # Drawn by a batch of this run before a restart: paid by this run, not a hit.
+        paid = self.batcher is not None and self.batcher.paid(key)
+        self._result.cache_hits += 0 if paid else 1
         return Completion(
             text=hit.text,
             tokens_in=hit.tokens_in,
             tokens_out=hit.tokens_out,
             latency_s=hit.latency_s,
             finish_reason=hit.finish_reason,
+            batch=paid,
         )
 
     def _store(self, prompt: Prompt, sample: int, attempt: int, completion: Completion) -> None:
@@ -366,6 +402,8 @@ class Runner:
         self.run_folder.append(record)
         self._result.new += 1
         self.observer.recorded(record)
+        if self.batcher is not None and agent is None:
+            self.batcher.sample_done()
 
     # one sample: its attempts ---------------------------------------------------
 
@@ -437,6 +475,7 @@ async def evaluate_attempt(
         latency_s=c.latency_s,
         cached=cached,
         logprobs=[[t, lp] for t, lp in c.logprobs] if c.logprobs else None,
+        batch=c.batch,
     )
     if c.error is not None or c.text is None:
         attempt.error = c.error or "the backend returned no text"

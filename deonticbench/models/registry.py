@@ -47,6 +47,13 @@ OPTION_TYPES: dict[str, type] = {
     # Anthropic cache entry lives ("5m" or "1h")
     "cache_min_tokens": int,
     "cache_ttl": str,
+    # provider batches (eval --batch, docs/running.md): seconds between two looks at a
+    # batch in flight, requests per batch (below the provider's limit, to split a run
+    # into smaller batches), and OpenAI's batch queue limit in input tokens, which
+    # depends on the account's usage tier (see its limits page)
+    "batch_poll_s": float,
+    "batch_max_requests": int,
+    "batch_queue_tokens": int,
 }
 FLAG_KEYS = ("reasoning", "prompt_cache")
 DOC_KEYS = ("note",)

@@ -1,0 +1,120 @@
+"""What every provider batch API offers the runner: items, batches, results, the
+interface (``BatchAPI``) and the one failure a submission can end in (``SubmitError``)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..base import Completion, Model, Request
+
+BATCH_PROVIDERS = ("openai", "anthropic")
+"""Backends with a batch API; every other backend says it has none."""
+DEFAULT_POLL_S = 30.0
+"""Batches take minutes to hours (most end within the hour, all within 24 h): a look
+every half minute notices the end soon enough and stays far below any rate limit."""
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One line of a batch: a request of ``request.n`` samples under one ``custom_id``
+    (Anthropic has no ``n``: there every item is one sample)."""
+
+    custom_id: str
+    request: Request
+
+
+@dataclass(frozen=True)
+class ProviderBatch:
+    """A batch as the provider reports it, in the provider-neutral terms the runner needs."""
+
+    id: str
+    state: str
+    """The provider's own status word (``in_progress``, ``completed``, ``ended``, ...)."""
+    ended: bool
+    """No item will change any more: the results (if any) can be read."""
+    created_at: float
+    """Unix time the provider created it."""
+    requests: int | None = None
+    """How many requests it holds, when the provider says."""
+    succeeded: int = 0
+    failed: int = 0
+    rejected: tuple[str, ...] = ()
+    """Why the provider refused the whole batch: one sentence per cause (empty if not)."""
+    rejected_retryable: bool = False
+    """The refusal is one that passes (a full queue): submit its items again later."""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """The outcome of one item: its completions, or an error sentence."""
+
+    custom_id: str
+    completions: list[Completion] | None
+    error: str | None = None
+    retryable: bool = False
+    """Worth submitting again (expired, cancelled, rate-limited, a server error)."""
+
+
+class SubmitError(Exception):
+    """``create`` failed.  ``ambiguous``: the provider may have created the batch all the
+    same (a timeout, a dropped connection, a server error), so the caller must look for
+    it before submitting again; otherwise the refusal is definite (``sentence`` says why)."""
+
+    def __init__(self, sentence: str, *, ambiguous: bool) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+        self.ambiguous = ambiguous
+
+
+def submit_is_ambiguous(exc: BaseException) -> bool:
+    return isinstance(exc, SubmitError) and exc.ambiguous
+
+
+class BatchAPI(ABC):
+    """One provider's batch endpoint, with its documented limits."""
+
+    provider: str
+    max_requests: int
+    """Requests per batch."""
+    max_bytes: int
+    """Bytes per batch (the JSONL file, or the request body)."""
+    queue_tokens: int | None = None
+    """Input tokens that may wait in the provider's batch queue at once (OpenAI's
+    enqueued-token limit); None: the provider has none."""
+    splits_n: bool = False
+    """True when each sample must be its own item (no ``n`` in the API)."""
+    poll_s: float = DEFAULT_POLL_S
+    """Seconds between two looks at a batch in flight (the ``batch_poll_s`` option)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        settings = getattr(model, "settings", None)
+        if settings is not None:
+            self.poll_s = float(settings.option("batch_poll_s", DEFAULT_POLL_S))
+
+    @abstractmethod
+    def line(self, item: BatchItem) -> dict[str, Any]:
+        """The item as the provider's batch wants it (a JSONL line or a request entry)."""
+
+    @abstractmethod
+    async def submit(self, items: Sequence[BatchItem], metadata: Mapping[str, str]) -> str:
+        """Create the batch; its id.  Raises ``SubmitError``."""
+
+    @abstractmethod
+    async def retrieve(self, batch_id: str) -> ProviderBatch: ...
+
+    @abstractmethod
+    def results(self, batch: ProviderBatch) -> AsyncIterator[ItemResult]:
+        """Every item's outcome, in whatever order the provider returns them."""
+
+    @abstractmethod
+    async def cancel(self, batch_id: str) -> ProviderBatch: ...
+
+    @abstractmethod
+    def listing(self, created_after: float) -> AsyncIterator[ProviderBatch]:
+        """The account's batches created at or after ``created_after`` (Unix time),
+        newest first."""

@@ -1,6 +1,9 @@
 """Anthropic messages API: ``anthropic:<model>``.
 
-The API has no ``n``: each sample is its own call (concurrent, each retried on its own).
+The API has no ``n``: each sample is its own call (each retried on its own).  With prompt
+caching (the default, docs/cost.md) the first sample's call goes alone and the other
+K - 1 follow when it has answered, so that they read the entry it wrote; without it
+(``--no-prompt-cache``) the K calls go out at once.
 System messages go in the ``system`` field, not the conversation.  ``max_tokens`` is
 required by the API, so a fallback applies when the registry gives none.
 ``reasoning_effort`` maps to the API's ``output_config.effort``; extended thinking with
@@ -11,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from ._sdk import (
@@ -25,7 +30,7 @@ from ._sdk import (
     token_count,
 )
 from .base import Completion, Request
-from .registry import ModelSettings
+from .registry import DEFAULT_CACHE_TTL, ModelSettings
 from .remote import RemoteModel, env_key
 from .retry import call_with_retries
 from .tool_calls import (
@@ -37,6 +42,104 @@ from .tool_calls import (
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 FALLBACK_MAX_TOKENS = 8192
+
+# Prompt caching, as Anthropic's prompt-caching page documents it: at most four
+# breakpoints per request; a breakpoint finds an earlier entry only within the 20 blocks
+# before it; a prefix shorter than the model family's minimum is not cached.
+MAX_BREAKPOINTS = 4
+LOOKBACK_BLOCKS = 20
+DEFAULT_CACHE_MIN_TOKENS = 1024
+CHARS_PER_TOKEN = 4
+"""For the minimum-length check only: a prefix is flagged when its characters / 4 reach
+the minimum (near the minimum, a flag too many costs nothing and one too few little)."""
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's content as a list of blocks (a string becomes one text block; an
+    empty string none: the API refuses empty text blocks)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return [dict(block) for block in content]
+
+
+def _block_chars(block: Mapping[str, Any]) -> int:
+    kind = block.get("type")
+    if kind == "text":
+        return len(str(block.get("text", "")))
+    if kind == "tool_result":
+        return len(str(block.get("content", "")))
+    return len(json.dumps(block, ensure_ascii=False))
+
+
+def with_cache_breakpoints(
+    fields: dict[str, Any], request: Request, *, min_tokens: int, ttl: str
+) -> dict[str, Any]:
+    """The call's fields with content blocks and ``cache_control`` breakpoints.
+
+    The text is the same, cut into blocks: the first user message in two at the end of
+    what every case of the domain and mode shares (``request.shared_prefix``).  A prompted
+    request gets a breakpoint there and one at its end (a case's other samples and its
+    retry read that one).  An agentic turn (tools offered) gets one after the instruction
+    (tools, system and instruction: what the K trials of a case share), a rolling one on
+    its last block, and, when the turn added more blocks than the lookback reaches, one at
+    the end of the previous turn's request, which is where that turn wrote its entry.
+    No breakpoint goes on a prefix below ``min_tokens``."""
+    control: dict[str, Any] = {"type": "ephemeral"}
+    if ttl != "5m":
+        control["ttl"] = ttl
+    out = dict(fields)
+    system = out.get("system")
+    system_blocks = _blocks(system) if system else []
+    if system_blocks:
+        out["system"] = system_blocks
+    messages = [{**m, "content": _blocks(m["content"])} for m in out["messages"]]
+    first_user = next((i for i, m in enumerate(messages) if m["role"] == "user"), None)
+    if first_user is not None and request.shared_prefix > 0:
+        blocks = messages[first_user]["content"]
+        if len(blocks) == 1 and blocks[0].get("type") == "text":
+            text = blocks[0]["text"]
+            if 0 < request.shared_prefix < len(text):
+                cut = request.shared_prefix
+                blocks[:] = [
+                    {"type": "text", "text": text[:cut]},
+                    {"type": "text", "text": text[cut:]},
+                ]
+    out["messages"] = messages
+    # Blocks in the order the cache reads them: tools, system, then the messages.
+    order: list[dict[str, Any]] = [dict(t) for t in out.get("tools") or []]
+    if order:
+        out["tools"] = order
+    order = order + system_blocks
+    ends: list[int] = []  # index in ``order`` of each message's last block
+    for message in messages:
+        order.extend(message["content"])
+        ends.append(len(order) - 1)
+    if not order:
+        return out
+    last = len(order) - 1
+    wanted: list[int] = []
+    if request.tools:
+        if first_user is not None:
+            wanted.append(ends[first_user])
+        assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+        if assistants and assistants[-1] > 0:
+            previous_end = ends[assistants[-1] - 1]
+            if last - previous_end >= LOOKBACK_BLOCKS:
+                wanted.append(previous_end)
+    elif first_user is not None and request.shared_prefix > 0:
+        tools_and_system = len(order) - sum(len(m["content"]) for m in messages)
+        wanted.append(tools_and_system + sum(len(m["content"]) for m in messages[:first_user]))
+    wanted.append(last)
+    prefix, chars = [], 0
+    for block in order:
+        chars += _block_chars(block)
+        prefix.append(chars)
+    chosen = sorted({i for i in wanted if prefix[i] >= min_tokens * CHARS_PER_TOKEN})
+    if not chosen:
+        return fields  # nothing long enough to cache: the request as it always was
+    for index in chosen[-MAX_BREAKPOINTS:]:
+        order[index]["cache_control"] = dict(control)
+    return out
 
 
 def _read_message(message: Any) -> Completion:
@@ -50,9 +153,17 @@ def _read_message(message: Any) -> Completion:
             else f"content is {type(content).__name__}, not a list of blocks"
         )
     usage = field_of(message, "usage")
+    # input_tokens counts only what came after the last cache breakpoint: the total
+    # input is it plus what was written to and read from the cache.
+    written = token_count(usage, "cache_creation_input_tokens")
+    read = token_count(usage, "cache_read_input_tokens")
+    hour = token_count(field_of(usage, "cache_creation"), "ephemeral_1h_input_tokens")
     return Completion(
         text=reply_text(content, where="content"),
-        tokens_in=token_count(usage, "input_tokens"),
+        tokens_in=token_count(usage, "input_tokens") + written + read,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+        cache_write_1h_tokens=min(hour, written),
         tokens_out=token_count(usage, "output_tokens"),
         finish_reason=finish_reason_of(message),
         tool_calls=read_anthropic_tool_calls(content),
@@ -64,6 +175,12 @@ class AnthropicModel(RemoteModel):
         url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_DEFAULT_URL
         super().__init__(spec, "anthropic", model_name, settings, url)
         self.native_tools = wants_native_tools(settings.options)
+        self.prompt_cache = settings.prompt_cache
+        self.cache_ttl = str(settings.option("cache_ttl", DEFAULT_CACHE_TTL))
+        self.cache_min_tokens = int(settings.option("cache_min_tokens", DEFAULT_CACHE_MIN_TOKENS))
+
+    def calls_for(self, n: int) -> int:
+        return max(n, 0)  # no n in the API: one call per sample
 
     def client(self) -> Any:
         if self._client is None:
@@ -109,6 +226,10 @@ class AnthropicModel(RemoteModel):
         if body:
             fields["extra_body"] = body
         # The API has no seed; it stays in identity() so the cache key is still honest.
+        if self.prompt_cache:
+            fields = with_cache_breakpoints(
+                fields, request, min_tokens=self.cache_min_tokens, ttl=self.cache_ttl
+            )
         return fields
 
     async def _one(self, fields: dict[str, Any]) -> Completion:
@@ -135,4 +256,10 @@ class AnthropicModel(RemoteModel):
 
     async def generate(self, request: Request) -> list[Completion]:
         fields = self.request_fields(request)
-        return list(await asyncio.gather(*(self._one(fields) for _ in range(request.n))))
+        if not self.prompt_cache or request.n <= 1:
+            return list(await asyncio.gather(*(self._one(fields) for _ in range(request.n))))
+        # A cache entry is readable only once the response that wrote it has begun, and
+        # we do not stream: the other samples wait for the first one's answer.
+        first = await self._one(fields)
+        rest = await asyncio.gather(*(self._one(fields) for _ in range(request.n - 1)))
+        return [first, *rest]

@@ -42,6 +42,9 @@ class _Reply:
 
     texts: list[tuple[str, str | None]]
     prompt_tokens: int
+    cached_tokens: int
+    """Of ``prompt_tokens``, those the server read from its prompt cache, where reported
+    (``usage.prompt_tokens_details.cached_tokens``: OpenAI, vLLM)."""
     tool_calls: list[tuple[ToolCall, ...]]
     output_tokens: int
     logprobs: list[tuple[tuple[str, float], ...] | None]
@@ -91,9 +94,11 @@ def _read_reply(response: Any, n: int) -> _Reply:
         calls.append(read_openai_tool_calls(message))
         logprobs.append(_choice_logprobs(choice))
     usage = field_of(response, "usage")
+    details = field_of(usage, "prompt_tokens_details") if usage is not None else None
     return _Reply(
         texts,
         token_count(usage, "prompt_tokens"),
+        token_count(details, "cached_tokens"),
         calls,
         token_count(usage, "completion_tokens"),
         logprobs,
@@ -126,6 +131,15 @@ class OpenAIModel(RemoteModel):
         self.key_env = "OPENAI_COMPATIBLE_API_KEY" if compatible else "OPENAI_API_KEY"
         self._server_ignores_n = False
         self.native_tools = wants_native_tools(settings.options)
+        # OpenAI caches prefixes by itself; caching here means sending prompt_cache_key
+        # (to OpenAI only: other servers may refuse an unknown field) and the runner's
+        # order of sending.  Other servers' cached_tokens are read all the same.
+        self.prompt_cache = settings.prompt_cache and not compatible
+
+    def calls_for(self, n: int) -> int:
+        if n <= 0:
+            return 0
+        return n if self._server_ignores_n else 1
 
     # --- client ---------------------------------------------------------------------
 
@@ -178,13 +192,20 @@ class OpenAIModel(RemoteModel):
         return fields
 
     async def _call(
-        self, messages: list[dict[str, Any]], n: int, tools: tuple[ToolSpec, ...] = ()
+        self,
+        messages: list[dict[str, Any]],
+        n: int,
+        tools: tuple[ToolSpec, ...] = (),
+        group: str = "",
     ) -> list[Completion]:
         """One logical call (retried); may return fewer than ``n`` items but never zero."""
         client = self.client()
         fields = self.request_fields(n)
         if tools:
             fields["tools"] = openai_tools(tools)
+        if self.prompt_cache and group:
+            # Routes the prompts of one domain x mode x template to the same cache.
+            fields["prompt_cache_key"] = group
 
         async def once() -> tuple[_Reply, float]:
             start = time.monotonic()
@@ -206,7 +227,12 @@ class OpenAIModel(RemoteModel):
             return [Completion.failed(outcome.error or "request failed")] * n
         reply, latency = outcome.value
         completions = split_usage(
-            reply.texts, reply.prompt_tokens, reply.output_tokens, latency, reply.logprobs
+            reply.texts,
+            reply.prompt_tokens,
+            reply.output_tokens,
+            latency,
+            reply.logprobs,
+            cached=reply.cached_tokens,
         )
         return [
             replace(c, tool_calls=calls) if calls else c
@@ -216,23 +242,26 @@ class OpenAIModel(RemoteModel):
     async def generate(self, request: Request) -> list[Completion]:
         messages = openai_messages(request.messages)
         n = request.n
+        group = request.cache_group
         if n <= 0:
             return []
         if request.tools:
             # An agentic turn: one sample per call, each its own conversation.
             turns = await asyncio.gather(
-                *(self._call(messages, 1, request.tools) for _ in range(n))
+                *(self._call(messages, 1, request.tools, group) for _ in range(n))
             )
             return [c for batch in turns for c in batch][:n]
         if self._server_ignores_n and n > 1:
-            singles = await asyncio.gather(*(self._call(messages, 1) for _ in range(n)))
+            singles = await asyncio.gather(*(self._call(messages, 1, (), group) for _ in range(n)))
             return [c for batch in singles for c in batch]
-        got = await self._call(messages, n)
+        got = await self._call(messages, n, (), group)
         missing = n - len(got)
         if missing > 0:
             # The server answered fewer choices than asked: remember, and draw the rest
             # one call each (concurrently; the runner bounds concurrency across requests).
             self._server_ignores_n = True
-            rest = await asyncio.gather(*(self._call(messages, 1) for _ in range(missing)))
+            rest = await asyncio.gather(
+                *(self._call(messages, 1, (), group) for _ in range(missing))
+            )
             got.extend(c for batch in rest for c in batch)
         return got[:n]

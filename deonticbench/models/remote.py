@@ -47,9 +47,11 @@ def split_usage(
     output: int,
     latency_s: float,
     logprobs: list[tuple[tuple[str, float], ...] | None] | None = None,
+    cached: int = 0,
 ) -> list[Completion]:
-    """Completions for one API call: the prompt is billed once (first choice), the output
-    tokens, reported per call, are shared out as evenly as integers allow."""
+    """Completions for one API call: the prompt is billed once (first choice, with the
+    part of it read from the provider's prompt cache), the output tokens, reported per
+    call, are shared out as evenly as integers allow."""
     count = len(completions_texts)
     if count == 0:
         return []
@@ -58,6 +60,7 @@ def split_usage(
         Completion(
             text=text,
             tokens_in=max(prompt, 0) if index == 0 else 0,
+            cache_read_tokens=min(max(cached, 0), max(prompt, 0)) if index == 0 else 0,
             tokens_out=share + (1 if index < rest else 0),
             latency_s=latency_s,
             finish_reason=finish,
@@ -97,6 +100,8 @@ class RemoteModel(Model):
         self._client: Any = None
         self._slots_limit: int | None = None
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self.calls_sent = 0
+        """HTTP calls made (every try of every call): what the server received."""
 
     def limit_in_flight(self, limit: int) -> None:
         if limit < 1:
@@ -107,7 +112,9 @@ class RemoteModel(Model):
     @property
     def in_flight(self) -> AbstractAsyncContextManager[Any]:
         """Hold this around the one HTTP call of a try (not around a backoff's sleep), so
-        that the calls in flight never exceed ``limit_in_flight``."""
+        that the calls in flight never exceed ``limit_in_flight``.  Each use is one call,
+        so the calls a run sent are counted here (``calls_sent``)."""
+        self.calls_sent += 1
         if self._slots_limit is None:
             return contextlib.nullcontext()
         loop = asyncio.get_running_loop()

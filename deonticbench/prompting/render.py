@@ -35,6 +35,7 @@ from .templates import (
     SYSTEM_FILE,
     TemplateError,
     fill,
+    first_placeholder,
     hash_template_files,
     placeholders,
     prompts_root,
@@ -58,6 +59,11 @@ class Prompt:
     """sha256 over the template files used (system, mode template, exemplar format)."""
     prompt_hash: str
     """sha256 over the rendered messages (role and content): the response-cache key."""
+    shared_prefix: int = 0
+    """Characters at the start of the user message that every case of the domain and
+    mode may share: the template's text through ``{statutes}`` when the statutes come
+    first (SARA, airline); 0 otherwise.  Where prompt caching puts a breakpoint; it
+    changes no text and no hash."""
 
 
 # --- rendering -------------------------------------------------------------------------
@@ -137,7 +143,19 @@ def render(
         template=f"{domain.name}/{mode}",
         template_hash=hash_template_files(root, files),
         prompt_hash=prompt_hash(messages),
+        shared_prefix=_statutes_first(body, values, name=str(root / body_name)),
     )
+
+
+def _statutes_first(body: str, values: dict[str, str], *, name: str) -> int:
+    """How many characters of the filled ``body`` come before anything case-specific:
+    the text through ``{statutes}`` when that is the template's first placeholder, else 0.
+    ``fill`` substitutes in one pass, so filling the template's head gives the filled
+    text's head."""
+    first = first_placeholder(body)
+    if first is None or first[0] != "statutes":
+        return 0
+    return len(fill(body[: first[1]], values, name=name))
 
 
 def _render_exemplars(
@@ -216,6 +234,7 @@ def render_feedback(
         template=f"{prompt.template}+feedback",
         template_hash=combined,
         prompt_hash=prompt_hash(messages),
+        shared_prefix=prompt.shared_prefix,
     )
 
 

@@ -117,6 +117,12 @@ def placeholders(template: str) -> set[str]:
     return set(_PLACEHOLDER.findall(template))
 
 
+def first_placeholder(template: str) -> tuple[str, int] | None:
+    """The template's first placeholder: its name and where it ends; None without one."""
+    match = _PLACEHOLDER.search(template)
+    return None if match is None else (match.group(1), match.end())
+
+
 def template_files(domain: Domain, mode: Mode) -> tuple[str, ...]:
     """The files, relative to ``prompts/``, that a domain's prompt in ``mode`` is made of."""
     files: tuple[str, ...] = (SYSTEM_FILE, f"{domain.name}/{mode}.txt")

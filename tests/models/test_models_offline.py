@@ -166,7 +166,8 @@ def test_a_request_carries_no_gold_by_type() -> None:
     import dataclasses
 
     # What a model may see: messages, which sample of which case and mode, how many,
-    # and (agentic modes) the tools it may call.
+    # (agentic modes) the tools it may call, and where the prompt's shared prefix ends
+    # (prompt caching: a length and a group name, nothing of the gold).
     assert {f.name for f in dataclasses.fields(Request)} == {
         "messages",
         "n",
@@ -176,6 +177,8 @@ def test_a_request_carries_no_gold_by_type() -> None:
         "sample_start",
         "attempt",
         "tools",
+        "shared_prefix",
+        "cache_group",
     }
     assert not any(f.type in ("Case", Case) for f in dataclasses.fields(Request))
 

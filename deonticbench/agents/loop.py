@@ -111,9 +111,19 @@ class TrialResult:
     cached: bool = True
     error: str | None = None
     """The last failed model request, when one ended the trial."""
+    cache_tokens: tuple[int, int, int] = (0, 0, 0)
+    """Of ``tokens_in``, summed over the turns: read from the provider's prompt cache,
+    written to it, and of those written, with the 1-hour TTL."""
 
     def attempt(self, gold: int | str) -> Attempt:
         """The record's one attempt: the judged final state, tokens summed over turns."""
+        attempt = self._judged(gold)
+        read, written, hour = self.cache_tokens
+        attempt.cache_read_tokens, attempt.cache_write_tokens = read, written
+        attempt.cache_write_1h_tokens = hour
+        return attempt
+
+    def _judged(self, gold: int | str) -> Attempt:
         return judged_attempt(
             self.judgement,
             self.domain,
@@ -160,6 +170,7 @@ class _Progress:
     all_cached: bool = True
     error: str | None = None
     submitted: str | None = None
+    cache_tokens: tuple[int, int, int] = (0, 0, 0)
 
     def took(self, completion: Completion, cached: bool, calls: tuple[ToolCall, ...]) -> None:
         """Count a reply and add it to the conversation."""
@@ -167,6 +178,12 @@ class _Progress:
         self.all_cached = self.all_cached and cached
         self.tokens_in += completion.tokens_in
         self.tokens_out += completion.tokens_out
+        read, written, hour = self.cache_tokens
+        self.cache_tokens = (
+            read + completion.cache_read_tokens,
+            written + completion.cache_write_tokens,
+            hour + completion.cache_write_1h_tokens,
+        )
         self.latency_s += completion.latency_s
         native = self.setup.native
         reply = Message(
@@ -193,6 +210,7 @@ class _Progress:
             model_name=self.setup.model_name,
             timestamp=_now(),
             extra=extra,
+            cache=(completion.cache_read_tokens, completion.cache_write_tokens),
         )
         if done is None:
             return
@@ -285,6 +303,7 @@ async def run_trial(
         latency_s=run.latency_s,
         cached=run.all_cached and run.turns > 0,
         error=run.error,
+        cache_tokens=run.cache_tokens,
     )
 
 

@@ -25,6 +25,7 @@ cache is reused instead of requested again.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -94,7 +95,10 @@ class RunResult:
     new: int = 0
     resumed: int = 0
     requests: int = 0
-    """Model requests actually sent (cache hits excluded)."""
+    """Model requests actually sent (cache hits excluded); one may be several calls."""
+    calls: int = 0
+    """Provider calls sent, every try included: what the server received (an Anthropic
+    request of K samples is K calls).  Backends without HTTP count their requests."""
     cache_hits: int = 0
     interrupted: bool = False
 
@@ -140,6 +144,8 @@ class Runner:
         self._result = RunResult(records=run.done)
         self.agent = agent or AgentOptions()
         self.agent_model = as_agent(model)
+        self._prefix_groups: dict[str, asyncio.Event] = {}
+        """With prompt caching: per shared prefix, set once its first request answered."""
         self.batcher = batcher
         """``eval --batch``: the prompted requests go through provider batches (agentic
         trials stay interactive); see ``batching``."""
@@ -160,6 +166,7 @@ class Runner:
         self._executions = asyncio.Semaphore(max(1, int(getattr(self.solver, "size", 2))))
         todo = [u for u in plan.units if any(key not in done for key in u.sample_keys())]
         limit = max(2 * self.concurrency, 4)
+        calls_before = self._calls_sent()
         try:
             if self.batcher is None:
                 await _bounded(todo, self._unit, limit=limit)
@@ -168,7 +175,22 @@ class Runner:
         except asyncio.CancelledError:
             self._result.interrupted = True
             raise
+        finally:
+            self._count_calls(calls_before)
         return self._result
+
+    def _calls_sent(self) -> int | None:
+        sent = getattr(self.model, "calls_sent", None)
+        return sent if isinstance(sent, int) else None
+
+    def _count_calls(self, before: int | None) -> None:
+        """The provider calls this run sent (what the server received); a backend that
+        does not count calls (no HTTP) is said to send one per request."""
+        after = self._calls_sent()
+        if before is None or after is None:
+            self._result.calls = self._result.requests
+        else:
+            self._result.calls = after - before
 
     async def _batched(self, todo: list[Unit], limit: int) -> None:
         """Every prompted unit at once (a round of batches is sent when all of them are
@@ -203,8 +225,33 @@ class Runner:
             await asyncio.gather(*(self._trial(unit, s) for s in samples))
             return
         prompt = unit.render()
-        first = await self._draw(unit, prompt, samples, attempt=0)
+        group = self._prefix_group(prompt)
+        if group is None:
+            first = await self._draw(unit, prompt, samples, attempt=0)
+        elif group not in self._prefix_groups:
+            # The first request of a shared prefix goes alone: a provider's cache entry
+            # is readable only once the response that wrote it has begun (docs/cost.md).
+            self._prefix_groups[group] = event = asyncio.Event()
+            try:
+                first = await self._draw(unit, prompt, samples, attempt=0)
+            finally:
+                event.set()
+        else:
+            await self._prefix_groups[group].wait()
+            first = await self._draw(unit, prompt, samples, attempt=0)
         await asyncio.gather(*(self._sample(unit, prompt, s, first[s]) for s in samples))
+
+    def _prefix_group(self, prompt: Prompt) -> str | None:
+        """The shared prefix a prompt's first request writes or reads (its text, hashed),
+        when the model caches prompts interactively and the prompt has one; else None.
+        A batch round goes out whole, so batches are never held back this way."""
+        if not self.model.prompt_cache or prompt.shared_prefix <= 0 or self.batcher is not None:
+            return None
+        head = [m.content for m in prompt.messages if m.role == "system"]
+        user = next((m.content for m in prompt.messages if m.role == "user"), "")
+        head.append(user[: prompt.shared_prefix])
+        text = "\x00".join(head).encode("utf-8", errors="surrogatepass")
+        return hashlib.sha256(text).hexdigest()
 
     async def _draw(
         self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int
@@ -234,6 +281,8 @@ class Runner:
             mode=unit.mode,
             sample_start=batch[0],
             attempt=attempt,
+            shared_prefix=prompt.shared_prefix,
+            cache_group=f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}",
         )
         assert self._requests is not None
         if self.batcher is not None:
@@ -324,6 +373,7 @@ class Runner:
             sample_start=sample,
             attempt=turn,
             tools=tools,
+            cache_group=f"{unit.domain.name}/{unit.mode}/{self.agent.tool_set}",
         )
         assert self._requests is not None
         async with self._requests:
@@ -474,6 +524,9 @@ async def evaluate_attempt(
         tokens_out=c.tokens_out,
         latency_s=c.latency_s,
         cached=cached,
+        cache_read_tokens=0 if cached else c.cache_read_tokens,
+        cache_write_tokens=0 if cached else c.cache_write_tokens,
+        cache_write_1h_tokens=0 if cached else c.cache_write_1h_tokens,
         logprobs=[[t, lp] for t, lp in c.logprobs] if c.logprobs else None,
         batch=c.batch,
     )

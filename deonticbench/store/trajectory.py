@@ -148,12 +148,20 @@ def add_agent_turn(
     model_name: str | None,
     timestamp: str | None = None,
     extra: dict[str, Any] | None = None,
+    cache: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:
     """Append one model turn: its message, its calls (id, tool, arguments) and what each
-    returned (in the same order; a call cut short has none), and its (prompt, completion)
-    tokens.  Call ids are made unique within the step, as ATIF requires (a model may
-    reuse one): ``<turn>:<n>:<id>``."""
+    returned (in the same order; a call cut short has none), its (prompt, completion)
+    tokens and, of the prompt tokens, those (read from, written to) the provider's prompt
+    cache: ATIF's ``cached_tokens`` and, in the metrics' ``extra``, ``cache_write_tokens``
+    (each only when not 0).  Call ids are made unique within the step, as ATIF requires (a
+    model may reuse one): ``<turn>:<n>:<id>``."""
     ids = [f"{turn}:{n}:{call_id}" for n, (call_id, _, _) in enumerate(calls)]
+    metrics: dict[str, Any] = {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
+    if cache[0]:
+        metrics["cached_tokens"] = cache[0]
+    if cache[1]:
+        metrics["extra"] = {"cache_write_tokens": cache[1]}
     return add_step(
         atif,
         "agent",
@@ -163,7 +171,7 @@ def add_agent_turn(
             for i, (_, name, arguments) in zip(ids, calls, strict=True)
         ],
         observations=list(zip(ids, observations, strict=False)),
-        metrics={"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+        metrics=metrics,
         timestamp=timestamp,
         model_name=model_name,
         extra=extra,
@@ -179,6 +187,9 @@ def finish_trajectory(atif: dict[str, Any], *, extra: dict[str, Any] | None = No
         "total_completion_tokens": sum(int(m.get("completion_tokens") or 0) for m in metrics),
         "total_steps": len(atif["steps"]),
     }
+    cached = sum(int(m.get("cached_tokens") or 0) for m in metrics)
+    if cached:
+        atif["final_metrics"]["total_cached_tokens"] = cached
     if extra:
         atif["extra"] = {**atif.get("extra", {}), **extra}
 

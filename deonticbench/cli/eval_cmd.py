@@ -7,7 +7,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -26,6 +26,10 @@ from ..store.batches import BatchLog
 from ..store.folder import RunFolder
 from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
 from ._options import executor_option
+
+if TYPE_CHECKING:
+    from ..evaluation.dryrun import DryRunEstimate
+    from ..models.registry import Cost
 
 
 def _parse_modes(value: str) -> list[Mode]:
@@ -193,7 +197,31 @@ def _positive(name: str, value: int | None) -> None:
 )
 @click.option("--workers", type=int, default=None, help="Prolog workers (default: cores + 1).")
 @executor_option
-@click.option("--dry-run", is_flag=True, help="Count requests and prompt tokens, then exit.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Count the calls and prompt tokens the first attempts will be billed for, and "
+    "price their input with and without prompt caching and batches; then exit.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="With --dry-run: print one JSON object (requests, usd_input, ...).",
+)
+@click.option(
+    "--assume-output-tokens",
+    type=int,
+    default=None,
+    help="With --dry-run: price this many output tokens per sample too, for a full "
+    "estimate (output cannot be known beforehand).",
+)
+@click.option(
+    "--no-prompt-cache",
+    is_flag=True,
+    help="Do not ask the provider to cache shared prompt prefixes (on by default for "
+    "Anthropic and OpenAI; docs/cost.md); every request goes out at once.",
+)
 @click.option(
     "--batch",
     "batch",
@@ -247,6 +275,9 @@ def command(
     workers: int | None,
     executor: str,
     dry_run: bool,
+    as_json: bool,
+    assume_output_tokens: int | None,
+    no_prompt_cache: bool,
     batch: bool,
     score_after: bool,
     confidence: tuple[str, ...],
@@ -276,7 +307,21 @@ def command(
         distractors=distractors,
         agent=AgentOptions(agent_tools, agent_max_turns, agent_max_tokens, agent_timeout),
     )
+    if (as_json or assume_output_tokens is not None) and not dry_run:
+        raise ConfigError("--json and --assume-output-tokens go with --dry-run.")
+    if assume_output_tokens is not None and assume_output_tokens < 0:
+        raise ConfigError("--assume-output-tokens should be 0 or more.")
     prepared = prepare(spec, out, fresh=fresh)
+    if no_prompt_cache:
+        # How we ask, not what comes back: not a parameter of the run or the cache key.
+        prepared.model.prompt_cache = False
+    end = prepared.model.end_of_life()
+    if end and not as_json:
+        click.echo(
+            f"note: {prepared.model.model_name} reaches end of life on {end} (the "
+            f"{prepared.model.provider} SDK's deprecation table); choose a newer model.",
+            err=True,
+        )
     if params and not prepared.model.cacheable:
         click.echo(
             f"note: {prepared.model.provider} generates nothing, so --param is ignored.",
@@ -290,7 +335,7 @@ def command(
         batch,
     )
     if dry_run:
-        _dry_run(prepared, options)
+        _dry_run(prepared, options, as_json=as_json, assume_output_tokens=assume_output_tokens)
         return
     notes: list[str] = []
     code = asyncio.run(_evaluate(prepared, options, notes))
@@ -336,32 +381,102 @@ class _Options:
     batch: bool = False
 
 
-def _dry_run(prepared: PreparedRun, options: _Options) -> None:
+def _dry_run(
+    prepared: PreparedRun,
+    options: _Options,
+    *,
+    as_json: bool = False,
+    assume_output_tokens: int | None = None,
+) -> None:
     # start-up: ``deonticbench --help`` imports every command's module
+    import json
+
     from ..models import token_count_method
 
     est = dry_run(prepared, cache=options.cache, retry_errors=options.retry_errors)
-    model, plan, attempts = prepared.model, prepared.plan, prepared.spec.attempts or 1
+    model, plan = prepared.model, prepared.plan
+    if as_json:
+        doc = est.to_json(batch=options.batch, assume_output_tokens=assume_output_tokens)
+        doc = {"model": model.spec, "split": plan.split, **doc}
+        doc["token_count_method"] = token_count_method(model)
+        click.echo(json.dumps(doc, indent=2))
+        return
     click.echo(f"dry run for {model.spec} on {plan.split} -> {prepared.out}")
     wide = max([9, *(len(r.mode) for r in est.rows)])
     header = f"{'domain':<13} {'mode':<{wide}} {'samples':>7} {'done':>5} {'cached':>6} "
-    click.echo(header + f"{'requests':>8} {'prompt tokens':>13}")
+    click.echo(header + f"{'calls':>6} {'prompt tokens':>13}")
     for r in est.rows:
         click.echo(
             f"{r.domain:<13} {r.mode:<{wide}} {r.samples:>7} {r.done:>5} {r.cached:>6} "
-            f"{r.requests:>8} {r.prompt_tokens:>13,}"
+            f"{r.requests:>6} {r.prompt_tokens:>13,}" + ("  (first turns)" if r.first_turns else "")
         )
     click.echo(
-        f"total: {est.requests} requests, {est.prompt_tokens:,} prompt tokens for the first "
-        f"attempt of {est.samples_left} samples (tokens counted with {token_count_method(model)})."
+        f"total: {est.requests} calls, {est.prompt_tokens:,} prompt tokens (an estimate) "
+        f"for the first attempt of {est.samples_left} samples (tokens counted with "
+        f"{token_count_method(model)})."
     )
-    retries = (attempts - 1) * est.samples_left
+    for line in _price_lines(est, options.batch, assume_output_tokens):
+        click.echo(line)
+    retries = (est.attempts - 1) * est.prompted_left
     if retries:
         click.echo(
             f"retries with feedback add at most {retries} requests "
-            "(one per sample per extra attempt, only for failed programs or requests)."
+            "(one per prompted sample per extra attempt, only for failed programs or requests)."
+        )
+    if est.trials_left:
+        click.echo(
+            f"agentic trials never retry, but each of the {est.trials_left} trials may send "
+            f"up to {est.max_turns} turns, each re-sending the conversation so far: only "
+            "their first turns are counted above."
         )
     click.echo("nothing was sent.")
+
+
+def _price_lines(est: DryRunEstimate, batch: bool, assume_output: int | None) -> list[str]:
+    """What the first attempts' input costs under each choice, and what cannot be known."""
+    if est.prices is None:
+        return ["no price for this model in eval/models.yaml: tokens only, no dollar figure."]
+
+    def usd(cost: Cost | None) -> str:
+        return "no price" if cost is None else f"${cost.usd:,.2f}"
+
+    expected = est.expected
+    lines = []
+    if est.prompt_cache:
+        lines.append(
+            f"prompt caching: expect {expected.cache_write:,} tokens written to the cache and "
+            f"{expected.cache_read:,} read from it (order of sending as the runner does it)."
+        )
+    lines.append(
+        "first-attempt input: "
+        f"{usd(est.input_cost(caching=False, batch=False))} uncached, "
+        f"{usd(est.input_cost(caching=True, batch=False))} with prompt caching, "
+        f"{usd(est.input_cost(caching=False, batch=True))} as batches, "
+        f"{usd(est.input_cost(caching=True, batch=True))} with both; "
+        f"chosen: {usd(est.input_cost(caching=est.prompt_cache, batch=batch))}."
+    )
+    if assume_output is None:
+        lines.append(
+            "output, reasoning tokens and retries cannot be known beforehand: "
+            "--assume-output-tokens N prices N output tokens per sample."
+        )
+    else:
+        out = est.output_cost(assume_output, batch=batch)
+        chosen = est.input_cost(caching=est.prompt_cache, batch=batch)
+        total = None if out is None or chosen is None else chosen + out
+        lines.append(
+            f"with {assume_output:,} output tokens per sample: output {usd(out)}, "
+            f"first attempts in all {usd(total)} (retries and later agent turns not included)."
+        )
+    return lines
+
+
+def _calls(prepared: PreparedRun, requests: int) -> int:
+    """The calls the server received (an Anthropic request of K samples is K calls, a
+    retried call counts each try), from the backend's own count; a backend without HTTP
+    sends one per request."""
+    sent = getattr(prepared.model, "calls_sent", None)
+    return sent if isinstance(sent, int) else requests
 
 
 class _Progress(LiveProgress):
@@ -443,7 +558,8 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
         notes.extend(f"note: {n}" for n in run_notes(result.records, reference=reference))
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
-            f"{result.requests} requests sent, {result.cache_hits} cached responses used; "
+            f"{_calls(prepared, result.requests)} calls sent, "
+            f"{result.cache_hits} cached responses used; "
             f"records in {result.records_path}",
             err=True,
         )

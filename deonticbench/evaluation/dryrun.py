@@ -1,16 +1,41 @@
-"""The dry run: what a run would send (requests and prompt tokens) before anything is
-spent, batched exactly as the runner batches (``runner.split_requests``)."""
+"""The dry run: what a run would send and what its first attempts' input will cost,
+before anything is spent.
+
+It walks the plan as the runner does (``runner.split_requests`` batches the samples,
+finished samples and cached responses are left out) and counts calls as they will be
+billed: a request of K samples is one call where the API draws K choices at once
+(OpenAI), K calls where each sample is a call (Anthropic, and servers that ignore ``n``).
+Prompt tokens are an estimate (``models.tokens``: cl100k, the paper's unit).
+
+Under the chosen caching it expects, per shared prefix, what the runner's order of
+sending makes the provider do (docs/cost.md):
+
+* Anthropic: the first call of a prefix group writes the whole prompt (a breakpoint at
+  the end of the shared prefix and one at the end); every later case of the group reads
+  the shared prefix and writes the rest; a case's other K - 1 calls read the whole
+  prompt.  A breakpoint whose prefix is below the model's minimum writes nothing.
+* OpenAI: it caches by itself; with the order of sending, every case after a group's
+  first reads the shared prefix in 128-token steps past 1,024.
+
+It prices the first attempts' input with and without caching and batches, through the
+one pricing rule (``models.registry.price_tokens``).  Output, reasoning tokens, retries
+and agentic turns after the first depend on the model and cannot be known beforehand;
+``assume_output_tokens`` gives a full estimate for a stated output length.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..agents.loop import TrialSetup, conversation_hash, first_messages
 from ..agents.scripted import as_agent
 from ..agents.tool_table import tool_specs
 from ..models.base import Model
+from ..models.registry import Cost, Prices, model_prices, price_tokens
 from ..prompting import Prompt
 from ..prompting.chat import Message
 from ..prompting.modes import is_agentic
@@ -19,6 +44,32 @@ from ..store.record import Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
 from .cache import CachedResponse, ResponseCache, cache_key
 from .runner import split_requests
+
+OPENAI_CACHE_MIN = 1024
+OPENAI_CACHE_STEP = 128
+"""OpenAI caches prefixes of 1,024 tokens and more, in steps of 128 tokens."""
+ANTHROPIC_CHARS_PER_TOKEN = 4
+"""The backend's own rule for flagging a block (``anthropic_backend.CHARS_PER_TOKEN``)."""
+
+
+@dataclass
+class Tokens:
+    """Input tokens of some calls by how they are billed, and output tokens."""
+
+    uncached: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+    output: int = 0
+
+    def add(self, other: Tokens) -> None:
+        self.uncached += other.uncached
+        self.cache_write += other.cache_write
+        self.cache_read += other.cache_read
+        self.output += other.output
+
+    @property
+    def input(self) -> int:
+        return self.uncached + self.cache_write + self.cache_read
 
 
 @dataclass
@@ -29,7 +80,13 @@ class DryRunRow:
     done: int = 0
     cached: int = 0
     requests: int = 0
+    """Provider calls that will be sent (billed) for the first attempts."""
     prompt_tokens: int = 0
+    """Their prompt tokens, every call counted (an estimate: see the module doc)."""
+    cached_tokens: Tokens = field(default_factory=Tokens)
+    """The same input under the chosen caching: written, read, the rest uncached."""
+    first_turns: bool = False
+    """An agentic row: only each trial's first turn is counted."""
 
 
 @dataclass
@@ -38,6 +95,11 @@ class DryRunEstimate:
 
     rows: list[DryRunRow]
     attempts: int
+    prompt_cache: bool = False
+    """Whether the chosen options cache prompts (the model's, unless --no-prompt-cache)."""
+    prices: Prices | None = None
+    max_turns: int = AgentOptions.max_turns
+    cache_ttl: str = "5m"
 
     @property
     def requests(self) -> int:
@@ -51,6 +113,164 @@ class DryRunEstimate:
     def samples_left(self) -> int:
         return sum(r.samples - r.done for r in self.rows)
 
+    @property
+    def prompted_left(self) -> int:
+        """Samples left in the prompted modes: the only ones retried with feedback."""
+        return sum(r.samples - r.done for r in self.rows if not r.first_turns)
+
+    @property
+    def trials_left(self) -> int:
+        return sum(r.samples - r.done for r in self.rows if r.first_turns)
+
+    @property
+    def expected(self) -> Tokens:
+        """First-attempt input under the chosen caching (reads, writes, uncached)."""
+        total = Tokens()
+        for row in self.rows:
+            total.add(row.cached_tokens)
+        return total
+
+    def input_cost(self, *, caching: bool, batch: bool) -> Cost | None:
+        """The first attempts' input in dollars; None without prices for it."""
+        if self.prices is None:
+            return None
+        if not caching:
+            return price_tokens(self.prices, uncached=self.prompt_tokens, batch=batch)
+        use = self.expected
+        # Batches wait longer than five minutes: they write one-hour entries.
+        hour = batch or self.cache_ttl == "1h"
+        return price_tokens(
+            self.prices,
+            uncached=use.uncached,
+            cache_write_5m=0 if hour else use.cache_write,
+            cache_write_1h=use.cache_write if hour else 0,
+            cache_read=use.cache_read,
+            batch=batch,
+        )
+
+    def output_cost(self, tokens_per_sample: int, *, batch: bool) -> Cost | None:
+        """Output of the first attempts at ``tokens_per_sample`` each (an assumption)."""
+        if self.prices is None:
+            return None
+        return price_tokens(self.prices, output=tokens_per_sample * self.samples_left, batch=batch)
+
+    def to_json(
+        self, *, batch: bool = False, assume_output_tokens: int | None = None
+    ) -> dict[str, Any]:
+        """The ``eval --dry-run --json`` object: ``requests`` (calls that will be sent) and
+        ``usd_input`` (first-attempt input under the chosen options), with the rest."""
+
+        def usd(cost: Cost | None) -> float | None:
+            return None if cost is None else round(cost.usd, 6)
+
+        chosen = self.input_cost(caching=self.prompt_cache, batch=batch)
+        expected = self.expected if self.prompt_cache else Tokens(uncached=self.prompt_tokens)
+        doc: dict[str, Any] = {
+            "requests": self.requests,
+            "prompt_tokens": self.prompt_tokens,
+            "prompt_tokens_are": "an estimate",
+            "cache_write_tokens": expected.cache_write,
+            "cache_read_tokens": expected.cache_read,
+            "uncached_tokens": expected.uncached,
+            "prompt_cache": self.prompt_cache,
+            "batch": batch,
+            "samples_left": self.samples_left,
+            "usd_input": usd(chosen),
+            "usd_input_parts": None if chosen is None else chosen.to_json(),
+            "usd_input_uncached": usd(self.input_cost(caching=False, batch=False)),
+            "usd_input_cached": usd(self.input_cost(caching=True, batch=False)),
+            "usd_input_batch": usd(self.input_cost(caching=False, batch=True)),
+            "usd_input_cached_batch": usd(self.input_cost(caching=True, batch=True)),
+            "prices": None if self.prices is None else self.prices.to_json(),
+            "max_retry_requests": (self.attempts - 1) * self.prompted_left,
+            "agent_trials": self.trials_left,
+            "agent_max_turns": self.max_turns,
+            "rows": [
+                {
+                    "domain": r.domain,
+                    "mode": r.mode,
+                    "samples": r.samples,
+                    "done": r.done,
+                    "cached": r.cached,
+                    "requests": r.requests,
+                    "prompt_tokens": r.prompt_tokens,
+                    "cache_write_tokens": r.cached_tokens.cache_write if self.prompt_cache else 0,
+                    "cache_read_tokens": r.cached_tokens.cache_read if self.prompt_cache else 0,
+                    "first_turns_only": r.first_turns,
+                }
+                for r in self.rows
+            ],
+        }
+        if assume_output_tokens is not None:
+            out = self.output_cost(assume_output_tokens, batch=batch)
+            doc["assume_output_tokens"] = assume_output_tokens
+            doc["usd_output"] = usd(out)
+            doc["usd_total"] = None if out is None or chosen is None else usd(chosen + out)
+        return doc
+
+
+@dataclass
+class _Caching:
+    """How the chosen caching bills a call, per provider (see the module doc)."""
+
+    kind: str
+    """``anthropic``, ``openai`` or ``none``."""
+    min_tokens: int = 1024
+    written: set[str] = field(default_factory=set)
+    """Prefix groups whose first call has been counted."""
+
+    def first_call(self, group: str | None, prompt: int, shared: int, shared_chars: int,
+                   prompt_chars: int) -> Tokens:  # fmt: skip
+        """The first call of a case (or a group's very first)."""
+        if self.kind == "none":
+            return Tokens(uncached=prompt)
+        known = group is not None and group in self.written
+        if group is not None:
+            self.written.add(group)
+        if self.kind == "openai":
+            read = _openai_steps(shared) if known else 0
+            return Tokens(uncached=prompt - read, cache_read=read)
+        end = self._flagged(prompt, prompt_chars)
+        mid = group is not None and self._flagged(shared, shared_chars)
+        read = shared if known and mid else 0
+        if end:
+            return Tokens(cache_write=prompt - read, cache_read=read)
+        if mid and not known:
+            return Tokens(uncached=prompt - shared, cache_write=shared)
+        return Tokens(uncached=prompt - read, cache_read=read)
+
+    def later_call(self, prompt: int, shared: int, shared_chars: int, prompt_chars: int,
+                   grouped: bool) -> Tokens:  # fmt: skip
+        """One of a case's other samples, after its first answered (Anthropic only)."""
+        if self.kind != "anthropic":
+            return Tokens(uncached=prompt)
+        if self._flagged(prompt, prompt_chars):
+            return Tokens(cache_read=prompt)
+        if grouped and self._flagged(shared, shared_chars):
+            return Tokens(uncached=prompt - shared, cache_read=shared)
+        return Tokens(uncached=prompt)
+
+    def _flagged(self, tokens: int, chars: int) -> bool:
+        # The backend flags by characters, the provider caches by tokens: both must pass.
+        return tokens >= self.min_tokens and chars >= self.min_tokens * ANTHROPIC_CHARS_PER_TOKEN
+
+
+def _openai_steps(tokens: int) -> int:
+    if tokens < OPENAI_CACHE_MIN:
+        return 0
+    return OPENAI_CACHE_MIN + (tokens - OPENAI_CACHE_MIN) // OPENAI_CACHE_STEP * OPENAI_CACHE_STEP
+
+
+def _caching_of(model: Model) -> _Caching:
+    if not model.prompt_cache:
+        return _Caching("none")
+    minimum = int(getattr(model, "cache_min_tokens", OPENAI_CACHE_MIN))
+    if model.provider == "anthropic":
+        return _Caching("anthropic", minimum)
+    if model.provider == "openai":
+        return _Caching("openai", OPENAI_CACHE_MIN)
+    return _Caching("none")
+
 
 def estimate(
     model: Model,
@@ -62,13 +282,15 @@ def estimate(
     count_tokens: Callable[[Model, Sequence[Message]], int],
     agent: AgentOptions | None = None,
 ) -> DryRunEstimate:
-    """Count the first-attempt requests and their prompt tokens, exactly as ``Runner``
-    would batch them (finished samples and cached responses excluded).  Retries depend
-    on how programs fare, so they are only bounded, not counted."""
+    """Count the first-attempt calls, their prompt tokens and what caching makes of
+    them, exactly as ``Runner`` would batch and order them (finished samples and cached
+    responses excluded).  Retries depend on how programs fare, so they are only bounded."""
     finished = done or {}
     use_cache = cache if model.cacheable else None
     identity = model.identity()
+    caching = _caching_of(model)
     rows: dict[tuple[str, str], DryRunRow] = {}
+    shared_counts: dict[str, int] = {}
     for unit in plan.units:
         row = rows.setdefault((unit.domain.name, unit.mode), DryRunRow(unit.domain.name, unit.mode))
         row.samples += unit.k
@@ -77,7 +299,8 @@ def estimate(
         if not pending:
             continue
         if is_agentic(unit.mode):
-            _first_turns(row, unit, pending, model, use_cache, agent, count_tokens)
+            row.first_turns = True
+            _first_turns(row, unit, pending, model, use_cache, agent, count_tokens, caching)
             continue
         prompt = unit.render()
 
@@ -88,10 +311,55 @@ def estimate(
 
         hits, batches = split_requests(pending, cached)
         row.cached += len(hits)
-        if batches:
-            row.requests += len(batches)
-            row.prompt_tokens += len(batches) * count_tokens(model, prompt.messages)
-    return DryRunEstimate(list(rows.values()), attempts)
+        if not batches:
+            continue
+        tokens = count_tokens(model, prompt.messages)
+        group, shared, shared_chars = _shared(model, prompt, count_tokens, shared_counts)
+        prompt_chars = sum(len(m.content) for m in prompt.messages)
+        first = True
+        for batch in batches:
+            calls = model.calls_for(len(batch))
+            row.requests += calls
+            row.prompt_tokens += calls * tokens
+            for _ in range(calls):
+                if first:
+                    use = caching.first_call(group, tokens, shared, shared_chars, prompt_chars)
+                    first = False
+                else:
+                    use = caching.later_call(
+                        tokens, shared, shared_chars, prompt_chars, group is not None
+                    )
+                row.cached_tokens.add(use)
+    return DryRunEstimate(
+        list(rows.values()),
+        attempts,
+        prompt_cache=model.prompt_cache,
+        prices=model_prices(model.spec),
+        max_turns=(agent or AgentOptions()).max_turns,
+        cache_ttl=str(getattr(model, "cache_ttl", "5m")),
+    )
+
+
+def _shared(
+    model: Model,
+    prompt: Prompt,
+    count_tokens: Callable[[Model, Sequence[Message]], int],
+    known: dict[str, int],
+) -> tuple[str | None, int, int]:
+    """The prompt's shared prefix: its group (hashed text, as the runner groups), its
+    tokens and characters; (None, 0, 0) when only the system message is shared."""
+    if prompt.shared_prefix <= 0:
+        return None, 0, 0
+    head = [m for m in prompt.messages if m.role == "system"]
+    user = next((m for m in prompt.messages if m.role == "user"), None)
+    if user is None:
+        return None, 0, 0
+    part = replace(user, content=user.content[: prompt.shared_prefix])
+    text = "\x00".join([*(m.content for m in head), part.content])
+    group = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+    if group not in known:
+        known[group] = count_tokens(model, (*head, part))
+    return group, known[group], len(text)
 
 
 def _first_turns(
@@ -102,9 +370,11 @@ def _first_turns(
     cache: ResponseCache | None,
     agent: AgentOptions | None,
     count_tokens: Callable[[Model, Sequence[Message]], int],
+    caching: _Caching,
 ) -> None:
-    """An agentic unit: the first turn of each pending trial (one request each; how
-    many turns follow depends on the model, so they are not counted)."""
+    """An agentic unit: the first turn of each pending trial (one call each).  How many
+    turns follow, each re-sending the conversation so far, depends on the model: they
+    are bounded by ``max_turns``, never counted."""
     options = agent or AgentOptions()
     native = as_agent(model).native_tools
     setup = TrialSetup(unit.domain, unit.case, unit.mode, 0, options.tool_set, native,
@@ -112,10 +382,20 @@ def _first_turns(
     messages = first_messages(setup)
     tools = tool_specs(options.tool_set) if native else ()
     identity = model.identity()
+    tokens = count_tokens(model, messages)
+    chars = sum(len(m.content) for m in messages)
     for sample in pending:
         key = cache_key(identity, conversation_hash(messages, tools), sample, 0)
         if cache is not None and cache.get(key) is not None:
             row.cached += 1
+            continue
+        row.requests += 1
+        row.prompt_tokens += tokens
+        # Trials start together: every first turn writes its opening (none reads another's).
+        if caching.kind == "anthropic" and caching._flagged(tokens, chars):
+            row.cached_tokens.add(Tokens(cache_write=tokens))
         else:
-            row.requests += 1
-            row.prompt_tokens += count_tokens(model, messages)
+            row.cached_tokens.add(Tokens(uncached=tokens))
+
+
+__all__ = ["DryRunEstimate", "DryRunRow", "Tokens", "estimate"]

@@ -182,6 +182,18 @@ class AnthropicModel(RemoteModel):
     def calls_for(self, n: int) -> int:
         return max(n, 0)  # no n in the API: one call per sample
 
+    def end_of_life(self) -> str | None:
+        """From the installed SDK's own deprecation table (it warns per call; we say it
+        once per run).  A private module of the SDK: an SDK without it says nothing."""
+        try:
+            from anthropic._data import DEPRECATED_MODELS  # optional: the anthropic extra
+        except ImportError:
+            return None
+        date = (
+            DEPRECATED_MODELS.get(self.model_name) if isinstance(DEPRECATED_MODELS, dict) else None
+        )
+        return str(date) if date else None
+
     def client(self) -> Any:
         if self._client is None:
             anthropic = import_sdk("anthropic")

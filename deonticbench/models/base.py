@@ -145,6 +145,10 @@ class Model(ABC):
             **self.params.to_dict(),
         }
 
+    def end_of_life(self) -> str | None:
+        """The date the provider retires this model, when its SDK lists it as deprecated."""
+        return None
+
     def calls_for(self, n: int) -> int:
         """Provider calls (billed requests) that a request of ``n`` samples becomes: 1
         where the API draws ``n`` choices at once, ``n`` where each sample is a call."""

@@ -142,8 +142,8 @@ def test_dry_run_counts_requests_and_tokens_and_sends_nothing(
     done = eval_in(tmp_path, fake_args(fake, out, "-k", "3", "--dry-run"))
     assert done.returncode == 0, done.stderr.decode()
     text = done.stdout.decode()
-    # Five cases, K=3 drawn with one request each.
-    assert "total: 5 requests" in text and "prompt tokens" in text and "nothing was sent" in text
+    # Five cases, K=3 drawn with one call each (the server takes n).
+    assert "total: 5 calls" in text and "prompt tokens" in text and "nothing was sent" in text
     assert fake.log == []
     assert not out.exists()
 

@@ -126,15 +126,21 @@ def command(
         max_completion_tokens=max_completion_tokens,
         drop_over_length=drop_over_length,
     )
+    dropped = 0
     for name, counts in report.counts.items():
         if counts.skipped:
             click.echo(f"{name}: skipped ({counts.skipped})")
             continue
-        line = (
-            f"{name}: pool {counts.pool} (whole {counts.whole} minus hard {counts.hard}"
-            f"{f', {counts.held_out_copies} hard copies' if counts.held_out_copies else ''}), "
-            f"kept {counts.kept}, dropped {counts.dropped} not reproducing gold"
-        )
+        dropped += counts.dropped
+        if report.split == "train":
+            copies = f", {counts.held_out_copies} hard copies" if counts.held_out_copies else ""
+            read = f"pool {counts.pool} (whole {counts.whole} minus hard {counts.hard}{copies})"
+        else:
+            # The test file reads the hard split alone: there is no pool to subtract from.
+            read = f"hard {counts.pool}" + (
+                f" of {counts.hard} (--limit)" if counts.pool < counts.hard else ""
+            )
+        line = f"{name}: {read}, kept {counts.kept}, dropped {counts.dropped} not reproducing gold"
         if counts.pairs:
             line += f", {counts.pairs} preference pairs"
         click.echo(line)
@@ -144,6 +150,12 @@ def command(
     click.echo(
         f"wrote {report.rows} rows to {report.out} ({', '.join(report.files)}, manifest.json)"
     )
+    if dropped:
+        # A row count below the cases read is the data's doing, not a lost row: say so.
+        click.echo(
+            f"note: {dropped} case(s) left out because their reference program does not "
+            "reproduce the gold label (their ids are in manifest.json; docs/data-audit.md)."
+        )
 
 
 def _export_harbor(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from ..scoring.scores import pair_modes as pair_modes_of
 from ..scoring.tables import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
+    TERMINAL_WIDTH,
     Table,
     against_paper,
     cases_csv,
@@ -128,10 +130,16 @@ def command(
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
     if compare and len(run_dirs) < 2:
         raise click.UsageError("--compare needs at least two run folders.")
+    # start-up: ``deonticbench --help`` imports every command's module
+    from ..reliability.signals import SIGNALS
+
+    if signal not in SIGNALS:
+        # Checked before scoring: a misspelt signal would otherwise leave no cost table.
+        raise ConfigError(f"--signal takes one of {', '.join(SIGNALS)}, not {signal!r}.")
     scores = score_runs(run_dirs, bootstrap=replicates, seed=seed)
     for s in scores:
         for note in s.notes:
-            click.echo(f"{s.run.path}: {note}", err=True)
+            click.echo(_wrapped(f"{s.run.path}: {note}"), err=True)
     require_scorable(scores)
     if against == "paper":
         for s in scores:
@@ -162,7 +170,7 @@ def command(
             bootstrap=replicates, seed=seed,
         )  # fmt: skip
         for note in extras.notes:
-            click.echo(note, err=True)
+            click.echo(_wrapped(note), err=True)
     if out is None:
         click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
         if extras and fmt in ("csv", "json"):
@@ -184,6 +192,11 @@ def command(
             f"Cannot write the report to {out}: {exc.strerror or exc}."
         ) from None
     click.echo(f"wrote {len(written)} files to {out}: {', '.join(p.name for p in written)}")
+
+
+def _wrapped(note: str) -> str:
+    """A note within the terminal's width, its continuation lines indented."""
+    return textwrap.fill(note, TERMINAL_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
 
 
 def _pair(scores: Sequence[RunScores], spec: str, replicates: int, seed: int) -> list[Comparison]:

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import missing_extra
+from ..errors import ConfigError, missing_extra
 from ..scoring.metrics import DEFAULT_BOOTSTRAP
 from ..scoring.scores import RunScores, load_run
 from .cascade import CascadeResult, DeferTo, Prices, cascade
@@ -164,6 +164,23 @@ class ScoreExtras:
     reports: list[SignalReport] = field(default_factory=list)
 
 
+def _signal_gaps(
+    run: str, groups: Sequence[Any], models: dict[str, CostModel], signal: str
+) -> list[str]:
+    """A sentence per group the costs file prices but whose ``signal`` is n/a: without
+    it the group's row would just be missing from the cost table."""
+    notes = []
+    for g in groups:
+        value = g.signals.get(signal)
+        if g.domain in models and (value is None or isinstance(value, str)):
+            why = value if isinstance(value, str) else "the run does not hold it"
+            notes.append(
+                f"{run}: {g.domain} {g.mode} ({g.stage}) has no expected cost: the "
+                f"{signal} signal is n/a there: {why}"
+            )
+    return notes
+
+
 def score_extras(
     scores: Sequence[RunScores],
     *,
@@ -174,6 +191,9 @@ def score_extras(
     seed: int = 0,
 ) -> ScoreExtras:
     """The reliability table and the cost table of scored runs (as ``score`` prints)."""
+    if signal not in SIGNALS:
+        # A misspelt signal would leave every group without a cost table, silently.
+        raise ConfigError(f"--signal takes one of {', '.join(SIGNALS)}, not {signal!r}.")
     out = ScoreExtras()
     cost_models = load_costs(costs) if costs is not None else None
     for s in scores:
@@ -192,6 +212,7 @@ def score_extras(
                     f"{s.run.name}: the costs file names no costs for {', '.join(missing)}; "
                     "those domains have no expected cost"
                 )
+            out.notes += _signal_gaps(s.run.name, groups, cost_models, signal)
             if found:
                 out.tables.append(cost_table(found))
             sections["costs"] = {"signal": signal, "rows": cost_rows(found)}

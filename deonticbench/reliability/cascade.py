@@ -93,10 +93,17 @@ def _case_costs(
     return out
 
 
+LARGE_ALONE = "large alone"
+PERSON_ALONE = "person alone"
+"""The deferred-to side alone: the large model's row, or the person's (``--defer-to
+human``), which is no model."""
+
+
 @dataclass
 class CascadePoint:
     label: str
-    """``tau``, ``small alone``, ``large alone`` or ``cross-fitted``."""
+    """``tau``, ``small alone``, ``large alone`` (``person alone`` with ``defer_to``
+    human) or ``cross-fitted``."""
     tau: float | None
     metric: MetricValue
     deferred: float
@@ -256,7 +263,7 @@ def cascade(
             g.domain, g.mode, g.stage, signal, g.outcomes.metric, small.name, large_name,
             g.outcomes.n_cases, unit, notes=notes,
         )  # fmt: skip
-        _evaluate(result, g, sides, replicates, seed)
+        _evaluate(result, g, sides, replicates, seed, PERSON_ALONE if other is None else None)
         results.append(result)
     return results
 
@@ -326,9 +333,15 @@ class _Sides:
 
 
 def _evaluate(
-    result: CascadeResult, g: GroupSignals, sides: _Sides, replicates: int, seed: int
+    result: CascadeResult,
+    g: GroupSignals,
+    sides: _Sides,
+    replicates: int,
+    seed: int,
+    large_label: str | None = None,
 ) -> None:
-    """Every tau, the two sides alone, the frontier and the cross-fitted tau."""
+    """Every tau, the two sides alone, the frontier and the cross-fitted tau;
+    ``large_label`` names the deferred-to side when it is not a model."""
     ev = _Evaluator(g, replicates, seed)
     s, q_small, q_large = sides.s, sides.q_small, sides.q_large
     cost_small, cost_large = sides.cost_small, sides.cost_large
@@ -351,7 +364,11 @@ def _evaluate(
     )
     result.points.append(
         CascadePoint(
-            "large alone", None, ev.value(q_large), 1.0, ev.mean(cost_large[:, None] * ones)
+            large_label or LARGE_ALONE,
+            None,
+            ev.value(q_large),
+            1.0,
+            ev.mean(cost_large[:, None] * ones),
         )
     )
     _pareto(result.points)

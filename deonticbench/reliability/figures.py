@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .cascade import CascadePoint, CascadeResult
+from .cascade import LARGE_ALONE, PERSON_ALONE, CascadePoint, CascadeResult
 from .evaluate import SignalReport
 
 
@@ -78,7 +78,11 @@ def cascade_png(result: CascadeResult) -> bytes:
     front = sorted(result.frontier(), key=x)
     ax.plot([x(p) for p in front], [p.metric.point for p in front], "-", color="#4c72b0",
             lw=2, label="Pareto frontier")  # fmt: skip
-    marks = {"small alone": ("s", "#55a868"), "large alone": ("D", "#c44e52")}
+    marks = {
+        "small alone": ("s", "#55a868"),
+        LARGE_ALONE: ("D", "#c44e52"),
+        PERSON_ALONE: ("D", "#c44e52"),
+    }
     others = [p for p in result.points if p.label in marks]
     if result.crossfit is not None:
         others.append(result.crossfit)

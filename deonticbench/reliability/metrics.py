@@ -38,7 +38,8 @@ _EPS = 1e-12
 
 UNDEFINED = {
     "auroc": "one outcome class only (every sample right, or every sample wrong)",
-    "kuiper_p": "every confidence is 0 or 1 and every one was right: no scale to test",
+    "kuiper_p": "every confidence is 0 or 1 and matches its outcome (1 when right, 0 when "
+    "wrong or abstained): no scale to test",
 }
 """Why a metric can be undefined: the n/a reason shown instead of a number."""
 

@@ -99,7 +99,7 @@ def reliability_table(reports: Sequence[SignalReport], *, stage: str = "first") 
         "ECE if calibrated: the mean ECE of a calibrated confidence at this item count; "
         "Kuiper p on one sample per case (asymptotic)"
     )
-    return Table(headers, rows, title)
+    return Table(headers, rows, title, key_columns=len(headers) - len(columns))
 
 
 def na_notes(reports: Sequence[SignalReport]) -> list[str]:
@@ -183,7 +183,7 @@ def reliability_section(
 
 
 def cascade_table(results: Sequence[CascadeResult]) -> Table:
-    """The frontier of each cascade, the two models alone and the cross-fitted tau."""
+    """The frontier of each cascade, each side alone and the cross-fitted tau."""
     headers = ["Domain", "Mode", "Policy", "tau", "Metric", "Deferred", "Cost/case", "Pareto"]
     rows = []
     for r in results:
@@ -211,11 +211,11 @@ def cascade_table(results: Sequence[CascadeResult]) -> Table:
     first = results[0] if results else None
     title = (
         f"Cascade {first.small} -> {first.large} on {first.signal}: the Pareto frontier, "
-        "the models alone and the cross-fitted tau (one per fold)"
+        "each side alone and the cross-fitted tau (one per fold)"
         if first
         else "Cascade"
     )
-    return Table(headers, rows, title)
+    return Table(headers, rows, title, key_columns=3)
 
 
 def cost_table(reports: Sequence[CostReport]) -> Table:
@@ -234,4 +234,10 @@ def cost_table(reports: Sequence[CostReport]) -> Table:
                 ", ".join("inf" if t == float("inf") else f"{t:.2f}" for t in r.thresholds),
             ]
         )
-    return Table(headers, rows, "Expected cost per case (95% bootstrap interval over cases)")
+    return Table(
+        headers,
+        rows,
+        "Expected cost per case, in the costs file's units (amounts owed in dollars), "
+        "with its 95% bootstrap interval over cases",
+        key_columns=3,
+    )

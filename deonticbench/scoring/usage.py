@@ -142,5 +142,6 @@ def usage_table(rows: Sequence[UsageRow]) -> Table:
     return Table(
         headers,
         out,
-        title="Cost of each setting, means per sample (cost $: all samples, list prices)",
+        title="Cost of each setting, means per sample (cost $: all samples, list prices; "
+        "score %: the point value, not Table 2's bootstrap mean)",
     )

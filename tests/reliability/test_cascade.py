@@ -84,7 +84,9 @@ def test_deferring_to_a_person(runs: tuple[Path, Path, Path]) -> None:
     row = rows[("tau", "1.0")]  # c2 and c3 go to the person
     assert float(row["point"]) == pytest.approx((1 + 0.8 + 0.8 + 0) / 4)
     assert float(row["cost_per_case"]) == pytest.approx(S + 0.5 * 5)
-    assert float(rows[("large alone", "")]["point"]) == pytest.approx(0.8)
+    # The person is no model: its row is named as such, never "large alone".
+    assert float(rows[("person alone", "")]["point"]) == pytest.approx(0.8)
+    assert ("large alone", "") not in rows
 
 
 def test_without_prices_the_cost_is_in_tokens_and_a_figure_is_written(

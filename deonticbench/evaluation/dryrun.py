@@ -25,7 +25,6 @@ and agentic turns after the first depend on the model and cannot be known before
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,7 +42,7 @@ from ..prompting.plan import RunPlan, Unit
 from ..store.record import Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
 from .cache import CachedResponse, ResponseCache, cache_key
-from .runner import split_requests
+from .runner import prefix_group, split_requests
 
 OPENAI_CACHE_MIN = 1024
 OPENAI_CACHE_STEP = 128
@@ -314,7 +313,10 @@ def estimate(
         if not batches:
             continue
         tokens = count_tokens(model, prompt.messages)
-        group, shared, shared_chars = _shared(model, prompt, count_tokens, shared_counts)
+        route = f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
+        group, shared, shared_chars = _shared(
+            model, prompt, count_tokens, shared_counts, route if model.cache_routed else ""
+        )
         prompt_chars = sum(len(m.content) for m in prompt.messages)
         first = True
         for batch in batches:
@@ -345,9 +347,11 @@ def _shared(
     prompt: Prompt,
     count_tokens: Callable[[Model, Sequence[Message]], int],
     known: dict[str, int],
+    route: str,
 ) -> tuple[str | None, int, int]:
-    """The prompt's shared prefix: its group (hashed text, as the runner groups), its
-    tokens and characters; (None, 0, 0) when only the system message is shared."""
+    """The prompt's shared prefix: its group (``runner.prefix_group``, as the runner
+    orders by it), its tokens and characters; (None, 0, 0) when only the system message
+    is shared."""
     if prompt.shared_prefix <= 0:
         return None, 0, 0
     head = [m for m in prompt.messages if m.role == "system"]
@@ -355,11 +359,10 @@ def _shared(
     if user is None:
         return None, 0, 0
     part = replace(user, content=user.content[: prompt.shared_prefix])
-    text = "\x00".join([*(m.content for m in head), part.content])
-    group = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+    group = prefix_group(prompt, route)
     if group not in known:
         known[group] = count_tokens(model, (*head, part))
-    return group, known[group], len(text)
+    return group, known[group], sum(len(m.content) for m in (*head, part))
 
 
 def _first_turns(

@@ -225,7 +225,7 @@ class Runner:
             await asyncio.gather(*(self._trial(unit, s) for s in samples))
             return
         prompt = unit.render()
-        group = self._prefix_group(prompt)
+        group = self._prefix_group(unit, prompt)
         if group is None:
             first = await self._draw(unit, prompt, samples, attempt=0)
         elif group not in self._prefix_groups:
@@ -241,17 +241,14 @@ class Runner:
             first = await self._draw(unit, prompt, samples, attempt=0)
         await asyncio.gather(*(self._sample(unit, prompt, s, first[s]) for s in samples))
 
-    def _prefix_group(self, prompt: Prompt) -> str | None:
-        """The shared prefix a prompt's first request writes or reads (its text, hashed),
-        when the model caches prompts interactively and the prompt has one; else None.
-        A batch round goes out whole, so batches are never held back this way."""
+    def _prefix_group(self, unit: Unit, prompt: Prompt) -> str | None:
+        """The shared prefix a prompt's first request writes or reads (its text, hashed,
+        and its cache group where the provider keeps one cache per group), when the model
+        caches prompts interactively and the prompt has one; else None.  A batch round
+        goes out whole, so batches are never held back this way."""
         if not self.model.prompt_cache or prompt.shared_prefix <= 0 or self.batcher is not None:
             return None
-        head = [m.content for m in prompt.messages if m.role == "system"]
-        user = next((m.content for m in prompt.messages if m.role == "user"), "")
-        head.append(user[: prompt.shared_prefix])
-        text = "\x00".join(head).encode("utf-8", errors="surrogatepass")
-        return hashlib.sha256(text).hexdigest()
+        return prefix_group(prompt, _cache_group(unit, prompt) if self.model.cache_routed else "")
 
     async def _draw(
         self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int
@@ -282,7 +279,7 @@ class Runner:
             sample_start=batch[0],
             attempt=attempt,
             shared_prefix=prompt.shared_prefix,
-            cache_group=f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}",
+            cache_group=_cache_group(unit, prompt),
         )
         assert self._requests is not None
         if self.batcher is not None:
@@ -571,6 +568,22 @@ async def evaluate_attempt(
     return attempt, None
 
 
+def _cache_group(unit: Unit, prompt: Prompt) -> str:
+    """``<domain>/<mode>/<template hash>``: OpenAI's ``prompt_cache_key``."""
+    return f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
+
+
+def prefix_group(prompt: Prompt, route: str = "") -> str:
+    """The key of a prompt's shared prefix (system messages and the user message's
+    shared head, hashed, after ``route``): prompts with the same key share a provider
+    cache entry.  The runner orders its requests by it and the dry run counts by it."""
+    head = [route, *(m.content for m in prompt.messages if m.role == "system")]
+    user = next((m.content for m in prompt.messages if m.role == "user"), "")
+    head.append(user[: prompt.shared_prefix])
+    text = "\x00".join(head).encode("utf-8", errors="surrogatepass")
+    return hashlib.sha256(text).hexdigest()
+
+
 def _in_plan(plan: RunPlan, record: Record) -> bool:
     return (
         record.domain in plan.k
@@ -650,5 +663,6 @@ __all__ = [
     "RunResult",
     "Runner",
     "evaluate_attempt",
+    "prefix_group",
     "split_requests",
 ]

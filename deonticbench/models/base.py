@@ -127,6 +127,10 @@ class Model(ABC):
     prompt_cache: bool = False
     """Whether this backend asks the provider to cache shared prompt prefixes; then the
     runner sends the first request of each shared prefix alone (docs/cost.md)."""
+    cache_routed: bool = False
+    """The provider keeps one cache per ``Request.cache_group`` (OpenAI's
+    ``prompt_cache_key``): a prefix is shared within a group only.  Otherwise (Anthropic)
+    the same prefix is shared wherever it appears, across modes too."""
     native_tools: bool = False
     """Whether an agentic trial offers this backend its tools natively (``Request.tools``);
     otherwise the trial uses the text protocol (docs/agents.md).  Backends with tool

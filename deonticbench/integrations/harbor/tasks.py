@@ -5,7 +5,8 @@
         task.toml               Harbor's schema: limits, no network, metadata, artifacts
         environment/Dockerfile  Debian with swi-prolog-nox, python3 and tmux
         environment/workspace/  the agentic workspace (statutes, case, examples, output/)
-        solution/solve.sh       the oracle: the case's reference program (as validate runs it)
+        solution/reference.pl   the case's reference program, prepared as validate runs it
+        solution/solve.sh       the oracle: puts solution/reference.pl to work
         tests/test.sh           runs tests/verifier.pyz, the harness's own judging
         tests/case.json         domain, case id, mode and the gold label
         tests/verifier.pyz
@@ -122,6 +123,15 @@ def task_toml(metadata: dict[str, Any], direct: bool) -> str:
     return tomli_w.dumps(document)
 
 
+def portable_revision(revision: dict[str, Any]) -> dict[str, Any]:
+    """The data revision as a task folder states it: without a local folder's path.
+
+    Task folders are shared (DAR publishes its own), and the path is a fact of the machine
+    that exported them, not of the data: the sha256 of each file read, or the hub commit,
+    already say which data it was."""
+    return {key: value for key, value in revision.items() if key != "path"}
+
+
 def _write(path: Path, text: str | bytes, executable: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, bytes):
@@ -152,7 +162,7 @@ def write_task(
         "split": split,
         "category": "legal-reasoning",
         "tags": ["legal", "deontic", "prolog", domain.name],
-        "data_revision": revision,
+        "data_revision": portable_revision(revision),
     }
     _write(folder / "task.toml", task_toml(metadata, direct))
     _write(folder / "environment" / "Dockerfile", DOCKERFILE)
@@ -242,7 +252,7 @@ def _write_manifest(
         "mode": mode,
         "split": report.split,
         "seed": seed,
-        "data": revision,
+        "data": portable_revision(revision),
         "domains": dict(report.counts),
         "skipped": dict(report.skipped),
         "tasks": len(report.tasks),

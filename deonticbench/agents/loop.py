@@ -200,6 +200,15 @@ class _Progress:
         extra: dict[str, Any] = {"cached": cached}
         if done is not None:
             extra["errors"] = [i for i, (_, o) in enumerate(results) if o.is_error]
+        malformed = {
+            str(i): {"arguments": c.raw_arguments, "error": c.error}
+            for i, c in enumerate(calls)
+            if c.error is not None
+        }
+        if malformed:
+            # ATIF's arguments must be an object, so a call whose arguments could not be
+            # read keeps them here as sent, with why: a replay answers it as the trial did.
+            extra["malformed_calls"] = malformed
         add_agent_turn(
             self.atif,
             turn,

@@ -146,27 +146,43 @@ class TrajectoryReplay(_Wrapper):
         try:
             steps = self._steps(request, directory)
         except Exception as exc:  # a missing or unreadable file is this sample's error
+            self.inner.misses += 1
             return Completion.failed(f"no saved trajectory for {where}: {exc}")
         turn = turn_of(request)
         if turn >= len(steps):
+            self.inner.misses += 1
             return Completion.failed(f"the saved trajectory of {where} has no turn {turn + 1}")
         step = steps[turn]
         metrics = step.get("metrics") or {}
         message = step.get("message")
+        malformed = (step.get("extra") or {}).get("malformed_calls") or {}
         return Completion(
             text=message if isinstance(message, str) else "",
             tokens_in=int(metrics.get("prompt_tokens") or 0),
             tokens_out=int(metrics.get("completion_tokens") or 0),
             finish_reason="replay",
             tool_calls=tuple(
-                ToolCall(
-                    str(c.get("tool_call_id")),
-                    str(c.get("function_name")),
-                    c.get("arguments") if isinstance(c.get("arguments"), dict) else {},
-                )
-                for c in step.get("tool_calls") or []
+                _saved_call(c, malformed.get(str(i)))
+                for i, c in enumerate(step.get("tool_calls") or [])
             ),
         )
+
+
+def _saved_call(call: dict[str, Any], malformed: Any) -> ToolCall:
+    """A saved call as the trial made it: one whose arguments could not be read is
+    answered with the same error again, not run with empty arguments."""
+    arguments = call.get("arguments")
+    error = raw = None
+    if isinstance(malformed, dict):
+        error = str(malformed.get("error") or "the arguments could not be read")
+        raw = malformed.get("arguments") if isinstance(malformed.get("arguments"), str) else None
+    return ToolCall(
+        str(call.get("tool_call_id")),
+        str(call.get("function_name")),
+        arguments if isinstance(arguments, dict) else {},
+        error,
+        raw,
+    )
 
 
 def as_agent(model: Model) -> Model:

@@ -556,6 +556,13 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
         click.echo(summary_table(result.records, order=DOMAINS))
         reference = prepared.model.provider == "reference"
         notes.extend(f"note: {n}" for n in run_notes(result.records, reference=reference))
+        misses = getattr(prepared.model, "misses", 0)
+        if prepared.model.provider == "replay" and misses:
+            # A partial replay is honest, but its errors must not pass unremarked.
+            notes.append(
+                f"note: {misses} sample(s) found no saved response in {prepared.model.spec} "
+                "(or a saved trajectory that ended early); they are recorded as errors."
+            )
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
             f"{_calls(prepared, result.requests)} calls sent, "

@@ -90,6 +90,30 @@ def _index(value: Any) -> int:
     return number
 
 
+def _check_trajectories(directory: Path) -> int:
+    """The number of a run folder's trajectories, each checked to be a JSON object with
+    ``steps`` now: a truncated one would otherwise turn into errors mid-run, silently."""
+    count = 0
+    for path in sorted((directory / "trajectories").rglob("*.json")):
+        try:
+            obj = json.loads(path.read_bytes().decode("utf-8", errors="surrogatepass"))
+        except OSError as exc:
+            raise ConfigError(
+                f"replay: the trajectory {path} cannot be read ({exc.strerror})."
+            ) from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ConfigError(
+                f"replay: the trajectory {path} is not valid JSON (truncated?); replay "
+                "needs it whole."
+            ) from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("steps"), list):
+            raise ConfigError(
+                f"replay: the trajectory {path} is not an ATIF trajectory (no steps)."
+            )
+        count += 1
+    return count
+
+
 class ReplayModel(Model):
     cacheable = False
     native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
@@ -104,6 +128,11 @@ class ReplayModel(Model):
         self.params = GenerationParams()
         self.directory: Path | None = None
         """A run folder replayed: its trajectories replay the agentic modes."""
+        if not self.path.exists():
+            # Neither a file nor a folder: say so, rather than call it an unreadable file.
+            raise ConfigError(
+                f"replay: {self.path} does not exist; name a replay file (.jsonl) or a run folder."
+            )
         if self.path.is_dir():
             self.directory = self.path
             self.path = self.path / "records.jsonl"
@@ -116,6 +145,13 @@ class ReplayModel(Model):
         # file that is not there is an error (read_replay_file says so).
         folder_without_records = self.directory is not None and not self.path.exists()
         self.saved = {} if folder_without_records else read_replay_file(self.path)
+        trajectories = _check_trajectories(self.directory) if self.directory else 0
+        if not self.saved and not trajectories:
+            # An empty file would give a run of errors and exit 0: nothing to replay.
+            raise ConfigError(f"replay: {self.path} holds no saved response to replay.")
+        self.misses = 0
+        """Requests that found no saved response (or a saved trajectory that ended
+        early): each became an error, which the run's closing output counts."""
         self.max_attempts = 1 + max((key[4] for key in self.saved), default=0)
         """Attempts the file holds responses for: the default --attempts of a replay."""
         self.sha256 = (
@@ -133,6 +169,7 @@ class ReplayModel(Model):
             key = (request.domain, request.case_id, request.mode, sample, request.attempt)
             text = self.saved.get(key)
             if text is None:
+                self.misses += 1
                 out.append(
                     Completion.failed(
                         f"no saved response for {request.domain} {request.case_id} {request.mode} "

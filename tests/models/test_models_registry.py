@@ -115,7 +115,7 @@ def test_the_shipped_registry_is_valid_for_the_papers_models() -> None:
         ("openai-compatible:llama", "names no server"),
         ("reference:x", "takes no model name"),
         ("local:gpt2", "unknown local model 'gpt2'"),
-        ("replay:/nonexistent/file.jsonl", "cannot be read"),
+        ("replay:/nonexistent/file.jsonl", "does not exist; name a replay file"),
     ],
 )
 def test_bad_specs(spec: str, message: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -81,6 +81,14 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
+def raw_text(raw: Any, error: str | None) -> str | None:
+    """A malformed call's arguments as text (None for a call that could be read), so the
+    trajectory keeps what the model sent."""
+    if error is None:
+        return None
+    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
+
+
 def read_openai_tool_calls(message: Any) -> tuple[ToolCall, ...]:
     calls = field_of(message, "tool_calls") if message is not None else None
     if not calls:
@@ -93,9 +101,12 @@ def read_openai_tool_calls(message: Any) -> tuple[ToolCall, ...]:
         name = field_of(function, "name") if function is not None else None
         if not isinstance(name, str):
             raise MalformedResponse("a tool call has no function name")
-        arguments, error = parse_arguments(field_of(function, "arguments"))
+        raw = field_of(function, "arguments")
+        arguments, error = parse_arguments(raw)
         call_id = field_of(call, "id")
-        out.append(ToolCall(str(call_id or f"call_{index}"), name, arguments, error))
+        out.append(
+            ToolCall(str(call_id or f"call_{index}"), name, arguments, error, raw_text(raw, error))
+        )
     return tuple(out)
 
 
@@ -152,8 +163,13 @@ def read_anthropic_tool_calls(content: Any) -> tuple[ToolCall, ...]:
         name = field_of(block, "name")
         if not isinstance(name, str):
             raise MalformedResponse("a tool_use block has no name")
-        arguments, error = parse_arguments(field_of(block, "input"))
-        out.append(ToolCall(str(field_of(block, "id") or name), name, arguments, error))
+        raw = field_of(block, "input")
+        arguments, error = parse_arguments(raw)
+        out.append(
+            ToolCall(
+                str(field_of(block, "id") or name), name, arguments, error, raw_text(raw, error)
+            )
+        )
     return tuple(out)
 
 
@@ -182,4 +198,4 @@ def call_from_json(body: str, call_id: str) -> ToolCall:
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return ToolCall(call_id, "?", {}, 'the tool call needs a "name" string')
     arguments, error = parse_arguments(obj.get("arguments"))
-    return ToolCall(call_id, obj["name"], arguments, error)
+    return ToolCall(call_id, obj["name"], arguments, error, raw_text(obj.get("arguments"), error))

@@ -25,11 +25,16 @@ class ToolCall:
     error: str | None = None
     """Why the call could not be read (arguments that are not a JSON object): the call is
     answered with this error instead of being run."""
+    raw_arguments: str | None = None
+    """With ``error``: the arguments as the model sent them, kept so that the trajectory
+    holds what was sent and a replay answers the call as the trial did."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
         if self.error is not None:
             out["error"] = self.error
+        if self.raw_arguments is not None:
+            out["raw_arguments"] = self.raw_arguments
         return out
 
     @classmethod
@@ -39,6 +44,7 @@ class ToolCall:
             name=str(obj["name"]),
             arguments=dict(obj.get("arguments") or {}),
             error=obj.get("error"),
+            raw_arguments=obj.get("raw_arguments"),
         )
 
 

@@ -17,7 +17,8 @@
     recorded goals are then re-run, in SWI-Prolog's order, under the meta-interpreter.
 */
 
-:- module(deonticbench_analyse, [deonticbench_analyse/2, deonticbench_analyse_batch/2]).
+:- module(deonticbench_analyse, [deonticbench_analyse/2, deonticbench_analyse_batch/2,
+                                 deonticbench_numbers/1]).
 
 :- use_module(library(prolog_xref)).
 :- use_module(library(http/json)).
@@ -27,10 +28,11 @@
 :- use_module(library(aggregate)).
 :- use_module(library(time)).
 :- use_module(library(occurs)).
+:- use_module(library(ordsets)).
 
 %!  analyser_version(-Version)
 %   Bumped whenever an output field changes meaning: the Python side caches by it.
-analyser_version('deonticbench-analyse/1').
+analyser_version('deonticbench-analyse/2').
 
 % Bounds of one proof (the sandbox's wall clock, CPU and memory limits apply on top).
 max_depth(300).             % nesting of user clauses followed
@@ -66,6 +68,34 @@ deonticbench_analyse(Mode, Text) :-
 deonticbench_analyse_batch(Mode, Texts) :-
     findall(I-Static, ( nth0(I, Texts, Text), read_one(I, Text, Static) ), Read),
     forall(member(I-Static, Read), report_one(Mode, I, Static)).
+
+%!  deonticbench_numbers(+Texts)
+%   The numbers every clause of each program states (directives left out), read by
+%   SWI-Prolog's reader without loading anything: one JSON line per program,
+%   {"index": I, "numbers": [...]}.  The failure taxonomy reads the domain's other
+%   reference programs this way, for the schedules they state.
+deonticbench_numbers(Texts) :-
+    forall(nth0(I, Texts, Text),
+           (   catch(text_numbers(Text, Ns0), _, Ns0 = []),
+               sort(Ns0, Ns1), include(json_number, Ns1, Ns),
+               write_json(_{index: I, numbers: Ns}), nl
+           )),
+    flush_output.
+
+json_number(N) :- number(N), N =:= N, N =\= inf, N =\= -inf.
+
+text_numbers(Text, Numbers) :-
+    setup_call_cleanup(open_string(Text, In), read_numbers(In, Numbers), close(In)).
+
+read_numbers(In, Numbers) :-
+    catch(read_term(In, T, []), _, T = '$syntax_error'),
+    (   T == end_of_file -> Numbers = []
+    ;   T = (:- _) -> read_numbers(In, Numbers)
+    ;   T == '$syntax_error' -> read_numbers(In, Numbers)
+    ;   findall(N, ( sub_term(N, T), number(N) ), Own),
+        read_numbers(In, Rest),
+        append(Own, Rest, Numbers)
+    ).
 
 analyse_one(Mode, I, Text) :-
     read_one(I, Text, Static),
@@ -240,13 +270,14 @@ static_report(File, Static) :-
     sort(Sigs0, Sigs),
     findall(F, fail_rule(F), FailRules),
     program_constants(Constants),
+    clause_structure(Structure),
     target_module(M),
     findall(_{line: L, kind: K, goal: T},
             ( directive_seen(M, _, L, K, G), term_text(G, T) ), Directives),
     Static = _{ defined: Defined, called: Called, undefined: Undefined,
                 syntax_errors: Syntax, warnings: Warnings, signatures: Sigs,
                 fail_rules: FailRules, directives: Directives,
-                constants: Constants }.
+                constants: Constants, clauses: Structure }.
 
 xref_hidden(H) :- functor(H, N, _), sub_atom(N, 0, _, _, '$').
 
@@ -313,6 +344,206 @@ body_goal_atom(B, X) :-
     compound(B), B =.. [F|Args],
     memberchk(F, [',', ';', '->', '*->', '\\+', findall, forall, once, ignore, call]),
     member(A, Args), body_goal_atom(A, X), !.
+
+%   --- the structure of the program's clauses, without its names ----------------
+%
+%   What the failure taxonomy compares with the reference program's clauses
+%   (deonticbench/analysis/structure.py): every clause as SWI-Prolog compiled it, with
+%   the name of every predicate the program defines written '$p' (a model never uses
+%   the reference's names) and its variables numbered, reduced to hashes:
+%     f   whether it is a fact;
+%     h   the clause itself;
+%     s   the clause with every number written '#' (the same structure, other numbers);
+%     o   the same with every arithmetic operator and comparison written '$op' too;
+%     ops, n   those operators and numbers, in order;
+%     c   the names each '$p' of the clause stands for, in order (the head's first);
+%     t   the clause with one call of a defined predicate negated (`p` -> `\+ p`, or
+%         `\+ p` -> `p`), one hash per call;
+%     d   the clause with one such call dropped from its conjunction;
+%     b   the clause with the body of a sibling (another clause of its predicate, head
+%         variables shared by position), for predicates of at most 8 clauses.
+%   The calls are numbered as prolog/mutate.pl numbers them, so that a planted fault
+%   and its recognition are the same operation on terms.
+clause_structure(Entries) :-
+    target_module(M),
+    findall(N/A, own_predicate(M, N, A), Defined),
+    findall(N, member(N/_, Defined), Names0), sort(Names0, Names),
+    findall(E, ( member(N/A, Defined), predicate_entries(M, N/A, Defined, Names, Es),
+                 member(E, Es) ),
+            Entries0),
+    % In file order, whatever order the predicates are enumerated in (stable sorts:
+    % clauses of a line keep their predicate's order).
+    sort(p, @=<, Entries0, Entries1),
+    sort(l, @=<, Entries1, Entries).
+
+own_predicate(M, N, A) :-
+    current_predicate(M:N/A), functor(H, N, A),
+    \+ predicate_property(M:H, imported_from(_)),
+    \+ predicate_property(M:H, built_in).
+
+predicate_entries(M, N/A, Defined, Names, Entries) :-
+    functor(H, N, A),
+    findall(c(H, B, Line), ( catch(clause(M:H, B, Ref), _, fail), clause_line(Ref, Line) ),
+            Clauses),
+    length(Clauses, Count),
+    format(string(P), "~w/~w", [N, A]),
+    findall(E, ( nth0(I, Clauses, c(H1, B1, L1)),
+                 clause_entry(P, Count, I, Clauses, H1, B1, L1, Defined, Names, E) ),
+            Entries).
+
+clause_entry(P, Count, I, Clauses, H, B, Line, Defined, Names, Entry) :-
+    abstract_names((H :- B), Names, Abstract, Called0, []),
+    term_hash_of(Abstract, Hash),
+    maplist(atom_string, Called0, Called),
+    copy_term(Abstract, Blank0),
+    blank_numbers(Blank0, Blank, Numbers),
+    term_hash_of(Blank, Shape),
+    copy_term(Blank, Blank1),
+    blank_operators(Blank1, Blind, Ops),
+    term_hash_of(Blind, Blindh),
+    (   B == true
+    ->  Toggles = [], Drops = [], Siblings = []
+    ;   call_count(B, Defined, Calls),
+        Last is Calls - 1,
+        findall(X, ( between(0, Last, K), rewritten((H :- B), K, Defined, negate, V),
+                     structure_hash(V, Names, X) ), Toggles),
+        findall(X, ( between(0, Last, K), rewritten((H :- B), K, Defined, drop, V),
+                     structure_hash(V, Names, X) ), Drops),
+        (   Count =< 8
+        ->  findall(X, ( nth0(J, Clauses, c(H2, B2, _)), J =\= I, B2 \== true,
+                         with_sibling_body(H, H2, B2, V),
+                         structure_hash(V, Names, X) ), Siblings)
+        ;   Siblings = []
+        )
+    ),
+    maplist(json_value, Numbers, NumbersJ),
+    ( B == true -> Fact = true ; Fact = false ),
+    Entry = _{p: P, l: Line, f: Fact, h: Hash, s: Shape, o: Blindh, ops: Ops, n: NumbersJ,
+              c: Called, t: Toggles, d: Drops, b: Siblings}.
+
+structure_hash(Clause, Names, Hash) :-
+    abstract_names(Clause, Names, Abstract),
+    term_hash_of(Abstract, Hash).
+
+term_hash_of(T, Hash) :-
+    copy_term(T, C),
+    numbervars(C, 0, _),
+    variant_sha1(C, Sha),
+    sub_atom(Sha, 0, 12, _, Short),
+    atom_string(Short, Hash).
+
+%   Every atom and functor that names a predicate the program defines becomes '$p'.
+abstract_names(T, Names, A) :- abstract_names(T, Names, A, _, []).
+
+%   ... and the names so replaced, in order (functor before arguments): which predicate
+%   each '$p' stands for, for the comparison that pairs the two programs' predicates.
+abstract_names(T, _, T, L, L) :- var(T), !.
+abstract_names(T, Names, A, L0, L) :-
+    atom(T), !,
+    (   ord_memberchk(T, Names) -> A = '$p', L0 = [T|L] ; A = T, L0 = L ).
+abstract_names(T, _, T, L, L) :- \+ compound(T), !.
+abstract_names(T, Names, A, L0, L) :-
+    compound_name_arguments(T, F, Args),
+    (   ord_memberchk(F, Names) -> F2 = '$p', L0 = [F|L1] ; F2 = F, L0 = L1 ),
+    abstract_all(Args, Names, Args2, L1, L),
+    compound_name_arguments(A, F2, Args2).
+
+abstract_all([], _, [], L, L).
+abstract_all([X|Xs], Names, [Y|Ys], L0, L) :-
+    abstract_names(X, Names, Y, L0, L1),
+    abstract_all(Xs, Names, Ys, L1, L).
+
+blank_numbers(T, T, []) :- var(T), !.
+blank_numbers(T, '#', [T]) :- number(T), !.
+blank_numbers(T, T, []) :- \+ compound(T), !.
+blank_numbers(T, B, Ns) :-
+    compound_name_arguments(T, F, Args),
+    maplist(blank_numbers, Args, Args2, Nss),
+    append(Nss, Ns),
+    compound_name_arguments(B, F, Args2).
+
+%   The operators of arithmetic (right of is/2, both sides of a comparison) and the
+%   comparisons themselves become '$op'; their names are listed in order.
+blank_operators(T, T, []) :- var(T), !.
+blank_operators(T, T, []) :- \+ compound(T), !.
+blank_operators(X is E, X is E2, Ops) :- !, blank_arith(E, E2, Ops).
+blank_operators(T, B, [F|Ops]) :-
+    compound_name_arguments(T, F, [X, Y]), comparison(T), !,
+    blank_arith(X, X2, O1), blank_arith(Y, Y2, O2), append(O1, O2, Ops),
+    B = '$op'(X2, Y2).
+blank_operators(T, B, Ops) :-
+    compound_name_arguments(T, F, Args),
+    maplist(blank_operators, Args, Args2, Oss),
+    append(Oss, Ops),
+    compound_name_arguments(B, F, Args2).
+
+blank_arith(E, E, []) :- \+ compound(E), !.
+blank_arith(E, B, [F|Ops]) :-
+    compound_name_arguments(E, F, Args),
+    maplist(blank_arith, Args, Args2, Oss),
+    append(Oss, Ops),
+    compound_name_arguments(B, '$op', Args2).
+
+%   Calls of defined predicates in a body, counted through `,`, `;`, `->` and `\+` (a
+%   negated call counts once), as prolog/mutate.pl counts them.
+call_count(B, Defined, N) :-
+    nb_setval(deonticbench_calls, 0),
+    rewrite_body(B, -1, Defined, count, _),
+    nb_getval(deonticbench_calls, N).
+
+rewritten((H :- B0), K, Defined, How, (H :- B)) :-
+    copy_term(B0-H, B1-H),
+    nb_setval(deonticbench_calls, 0),
+    rewrite_body(B1, K, Defined, How, B2),
+    simplify_dropped(B2, B).
+
+rewrite_body(B, _, _, _, B) :- var(B), !.
+rewrite_body((A0, B0), K, D, How, (A, B)) :- !,
+    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
+rewrite_body((A0 ; B0), K, D, How, (A ; B)) :- !,
+    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
+rewrite_body((A0 -> B0), K, D, How, (A -> B)) :- !,
+    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
+rewrite_body(\+ G, K, D, How, G2) :-
+    defined_call(G, D), !,
+    (   next_call(K)
+    ->  ( How == negate -> G2 = G ; G2 = '$dropped' )
+    ;   G2 = (\+ G)
+    ).
+rewrite_body(\+ A0, K, D, How, \+ A) :- !, rewrite_body(A0, K, D, How, A).
+rewrite_body(G, K, D, How, G2) :-
+    defined_call(G, D), !,
+    (   next_call(K)
+    ->  ( How == negate -> G2 = (\+ G) ; G2 = '$dropped' )
+    ;   G2 = G
+    ).
+rewrite_body(G, _, _, _, G).
+
+defined_call(G, Defined) :- callable(G), functor(G, N, A), memberchk(N/A, Defined).
+
+next_call(K) :-
+    nb_getval(deonticbench_calls, C), C1 is C + 1, nb_setval(deonticbench_calls, C1),
+    C =:= K.
+
+simplify_dropped(B, B) :- var(B), !.
+simplify_dropped((A0, B0), B) :- !,
+    simplify_dropped(A0, A), simplify_dropped(B0, B1),
+    (   A == true, A0 == '$dropped' -> B = B1
+    ;   B1 == true, B0 == '$dropped' -> B = A
+    ;   B = (A, B1)
+    ).
+simplify_dropped((A0 ; B0), (A ; B)) :- !, simplify_dropped(A0, A), simplify_dropped(B0, B).
+simplify_dropped((A0 -> B0), (A -> B)) :- !, simplify_dropped(A0, A), simplify_dropped(B0, B).
+simplify_dropped(\+ A0, \+ A) :- !, simplify_dropped(A0, A).
+simplify_dropped('$dropped', true) :- !.
+simplify_dropped(G, G).
+
+with_sibling_body(H, H2, B2, (H :- B)) :-
+    copy_term(H2-B2, H3-B),
+    H =.. [_|Args], H3 =.. [_|Args3],
+    maplist(share_variable, Args, Args3).
+
+share_variable(X, Y) :- ( var(X), var(Y) -> X = Y ; true ).
 
 %   Clauses whose whole body is fail/false: a decision hard-coded to fail.
 fail_rule(_{name: N, arity: A, line: L}) :-

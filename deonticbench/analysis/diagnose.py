@@ -30,6 +30,7 @@ statutes), ``grounded``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ from .compare import CaseVocabulary, numbers_match
 from .divergence import first_divergence, same_inputs
 from .proof import GoalRun, answer_goal, goal_runs, summary, walk
 from .static import signature_jaccard, static_from_json
+from .structure import Side, structural_verdict
 
 Category = Literal["wrong_rule", "entity_fact", "numerical", "impl_bug", "unknown"]
 CATEGORIES: tuple[Category, ...] = ("wrong_rule", "entity_fact", "numerical", "impl_bug", "unknown")
@@ -89,6 +91,10 @@ class Proven:
     def proof(self) -> tuple[dict[str, Any], ...]:
         return self.run.proof if self.run and self.run.succeeded else ()
 
+    def side(self) -> Side:
+        """The program's clauses, for the structural comparison."""
+        return Side.of(self.report["static"])
+
 
 def diagnose(
     domain: Domain,
@@ -96,7 +102,10 @@ def diagnose(
     attempt: Attempt,
     model: Proven | None,
     reference: Proven | None,
+    schedules: Sequence[float] = (),
 ) -> Diagnosis:
+    """``schedules``: the numbers the domain's reference programs state in their rules
+    (``schedules.law_numbers``): a literal changed to one of them is another schedule's."""
     vocab = CaseVocabulary.of(case)
     static = static_from_json(model.report["static"]) if model else None
     ref_static = static_from_json(reference.report["static"]) if reference else None
@@ -140,7 +149,7 @@ def diagnose(
         opaque=sum(1 for n, _ in walk(proof) if n.get("k") == "opaque"),
     )
     if attempt.outcome != "correct":
-        diag.category, diag.reason = _category(attempt, model, reference, diag, vocab)
+        diag.category, diag.reason = _category(attempt, model, reference, diag, vocab, schedules)
     return diag
 
 
@@ -150,6 +159,7 @@ def _category(
     reference: Proven | None,
     diag: Diagnosis,
     vocab: CaseVocabulary,
+    schedules: Sequence[float] = (),
 ) -> tuple[Category, str]:
     execution = attempt.execution or {}
     status = execution.get("status")
@@ -167,10 +177,15 @@ def _category(
     if model is None or not model.proof:
         return "unknown", "the model's answer has no proof"
     ref_proof, proof = reference.proof, model.proof
-    absent = _absent_from_program(ref_proof, model, vocab)
+    absent = _absent_from_program(ref_proof, model, reference, vocab)
     if absent:
         shown = ", ".join(str(m) for m in absent[:4])
         return "entity_fact", f"case constants the model's program never states: {shown}"
+    # The rule applied to structure first: a model with the reference's clauses is read
+    # clause by clause, whatever number diverges first (structure.py).
+    verdict = structural_verdict(reference.side(), model.side(), vocab, schedules)
+    if verdict is not None:
+        return verdict.category, verdict.reason  # type: ignore[return-value]
     steps = compare.computed_steps(ref_proof)
     verdict = first_divergence(
         ref_proof,
@@ -178,6 +193,7 @@ def _category(
         reference.report["static"].get("constants") or [],
         model.report["static"].get("constants") or [],
         vocab,
+        schedules,
     )
     if verdict is not None:
         return verdict.category, verdict.reason  # type: ignore[return-value]
@@ -199,12 +215,15 @@ def _category(
 
 
 def _absent_from_program(
-    ref_proof: tuple[dict[str, Any], ...], model: Proven, vocab: CaseVocabulary
+    ref_proof: tuple[dict[str, Any], ...], model: Proven, reference: Proven, vocab: CaseVocabulary
 ) -> list[Any]:
     """Case constants the reference proof's facts use that the model's program states
-    nowhere (in no fact and no rule: a program may write a case number into a rule)."""
+    nowhere (in no fact and no rule: a program may write a case number into a rule).
+    A constant the reference's clauses do not state either came from the query the
+    directive asks (``tax("Alice", 2015, T)``), which is no fact of either program."""
     stated = compare.Holdings.of(model.report["static"].get("constants") or [])
-    return [c for c in compare.case_constants(ref_proof, vocab) if not stated.has(c)]
+    own = compare.Holdings.of(reference.report["static"].get("constants") or [])
+    return [c for c in compare.case_constants(ref_proof, vocab) if not stated.has(c) and own.has(c)]
 
 
 def _threshold_flip(

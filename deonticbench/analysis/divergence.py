@@ -107,10 +107,23 @@ def _same_cmp(c: _Cmp, d: _Cmp) -> bool:
     )
 
 
-def _statute_constant(value: float, vocab: CaseVocabulary) -> bool:
+def statute_constant(value: float, vocab: CaseVocabulary) -> bool:
     """Whether the statutes state exactly this number (a percentage as its fraction too,
     but no other scaling: a rate of 0.18 is not 'section 18')."""
     ordered = vocab.statute_numbers
+    i = bisect_left(ordered, value - 1e-9)
+    return i < len(ordered) and abs(ordered[i] - value) <= 1e-9 * max(1.0, abs(value))
+
+
+def another_schedule(value: float, vocab: CaseVocabulary, schedules: Sequence[float]) -> bool:
+    """Another part's number: the statutes state it, or another reference program of the
+    domain does in its rules (``schedules``, exactly)."""
+    return statute_constant(value, vocab) or (telling(value) and _exactly_in(value, schedules))
+
+
+def _exactly_in(value: float, ordered: Sequence[float]) -> bool:
+    """Whether a sorted list holds this very number (no percentage scaling: a schedule's
+    2401 is not a rate of 24.01)."""
     i = bisect_left(ordered, value - 1e-9)
     return i < len(ordered) and abs(ordered[i] - value) <= 1e-9 * max(1.0, abs(value))
 
@@ -121,6 +134,7 @@ def first_divergence(
     reference_constants: Sequence[Any],
     model_constants: Sequence[Any],
     vocab: CaseVocabulary,
+    schedules: Sequence[float] = (),
 ) -> Verdict | None:
     """The verdict at the first reference step the model does not reproduce and has a
     counterpart of; None when there is none (the caller then decides between a wrong
@@ -158,21 +172,24 @@ def first_divergence(
             found = _cmp_changes(step, model_cmps, ref_computed, model_computed)
         for change in found:
             if change.new is None or not own.has(change.new):
-                return _judge(change, own, model_constants, vocab)
+                return _judge(change, own, model_constants, vocab, schedules)
         changes.extend(found)
     # No counterpart shows a change of its own: the divergence is downstream of one
     # the proofs do not pair up (a branch another clause took).  The programs' own
     # numbers then say whether one literal changed.
-    single = one_literal_changed(reference_constants, model_constants, vocab)
+    single = one_literal_changed(reference_constants, model_constants, vocab, schedules)
     if single is not None:
         return single
     if changes:
-        return _judge(changes[0], own, model_constants, vocab)
+        return _judge(changes[0], own, model_constants, vocab, schedules)
     return None
 
 
 def one_literal_changed(
-    reference_constants: Sequence[Any], model_constants: Sequence[Any], vocab: CaseVocabulary
+    reference_constants: Sequence[Any],
+    model_constants: Sequence[Any],
+    vocab: CaseVocabulary,
+    schedules: Sequence[float] = (),
 ) -> Verdict | None:
     """``numerical`` when the model's program states exactly one number the reference's
     does not, in place of at most one of the reference's, and the statutes do not state
@@ -180,7 +197,7 @@ def one_literal_changed(
     own, theirs = Holdings.of(reference_constants), Holdings.of(model_constants)
     new = _distinct(v for v in model_constants if _plain(v, vocab) and not own.has(v))
     gone = _distinct(v for v in reference_constants if _plain(v, vocab) and not theirs.has(v))
-    if len(new) != 1 or len(gone) > 1 or _statute_constant(new[0], vocab):
+    if len(new) != 1 or len(gone) > 1 or another_schedule(new[0], vocab, schedules):
         return None
     was = f"{gone[0]:g}" if gone else "a number of the reference"
     return Verdict("numerical", f"one literal changed: {new[0]:g} for {was}")
@@ -291,6 +308,7 @@ def _judge(
     reference_constants: Holdings,
     model_constants: Sequence[Any],
     vocab: CaseVocabulary,
+    schedules: Sequence[float] = (),
 ) -> Verdict:
     if change.what != "literal":
         label = "operator" if change.what == "operator" else "comparison operator"
@@ -298,10 +316,10 @@ def _judge(
     if change.several:
         return Verdict("wrong_rule", f"several constants changed: {change.detail}")
     assert change.new is not None and change.old is not None
-    if _statute_constant(change.new, vocab) and not vocab.in_case(change.new):
+    if another_schedule(change.new, vocab, schedules) and not vocab.in_case(change.new):
         return Verdict(
             "wrong_rule",
-            f"{change.detail}: {change.new:g} is a constant of another part of the statutes",
+            f"{change.detail}: {change.new:g} is a constant of another part of the law",
         )
     new = _new_literals(reference_constants, model_constants, vocab)
     if len(new) >= 2:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..data.cases import Case, DataSource, load_cases, resolve_source
 from ..data.domains import Domain, get_domain
+from ..data.sources import SPLITS
 from ..errors import DataError
 from ..prompting.modes import writes_program
 from ..reading.programs import prepare_program, unwrap_fenced
@@ -29,8 +30,10 @@ from ..solver import Solver
 from ..store.config import read_config
 from ..store.record import Attempt, Record
 from ..store.records_file import iter_records
+from .compare import CaseVocabulary
 from .diagnose import Diagnosis, Proven, diagnose
 from .engine import analyse_many, analyser_version, canonical
+from .schedules import law_numbers
 
 ANALYSIS_FILE = "analysis.jsonl"
 CACHE_FILE = "analysis-cache.sqlite"
@@ -172,7 +175,7 @@ def analyse_run(
                 f"case {record.case_id} of {record.domain} is not in the {split} split."
             )
     with collector_paused():
-        rows, counts = _analyse_records(folder, records, cases, solver, workers, progress)
+        rows, counts = _analyse_records(folder, records, cases, solver, workers, progress, source)
     out = folder / ANALYSIS_FILE
     tmp = out.with_suffix(".jsonl.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
@@ -189,15 +192,20 @@ def _analyse_records(
     solver: Solver | None,
     workers: int | None,
     progress: Callable[[str], None] | None,
+    source: DataSource | None = None,
 ) -> tuple[list[AnalysisRow], dict[str, int]]:
     """The rows of ``analyse_run``.  The reports die with this call, before the caller
     turns the garbage collector back on (which would otherwise walk them all once)."""
-    diagnoser = _Diagnoser(records, cases)
-    wanted = diagnoser.programs
     cache = ReportCache(folder / CACHE_FILE)
     own = solver is None
     pool = solver or Solver(workers=workers)
     try:
+        schedules = {
+            name: domain_schedules(get_domain(name), source, pool, cache)
+            for name in _failing_domains(records)
+        }
+        diagnoser = _Diagnoser(records, cases, schedules)
+        wanted = diagnoser.programs
         if progress:
             progress(f"analysing {len(set(wanted))} distinct programs")
         reports, fresh = analyse_programs(wanted, cache, pool, on_ready=diagnoser.ready)
@@ -214,6 +222,43 @@ def _analyse_records(
         "failed": sum(1 for r in reports.values() if r is None),
     }
     return diagnoser.rows(), counts
+
+
+def _failing_domains(records: list[Record]) -> list[str]:
+    """Domains with a wrong or abstained attempt: only those need the taxonomy, and so
+    the schedules of their law."""
+    return sorted(
+        {
+            r.domain
+            for r in records
+            for a in _stages(r).values()
+            if a.program is not None and a.outcome != "correct"
+        }
+    )
+
+
+def domain_schedules(
+    domain: Domain, source: DataSource | None, solver: Solver, cache: ReportCache
+) -> tuple[float, ...]:
+    """The numbers of the domain's law that its reference programs state, over every
+    split of the data (``schedules.law_numbers``); kept in the analysis cache under the
+    programs' texts, so a re-run reads them once."""
+    programs: dict[str, CaseVocabulary] = {}
+    for split in SPLITS:
+        try:
+            loaded = load_cases(domain, split, source)
+        except DataError:
+            continue  # a data folder without this split
+        for case in loaded:
+            programs.setdefault(reference_program(domain, case), CaseVocabulary.of(case))
+    key = f"% the schedules of {domain.name}\n" + "\n".join(programs)
+    cached = cache.get(key)
+    if cached is not None:
+        return tuple(float(v) for v in cached.get("numbers") or [])
+    numbers = law_numbers(list(programs), list(programs.values()), solver)
+    cache.put(key, {"numbers": list(numbers)})
+    cache.commit()
+    return numbers
 
 
 @contextmanager
@@ -244,9 +289,15 @@ class _Diagnoser:
     threads, so each step holds a lock; a record's diagnosis depends on its reports
     only, never on the order records are done in."""
 
-    def __init__(self, records: list[Record], cases: dict[tuple[str, str], Case]) -> None:
+    def __init__(
+        self,
+        records: list[Record],
+        cases: dict[tuple[str, str], Case],
+        schedules: dict[str, tuple[float, ...]] | None = None,
+    ) -> None:
         self._records = records
         self._cases = cases
+        self._schedules = schedules or {}
         self._reports: dict[str, dict[str, Any] | None] = {}
         self._proven: dict[tuple[str, str], Proven | None] = {}
         self._rows: list[list[AnalysisRow] | None] = [None] * len(records)
@@ -297,7 +348,9 @@ class _Diagnoser:
         for stage, attempt in _stages(record).items():
             if attempt.index not in done:  # one attempt is both first and final
                 model = self._proven_of(domain, attempt.program) if attempt.program else None
-                done[attempt.index] = diagnose(domain, case, attempt, model, reference)
+                done[attempt.index] = diagnose(
+                    domain, case, attempt, model, reference, self._schedules.get(domain.name, ())
+                )
             rows.append(
                 AnalysisRow(
                     domain=record.domain,

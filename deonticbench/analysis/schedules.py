@@ -1,0 +1,60 @@
+"""The numbers of a domain's law as its reference programs state them: every schedule a
+model might take a number from (another cabin's fees, another year's or filing
+status's table).  The failure taxonomy calls a changed literal another schedule's
+number, a ``wrong_rule``, when the statutes state it or when one of these does.
+
+Each reference program's clauses are read by SWI-Prolog's reader (``prolog/analyse.pl``,
+``deonticbench_numbers/1``: nothing is loaded or run); a number counts when it is
+telling (not a small integer or a year) and the program's own case does not state it
+(a bag's size or a person's income is the case, not the law).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..solver import SandboxKind, Solver
+from ..solver.pool import SANDBOX_PROLOG
+from .compare import CaseVocabulary, is_number, telling
+from .engine import ANALYSER, analysis_limits, prolog_string
+
+
+def numbers_job(programs: Sequence[str], sandbox: SandboxKind) -> str:
+    """One job that prints the numbers of every program's clauses, one line each."""
+    texts = ", ".join(prolog_string(p) for p in programs)
+    call = f":- initialization(deonticbench_numbers([{texts}]), main).\n"
+    if sandbox == "bwrap":
+        return f":- encoding(utf8).\n:- use_module('{SANDBOX_PROLOG}/{ANALYSER.name}').\n{call}"
+    return ANALYSER.read_text(encoding="utf-8") + "\n" + call
+
+
+def program_numbers(programs: Sequence[str], solver: Solver) -> list[list[float]]:
+    """The numbers each program's clauses state (empty for a program the reader could
+    not read)."""
+    if not programs:
+        return []
+    execution = solver.run(
+        numbers_job(programs, solver.sandbox),
+        analysis_limits(solver.limits, len(programs)),
+        preload=ANALYSER.name,  # a worker that loaded the analyser already reads at once
+    )
+    found: list[list[float]] = [[] for _ in programs]
+    for line in execution.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        obj = json.loads(line)
+        index = obj.get("index")
+        if isinstance(index, int) and 0 <= index < len(found):
+            found[index] = [float(v) for v in obj.get("numbers") or [] if is_number(v)]
+    return found
+
+
+def law_numbers(
+    programs: Sequence[str], vocabularies: Sequence[CaseVocabulary], solver: Solver
+) -> tuple[float, ...]:
+    """The telling numbers the programs state that their own cases do not, sorted."""
+    found: set[float] = set()
+    for numbers, vocab in zip(program_numbers(programs, solver), vocabularies, strict=True):
+        found.update(v for v in numbers if telling(v) and not vocab.in_case(v))
+    return tuple(sorted(found))

@@ -8,12 +8,22 @@
         mutate_main(+Text, +Fault, +Seed)
             Fault: none | number(K, New) | numbers([K-New, ...]) | operator(K)
                  | comparison(K, Op) | undefined(K) | constant(HeadText)
+                 | negate(K) | drop(K) | sibling(I, J) | drop_clause(I)
+                 | table(Name/Arity, ClausesText)
         mutate_list(+Text)
             prints JSON: the numbered places where a fault can be planted.
 
     Places are numbered in file order: the K-th numeric literal (with its context: fact,
     arith, cmp or other), the K-th arithmetic expression, the K-th call of a predicate the
-    program defines, the K-th arithmetic comparison (`<`, `>`, `=<`, `>=`, `=:=`, `=\=`).
+    program defines, the K-th arithmetic comparison (`<`, `>`, `=<`, `>=`, `=:=`, `=\=`);
+    clauses by their index I among the program's terms.
+
+    The faults that replace which rule applies (wrong_rule): negate(K) negates the K-th
+    call of a defined predicate (`p(X)` -> `\+ p(X)`, or drops the `\+` it stands under);
+    drop(K) removes it from its conjunction; sibling(I, J) gives clause I the body of
+    clause J of the same predicate (head variables shared by position); drop_clause(I)
+    removes clause I; table(N/A, Text) replaces every clause of N/A by the clauses of Text
+    (another case's rule table), where the first of them stood.
 */
 
 :- module(deonticbench_mutate, [mutate_main/3, mutate_list/1, mutate_batch/3]).
@@ -34,6 +44,18 @@ read_all(In, Terms) :-
     (   T == end_of_file -> Terms = []
     ;   T == '$syntax_error' -> read_all(In, Terms)
     ;   Terms = [T|Rest], read_all(In, Rest)
+    ).
+
+%   The line each term starts on, in the order read_program/2 reads them (the lines the
+%   analyser reports for the same text).
+term_lines(Text, Lines) :-
+    setup_call_cleanup(open_string(Text, In), read_lines(In, Lines), close(In)).
+
+read_lines(In, Lines) :-
+    catch(read_term(In, T, [term_position(P)]), _, T = '$syntax_error'),
+    (   T == end_of_file -> Lines = []
+    ;   T == '$syntax_error' -> read_lines(In, Lines)
+    ;   stream_position_data(line_count, P, L), Lines = [L|Rest], read_lines(In, Rest)
     ).
 
 clause_parts((:- D), directive, D, true) :- !.
@@ -107,10 +129,27 @@ mutate_list(Text) :-
     findall(D, ( nth0(I, Terms, T), comparisons(T, Cs), member(D0, Cs),
                  put_dict(clause, D0, I, D) ), Cmps0),
     number_list(Cmps0, 0, Cmps),
+    term_lines(Text, Lines),
+    findall(_{clause: I, name: N, arity: A, kind: Kind, line: L},
+            ( nth0(I, Terms, T), clause_parts(T, Kind, H, _), Kind \== directive,
+              callable(H), functor(H, N, A), ( nth0(I, Lines, L) -> true ; L = null ) ),
+            Clauses),
+    findall(_{name: N, arity: A, text: Src, numbers: Vs},
+            ( member(N/A, Defined), predicate_table(Terms, N/A, Src, Vs) ),
+            Tables),
     json_write_dict(current_output,
-                    _{numbers: Nums, operators: Ops, calls: Calls, comparisons: Cmps},
+                    _{numbers: Nums, operators: Ops, calls: Calls, comparisons: Cmps,
+                      clauses: Clauses, tables: Tables},
                     [width(0)]),
     nl.
+
+%   A predicate whose clauses state numbers, as text (what another case's program can
+%   take over whole) and its numbers in order.
+predicate_table(Terms, N/A, Src, Vs) :-
+    include(defines(N/A), Terms, Own),
+    maplist(clause_numbers, Own, Ls), append(Ls, Pairs),
+    pairs_values(Pairs, Vs), Vs \== [],
+    with_output_to(string(Src), forall(member(T, Own), portray_clause(T))).
 
 number_list([], _, []).
 number_list([D|Ds], K, [D2|D2s]) :- D2 = D.put(k, K), K1 is K + 1, number_list(Ds, K1, D2s).
@@ -139,6 +178,36 @@ plant(constant(HeadText), Terms0, Terms, _) :-
     functor(Head, N, A),
     exclude(defines(N/A), Terms0, Rest),
     append(Rest, [Head], Terms).
+
+plant(negate(K), Terms0, Terms, Defined) :-
+    nb_setval(mutate_counter, 0),
+    maplist(rewrite_call(K, Defined, negate), Terms0, Terms).
+plant(drop(K), Terms0, Terms, Defined) :-
+    nb_setval(mutate_counter, 0),
+    maplist(rewrite_call(K, Defined, drop), Terms0, Terms).
+plant(sibling(I, J), Terms0, Terms, _) :-
+    nth0(I, Terms0, (H :- _)),
+    nth0(J, Terms0, Donor),
+    copy_term(Donor, (H2 :- B2)),
+    functor(H, N, A), functor(H2, N, A),
+    H =.. [_|Args], H2 =.. [_|Args2],
+    maplist(share_variable, Args, Args2),
+    replace_nth0(I, Terms0, (H :- B2), Terms).
+plant(drop_clause(I), Terms0, Terms, _) :-
+    nth0(I, Terms0, _, Terms).
+plant(table(N/A, Text), Terms0, Terms, _) :-
+    read_program(Text, New),
+    nth0(First, Terms0, T0), defines(N/A, T0), !,
+    length(Before, First), append(Before, After0, Terms0),
+    exclude(defines(N/A), After0, After),
+    append([Before, New, After], Terms).
+
+%   The sibling's head variable in a position takes the clause's own (its body then
+%   reads the clause's arguments); a constant of either head is left as it was.
+share_variable(X, Y) :- ( var(X), var(Y) -> X = Y ; true ).
+
+replace_nth0(I, List0, New, List) :-
+    nth0(I, List0, _, Rest), nth0(I, List, New, Rest).
 
 defines(N/A, T) :- clause_parts(T, K, H, _), K \== directive, callable(H), functor(H, N, A).
 
@@ -208,6 +277,60 @@ undefine_body(G, K, D, G2) :-
     ).
 undefine_body(G, _, _, G).
 
+%   The K-th call of a defined predicate (numbered as undefine_body/4 and user_calls/3
+%   number them; a negated call `\+ p` counts once, as its call) negated or dropped.
+rewrite_call(K, Defined, How, T0, T) :-
+    clause_parts(T0, Kind, H, B0),
+    (   Kind == rule
+    ->  rewrite_body(B0, K, Defined, How, B1),
+        simplify_dropped(B1, B),
+        T = (H :- B)
+    ;   T = T0
+    ).
+
+rewrite_body(B, _, _, _, B) :- var(B), !.
+rewrite_body((A0, B0), K, D, How, (A, B)) :- !,
+    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
+rewrite_body((A0 ; B0), K, D, How, (A ; B)) :- !,
+    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
+rewrite_body((A0 -> B0), K, D, How, (A -> B)) :- !,
+    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
+rewrite_body(\+ G, K, D, How, G2) :-
+    defined_call(G, D), !,
+    (   next_place(K)
+    ->  ( How == negate -> G2 = G ; G2 = '$dropped' )
+    ;   G2 = (\+ G)
+    ).
+rewrite_body(\+ A0, K, D, How, \+ A) :- !, rewrite_body(A0, K, D, How, A).
+rewrite_body(G, K, D, How, G2) :-
+    defined_call(G, D), !,
+    (   next_place(K)
+    ->  ( How == negate -> G2 = (\+ G) ; G2 = '$dropped' )
+    ;   G2 = G
+    ).
+rewrite_body(G, _, _, _, G).
+
+defined_call(G, Defined) :- callable(G), functor(G, N, A), memberchk(N/A, Defined).
+
+%   Count one place; true when it is the K-th.
+next_place(K) :-
+    nb_getval(mutate_counter, C), C1 is C + 1, nb_setval(mutate_counter, C1),
+    C =:= K.
+
+%   A dropped goal leaves its conjunction; where it was a whole branch it becomes true.
+simplify_dropped(B, B) :- var(B), !.
+simplify_dropped((A0, B0), B) :- !,
+    simplify_dropped(A0, A), simplify_dropped(B0, B1),
+    (   A == true, A0 == '$dropped' -> B = B1
+    ;   B1 == true, B0 == '$dropped' -> B = A
+    ;   B = (A, B1)
+    ).
+simplify_dropped((A0 ; B0), (A ; B)) :- !, simplify_dropped(A0, A), simplify_dropped(B0, B).
+simplify_dropped((A0 -> B0), (A -> B)) :- !, simplify_dropped(A0, A), simplify_dropped(B0, B).
+simplify_dropped(\+ A0, \+ A) :- !, simplify_dropped(A0, A).
+simplify_dropped('$dropped', true) :- !.
+simplify_dropped(G, G).
+
 %   --- renaming and reordering -------------------------------------------------------
 
 %   Every defined predicate gets a name of its own ('r<i>_<letters>'); main/0 keeps its
@@ -242,8 +365,27 @@ reorder(Terms, Seed, Ordered) :-
     pairs_keys(Keyed, Keys0), list_to_set(Keys0, Keys),
     set_random(seed(Seed)),
     random_permutation(Keys, Shuffled),
-    findall(T, ( member(K, Shuffled), member(K-T, Keyed) ), Grouped),
+    findall(Group,
+            ( member(K, Shuffled), findall(T, member(K-T, Keyed), Own),
+              shuffled_clauses(Own, Group) ),
+            Groups),
+    append(Groups, Grouped),
     append(Grouped, Directives, Ordered).
+
+%   A predicate's clauses are shuffled too when their order cannot change what it
+%   means: no cut in any of them and no two heads that unify (a call reaches one
+%   clause at most, whatever the order).
+shuffled_clauses(Clauses, Shuffled) :-
+    (   order_free(Clauses)
+    ->  random_permutation(Clauses, Shuffled)
+    ;   Shuffled = Clauses
+    ).
+
+order_free(Clauses) :-
+    \+ ( member(C, Clauses), clause_parts(C, _, _, B), sub_term(X, B), X == ! ),
+    \+ ( append(_, [C1|Rest], Clauses), member(C2, Rest),
+          clause_parts(C1, _, H1, _), clause_parts(C2, _, H2, _),
+          \+ H1 \= H2 ).
 
 mutate_main(Text, Fault, Seed) :-
     read_program(Text, Terms0),

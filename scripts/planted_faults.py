@@ -48,7 +48,13 @@ from deonticbench.analysis.compare import CaseVocabulary, is_number, telling
 from deonticbench.analysis.diagnose import Proven, derivation
 from deonticbench.analysis.engine import analyse_many, prolog_string
 from deonticbench.analysis.proof import answer_goal, goal_runs, walk
-from deonticbench.analysis.run import read_analysis, reference_program
+from deonticbench.analysis.run import (
+    ReportCache,
+    domain_schedules,
+    read_analysis,
+    reference_program,
+)
+from deonticbench.analysis.structure import proof_lines
 from deonticbench.data.cases import Case, load_cases
 from deonticbench.data.domains import Domain, get_domain
 from deonticbench.reading.answers import answer_from_execution
@@ -67,6 +73,8 @@ EXPECTED_OUTCOME = {
     "none": "correct",
 }
 TRIES = 4
+RULE_TRIES = 6
+"""Candidates tried per kind (a rule fault more often leaves the answer as it was)."""
 MODE = "zero-shot"
 
 
@@ -82,7 +90,7 @@ def places(solver: Solver, program: str) -> dict[str, Any]:
     execution = solver.run(_prolog_job(solver, f"mutate_list({prolog_string(program)})"))
     line = next((ln for ln in execution.stdout.splitlines() if ln.startswith("{")), None)
     if line is None:
-        return {"numbers": [], "operators": [], "calls": []}
+        return {"numbers": [], "operators": [], "calls": [], "clauses": [], "tables": []}
     found: dict[str, Any] = json.loads(line)
     return found
 
@@ -110,7 +118,15 @@ def _number_literal(value: float) -> str:
 
 KINDS: dict[str, tuple[str, ...]] = {
     "entity_fact": ("case_constant",),
-    "wrong_rule": ("other_schedule", "several_constants"),
+    "wrong_rule": (
+        "other_schedule",
+        "several_constants",
+        "table_swap",
+        "negated_condition",
+        "dropped_condition",
+        "sibling_body",
+        "dropped_clause",
+    ),
     "numerical": (
         "arith_operator",
         "comparison_operator",
@@ -128,7 +144,17 @@ compared with it, when that value was above the threshold and when it was below;
 or constant literal of an arithmetic rule (or of a rule-table fact it reads) changed to a
 value the statutes do not state.  wrong_rule: one literal replaced by a constant the
 statutes state elsewhere (another subsection's or schedule's number); several literals
-of the law changed together."""
+of the law changed together; and the faults that replace which rule applies: a whole rule
+table of another case of the domain swapped in (the same predicate, other numbers), a
+call of a derived condition negated or dropped, a clause given a sibling clause's body,
+a rule clause dropped."""
+RULE_KINDS = (
+    "table_swap",
+    "negated_condition",
+    "dropped_condition",
+    "sibling_body",
+    "dropped_clause",
+)
 OTHER_OPERATORS = {
     ">": (">=", "<"),
     ">=": (">", "=<"),
@@ -140,9 +166,17 @@ OTHER_OPERATORS = {
 
 
 def candidate_faults(
-    domain: Domain, case: Case, program: str, proven: Proven | None, where: dict[str, Any]
+    domain: Domain,
+    case: Case,
+    program: str,
+    proven: Proven | None,
+    where: dict[str, Any],
+    donors: Sequence[dict[str, Any]] = (),
+    schedules: Sequence[float] = (),
 ) -> dict[tuple[str, str], list[str]]:
-    """Faults to try, by (class, kind), most promising first."""
+    """Faults to try, by (class, kind), most promising first.  ``donors``: the rule
+    tables of the domain's other cases (``places``' tables); ``schedules``: the numbers
+    the domain's reference programs state in their rules (a slip never lands on one)."""
     vocab = CaseVocabulary.of(case)
     proof = proven.proof if proven else ()
     fact_numbers = {
@@ -180,7 +214,7 @@ def candidate_faults(
         ):
             if round(float(value), 6) in on_path and value not in [v for _, v in law]:
                 law.append((k, value))  # several constants: distinct, each on the path
-            changed = _off_statute(value, vocab)
+            changed = _off_statute(value, vocab, schedules)
             faults[("numerical", "constant")].append(f"number({k}, {_number_literal(changed)})")
             for other in _statute_neighbours(value, vocab)[:2]:
                 faults[("wrong_rule", "other_schedule")].append(
@@ -192,12 +226,14 @@ def candidate_faults(
     for op in where["operators"]:
         faults[("numerical", "arith_operator")].append(f"operator({op['k']})")
     for cmp in where.get("comparisons", []):
-        for other in OTHER_OPERATORS.get(cmp["op"], ()):
+        for new_op in OTHER_OPERATORS.get(cmp["op"], ()):
             faults[("numerical", "comparison_operator")].append(
-                f"comparison({cmp['k']}, {_quoted_op(other)})"
+                f"comparison({cmp['k']}, {_quoted_op(new_op)})"
             )
-    for kind, fault in _threshold_faults(proof, where, vocab):
+    for kind, fault in _threshold_faults(proof, where, vocab, schedules):
         faults[("numerical", kind)].append(fault)
+    for kind, fault in _rule_faults(proof, where, vocab, donors):
+        faults[("wrong_rule", kind)].append(fault)
     for call in where["calls"]:
         faults[("impl_bug", "undefined_call")].append(f"undefined({call['k']})")
     for node, _ in walk(proof):
@@ -223,13 +259,101 @@ def _scaled(value: float) -> float:
     return value * 1.5 if isinstance(value, float) else round(value * 1.5) + 1
 
 
-def _off_statute(value: float, vocab: CaseVocabulary) -> float:
-    """A changed literal the statutes do not state (a slip, not another schedule)."""
-    for factor in (1.2, 0.8, 1.3, 0.7, 1.1):
+def _off_statute(value: float, vocab: CaseVocabulary, schedules: Sequence[float] = ()) -> float:
+    """A changed literal neither the statutes nor another schedule of the domain state
+    (a slip, not another schedule's number)."""
+    for factor in (1.2, 0.8, 1.3, 0.7, 1.1, 1.4, 0.6):
         new = value * factor if isinstance(value, float) else round(value * factor) + 1
-        if not vocab.in_case_or_statutes(new) and new != value:
+        if not _stated_law(new, vocab, schedules) and new != value:
             return new
     return value * 1.2 + 1
+
+
+def _stated_law(value: float, vocab: CaseVocabulary, schedules: Sequence[float]) -> bool:
+    return vocab.in_case_or_statutes(value) or any(abs(value - s) < 0.005 for s in schedules)
+
+
+def _rule_faults(
+    proof: tuple[dict[str, Any], ...],
+    where: dict[str, Any],
+    vocab: CaseVocabulary,
+    donors: Sequence[dict[str, Any]],
+) -> list[tuple[str, str]]:
+    """The faults that replace which rule applies, those on the answer's path first:
+    another case's table for a predicate of the same name and arity; a call of a derived
+    condition (a predicate with a rule) negated or dropped; a rule clause given a
+    sibling's body; a rule clause of a predicate of several clauses dropped."""
+    path = proof_lines(proof)
+    clauses = where.get("clauses", [])
+    line_of = {c["clause"]: c.get("line") for c in clauses}
+    by_pred: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for c in clauses:
+        by_pred.setdefault((c["name"], c["arity"]), []).append(c)
+    derived = {key for key, cs in by_pred.items() if any(c["kind"] == "rule" for c in cs)}
+    used = {key for key, cs in by_pred.items() if any(c.get("line") in path for c in cs)}
+
+    def first_on_path(items: list[Any], line: Any) -> list[Any]:
+        return sorted(items, key=lambda item: line(item) not in path)
+
+    found: list[tuple[str, str]] = []
+    own = {(t["name"], t["arity"]): t for t in where.get("tables", [])}
+    swaps: list[tuple[bool, str]] = []
+    for donor in donors:
+        key = (donor["name"], donor["arity"])
+        mine = own.get(key)
+        if mine is None or donor["text"] == mine["text"] or not _law_table(mine, vocab):
+            continue
+        theirs = {float(v) for v in donor["numbers"] if telling(v)}
+        ours = {float(v) for v in mine["numbers"] if telling(v)}
+        if not theirs or theirs <= ours:
+            continue  # no number of another schedule: not a swap this kind stands for
+        fault = (
+            f"table({_quoted_atom(donor['name'])}/{donor['arity']}, {prolog_string(donor['text'])})"
+        )
+        swaps.append((key not in used, fault))
+    for _, fault in sorted(swaps, key=lambda s: s[0]):
+        found.append(("table_swap", fault))
+    calls = [c for c in where.get("calls", []) if (c["name"], c["arity"]) in derived]
+    for call in first_on_path(calls, lambda c: line_of.get(c["clause"])):
+        found.append(("negated_condition", f"negate({call['k']})"))
+        found.append(("dropped_condition", f"drop({call['k']})"))
+    for cs in by_pred.values():
+        rules = [c for c in cs if c["kind"] == "rule"]
+        for c in first_on_path(rules, lambda c: c.get("line")):
+            for other in rules:
+                if other is not c:
+                    found.append(("sibling_body", f"sibling({c['clause']}, {other['clause']})"))
+            if len(cs) >= 2:
+                found.append(("dropped_clause", f"drop_clause({c['clause']})"))
+    order = {"table_swap": 0}
+    return sorted(
+        found,
+        key=lambda kf: (order.get(kf[0], 1), _fault_line(kf[1], line_of, where) not in path),
+    )
+
+
+def _law_table(table: dict[str, Any], vocab: CaseVocabulary) -> bool:
+    """A table of the law: at most half of its telling numbers are numbers its own case
+    states (exactly: a fee of 200 is no case's 2)."""
+    told = [v for v in table["numbers"] if telling(v)]
+    stated = [v for v in told if float(v) in vocab.case_numbers]
+    return bool(told) and 2 * len(stated) <= len(told)
+
+
+def _fault_line(fault: str, line_of: dict[int, Any], where: dict[str, Any]) -> Any:
+    """The line of the clause a fault is planted in (None for a table)."""
+    name, _, rest = fault.partition("(")
+    first = rest.split(",")[0].rstrip(")")
+    if not first.isdigit():
+        return None
+    if name in ("negate", "drop"):
+        call = next((c for c in where.get("calls", []) if c["k"] == int(first)), None)
+        return line_of.get(call["clause"]) if call else None
+    return line_of.get(int(first))
+
+
+def _quoted_atom(name: str) -> str:
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _statute_neighbours(value: float, vocab: CaseVocabulary) -> list[float]:
@@ -249,7 +373,10 @@ def _statute_neighbours(value: float, vocab: CaseVocabulary) -> list[float]:
 
 
 def _threshold_faults(
-    proof: tuple[dict[str, Any], ...], where: dict[str, Any], vocab: CaseVocabulary
+    proof: tuple[dict[str, Any], ...],
+    where: dict[str, Any],
+    vocab: CaseVocabulary,
+    schedules: Sequence[float] = (),
 ) -> list[tuple[str, str]]:
     """Thresholds moved past the case or computed value compared with them: just past it
     and by a fifth, from above (the value was above the threshold) and from below."""
@@ -275,7 +402,7 @@ def _threshold_faults(
                     moved = round(moved)
                 if not 0.5 <= moved / t <= 2 or moved == t or _side(x, moved) == _side(x, t):
                     continue
-                if vocab.in_case_or_statutes(moved):
+                if _stated_law(moved, vocab, schedules):
                     continue  # another part of the law's number: not a slip
                 for place in where["numbers"]:
                     if place["where"] == "cmp" and place["value"] == t:
@@ -289,9 +416,14 @@ def _side(x: float, t: float) -> int:
 
 
 def build(
-    domains: Sequence[str], cases_per_domain: int, out: Path, solver: Solver, seed: int = 7
+    domains: Sequence[str],
+    cases_per_domain: int | None,
+    out: Path,
+    solver: Solver,
+    seed: int = 7,
 ) -> tuple[Path, Path]:
-    """Write replay.jsonl and labels.jsonl under ``out``; their paths."""
+    """Write replay.jsonl and labels.jsonl under ``out``; their paths.  ``None`` cases:
+    every hard case of each domain."""
     out.mkdir(parents=True, exist_ok=True)
     replay, labels = out / "replay.jsonl", out / "labels.jsonl"
     with replay.open("w") as rf, labels.open("w") as lf:
@@ -300,9 +432,24 @@ def build(
             cases = load_cases(domain, "hard")[:cases_per_domain]
             programs = [reference_program(domain, c) for c in cases]
             reports = analyse_many(programs, "full", solver)
-            for case, program, report in zip(cases, programs, reports, strict=True):
+            where = [places(solver, p) for p in programs]
+            schedules = domain_schedules(domain, None, solver, ReportCache(None))
+            for index, (case, program, report) in enumerate(
+                zip(cases, programs, reports, strict=True)
+            ):
                 proven = Proven.of(domain, None if "analyser_error" in report else report)
-                chosen = _choose(domain, case, program, proven, solver, seed)
+                # Another case's rule tables (never its case facts), the next cases
+                # first (deterministic, varied).
+                order = [*range(index + 1, len(cases)), *range(index)]
+                donors = [
+                    t
+                    for other in order
+                    for t in where[other].get("tables", [])
+                    if _law_table(t, CaseVocabulary.of(cases[other]))
+                ]
+                chosen = _choose(
+                    domain, case, program, proven, solver, seed, where[index], donors, schedules
+                )
                 for sample, (expected, kind, fault, text) in enumerate(chosen):
                     entry = {"domain": domain.name, "case_id": case.id, "mode": MODE}
                     response = f"```prolog\n{text}```\n"
@@ -319,11 +466,23 @@ def build(
 
 
 def _choose(
-    domain: Domain, case: Case, program: str, proven: Proven | None, solver: Solver, seed: int
+    domain: Domain,
+    case: Case,
+    program: str,
+    proven: Proven | None,
+    solver: Solver,
+    seed: int,
+    where: dict[str, Any],
+    donors: Sequence[dict[str, Any]] = (),
+    schedules: Sequence[float] = (),
 ) -> list[tuple[str, str, str, str]]:
     """At most one mutant per (class, kind) whose fault shows: (class, kind, fault, text)."""
-    faults = candidate_faults(domain, case, program, proven, places(solver, program))
-    tries = [(key, f) for key, found in faults.items() for f in found[:TRIES]]
+    faults = candidate_faults(domain, case, program, proven, where, donors, schedules)
+    tries = [
+        (key, f)
+        for key, found in faults.items()
+        for f in found[: RULE_TRIES if key[1] in RULE_KINDS else TRIES]
+    ]
     texts = mutants(solver, program, [f for _, f in tries], seed)
     ok = [(key, f, t) for (key, f), t in zip(tries, texts, strict=True) if t]
     executions = solver.map([t for _, _, t in ok])
@@ -396,11 +555,13 @@ def evaluate(run: Path, labels: Path) -> dict[str, Any]:
         if r["stage"] == "first"
     }
     truth = [json.loads(x) for x in labels.read_text().splitlines() if x.strip()]
-    groups = {
+    groups: dict[str, Any] = {
         "numeric": lambda d: get_domain(d).label_kind == "numeric",
         "binary": lambda d: get_domain(d).label_kind == "binary",
         "all": lambda d: True,
     }
+    for name in sorted({json.loads(x)["domain"] for x in labels.read_text().splitlines() if x}):
+        groups[name] = lambda d, name=name: d == name
     result: dict[str, Any] = {}
     for group, member in groups.items():
         pairs = []
@@ -491,8 +652,10 @@ def render(result: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--domains", default="sara_numeric,airline,sara_binary")
-    parser.add_argument("--cases", type=int, default=10, help="Cases per domain (hard split).")
+    parser.add_argument("--domains", default="sara_numeric,airline")
+    parser.add_argument(
+        "--cases", type=int, default=None, help="Cases per domain (hard split; default: all)."
+    )
     parser.add_argument("--out", type=Path, default=Path("planted-faults"))
     parser.add_argument("--evaluate", type=Path, help="An analysed run folder to score.")
     parser.add_argument("--labels", type=Path, help="Labels for --evaluate.")

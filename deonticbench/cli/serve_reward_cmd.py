@@ -61,9 +61,10 @@ def command(
     --label_key label (the label column of `deonticbench export --format trl-grpo`)."""
     try:
         # start-up: ``deonticbench --help`` imports every command's module
-        from ..rewards.server import ServerSettings, serve
+        from ..rewards.server import ServerSettings, bind, serve
     except ImportError as exc:
         raise missing_extra("the reward server", "train", package=exc.name) from None
+    sock = bind(host, port)  # a busy port is one sentence, before any announcement
     click.echo(f"deonticbench reward server on http://{host}:{port} (mode {mode})", err=True)
     serve(
         host,
@@ -71,4 +72,5 @@ def command(
         settings=ServerSettings(mode=mode, timeout_s=timeout, max_batches=max_batches),  # type: ignore[arg-type]
         limit_concurrency=limit_concurrency,
         graceful_s=graceful,
+        sock=sock,
     )

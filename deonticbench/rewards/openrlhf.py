@@ -15,11 +15,18 @@ The reward server (``deonticbench serve-reward``) answers the same over HTTP.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from typing import Any
 
-from deonticbench.rewards.core import RewardMode, RewardResult, RewardTarget, score_batch
+from deonticbench.rewards.core import (
+    RewardInputError,
+    RewardMode,
+    RewardResult,
+    RewardTarget,
+    score_batch,
+)
 
 MODE_ENV = "DEONTICBENCH_REWARD_MODE"
 TIMEOUT_ENV = "DEONTICBENCH_REWARD_TIMEOUT"
@@ -67,18 +74,33 @@ def as_openrlhf(results: Sequence[RewardResult]) -> dict[str, Any]:
     }
 
 
+def timeout_from_env() -> float | None:
+    """``DEONTICBENCH_REWARD_TIMEOUT`` in seconds (None when unset)."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise RewardInputError(
+            f"{TIMEOUT_ENV} should be a positive number of seconds, not {text!r}."
+        )
+    return value
+
+
 def reward_func(
     queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **_: Any
 ) -> dict[str, Any]:
     """OpenRLHF's ``reward_func(queries, prompts, labels)``."""
     mode = os.environ.get(MODE_ENV, "paper")
-    timeout = os.environ.get(TIMEOUT_ENV)
     results = score_queries(
         queries,
         prompts,
         labels,
         mode=mode,  # type: ignore[arg-type]
-        timeout_s=float(timeout) if timeout else None,
+        timeout_s=timeout_from_env(),
     )
     reply = as_openrlhf(results)
     try:

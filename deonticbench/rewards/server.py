@@ -15,7 +15,9 @@ On SIGINT/SIGTERM uvicorn stops accepting, lets the requests in flight finish (u
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..errors import ConfigError
 from .core import REWARD_MODES, RewardInputError, RewardMode, check_mode
 from .openrlhf import as_openrlhf, score_queries
 from .process_pool import close_process_solver, process_solver
@@ -122,6 +125,38 @@ def _read_batch(body: Any, limit: int) -> tuple[list[str], list[str] | None, lis
     return queries, prompts, labels
 
 
+class PortError(ConfigError):
+    """The server's address cannot be listened on (in use, not this machine's)."""
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or one sentence saying why there is none:
+    bound before the server is announced, so a busy port is not announced first."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        raise PortError(f"cannot listen on {host}: {_reason(exc)}.") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortError(
+                f"port {port} on {host} is already in use: stop what listens there or "
+                "choose another --port."
+            ) from None
+        raise PortError(f"cannot listen on {host}:{port}: {_reason(exc)}.") from None
+    return sock
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
 def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -129,12 +164,15 @@ def serve(
     settings: ServerSettings | None = None,
     limit_concurrency: int = 64,
     graceful_s: float = 60.0,
+    sock: socket.socket | None = None,
 ) -> None:
-    """Run the reward server until SIGINT/SIGTERM (then finish what is in flight)."""
+    """Run the reward server until SIGINT/SIGTERM (then finish what is in flight);
+    ``sock``: a socket from ``bind`` (else one is bound here)."""
     # optional: the train extra, only when serving
     import uvicorn
 
-    uvicorn.run(
+    listening = sock if sock is not None else bind(host, port)
+    config = uvicorn.Config(
         create_app(settings),
         host=host,
         port=port,
@@ -143,6 +181,7 @@ def serve(
         log_level="warning",
         access_log=False,
     )
+    uvicorn.Server(config).run(sockets=[listening])
 
 
-__all__ = ["REWARD_MODES", "ServerSettings", "create_app", "serve"]
+__all__ = ["REWARD_MODES", "PortError", "ServerSettings", "bind", "create_app", "serve"]

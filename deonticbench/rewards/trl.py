@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from deonticbench.rewards.core import RewardMode, RewardTarget, score_batch
+from deonticbench.rewards.core import RewardInputError, RewardMode, RewardTarget, score_batch
 
 
 def completion_text(completion: Any) -> str | None:
@@ -48,6 +48,24 @@ def _rewards(
     case_constants: Sequence[Any] | None = None,
 ) -> list[float]:
     count = len(completions)
+    for name, column in (("domain", domain), ("gold", gold)):
+        if len(column) != count:
+            # zip(strict=True) would say only "argument 2 is shorter than argument 1".
+            raise RewardInputError(
+                f"the TRL reward got {count} completions but {len(column)} values of the "
+                f"'{name}' column: the dataset needs the columns domain and gold, as "
+                "'deonticbench export --format trl-grpo' writes them."
+            )
+    for name, optional in (
+        ("case_id", case_id),
+        ("reference_signatures", reference_signatures),
+        ("case_constants", case_constants),
+    ):
+        if optional is not None and len(optional) != count:
+            raise RewardInputError(
+                f"the TRL reward got {count} completions but {len(optional)} values of "
+                f"the '{name}' column."
+            )
     ids = list(case_id) if case_id is not None else [""] * count
     signatures = list(reference_signatures) if reference_signatures is not None else [None] * count
     constants = list(case_constants) if case_constants is not None else [None] * count

@@ -25,13 +25,28 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from deonticbench.rewards.core import RewardResult, RewardTarget, score_batch, score_completion
+from deonticbench.rewards.core import (
+    RewardInputError,
+    RewardResult,
+    RewardTarget,
+    score_batch,
+    score_completion,
+)
 
 
 def _target(
-    data_source: str, ground_truth: Any, extra_info: Mapping[str, Any] | None
+    data_source: str, ground_truth: Any, extra_info: Mapping[str, Any] | None, mode: str = "eval"
 ) -> RewardTarget:
     info = extra_info or {}
+    needs = {"paper": "reference_signatures", "grounded": "case_constants"}.get(mode)
+    if needs is not None and info.get(needs) is None:
+        # Without them the partial credit (paper) or the derivation (grounded) would be
+        # 0 for every row, silently: a dataset not written by our export.
+        raise RewardInputError(
+            f"verl passed no {needs} in extra_info for a {data_source} row: the {mode} "
+            "reward needs the extra_info that 'deonticbench export --format verl' writes "
+            "(or reward_kwargs mode=eval, which needs only the ground truth)."
+        )
     domain = info.get("domain") or data_source
     return RewardTarget.from_fields(
         domain,
@@ -59,7 +74,7 @@ def compute_score(
     """verl's per-sample form: the reward and its parts for one response."""
     result = score_completion(
         solution_str,
-        _target(data_source, ground_truth, extra_info),
+        _target(data_source, ground_truth, extra_info, mode),
         mode=mode,  # type: ignore[arg-type]
         timeout_s=timeout_s,
     )
@@ -79,7 +94,7 @@ def compute_score_batch(
     """verl's batch form (``BatchRewardManager``): one dict per response, in order."""
     infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     targets = [
-        _target(source, truth, info)
+        _target(source, truth, info, mode)
         for source, truth, info in zip(data_sources, ground_truths, infos, strict=True)
     ]
     results = score_batch(

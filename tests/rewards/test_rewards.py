@@ -406,7 +406,10 @@ def test_verl_compute_score_and_batch(airline: list[Case]) -> None:
         data_sources=["deonticbench/airline"] * len(airline) + ["deonticbench/airline"],
         solution_strs=[reference_response(c) for c in airline] + ["no program here"],
         ground_truths=[str(c.gold) for c in airline] + [str(case.gold)],
-        extra_infos=[{"case_id": c.id} for c in airline] + [None],
+        # The export writes reference_signatures in every row (the paper reward needs
+        # them); a row without them is refused (test_reward_inputs.py).
+        extra_infos=[{"case_id": c.id, "reference_signatures": []} for c in airline]
+        + [{"case_id": case.id, "reference_signatures": []}],
     )
     assert [r["score"] for r in batch] == [1.0] * len(airline) + [0.0]
     assert all(set(r) == keys for r in batch)  # verl stacks every key across the batch

@@ -17,6 +17,7 @@ import json
 import random
 import re
 import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -230,6 +231,10 @@ def write_variants(
         (out / path).write_bytes(fetch_statute(path))
 
 
+def _where(source: DataSource) -> str:
+    return str(source.path) if source.kind == "local" else f"the hub dataset {source.repo}"
+
+
 class PerturbOutputError(DataError):
     """The output folder of ``perturb`` already holds data."""
 
@@ -254,14 +259,35 @@ def perturb_split(
             raise DataError(f"perturb changes amounts: {domain.name} has no numeric answer.")
     reports: list[PerturbReport] = []
     own = solver is None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        # Written beside ``out`` and moved into place at the end: a failure (a corrupt
+        # source, a stop) leaves no half-written folder that a re-run would refuse.
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as exc:
+        raise PerturbOutputError(f"cannot write {out}: {exc.strerror or exc}.") from None
     pool = solver or Solver()
     try:
         for domain in domains:
             cases = load_cases(domain, split, source)
+            if not cases:
+                raise DataError(
+                    f"the {split} split of {domain.name} holds no case in {_where(source)}: "
+                    "nothing to perturb."
+                )
             rows, report = perturb_domain(domain, cases, pool, variants=variants, seed=seed)
-            write_variants(out, domain, split, rows, source)
+            write_variants(staging, domain, split, rows, source)
             reports.append(report)
+        if not any(r.variants for r in reports):
+            raise DataError(
+                f"perturb made no variant of the {split} split (no case had an amount that "
+                "could be changed and still printed an answer); nothing was written."
+            )
+        if out.exists():
+            out.rmdir()  # checked empty above
+        staging.rename(out)
     finally:
         if own:
             pool.close()
+        shutil.rmtree(staging, ignore_errors=True)
     return reports

@@ -117,7 +117,7 @@ def measured(latency: float) -> None:
         ("gpt-4.1 (OpenAI caches by itself)", "openai:gpt-4.1", SMOKE, None),
         ("claude-sonnet-4-5, agent-zero-shot, 10 turns", "anthropic:claude-sonnet-4-5",
          ("--split", "smoke", "--domains", "airline", "--modes", "agent-zero-shot", "-k", "2",
-          "--limit", "2"), 10),
+          "--limit", "2", "--no-cache"), 10),
     ]  # fmt: skip
     for label, spec, args, turns in runs:
         with (

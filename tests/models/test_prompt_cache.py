@@ -175,6 +175,25 @@ def test_entries_expire_after_their_ttl_and_one_hour_entries_outlive_five_minute
     assert '"ttl": "1h"' in str(sent).replace("'", '"')
 
 
+def check_the_fakes_lookback_is_twenty_blocks(fake: FakeProvider) -> None:
+    """The fake finds an entry 19 blocks back and not 20 (what the second rolling
+    breakpoint is for)."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key=KEY, base_url=fake.url)
+    long = {"type": "text", "text": STATUTE, "cache_control": {"type": "ephemeral"}}
+    client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": [long]}])
+    for extra, hit in ((19, True), (20, False)):
+        plain = {"type": "text", "text": STATUTE}
+        # Blocks of their own per round, so that one round's entries cannot serve the next.
+        blocks = [plain, *({"type": "text", "text": f"b{extra}_{i}"} for i in range(extra))]
+        blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
+        client.messages.create(model="m", max_tokens=5,
+                               messages=[{"role": "user", "content": blocks}])  # fmt: skip
+        assert (fake.bill[-1].cache_read > 0) is hit, extra
+    client.close()
+
+
 def test_an_agent_turn_past_the_lookback_gets_a_second_rolling_breakpoint(
     fake: FakeProvider,
 ) -> None:
@@ -201,23 +220,8 @@ def test_an_agent_turn_past_the_lookback_gets_a_second_rolling_breakpoint(
     first, second = fake.bill
     assert second.cache_read == first.input_total  # found through the second breakpoint
     assert second.cache_write_5m == second.input_total - first.input_total
-
-
-def test_the_fakes_lookback_is_twenty_blocks(fake: FakeProvider) -> None:
-    import anthropic
-
-    client = anthropic.Anthropic(api_key=KEY, base_url=fake.url)
-    long = {"type": "text", "text": STATUTE, "cache_control": {"type": "ephemeral"}}
-    client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": [long]}])
-    for extra, hit in ((19, True), (20, False)):
-        plain = {"type": "text", "text": STATUTE}
-        # Blocks of their own per round, so that one round's entries cannot serve the next.
-        blocks = [plain, *({"type": "text", "text": f"b{extra}_{i}"} for i in range(extra))]
-        blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
-        client.messages.create(model="m", max_tokens=5,
-                               messages=[{"role": "user", "content": blocks}])  # fmt: skip
-        assert (fake.bill[-1].cache_read > 0) is hit, extra
-    client.close()
+    # ... which the rolling one alone would not have found: 24 blocks is past the lookback.
+    check_the_fakes_lookback_is_twenty_blocks(fake)
 
 
 @needs_data

@@ -61,6 +61,10 @@ def _confidence_params(params: dict[str, str], confidence: tuple[str, ...]) -> d
     return params
 
 
+LOGPROB_BACKENDS = ("openai", "openai-compatible")
+"""The backends whose replies carry token log-probabilities (``--confidence logprob``)."""
+
+
 def _positive(name: str, value: int | None) -> None:
     if value is not None and value < 1:
         raise ConfigError(f"{name} must be at least 1, not {value}.")
@@ -286,6 +290,14 @@ def command(
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
         _positive(name, value)
     _positive("--workers", workers)
+    backend = model_spec.partition(":")[0]
+    if "logprob" in confidence and backend not in LOGPROB_BACKENDS:
+        # Only the OpenAI wire format carries log-probabilities: any other backend would
+        # give a run whose logprob signal is n/a everywhere.
+        raise ConfigError(
+            f"--confidence logprob asks an OpenAI-compatible server for token "
+            f"log-probabilities; {backend} gives none (use openai: or openai-compatible:)."
+        )
     if revision and not hub:
         raise ConfigError("--revision picks a hub revision: use it with --hub.")
     if hub and data_dir:
@@ -327,8 +339,22 @@ def command(
             f"note: {prepared.model.provider} generates nothing, so --param is ignored.",
             err=True,
         )
+    logprob_uncached = "logprob" in confidence and not no_cache
+    if "logprob" in confidence and batch:
+        raise ConfigError(
+            "--confidence logprob and --batch do not go together: batch results are read "
+            "back through the response cache, which keeps no log-probabilities."
+        )
+    if logprob_uncached and not dry_run:
+        # The response cache keeps text, not log-probabilities: a cached answer would
+        # leave its sample without the signal, silently.
+        click.echo(
+            "note: --confidence logprob does not read the response cache (it keeps no "
+            "log-probabilities): every response is requested anew.",
+            err=True,
+        )
     options = _Options(
-        False if no_cache else cache_path,
+        False if no_cache or logprob_uncached else cache_path,
         workers,
         retry_errors,
         cast(ExecutorKind, executor),  # a click.Choice of EXECUTORS
@@ -556,6 +582,8 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
         click.echo(summary_table(result.records, order=DOMAINS))
         reference = prepared.model.provider == "reference"
         notes.extend(f"note: {n}" for n in run_notes(result.records, reference=reference))
+        # What the settings left out, and why (also in config.json's "settings").
+        notes.extend(f"note: {text}" for text in prepared.plan.setting_notes.values())
         misses = getattr(prepared.model, "misses", 0)
         if prepared.model.provider == "replay" and misses:
             # A partial replay is honest, but its errors must not pass unremarked.

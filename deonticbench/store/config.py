@@ -41,7 +41,15 @@ def _describe_difference(field: str, old: Any, new: Any) -> str:
         return "the data source or its revision differs"
     if field == "templates":
         return "the prompt templates have changed"
-    return f"{field} differs ({_short(old)} before, {_short(new)} now)"
+    return f"{field} differs ({_shown(field, old)} before, {_shown(field, new)} now)"
+
+
+_DEFAULTS_SHOWN = {"exemplars": "paper (the default)", "distractors": "none (the default)"}
+"""What config.json's absent field means: it writes these only when not the default."""
+
+
+def _shown(field: str, value: Any) -> str:
+    return _DEFAULTS_SHOWN[field] if value is None and field in _DEFAULTS_SHOWN else _short(value)
 
 
 def _describe_model_difference(old: Any, new: Any) -> str:

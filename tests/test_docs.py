@@ -1,0 +1,380 @@
+"""The docs are tests: every shell command shown in README.md and docs/*.md either runs
+here, offline, or says in the doc why it cannot; every repository path a doc cites exists.
+
+A shell block (a fenced block marked ``sh``/``bash``/``shell``/``console``, or a fenced
+or indented block whose first word is a command such as ``deonticbench``, ``make`` or
+``harbor``) must be preceded by a ``<!-- doctest ... -->`` comment (docs/architecture.md,
+"Docs that run", lists its directives).  The commands of one doc run in order, in one
+temporary folder that is also ``$HOME``, as a reader would type them, with the data
+mirror, no provider key and no network.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DATA = os.environ.get("DEONTICBENCH_DATA", "")
+SHELL_INFO = {"sh", "bash", "shell", "console"}
+COMMAND_WORDS = {
+    "deonticbench", "make", "harbor", "inspect", "pip", "python", "python3", "export",
+    "vllm", "ray", "cd", "ls", "cat", "swipl", "uvicorn",
+}  # fmt: skip
+COMMAND_TIMEOUT_S = 900
+"""The longest a documented command may take here (the Harbor oracle run is the longest)."""
+REPO_PREFIXES = (
+    "deonticbench/", "tests/", "prompts/", "prolog/", "eval/", "scripts/", "benchmarks/",
+    "docs/", "data/manifest.json", ".ci/",
+)  # fmt: skip
+PROVIDER_KEYS = re.compile(r".*(_API_KEY|_TOKEN|_SECRET)$")
+
+
+@dataclass
+class Block:
+    """One shell block of a doc, with what its ``doctest`` comment says about it."""
+
+    doc: Path
+    line: int
+    commands: list[str]
+    marked: bool = False
+    skip_reason: str | None = None
+    skipped: dict[int, str] = field(default_factory=dict)
+    setup: list[str] = field(default_factory=list)
+    then: list[str] = field(default_factory=list)
+    replace: list[tuple[str, str]] = field(default_factory=list)
+    expect: list[tuple[int | None, str]] = field(default_factory=list)
+    absent: list[tuple[int | None, str]] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def where(self) -> str:
+        return f"{self.doc.relative_to(REPO)}:{self.line}"
+
+    def prepared(self, number: int) -> str:
+        command = self.commands[number - 1]
+        for old, new in self.replace:
+            command = command.replace(old, new)
+        return command
+
+
+def _logical_commands(lines: list[str]) -> list[str]:
+    """The block's commands: backslash continuations joined, blank lines and prompts
+    (``$ ``) dropped; a trailing ``# comment`` stays (bash reads it as one)."""
+    commands: list[str] = []
+    pending = ""
+    for raw in lines:
+        text = raw.rstrip()
+        if not pending and not text.strip():
+            continue
+        if not pending and text.lstrip().startswith("$ "):
+            text = text.lstrip()[2:]
+        if text.endswith("\\"):
+            pending += text[:-1] + " "
+            continue
+        commands.append((pending + text).strip())
+        pending = ""
+    if pending:
+        commands.append(pending.strip())
+    return commands
+
+
+def _is_shell(info: str | None, lines: list[str]) -> bool:
+    if info in SHELL_INFO:
+        return True
+    if info not in (None, ""):
+        return False
+    first = next((x.strip() for x in lines if x.strip()), "")
+    word = first.split()[0] if first else ""
+    return word.removeprefix("$") in COMMAND_WORDS or first.startswith("$ ")
+
+
+def _read_marker(text: str, block: Block) -> None:
+    """Apply the directives of one ``<!-- doctest ... -->`` comment to ``block``."""
+    body = text.strip().removeprefix("<!--").removesuffix("-->").strip()
+    body = body.removeprefix("doctest").lstrip(":").strip()
+    block.marked = True
+    for directive in (d.strip() for d in body.splitlines()):
+        if not directive or directive == "run":
+            continue
+        name, _, value = directive.partition(":")
+        name, value = name.strip(), value.strip()
+        words = name.split()
+        if words[0] == "skip" and len(words) == 1:
+            block.skip_reason = value
+        elif words[0] == "skip" and len(words) == 2:
+            for number in words[1].split(","):
+                block.skipped[int(number)] = value
+        elif name == "setup":
+            block.setup.append(value)
+        elif name == "then":
+            block.then.append(value)
+        elif name == "replace":
+            old, arrow, new = value.partition(" => ")
+            if not arrow:
+                block.problems.append(f"replace needs 'OLD => NEW': {directive!r}")
+            block.replace.append((old, new))
+        elif words[0] in ("expect", "absent"):
+            wanted = block.expect if words[0] == "expect" else block.absent
+            wanted.append((int(words[1]) if len(words) == 2 else None, value))
+        elif name == "env":
+            key, _, val = value.partition("=")
+            block.env[key.strip()] = val.strip()
+        else:
+            block.problems.append(f"unknown doctest directive {directive!r}")
+
+
+def _indented_or_gap(lines: list[str], i: int) -> bool:
+    """Line ``i`` continues an indented block: indented, or blank before an indented one."""
+    if lines[i].startswith("    "):
+        return True
+    return not lines[i].strip() and i + 1 < len(lines) and lines[i + 1].startswith("    ")
+
+
+def shell_blocks(doc: Path) -> list[Block]:
+    """Every shell block of ``doc`` in order, fenced or indented, with its marker."""
+    lines = doc.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    marker: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if re.match(r"<!-- doctest(?![\w-])", line):  # at the margin: an example is indented
+            start = i
+            while "-->" not in lines[i]:
+                i += 1
+            marker = "\n".join(lines[start : i + 1])
+            i += 1
+            continue
+        fence = re.match(r"^(\s*)(`{3,}|~{3,})([^`]*)$", line)
+        if fence:
+            end = i + 1
+            while end < len(lines) and not lines[end].strip().startswith(fence.group(2)):
+                end += 1
+            body = [x.removeprefix(fence.group(1)) for x in lines[i + 1 : end]]
+            info = fence.group(3).strip().split(" ")[0]
+            if _is_shell(info, body):
+                blocks.append(Block(doc, i + 1, _logical_commands(body)))
+                if marker is not None:
+                    _read_marker(marker, blocks[-1])
+            marker = None
+            i = end + 1
+            continue
+        previous_blank = i == 0 or not lines[i - 1].strip() or lines[i - 1].strip() == "-->"
+        if line.startswith("    ") and previous_blank:
+            end = i
+            while end < len(lines) and (
+                lines[end].startswith("    ")
+                or (
+                    not lines[end].strip()
+                    and end + 1 < len(lines)
+                    and lines[end + 1].startswith("    ")
+                )
+            ):
+                end += 1
+            body = [x[4:] for x in lines[i:end]]
+            if _is_shell(None, body):
+                blocks.append(Block(doc, i + 1, _logical_commands(body)))
+                if marker is not None:
+                    _read_marker(marker, blocks[-1])
+            marker = None
+            i = end
+            continue
+        if stripped:
+            marker = None
+        i += 1
+    return blocks
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _doc_ids() -> list[str]:
+    return [str(d.relative_to(REPO)) for d in DOCS]
+
+
+# --- every shell block is marked, and every marker is well formed --------------------------
+
+
+@pytest.mark.parametrize("name", _doc_ids())
+def test_every_shell_block_runs_or_says_why_not(name: str) -> None:
+    problems: list[str] = []
+    for block in shell_blocks(REPO / name):
+        if not block.marked:
+            problems.append(
+                f"{block.where()}: a shell block without a <!-- doctest ... --> comment "
+                "(run it, or say why it cannot run offline)"
+            )
+        if block.skip_reason is not None and not block.skip_reason:
+            problems.append(f"{block.where()}: 'skip' needs a reason")
+        for number, reason in block.skipped.items():
+            if not reason:
+                problems.append(f"{block.where()}: 'skip {number}' needs a reason")
+            if not 1 <= number <= len(block.commands):
+                problems.append(f"{block.where()}: no command {number} to skip")
+        problems.extend(f"{block.where()}: {p}" for p in block.problems)
+    assert not problems, "\n".join(problems)
+
+
+# --- every cited repository path exists -------------------------------------------------
+
+PATH_TOKEN = re.compile(r"(?<![\w./~-])([A-Za-z_.][\w.-]*/[\w./-]*\w/?|test_\w+\.py)")
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def cited_paths(doc: Path) -> Iterator[tuple[int, str]]:
+    """Repository paths a doc names: link targets, and words that start with one of the
+    repository's top folders and end in a file name or a ``/`` (so the inspect task
+    ``deonticbench/airline`` is not one); bare ``test_*.py`` names must exist under tests/."""
+    ignored: set[str] = set()
+    text = doc.read_text(encoding="utf-8")
+    for found in re.finditer(r"<!-- doctest-paths: not in the repository: (.*?) -->", text):
+        ignored.update(found.group(1).split())
+    for number, line in enumerate(text.splitlines(), 1):
+        for link in LINK.findall(line):
+            if "://" not in link and not link.startswith("mailto:"):
+                yield number, str((doc.parent / link).resolve().relative_to(REPO))
+        for token in PATH_TOKEN.findall(line):
+            token = token.rstrip(".")
+            if token in ignored or any(c in token for c in "<>*{}"):
+                continue
+            named_file = re.search(r"\.[a-z]{1,5}$", token) or token.endswith("/")
+            if token.startswith("test_") or (token.startswith(REPO_PREFIXES) and named_file):
+                yield number, token
+
+
+@pytest.mark.parametrize("name", _doc_ids())
+def test_every_cited_path_exists(name: str) -> None:
+    doc = REPO / name
+    test_files = {p.name for p in (REPO / "tests").rglob("test_*.py")}
+    missing = []
+    for number, path in cited_paths(doc):
+        exists = path in test_files if "/" not in path else (REPO / path).exists()
+        if not exists:
+            missing.append(f"{name}:{number}: {path}")
+    assert not missing, "cited paths that do not exist:\n" + "\n".join(missing)
+
+
+# --- the commands run ---------------------------------------------------------------------
+
+
+def _environment(home: Path) -> dict[str, str]:
+    """A reader's shell: the venv's commands first, the data mirror, a home and a cache of
+    its own, no provider key or token, the hub unreachable by choice."""
+    env = {k: v for k, v in os.environ.items() if not PROVIDER_KEYS.match(k)}
+    env.pop("DEONTICBENCH_CACHE", None)
+    support = REPO / "tests" / "support"
+    env.update(
+        HOME=str(home),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        PYTHONPATH=os.pathsep.join([str(REPO), str(support)]),
+        HF_HUB_OFFLINE="1",
+        NO_COLOR="1",
+        COLUMNS="200",
+    )
+    return env
+
+
+def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
+    """One command through bash, in its own process group, which is killed afterwards so
+    that nothing a command started in the background (``&``) outlives it."""
+    start = time.monotonic()
+    process = subprocess.Popen(
+        ["bash", "-o", "pipefail", "-c", command],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=COMMAND_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        output += f"\n[timed out after {COMMAND_TIMEOUT_S} s]"
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return process.returncode, output, time.monotonic() - start
+
+
+def _exported(command: str, env: dict[str, str]) -> None:
+    """``export A=B C=D`` in a doc holds for the doc's later commands, as in a shell."""
+    words = shlex.split(command, comments=True)
+    for word in words[1:]:
+        key, eq, value = word.partition("=")
+        if eq:
+            env[key] = os.path.expandvars(value)
+
+
+def _fail(block: Block, command: str, why: str, output: str) -> None:
+    tail = "\n".join(output.splitlines()[-40:])
+    pytest.fail(f"{block.where()}: {command}\n{why}\n--- output (last 40 lines) ---\n{tail}")
+
+
+@pytest.mark.skipif(
+    not (DATA and Path(DATA, "data").is_dir()), reason="the shared data mirror is not available"
+)
+@pytest.mark.parametrize(
+    "name", [n for n in _doc_ids() if any(not b.skip_reason for b in shell_blocks(REPO / n))]
+)
+def test_documented_commands_run(name: str, tmp_path: Path) -> None:
+    env = _environment(tmp_path)
+    timings: list[str] = []
+    for block in shell_blocks(REPO / name):
+        if block.skip_reason is not None:
+            continue
+        local = dict(env, **block.env)
+        outputs: dict[int, str] = {}
+        for command in block.setup:
+            code, output, _ = _run(command, tmp_path, local)
+            if code != 0:
+                _fail(block, command, f"the hidden setup exited {code}", output)
+        for number in range(1, len(block.commands) + 1):
+            if number in block.skipped:
+                continue
+            command = block.prepared(number)
+            if command.startswith("export "):
+                _exported(command, env)
+                local.update(env)
+                continue
+            code, output, seconds = _run(command, tmp_path, local)
+            timings.append(f"{seconds:6.1f} s  {block.where()} {command[:90]}")
+            outputs[number] = output
+            if code != 0:
+                _fail(block, command, f"exited {code}", output)
+            if "Traceback (most recent call last)" in output:
+                _fail(block, command, "printed a traceback", output)
+        for command in block.then:
+            code, output, _ = _run(command, tmp_path, local)
+            if code != 0:
+                _fail(block, command, f"the check after the block exited {code}", output)
+        everything = _normalise("\n".join(outputs.values()))
+        for which, text in block.expect:
+            seen = everything if which is None else _normalise(outputs.get(which, ""))
+            if _normalise(text) not in seen:
+                _fail(block, f"expect {which or ''}: {text}", "the documented output is not there",
+                      "\n".join(outputs.values()))  # fmt: skip
+        for which, text in block.absent:
+            seen = everything if which is None else _normalise(outputs.get(which, ""))
+            if _normalise(text) in seen:
+                _fail(block, f"absent {which or ''}: {text}", "the output holds what must not be",
+                      "\n".join(outputs.values()))  # fmt: skip
+    print("\n".join(timings))

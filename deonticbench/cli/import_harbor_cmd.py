@@ -50,8 +50,15 @@ def command(
     click.echo(f"wrote {result.records} records ({', '.join(result.modes)}; {k}) to {result.out}")
     click.echo(
         f"judged from kept artifacts: {result.from_artifacts}, from the verifier's output: "
-        f"{result.from_verifier}; abstentions (no readable answer): {result.abstained}"
+        f"{result.from_verifier}, never ran: {result.never_ran}; abstentions (no readable "
+        f"answer): {result.abstained}"
     )
+    if result.never_ran:
+        click.echo(
+            f"note: {result.never_ran} trial(s) never ran (Harbor stopped them before the "
+            f"agent started) and count as abstentions: {'; '.join(result.never_ran_because)}",
+            err=True,
+        )
     if result.foreign:
         click.echo(
             f"note: {len(result.foreign)} trial(s) are not DeonticBench tasks of the {split} "

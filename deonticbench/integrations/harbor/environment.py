@@ -44,6 +44,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -69,6 +70,20 @@ class EnvironmentStartError(DeonticBenchError):
 
 def missing_tools(tools: tuple[str, ...] = REQUIRED_TOOLS) -> list[str]:
     return [tool for tool in ("bwrap", *tools) if shutil.which(tool) is None]
+
+
+_SAID: set[str] = set()
+
+
+def _said(error: EnvironmentStartError) -> EnvironmentStartError:
+    """The error, its sentence also printed once per process: Harbor's summary shows
+    only the exception's type ("EnvironmentStartError 1") and keeps the sentence in
+    each trial's exception.txt, where nobody looks first."""
+    text = str(error)
+    if text not in _SAID:
+        _SAID.add(text)
+        print(f"deonticbench: {text}", file=sys.stderr, flush=True)
+    return error
 
 
 def _python() -> str:
@@ -187,9 +202,11 @@ class BwrapEnvironment(BaseEnvironment):
     async def start(self, force_build: bool) -> None:
         missing = missing_tools()
         if missing:
-            raise EnvironmentStartError(
-                "BwrapEnvironment runs the task on this host, which lacks "
-                f"{', '.join(missing)}: install them (the task's Dockerfile is not built)."
+            raise _said(
+                EnvironmentStartError(
+                    "BwrapEnvironment runs the task on this host, which lacks "
+                    f"{', '.join(missing)}: install them (the task's Dockerfile is not built)."
+                )
             )
         if self._uid_lock is None:
             self._uid, self._uid_lock = job_uid()
@@ -245,8 +262,10 @@ class BwrapEnvironment(BaseEnvironment):
             if self._proc.stderr is not None and self._proc.returncode is not None:
                 err = await self._proc.stderr.read()
             await self.stop(delete=True)
-            raise EnvironmentStartError(
-                f"the bubblewrap sandbox did not start: {err.decode(errors='replace').strip()}"
+            raise _said(
+                EnvironmentStartError(
+                    f"the bubblewrap sandbox did not start: {err.decode(errors='replace').strip()}"
+                )
             )
         logger.debug(
             "bwrap environment %s started in %s (uid %s)", self.session_id, self._root, self._uid
@@ -290,7 +309,13 @@ class BwrapEnvironment(BaseEnvironment):
         shutil.copy2(self._host(source_path), target_path)
 
     async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
-        shutil.copytree(self._host(source_dir), target_dir, dirs_exist_ok=True, symlinks=True)
+        source = self._host(source_dir)
+        if not source.exists() and self._proc is None:
+            # Never started (Harbor still collects the logs of a trial whose start
+            # failed): nothing to download, and no second traceback over the first.
+            Path(target_dir).mkdir(parents=True, exist_ok=True)
+            return
+        shutil.copytree(source, target_dir, dirs_exist_ok=True, symlinks=True)
 
     # --- commands -------------------------------------------------------------------
 

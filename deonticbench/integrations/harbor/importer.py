@@ -88,6 +88,12 @@ class HarborTrial:
         return f"{self.exception}: {message[0]}" if message else str(self.exception)
 
     @property
+    def never_ran(self) -> bool:
+        """Harbor stopped the trial before its agent started (an environment that could
+        not start): nothing it kept was made by the agent."""
+        return bool(self.exception) and not self.result.get("agent_execution")
+
+    @property
     def started(self) -> str:
         return str(self.result.get("started_at") or "")
 
@@ -154,6 +160,10 @@ class HarborImport:
     abstained: int = 0
     from_artifacts: int = 0
     from_verifier: int = 0
+    never_ran: int = 0
+    """Trials Harbor stopped before their agent started: abstentions naming why."""
+    never_ran_because: list[str] = field(default_factory=list)
+    """Each distinct exception of those trials (type: first line)."""
 
 
 def find_trials(jobs_dir: Path) -> list[HarborTrial]:
@@ -317,11 +327,19 @@ def import_jobs(
         for domain, case, mode, trial in matched:
             sample = samples[(domain.name, case.id, mode)]
             samples[(domain.name, case.id, mode)] += 1
-            judgement, from_artifacts = _judge(domain, mode, trial, solver)
-            if from_artifacts:
-                result.from_artifacts += 1
+            if trial.never_ran:
+                # Its empty artifacts folder would otherwise be "judged from kept artifacts".
+                reason = f"harbor {trial.exception_text} (the agent never ran)"
+                judgement = Judgement(None, Answer.abstain(reason))
+                result.never_ran += 1
+                if trial.exception_text not in result.never_ran_because:
+                    result.never_ran_because.append(trial.exception_text)
             else:
-                result.from_verifier += 1
+                judgement, from_artifacts = _judge(domain, mode, trial, solver)
+                if from_artifacts:
+                    result.from_artifacts += 1
+                else:
+                    result.from_verifier += 1
             record, atif = _record(domain, case, mode, sample, trial, judgement)
             if record.final.outcome == "abstain":
                 result.abstained += 1

@@ -8,9 +8,9 @@ stdout with the harness's answer reader; direct mode reads ``output/answer.txt``
 the direct-answer reader; the answer is judged by the paper's rules (±$1 after Python
 rounding, class names normalised, an abstention with its reason never correct).
 
-It always writes ``/logs/verifier/reward.json``: Harbor accepts only numbers there, so it
-holds ``reward`` and the outcome as numbers (``correct``, ``wrong``, ``abstain``, and
-``answer`` for a numeric answer); the parts as text (``answer``, ``outcome``,
+It always writes ``/logs/verifier/reward.json``: Harbor averages every number there into
+its job summary, so it holds only ``reward`` and the outcome as 0/1 (``correct``,
+``wrong``, ``abstain``); the answer and the parts as text (``answer``, ``outcome``,
 ``abstain_reason``) go to ``/logs/verifier/verdict.json`` beside it.  Its stdout also
 prints DAR's ``Expected:``/``Got:``/``Normalized ...`` lines for the same answer, so
 DAR's scorer can read these tasks' trials too.
@@ -99,17 +99,16 @@ def verdict_of(domain: Domain, mode: Mode, gold: int | str, workspace: Path) -> 
 
 
 def rewards(verdict: dict[str, Any]) -> dict[str, float]:
-    """reward.json: numbers only (Harbor's rule)."""
+    """reward.json: the numbers Harbor should average (its rule: numbers only), each a
+    0/1 whose mean is a share.  The answer is no reward: Harbor would average it into
+    its job summary, so it stays in verdict.json and the ``Got:`` line."""
     outcome = verdict["outcome"]
-    out = {
+    return {
         "reward": 1.0 if outcome == "correct" else 0.0,
         "correct": float(outcome == "correct"),
         "wrong": float(outcome == "wrong"),
         "abstain": float(outcome == "abstain"),
     }
-    if isinstance(verdict["answer"], float):
-        out["answer"] = verdict["answer"]
-    return out
 
 
 def report_lines(verdict: dict[str, Any]) -> list[str]:

@@ -9,15 +9,17 @@ that applies:
    analysis failed or no goal printed its answer), or the model's answer goal has none.
 3. ``entity_fact``: a constant of the case that the reference proof's facts use is
    missing from the constants the model proof uses (fact coverage below 1).
-4. ``numerical``: facts agree, and an arithmetic or threshold step differs:
-   a. the model computes an arithmetic step from the same inputs as the first reference
-      value it never reaches, but gets another result (a wrong operator or formula); or
-   b. a reference comparison of a case or computed value *x* against a threshold *t*
-      has a model counterpart comparing *x* against *t'* (within a factor of two of *t*)
-      that puts *x* on the other side (a threshold error).
-5. ``wrong_rule``: facts agree but the reference's conclusions are not reproduced in
-   another way (a different rule, subsection or fee schedule): an unreached reference
-   value, or, for programs without arithmetic, a different answer from the same facts.
+4. ``numerical``: facts agree, and the model differs from the reference in one
+   operator or one literal that is not another row's or schedule's number.
+5. ``wrong_rule``: facts agree but another rule applies: a condition negated or dropped,
+   a sibling clause's body, a clause dropped, another rule table, another schedule's
+   number, several constants changed; for programs without arithmetic, a different
+   answer from the same facts.
+
+   The two are told apart by structure first (``structure.structural_verdict``: when the
+   model has the reference's clauses, whatever number diverges first), then, for a
+   program of the model's own structure, by values (``divergence.first_divergence``,
+   the same-inputs and threshold tests below, an unreached reference value).
 6. ``unknown`` otherwise (every reference value reached, yet a different answer).
 
 Derivation, for every program-mode attempt (correct ones too), the first that applies:

@@ -17,10 +17,14 @@ literal**, or none:
   literal on the other (a threshold changed).
 
 One operator or one literal changed is ``numerical``.  It is a ``wrong_rule`` instead
-when the changed literal equals a constant stated elsewhere in the statutes (the model
-took another subsection's or schedule's number: the rule chosen is wrong), or when
-several literals of the reference's answer path are changed together (another schedule),
-or when the model has no counterpart of the reference's structure at all.
+when the changed literal equals a constant stated elsewhere in the statutes or in the
+rules of the domain's other reference programs (the model took another subsection's or
+schedule's number: the rule chosen is wrong), or when several literals of the
+reference's answer path are changed together (another schedule), or when the model has
+no counterpart of the reference's structure at all.
+
+This is the fallback: a model with the reference's clauses is judged clause by clause
+first (``structure``), whatever number diverges first.
 """
 
 from __future__ import annotations

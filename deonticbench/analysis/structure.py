@@ -122,7 +122,8 @@ def structural_verdict(
 ) -> Verdict | None:
     """``wrong_rule`` or ``numerical`` when the model has the reference's structure and
     the difference is on the answer's path; None otherwise (module doc)."""
-    ref_left, model_left = _unmatched(reference.clauses, model.clauses)
+    names = pair_predicates(reference.clauses, model.clauses)
+    ref_left, model_left = _unmatched(reference.clauses, model.clauses, names)
     if not ref_left and not model_left:
         return None
     kept = len(reference.clauses) - len(ref_left)
@@ -144,6 +145,15 @@ def structural_verdict(
         return Verdict("wrong_rule", f"the model's {shown} has a clause the reference has not")
     pairs = _paired(ref_left, model_left)
     if pairs is None:
+        if len(ref_left) == len(model_left) == 1 and not (ref_left[0].fact or model_left[0].fact):
+            # One rule written another way: another rule when it consults other
+            # predicates; the same ones computed otherwise is for the values to judge.
+            mine = Counter(names.get(n, "?" + n) for n in model_left[0].calls[1:])
+            if mine != Counter(ref_left[0].calls[1:]):
+                return Verdict(
+                    "wrong_rule", OTHER_CALL.format(m=model_left[0].pred, r=ref_left[0].pred)
+                )
+            return None
         if len({c.pred for c in ref_left}) == 1 and len({c.pred for c in model_left}) == 1:
             new = _new_numbers(ref_left, model_left, vocab)
             shown = ", ".join(f"{v:g}" for v in new[:4]) or "no number of its own"
@@ -164,11 +174,12 @@ def structural_verdict(
     return Verdict("wrong_rule", f"several constants changed together: {shown}")
 
 
-def _unmatched(reference: list[Clause], model: list[Clause]) -> tuple[list[Clause], list[Clause]]:
+def _unmatched(
+    reference: list[Clause], model: list[Clause], names: dict[str, str]
+) -> tuple[list[Clause], list[Clause]]:
     """The clauses each side has that the other has not (as multisets): a clause is its
     structure and the predicates it calls, the model's predicates named by the
-    reference predicates they pair with (``pair_predicates``)."""
-    names = pair_predicates(reference, model)
+    reference predicates they pair with (``names``, from ``pair_predicates``)."""
     ref_keys = [(c.exact, c.calls) for c in reference]
     model_keys = [(c.exact, tuple(names.get(n, "?" + n) for n in c.calls)) for c in model]
     theirs = Counter(model_keys)

@@ -63,9 +63,19 @@ def main(argv: list[str] | None = None) -> Any:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
+    except click.UsageError as exc:
+        # One line, like every other error: click's usage block would bury the sentence.
+        where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        click.echo(f"error: {exc.format_message()}{where}", err=True)
         sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        click.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        # A path the user gave that cannot be read or written, wherever it surfaced.
+        where = f" ({exc.filename})" if exc.filename else ""
+        click.echo(f"error: {exc.strerror or exc}{where}.", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("interrupted; finished work is kept", err=True)
         sys.exit(130)

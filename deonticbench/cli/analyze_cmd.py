@@ -24,7 +24,12 @@ import click
     show_default=True,
     help="Which attempt the tables describe.",
 )
-@click.option("--workers", type=int, default=None, help="Prolog workers (default: cores + 1).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Prolog workers (default: cores + 1).",
+)
 def command(run: str, out: str | None, as_json: bool, stage: str, workers: int | None) -> None:
     """Analyse the program-mode records of the run folder RUN: writes RUN/analysis.jsonl
     and prints the failure taxonomy, the outcome × derivation table, mean structural
@@ -33,6 +38,7 @@ def command(run: str, out: str | None, as_json: bool, stage: str, workers: int |
     from ..analysis.run import analyse_run
     from ..analysis.tables import all_tables, render_tables, write_outputs
 
+    _require_programs(Path(run))
     rows, counts = analyse_run(run, workers=workers)
     payload = [r.to_json() for r in rows]
     if as_json:
@@ -49,3 +55,20 @@ def command(run: str, out: str | None, as_json: bool, stage: str, workers: int |
     if out:
         for path in write_outputs(payload, Path(out), stage):
             click.echo(f"wrote {path}", err=as_json)
+
+
+def _require_programs(folder: Path) -> None:
+    """Refuse, before analysis.jsonl is written, a run with no program to analyse: its
+    tables would be empty and say nothing of why."""
+    # start-up: ``deonticbench --help`` imports every command's module
+    from ..errors import DataError
+    from ..prompting.modes import writes_program
+    from ..store.records_file import RECORDS_NAME, iter_records
+
+    if not (folder / RECORDS_NAME).is_file():
+        return  # analyse_run says it is no run folder
+    if not any(writes_program(r.mode) for r in iter_records(folder)):
+        raise DataError(
+            f"{folder} holds no record of a mode that writes a program (zero-shot, "
+            "few-shot, the settings or the agentic program modes): nothing to analyse."
+        )

@@ -59,6 +59,9 @@ def command(
         raise ConfigError(f"cannot read {file}: {exc.strerror}.") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{file} is not UTF-8 text.") from None
+    if not program.strip():
+        # An empty file runs and prints nothing: say so rather than report "no output".
+        raise ConfigError(f"{file} is empty: there is no program to run.")
     dom = get_domain(domain) if domain else None
     notes: tuple[str, ...] = ()
     if has_fence(program):

@@ -15,12 +15,10 @@ def command() -> None:
     from ..errors import DataError
     from ..evaluation.catalog import build_catalog
 
-    try:
-        source = resolve_source()
-    except DataError as exc:
-        click.echo(f"note: {exc}", err=True)
-        source = None
-    if source is not None and source.kind == "hub":
+    # A DEONTICBENCH_DATA that is no data folder is the user's error, not a note: the
+    # sizes would all be "-" without saying why.
+    source = resolve_source()
+    if source.kind == "hub":
         click.echo("note: no local data (DEONTICBENCH_DATA unset); sizes are not counted.")
     catalog = build_catalog(source)
     click.echo(f"domains (cases per split, from {catalog.source}):")
@@ -37,3 +35,14 @@ def command() -> None:
     click.echo("models with settings in eval/models.yaml (globs):")
     for name in catalog.models:
         click.echo(f"  {name}")
+    # A split file that is there but cannot be read shows as "-" above: say which, and
+    # fail, rather than pass a corrupt data folder off as a smaller one.
+    broken = [
+        note
+        for d in catalog.domains
+        for note in d.notes.values()
+        if note not in ("hub only", "no data source", "hub: not counted offline")
+        and "does not exist" not in note
+    ]
+    if broken:
+        raise DataError(broken[0])

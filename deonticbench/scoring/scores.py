@@ -393,7 +393,11 @@ class NothingToScoreError(DeonticBenchError):
 def require_scorable(scores: Sequence[RunScores]) -> None:
     """Refuse, in one sentence, runs with nothing to score (``score`` and ``report``)."""
     if not any(s.groups for s in scores):
-        raise NothingToScoreError("None of the given run folders holds a scorable record.")
+        # Named, so that a typo among several folders is found at once.
+        names = ", ".join(str(s.run.path) for s in scores)
+        raise NothingToScoreError(
+            f"None of the given run folders holds a scorable record ({names})."
+        )
 
 
 def score_rows(scores: Sequence[RunScores]) -> list[ScoreRow]:

@@ -21,6 +21,6 @@ def test_report_on_empty_records_refuses_like_score(tmp_path: Path) -> None:
     scored = _cli("score", str(run))
     reported = _cli("report", str(run))
     assert scored.returncode != 0 and reported.returncode == scored.returncode
-    sentence = "None of the given run folders holds a scorable record."
+    sentence = f"None of the given run folders holds a scorable record ({run})."
     assert sentence in scored.stderr and sentence in reported.stderr
     assert not (run / "report.html").exists()

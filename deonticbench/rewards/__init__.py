@@ -43,9 +43,9 @@ from .process_pool import close_process_solver, process_solver
 from .signatures import prefetch_signatures, signatures_to_rows
 
 if TYPE_CHECKING:
-    from .server import ServerSettings, serve
+    from .server import PortError, ServerSettings, bind, serve
 
-_HOME = {"ServerSettings": "server", "serve": "server"}
+_HOME = {"PortError": "server", "ServerSettings": "server", "bind": "server", "serve": "server"}
 """Loaded on first use: the server needs starlette and uvicorn (the ``train`` extra),
 which a trainer calling ``score_batch`` in-process does not."""
 
@@ -53,12 +53,14 @@ __all__ = [
     "PAPER_TIMEOUT_S",
     "PARTIAL_CREDIT",
     "REWARD_MODES",
+    "PortError",
     "RewardCache",
     "RewardInputError",
     "RewardMode",
     "RewardResult",
     "RewardTarget",
     "ServerSettings",
+    "bind",
     "close_process_solver",
     "prefetch_signatures",
     "process_solver",

@@ -368,7 +368,7 @@ clause_structure(Entries) :-
     target_module(M),
     findall(N/A, own_predicate(M, N, A), Defined),
     findall(N, member(N/_, Defined), Names0), sort(Names0, Names),
-    findall(E, ( member(N/A, Defined), predicate_entries(M, N/A, Defined, Names, Es),
+    findall(E, ( member(N/A, Defined), predicate_entries(M, N/A, Names, Es),
                  member(E, Es) ),
             Entries0),
     % In file order, whatever order the predicates are enumerated in (stable sorts:
@@ -381,38 +381,38 @@ own_predicate(M, N, A) :-
     \+ predicate_property(M:H, imported_from(_)),
     \+ predicate_property(M:H, built_in).
 
-predicate_entries(M, N/A, Defined, Names, Entries) :-
+%   Each clause is written with '$p' for the program's own names once; its variants are
+%   made on that term (a call of a defined predicate is then a '$p' goal).
+predicate_entries(M, N/A, Names, Entries) :-
     functor(H, N, A),
-    findall(c(H, B, Line), ( catch(clause(M:H, B, Ref), _, fail), clause_line(Ref, Line) ),
+    findall(c(AH, AB, Line, Called),
+            ( catch(clause(M:H, B, Ref), _, fail), clause_line(Ref, Line),
+              abstract_names((H :- B), Names, (AH :- AB), Called, []) ),
             Clauses),
     length(Clauses, Count),
     format(string(P), "~w/~w", [N, A]),
-    findall(E, ( nth0(I, Clauses, c(H1, B1, L1)),
-                 clause_entry(P, Count, I, Clauses, H1, B1, L1, Defined, Names, E) ),
-            Entries).
+    findall(E, ( nth0(I, Clauses, C), clause_entry(P, Count, I, Clauses, C, E) ), Entries).
 
-clause_entry(P, Count, I, Clauses, H, B, Line, Defined, Names, Entry) :-
-    abstract_names((H :- B), Names, Abstract, Called0, []),
-    term_hash_of(Abstract, Hash),
+clause_entry(P, Count, I, Clauses, c(H, B, Line, Called0), Entry) :-
+    term_hash_of((H :- B), Hash),
     maplist(atom_string, Called0, Called),
-    copy_term(Abstract, Blank0),
+    copy_term((H :- B), Blank0),
     blank_numbers(Blank0, Blank, Numbers),
     term_hash_of(Blank, Shape),
-    copy_term(Blank, Blank1),
-    blank_operators(Blank1, Blind, Ops),
+    blank_operators(Blank, Blind, Ops),
     term_hash_of(Blind, Blindh),
     (   B == true
     ->  Toggles = [], Drops = [], Siblings = []
-    ;   call_count(B, Defined, Calls),
+    ;   call_count(B, Calls),
         Last is Calls - 1,
-        findall(X, ( between(0, Last, K), rewritten((H :- B), K, Defined, negate, V),
-                     structure_hash(V, Names, X) ), Toggles),
-        findall(X, ( between(0, Last, K), rewritten((H :- B), K, Defined, drop, V),
-                     structure_hash(V, Names, X) ), Drops),
+        findall(X, ( between(0, Last, K), rewritten((H :- B), K, negate, V),
+                     term_hash_of(V, X) ), Toggles),
+        findall(X, ( between(0, Last, K), rewritten((H :- B), K, drop, V),
+                     term_hash_of(V, X) ), Drops),
         (   Count =< 8
-        ->  findall(X, ( nth0(J, Clauses, c(H2, B2, _)), J =\= I, B2 \== true,
+        ->  findall(X, ( nth0(J, Clauses, c(H2, B2, _, _)), J =\= I, B2 \== true,
                          with_sibling_body(H, H2, B2, V),
-                         structure_hash(V, Names, X) ), Siblings)
+                         term_hash_of(V, X) ), Siblings)
         ;   Siblings = []
         )
     ),
@@ -421,16 +421,11 @@ clause_entry(P, Count, I, Clauses, H, B, Line, Defined, Names, Entry) :-
     Entry = _{p: P, l: Line, f: Fact, h: Hash, s: Shape, o: Blindh, ops: Ops, n: NumbersJ,
               c: Called, t: Toggles, d: Drops, b: Siblings}.
 
-structure_hash(Clause, Names, Hash) :-
-    abstract_names(Clause, Names, Abstract),
-    term_hash_of(Abstract, Hash).
-
+%   variant_sha1/2 hashes a term up to the names of its variables (variants hash alike),
+%   so the clause needs no copy; 12 hex digits are plenty for a program's clauses.
 term_hash_of(T, Hash) :-
-    copy_term(T, C),
-    numbervars(C, 0, _),
-    variant_sha1(C, Sha),
-    sub_atom(Sha, 0, 12, _, Short),
-    atom_string(Short, Hash).
+    variant_sha1(T, Sha),
+    sub_string(Sha, 0, 12, _, Hash).
 
 %   Every atom and functor that names a predicate the program defines becomes '$p'.
 abstract_names(T, Names, A) :- abstract_names(T, Names, A, _, []).
@@ -453,77 +448,85 @@ abstract_all([X|Xs], Names, [Y|Ys], L0, L) :-
     abstract_names(X, Names, Y, L0, L1),
     abstract_all(Xs, Names, Ys, L1, L).
 
-blank_numbers(T, T, []) :- var(T), !.
-blank_numbers(T, '#', [T]) :- number(T), !.
-blank_numbers(T, T, []) :- \+ compound(T), !.
-blank_numbers(T, B, Ns) :-
+blank_numbers(T, B, Ns) :- blank_numbers(T, B, Ns, []).
+
+%   (difference lists: append/2 checked its list argument at every node)
+blank_numbers(T, T, L, L) :- var(T), !.
+blank_numbers(T, '#', [T|L], L) :- number(T), !.
+blank_numbers(T, T, L, L) :- \+ compound(T), !.
+blank_numbers(T, B, L0, L) :-
     compound_name_arguments(T, F, Args),
-    maplist(blank_numbers, Args, Args2, Nss),
-    append(Nss, Ns),
+    blank_numbers_all(Args, Args2, L0, L),
     compound_name_arguments(B, F, Args2).
+
+blank_numbers_all([], [], L, L).
+blank_numbers_all([X|Xs], [Y|Ys], L0, L) :-
+    blank_numbers(X, Y, L0, L1), blank_numbers_all(Xs, Ys, L1, L).
 
 %   The operators of arithmetic (right of is/2, both sides of a comparison) and the
 %   comparisons themselves become '$op'; their names are listed in order.
-blank_operators(T, T, []) :- var(T), !.
-blank_operators(T, T, []) :- \+ compound(T), !.
-blank_operators(X is E, X is E2, Ops) :- !, blank_arith(E, E2, Ops).
-blank_operators(T, B, [F|Ops]) :-
+blank_operators(T, B, Ops) :- blank_operators(T, B, Ops, []).
+
+blank_operators(T, T, L, L) :- var(T), !.
+blank_operators(T, T, L, L) :- \+ compound(T), !.
+blank_operators(X is E, X is E2, L0, L) :- !, blank_arith(E, E2, L0, L).
+blank_operators(T, '$op'(X2, Y2), [F|L0], L) :-
     compound_name_arguments(T, F, [X, Y]), comparison(T), !,
-    blank_arith(X, X2, O1), blank_arith(Y, Y2, O2), append(O1, O2, Ops),
-    B = '$op'(X2, Y2).
-blank_operators(T, B, Ops) :-
+    blank_arith(X, X2, L0, L1), blank_arith(Y, Y2, L1, L).
+blank_operators(T, B, L0, L) :-
     compound_name_arguments(T, F, Args),
-    maplist(blank_operators, Args, Args2, Oss),
-    append(Oss, Ops),
+    blank_operators_all(Args, Args2, L0, L),
     compound_name_arguments(B, F, Args2).
 
-blank_arith(E, E, []) :- \+ compound(E), !.
-blank_arith(E, B, [F|Ops]) :-
+blank_operators_all([], [], L, L).
+blank_operators_all([X|Xs], [Y|Ys], L0, L) :-
+    blank_operators(X, Y, L0, L1), blank_operators_all(Xs, Ys, L1, L).
+
+blank_arith(E, E, L, L) :- \+ compound(E), !.
+blank_arith(E, B, [F|L0], L) :-
     compound_name_arguments(E, F, Args),
-    maplist(blank_arith, Args, Args2, Oss),
-    append(Oss, Ops),
+    blank_arith_all(Args, Args2, L0, L),
     compound_name_arguments(B, '$op', Args2).
+
+blank_arith_all([], [], L, L).
+blank_arith_all([X|Xs], [Y|Ys], L0, L) :-
+    blank_arith(X, Y, L0, L1), blank_arith_all(Xs, Ys, L1, L).
 
 %   Calls of defined predicates in a body, counted through `,`, `;`, `->` and `\+` (a
 %   negated call counts once), as prolog/mutate.pl counts them.
-call_count(B, Defined, N) :-
-    nb_setval(deonticbench_calls, 0),
-    rewrite_body(B, -1, Defined, count, _),
-    nb_getval(deonticbench_calls, N).
+call_count(B, N) :- rewrite_body(B, -1, count, _, 0, N).
 
-rewritten((H :- B0), K, Defined, How, (H :- B)) :-
-    copy_term(B0-H, B1-H),
-    nb_setval(deonticbench_calls, 0),
-    rewrite_body(B1, K, Defined, How, B2),
-    simplify_dropped(B2, B).
+rewritten((H :- B0), K, How, (H :- B)) :-
+    rewrite_body(B0, K, How, B1, 0, _),
+    simplify_dropped(B1, B).
 
-rewrite_body(B, _, _, _, B) :- var(B), !.
-rewrite_body((A0, B0), K, D, How, (A, B)) :- !,
-    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
-rewrite_body((A0 ; B0), K, D, How, (A ; B)) :- !,
-    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
-rewrite_body((A0 -> B0), K, D, How, (A -> B)) :- !,
-    rewrite_body(A0, K, D, How, A), rewrite_body(B0, K, D, How, B).
-rewrite_body(\+ G, K, D, How, G2) :-
-    defined_call(G, D), !,
-    (   next_call(K)
+%   rewrite_body(+Body, +K, +How, -Body2, +Seen0, -Seen): Seen counts the calls passed.
+rewrite_body(B, _, _, B, C, C) :- var(B), !.
+rewrite_body((A0, B0), K, How, (A, B), C0, C) :- !,
+    rewrite_body(A0, K, How, A, C0, C1), rewrite_body(B0, K, How, B, C1, C).
+rewrite_body((A0 ; B0), K, How, (A ; B), C0, C) :- !,
+    rewrite_body(A0, K, How, A, C0, C1), rewrite_body(B0, K, How, B, C1, C).
+rewrite_body((A0 -> B0), K, How, (A -> B), C0, C) :- !,
+    rewrite_body(A0, K, How, A, C0, C1), rewrite_body(B0, K, How, B, C1, C).
+rewrite_body(\+ G, K, How, G2, C0, C) :-
+    own_call(G), !,
+    C is C0 + 1,
+    (   C0 =:= K
     ->  ( How == negate -> G2 = G ; G2 = '$dropped' )
     ;   G2 = (\+ G)
     ).
-rewrite_body(\+ A0, K, D, How, \+ A) :- !, rewrite_body(A0, K, D, How, A).
-rewrite_body(G, K, D, How, G2) :-
-    defined_call(G, D), !,
-    (   next_call(K)
+rewrite_body(\+ A0, K, How, \+ A, C0, C) :- !, rewrite_body(A0, K, How, A, C0, C).
+rewrite_body(G, K, How, G2, C0, C) :-
+    own_call(G), !,
+    C is C0 + 1,
+    (   C0 =:= K
     ->  ( How == negate -> G2 = (\+ G) ; G2 = '$dropped' )
     ;   G2 = G
     ).
-rewrite_body(G, _, _, _, G).
+rewrite_body(G, _, _, G, C, C).
 
-defined_call(G, Defined) :- callable(G), functor(G, N, A), memberchk(N/A, Defined).
-
-next_call(K) :-
-    nb_getval(deonticbench_calls, C), C1 is C + 1, nb_setval(deonticbench_calls, C1),
-    C =:= K.
+%   A call of a predicate the program defines, its name already written '$p'.
+own_call(G) :- nonvar(G), ( G == '$p' -> true ; compound(G), compound_name_arity(G, '$p', _) ).
 
 simplify_dropped(B, B) :- var(B), !.
 simplify_dropped((A0, B0), B) :- !,

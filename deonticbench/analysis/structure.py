@@ -120,8 +120,17 @@ def structural_verdict(
     vocab: CaseVocabulary,
     schedules: Sequence[float] = (),
 ) -> Verdict | None:
-    """``wrong_rule`` or ``numerical`` when the model has the reference's structure and
-    the difference is on the answer's path; None otherwise (module doc)."""
+    """``wrong_rule`` or ``numerical`` (``entity_fact`` for a fact's case number) when
+    the model has the reference's structure; None otherwise (module doc)."""
+    if not reference.clauses:
+        return None
+    if [(c.exact, c.calls) for c in reference.clauses] == [
+        (c.exact, c.calls) for c in model.clauses
+    ]:
+        return None  # the reference's own clauses, its own names: nothing differs
+    shared = Counter(c.exact for c in reference.clauses) & Counter(c.exact for c in model.clauses)
+    if sum(shared.values()) < MATCHED_SHARE * len(reference.clauses):
+        return None  # a program of the model's own structure (pairing could only match fewer)
     names = pair_predicates(reference.clauses, model.clauses)
     ref_left, model_left = _unmatched(reference.clauses, model.clauses, names)
     if not ref_left and not model_left:
@@ -207,53 +216,98 @@ def pair_predicates(reference: list[Clause], model: list[Clause]) -> dict[str, s
     """Which reference predicate each model predicate is, by name.  Names never decide:
     a predicate is paired with the one whose clauses are the same structures (a
     predicate renamed); among several of the same structures, with the one whose calls
-    go where its own go (those already paired first, a round at a time); what is left
-    (a predicate changed) by arity and the most structures in common."""
-    ref_preds, model_preds = _grouped(reference), _grouped(model)
-    buckets: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
-    for pred, cs in ref_preds.items():
-        buckets.setdefault(_label(pred, cs), ([], []))[0].append(pred)
-    for pred, cs in model_preds.items():
-        buckets.setdefault(_label(pred, cs), ([], []))[1].append(pred)
-    names: dict[str, str] = {}
-    for rounds_left in range(ROUNDS, -1, -1):
-        for refs, mine in buckets.values():
-            while refs and mine:
-                scored = [
-                    (
-                        _consistency(model_preds[m], ref_preds[r], names)
-                        + _callers_agree(m, r, model_preds, ref_preds, names),
-                        -i,
-                        -j,
-                        m,
-                        r,
-                    )
-                    for i, m in enumerate(mine)
-                    for j, r in enumerate(refs)
-                ]
-                score, _, _, m, r = max(scored)
-                if score == 0 and rounds_left and len(refs) > 1:
-                    break  # undecided yet: wait for more pairs to be known
-                names[_name(m)] = _name(r)
-                mine.remove(m)
-                refs.remove(r)
-    free = [r for refs, _ in buckets.values() for r in refs]
-    for pred in [m for _, mine in buckets.values() for m in mine]:
-        arity = pred.rsplit("/", 1)[-1]
-        shapes = Counter(c.blind for c in model_preds[pred])
-        candidates = [r for r in free if r.rsplit("/", 1)[-1] == arity]
-        if not candidates:
-            continue
-        best = max(
-            candidates,
-            key=lambda r: sum((shapes & Counter(c.blind for c in ref_preds[r])).values()),
-        )
-        free.remove(best)
-        names[_name(pred)] = _name(best)
-    return names
+    go where its own go and whose callers call it where its own callers call it (those
+    already paired first, a round at a time); what is left (a predicate changed) by
+    arity and the most structures in common."""
+    return _Pairing(reference, model).names
 
 
 ROUNDS = 4
+
+
+class _Pairing:
+    def __init__(self, reference: list[Clause], model: list[Clause]) -> None:
+        self.ref_preds, self.model_preds = _grouped(reference), _grouped(model)
+        self.ref_by_name = {_name(p): cs for p, cs in self.ref_preds.items()}
+        # Who calls each model predicate, and where: (caller, clause, positions).
+        self.callers: dict[str, list[tuple[str, Clause, tuple[int, ...]]]] = {}
+        for pred, clauses in self.model_preds.items():
+            for c in clauses:
+                for callee in set(c.calls[1:]):
+                    spots = tuple(i for i, n in enumerate(c.calls) if i and n == callee)
+                    self.callers.setdefault(callee, []).append((_name(pred), c, spots))
+        self.names: dict[str, str] = {}
+        buckets: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+        for pred, cs in self.ref_preds.items():
+            buckets.setdefault(_label(pred, cs), ([], []))[0].append(pred)
+        for pred, cs in self.model_preds.items():
+            buckets.setdefault(_label(pred, cs), ([], []))[1].append(pred)
+        for rounds_left in range(ROUNDS, -1, -1):
+            for refs, mine in buckets.values():
+                self._settle(refs, mine, final=rounds_left == 0)
+        self._by_shapes(
+            [r for refs, _ in buckets.values() for r in refs],
+            [m for _, mine in buckets.values() for m in mine],
+        )
+
+    def _settle(self, refs: list[str], mine: list[str], final: bool) -> None:
+        """Pair what a bucket of the same structures can tell: the best-agreeing pairs
+        first; pairs nothing tells apart only in the last round (by order)."""
+        if not refs or not mine:
+            return
+        if len(refs) == 1 and len(mine) == 1:
+            self.names[_name(mine.pop())] = _name(refs.pop())
+            return
+        scored = sorted(
+            (
+                (-self._agreement(m, r), i, j, m, r)
+                for i, m in enumerate(mine)
+                for j, r in enumerate(refs)
+            ),
+        )
+        for negative, _, _, m, r in scored:
+            if m not in mine or r not in refs:
+                continue
+            if negative == 0 and not final:
+                break  # undecided yet: wait for more pairs to be known
+            self.names[_name(m)] = _name(r)
+            mine.remove(m)
+            refs.remove(r)
+
+    def _agreement(self, model: str, reference: str) -> int:
+        return _consistency(
+            self.model_preds[model], self.ref_preds[reference], self.names
+        ) + self._callers_agree(model, reference)
+
+    def _callers_agree(self, model: str, reference: str) -> int:
+        """How many calls of the model predicate, from predicates already paired, stand
+        where a clause of the same structure of their pair calls the reference one."""
+        theirs = _name(reference)
+        total = 0
+        for caller, m, spots in self.callers.get(_name(model), ()):
+            paired = self.ref_by_name.get(self.names.get(caller, ""))
+            if paired and any(
+                r.exact == m.exact and all(i < len(r.calls) and r.calls[i] == theirs for i in spots)
+                for r in paired
+            ):
+                total += len(spots)
+        return total
+
+    def _by_shapes(self, free: list[str], left: list[str]) -> None:
+        """The predicates no structure pairs: by arity and the most clause shapes (up to
+        numbers and operators) in common."""
+        for pred in left:
+            arity = pred.rsplit("/", 1)[-1]
+            shapes = Counter(c.blind for c in self.model_preds[pred])
+            candidates = [r for r in free if r.rsplit("/", 1)[-1] == arity]
+            if not candidates:
+                continue
+            best = max(
+                candidates,
+                key=lambda r: sum((shapes & Counter(c.blind for c in self.ref_preds[r])).values()),
+            )
+            free.remove(best)
+            self.names[_name(pred)] = _name(best)
 
 
 def _grouped(clauses: list[Clause]) -> dict[str, list[Clause]]:
@@ -261,34 +315,6 @@ def _grouped(clauses: list[Clause]) -> dict[str, list[Clause]]:
     for c in clauses:
         found.setdefault(c.pred, []).append(c)
     return found
-
-
-def _callers_agree(
-    model: str,
-    reference: str,
-    model_preds: dict[str, list[Clause]],
-    ref_preds: dict[str, list[Clause]],
-    names: dict[str, str],
-) -> int:
-    """How many calls of the model predicate, from predicates already paired, stand
-    where a clause of the same structure of their pair calls the reference predicate."""
-    mine, theirs = _name(model), _name(reference)
-    by_name = {_name(p): cs for p, cs in ref_preds.items()}
-    total = 0
-    for pred, clauses in model_preds.items():
-        paired = by_name.get(names.get(_name(pred), ""))
-        if not paired:
-            continue
-        for m in clauses:
-            spots = [i for i, callee in enumerate(m.calls) if i and callee == mine]
-            if not spots:
-                continue
-            if any(
-                r.exact == m.exact and all(i < len(r.calls) and r.calls[i] == theirs for i in spots)
-                for r in paired
-            ):
-                total += len(spots)
-    return total
 
 
 def _label(pred: str, clauses: list[Clause]) -> tuple[str, ...]:

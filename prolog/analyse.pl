@@ -361,7 +361,9 @@ body_goal_atom(B, X) :-
 %         `\+ p` -> `p`), one hash per call;
 %     d   the clause with one such call dropped from its conjunction;
 %     b   the clause with the body of a sibling (another clause of its predicate, head
-%         variables shared by position), for predicates of at most 8 clauses.
+%         variables shared by position), for predicates of at most 8 clauses;
+%     bh  the body alone (a sibling's body copied with other head variables is still
+%         the sibling's body).
 %   The calls are numbered as prolog/mutate.pl numbers them, so that a planted fault
 %   and its recognition are the same operation on terms.
 clause_structure(Entries) :-
@@ -402,8 +404,9 @@ clause_entry(P, Count, I, Clauses, c(H, B, Line, Called0), Entry) :-
     blank_operators(Blank, Blind, Ops),
     term_hash_of(Blind, Blindh),
     (   B == true
-    ->  Toggles = [], Drops = [], Siblings = []
-    ;   call_count(B, Calls),
+    ->  Toggles = [], Drops = [], Siblings = [], BodyHash = null
+    ;   term_hash_of(B, BodyHash),
+        call_count(B, Calls),
         Last is Calls - 1,
         findall(X, ( between(0, Last, K), rewritten((H :- B), K, negate, V),
                      term_hash_of(V, X) ), Toggles),
@@ -419,7 +422,7 @@ clause_entry(P, Count, I, Clauses, c(H, B, Line, Called0), Entry) :-
     maplist(json_value, Numbers, NumbersJ),
     ( B == true -> Fact = true ; Fact = false ),
     Entry = _{p: P, l: Line, f: Fact, h: Hash, s: Shape, o: Blindh, ops: Ops, n: NumbersJ,
-              c: Called, t: Toggles, d: Drops, b: Siblings}.
+              c: Called, t: Toggles, d: Drops, b: Siblings, bh: BodyHash}.
 
 %   variant_sha1/2 hashes a term up to the names of its variables (variants hash alike),
 %   so the clause needs no copy; 12 hex digits are plenty for a program's clauses.

@@ -70,6 +70,7 @@ class Clause:
     negated: frozenset[str]
     dropped: frozenset[str]
     sibling: frozenset[str]
+    body: str | None
 
     @classmethod
     def of(cls, obj: dict[str, Any]) -> Clause:
@@ -87,6 +88,7 @@ class Clause:
             negated=frozenset(obj.get("t") or ()),
             dropped=frozenset(obj.get("d") or ()),
             sibling=frozenset(obj.get("b") or ()),
+            body=obj["bh"] if isinstance(obj.get("bh"), str) else None,
         )
 
 
@@ -143,7 +145,7 @@ def structural_verdict(
         or len({c.pred for c in model_left}) > DIFFERING_PREDICATES
     ):
         return None
-    related = _related(ref_left, model_left)
+    related = _related(ref_left, model_left, reference.clauses)
     if related is not None:
         return Verdict("wrong_rule", related)
     if not model_left:
@@ -345,10 +347,13 @@ DROPPED = "a condition of the reference's {r} is dropped"
 ADDED = "the model's {m} adds a condition to the reference's {r}"
 
 
-def _related(ref_left: list[Clause], model_left: list[Clause]) -> str | None:
+def _related(
+    ref_left: list[Clause], model_left: list[Clause], reference: list[Clause]
+) -> str | None:
     """A model clause that is a reference clause with one call negated, dropped or
     added, or with a sibling's body, or that calls another predicate in the place of
     one of the reference's: which, in words."""
+    bodies = {(c.pred, c.body) for c in reference if c.body is not None}
     for m in model_left:
         for r in ref_left:
             if m.exact == r.exact:
@@ -359,7 +364,9 @@ def _related(ref_left: list[Clause], model_left: list[Clause]) -> str | None:
                 found = DROPPED
             elif r.exact in m.dropped:
                 found = ADDED
-            elif m.exact in r.sibling:
+            elif m.exact in r.sibling or (
+                m.body is not None and m.body != r.body and (r.pred, m.body) in bodies
+            ):
                 found = SIBLING
             else:
                 continue

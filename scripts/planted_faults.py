@@ -1,28 +1,34 @@
 """Validate the failure taxonomy and ``hard_coded`` with planted faults.
 
-From reference programs (default: sara_numeric, airline, sara_binary), this makes
-mutants with ONE known fault each, planted by ``prolog/mutate.pl`` at the level of terms:
+From reference programs (default: every hard case of sara_numeric and airline), this
+makes mutants with ONE known fault each, planted by ``prolog/mutate.pl`` at the level of
+terms (``KINDS`` lists every kind; docs/analysis.md, section 7, describes each):
 
 * ``entity_fact``: a number of a fact the reference proof uses, that the case text states,
   is changed (x -> 2x + 7);
-* ``wrong_rule``: a number of the law is changed: a rule-table fact's or an arithmetic
-  expression's constant that the case text does not state (x -> 1.5x: a fee schedule, a
-  rate, a bracket);
-* ``numerical``: an arithmetic operator is swapped (+ <-> -, * -> +, / -> *, max <-> min),
-  or a comparison's threshold is moved just past the case value it is compared with;
+* ``wrong_rule``: another rule applies: a number of the law becomes another schedule's
+  (one, or several changed together); a whole rule table of another case of the domain
+  is swapped in; a call of a derived condition is negated or dropped; a clause is given
+  a sibling clause's body; a rule clause is dropped;
+* ``numerical``: an arithmetic or comparison operator is swapped, a threshold is moved
+  past the value compared with it (from above and from below), or a constant becomes a
+  number no schedule states;
 * ``impl_bug``: a call of a predicate the program defines is replaced by a call of one
   it does not (an undefined call);
 * ``hard_coded``: the first predicate on the answer's proof is replaced by one fact, its
   solved head (the answer stays right; the derivation is gone);
 * ``none``: no fault (a control: must stay correct and not be hard_coded).
 
-Every mutant also has every predicate renamed consistently and its predicates reordered,
-as a model's program would differ.  A candidate is kept only if the fault shows:
-wrong answer (entity_fact, wrong_rule, numerical), no answer (impl_bug), right answer
-(hard_coded, none).  The mutants go through ``deonticbench eval --model replay:...`` and
-``deonticbench analyze``; per class precision and recall are printed and written.
+Every mutant also has every predicate renamed consistently, its predicates reordered and
+the clauses of a predicate shuffled where their order cannot matter, as a model's
+program would differ.  A candidate is kept only if the fault shows: wrong answer
+(entity_fact, wrong_rule, numerical), no answer (impl_bug), right answer (hard_coded,
+none).  The mutants go through ``deonticbench eval --model replay:...`` and ``deonticbench
+analyze``; per class precision and recall, per kind recall and the confusion matrix are
+printed (for all domains and each domain) and written.
 
-    python scripts/planted_faults.py --cases 10 --out /tmp/planted
+    python scripts/planted_faults.py --out /tmp/planted              # all hard cases
+    python scripts/planted_faults.py --cases 10 --domains sara_binary --out /tmp/b
     python scripts/planted_faults.py --evaluate RUN --labels labels.jsonl   # another set
 
 A labels file has one JSON object per line: domain, case_id, mode, sample, expected

@@ -54,7 +54,11 @@ target_module(M) :- current_target(M, _).
 
 %!  deonticbench_analyse(+Mode, +Text)
 %   Analyse one program; print its report as one JSON line.
+%   Mode: static (no goal re-run), full (static, the clauses' structure and the proofs)
+%   or proof (full without the clauses' structure, which only the failure taxonomy
+%   reads: a program whose answer was right skips it).
 deonticbench_analyse(Mode, Text) :-
+    clauses_wanted(Mode),
     analyse_one(Mode, 0, Text).
 
 %!  deonticbench_analyse_batch(+Mode, +Texts)
@@ -66,8 +70,13 @@ deonticbench_analyse(Mode, Text) :-
 %   running one program's goals can load libraries that change how the next program
 %   would be read.
 deonticbench_analyse_batch(Mode, Texts) :-
+    clauses_wanted(Mode),
     findall(I-Static, ( nth0(I, Texts, Text), read_one(I, Text, Static) ), Read),
     forall(member(I-Static, Read), report_one(Mode, I, Static)).
+
+clauses_wanted(Mode) :-
+    ( Mode == proof -> nb_setval(deonticbench_clauses, false)
+    ; nb_setval(deonticbench_clauses, true) ).
 
 %!  deonticbench_numbers(+Texts)
 %   The numbers every clause of each program states (directives left out), read by
@@ -140,7 +149,7 @@ report_one(Mode, I, Static) :-
     program_seconds(Budget),
     (   Static = error(Why)
     ->  Dict = _{index: I, analyser: Version, analyser_error: Why}
-    ;   Mode == full
+    ;   Mode \== static
     ->  catch(call_with_time_limit(Budget, run_recorded_goals(Runs)), E, true),
         (   var(E)
         ->  Dict = _{index: I, analyser: Version, static: Static, runs: Runs}
@@ -270,7 +279,10 @@ static_report(File, Static) :-
     sort(Sigs0, Sigs),
     findall(F, fail_rule(F), FailRules),
     program_constants(Constants),
-    clause_structure(Structure),
+    (   nb_current(deonticbench_clauses, false)
+    ->  Structure = []
+    ;   clause_structure(Structure)
+    ),
     target_module(M),
     findall(_{line: L, kind: K, goal: T},
             ( directive_seen(M, _, L, K, G), term_text(G, T) ), Directives),
@@ -364,6 +376,8 @@ body_goal_atom(B, X) :-
 %         variables shared by position), for predicates of at most 8 clauses;
 %     bh  the body alone (a sibling's body copied with other head variables is still
 %         the sibling's body).
+%   A fact's hash is its head's (a fact is `H :- true`, the same for every fact), and its
+%   entry stops after c.
 %   The calls are numbered as prolog/mutate.pl numbers them, so that a planted fault
 %   and its recognition are the same operation on terms.
 clause_structure(Entries) :-
@@ -395,33 +409,36 @@ predicate_entries(M, N/A, Names, Entries) :-
     format(string(P), "~w/~w", [N, A]),
     findall(E, ( nth0(I, Clauses, C), clause_entry(P, Count, I, Clauses, C, E) ), Entries).
 
+%   A fact has no operators, calls or siblings: its entry is the first fields only.
+clause_entry(P, _, _, _, c(H, true, Line, Called0), Entry) :- !,
+    term_hash_of(H, Hash),
+    maplist(atom_string, Called0, Called),
+    blank_numbers(H, Blank, Numbers),
+    term_hash_of(Blank, Shape),
+    maplist(json_value, Numbers, NumbersJ),
+    Entry = _{p: P, l: Line, f: true, h: Hash, s: Shape, o: Shape, n: NumbersJ, c: Called}.
 clause_entry(P, Count, I, Clauses, c(H, B, Line, Called0), Entry) :-
     term_hash_of((H :- B), Hash),
     maplist(atom_string, Called0, Called),
-    copy_term((H :- B), Blank0),
-    blank_numbers(Blank0, Blank, Numbers),
+    blank_numbers((H :- B), Blank, Numbers),
     term_hash_of(Blank, Shape),
     blank_operators(Blank, Blind, Ops),
     term_hash_of(Blind, Blindh),
-    (   B == true
-    ->  Toggles = [], Drops = [], Siblings = [], BodyHash = null
-    ;   term_hash_of(B, BodyHash),
-        call_count(B, Calls),
-        Last is Calls - 1,
-        findall(X, ( between(0, Last, K), rewritten((H :- B), K, negate, V),
-                     term_hash_of(V, X) ), Toggles),
-        findall(X, ( between(0, Last, K), rewritten((H :- B), K, drop, V),
-                     term_hash_of(V, X) ), Drops),
-        (   Count =< 8
-        ->  findall(X, ( nth0(J, Clauses, c(H2, B2, _, _)), J =\= I, B2 \== true,
-                         with_sibling_body(H, H2, B2, V),
-                         term_hash_of(V, X) ), Siblings)
-        ;   Siblings = []
-        )
+    term_hash_of(B, BodyHash),
+    call_count(B, Calls),
+    Last is Calls - 1,
+    findall(X, ( between(0, Last, K), rewritten((H :- B), K, negate, V),
+                 term_hash_of(V, X) ), Toggles),
+    findall(X, ( between(0, Last, K), rewritten((H :- B), K, drop, V),
+                 term_hash_of(V, X) ), Drops),
+    (   Count =< 8
+    ->  findall(X, ( nth0(J, Clauses, c(H2, B2, _, _)), J =\= I, B2 \== true,
+                     with_sibling_body(H, H2, B2, V),
+                     term_hash_of(V, X) ), Siblings)
+    ;   Siblings = []
     ),
     maplist(json_value, Numbers, NumbersJ),
-    ( B == true -> Fact = true ; Fact = false ),
-    Entry = _{p: P, l: Line, f: Fact, h: Hash, s: Shape, o: Blindh, ops: Ops, n: NumbersJ,
+    Entry = _{p: P, l: Line, f: false, h: Hash, s: Shape, o: Blindh, ops: Ops, n: NumbersJ,
               c: Called, t: Toggles, d: Drops, b: Siblings, bh: BodyHash}.
 
 %   variant_sha1/2 hashes a term up to the names of its variables (variants hash alike),
@@ -499,9 +516,10 @@ blank_arith_all([X|Xs], [Y|Ys], L0, L) :-
 %   negated call counts once), as prolog/mutate.pl counts them.
 call_count(B, N) :- rewrite_body(B, -1, count, _, 0, N).
 
-rewritten((H :- B0), K, How, (H :- B)) :-
+rewritten((H :- B0), K, How, V) :-
     rewrite_body(B0, K, How, B1, 0, _),
-    simplify_dropped(B1, B).
+    simplify_dropped(B1, B),
+    ( B == true -> V = H ; V = (H :- B) ).    % a rule left without a body is a fact
 
 %   rewrite_body(+Body, +K, +How, -Body2, +Seen0, -Seen): Seen counts the calls passed.
 rewrite_body(B, _, _, B, C, C) :- var(B), !.

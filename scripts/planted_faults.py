@@ -54,12 +54,7 @@ from deonticbench.analysis.compare import CaseVocabulary, is_number, telling
 from deonticbench.analysis.diagnose import Proven, derivation
 from deonticbench.analysis.engine import analyse_many, prolog_string
 from deonticbench.analysis.proof import answer_goal, goal_runs, walk
-from deonticbench.analysis.run import (
-    ReportCache,
-    domain_schedules,
-    read_analysis,
-    reference_program,
-)
+from deonticbench.analysis.run import domain_schedules, read_analysis, reference_program
 from deonticbench.analysis.structure import proof_lines
 from deonticbench.data.cases import Case, load_cases
 from deonticbench.data.domains import Domain, get_domain
@@ -439,7 +434,7 @@ def build(
             programs = [reference_program(domain, c) for c in cases]
             reports = analyse_many(programs, "full", solver)
             where = [places(solver, p) for p in programs]
-            schedules = domain_schedules(domain, None, solver, ReportCache(None))
+            schedules = domain_schedules(domain, None, solver)
             for index, (case, program, report) in enumerate(
                 zip(cases, programs, reports, strict=True)
             ):

@@ -25,7 +25,10 @@ from ..errors import DeonticBenchError
 from ..solver import Execution, Limits, SandboxKind, Solver
 from ..solver.pool import SANDBOX_PROLOG
 
-AnalyserMode = Literal["static", "full"]
+AnalyserMode = Literal["static", "full", "proof"]
+"""static: what a program says; full: that, the clauses' structure and the proofs of the
+goals that print; proof: full without the clauses' structure, which only the failure
+taxonomy reads (a program whose answer was right needs none)."""
 ANALYSER = PROLOG / "analyse.pl"
 _PRELOAD = ANALYSER.name
 """The analyser's jobs ask the pool for a SWI-Prolog that already loaded the analyser

@@ -14,9 +14,10 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,8 @@ from ..store.record import Attempt, Record
 from ..store.records_file import iter_records
 from .compare import CaseVocabulary
 from .diagnose import Diagnosis, Proven, diagnose
-from .engine import analyse_many, analyser_version, canonical
-from .schedules import law_numbers
+from .engine import AnalyserMode, analyse_many, analyser_version, canonical
+from .schedules import LazyNumbers, law_numbers
 
 ANALYSIS_FILE = "analysis.jsonl"
 CACHE_FILE = "analysis-cache.sqlite"
@@ -55,22 +56,28 @@ class ReportCache:
         )
         self.version = analyser_version()
 
-    def key(self, program: str) -> str:
+    def key(self, program: str, mode: AnalyserMode = "full") -> str:
         digest = hashlib.sha256(program.encode("utf-8")).hexdigest()
-        return f"{self.version}:{digest}"
+        return f"{self.version}:{digest}" if mode == "full" else f"{self.version}:{mode}:{digest}"
 
-    def get(self, program: str) -> dict[str, Any] | None:
+    def get(self, program: str, mode: AnalyserMode = "full") -> dict[str, Any] | None:
         row = self._db.execute(
-            "SELECT report FROM reports WHERE key = ?", (self.key(program),)
+            "SELECT report FROM reports WHERE key = ?", (self.key(program, mode),)
         ).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put(self, program: str, report: dict[str, Any], text: str | None = None) -> None:
+    def put(
+        self,
+        program: str,
+        report: dict[str, Any],
+        text: str | None = None,
+        mode: AnalyserMode = "full",
+    ) -> None:
         """Keep a report; ``text`` is its JSON as the analyser printed it, when known
         (serialising a proof tree again costs as much as parsing it)."""
         self._db.execute(
             "INSERT OR REPLACE INTO reports VALUES (?, ?)",
-            (self.key(program), text if text is not None else json.dumps(report)),
+            (self.key(program, mode), text if text is not None else json.dumps(report)),
         )
 
     def commit(self) -> None:
@@ -86,33 +93,50 @@ def analyse_programs(
     cache: ReportCache,
     solver: Solver,
     on_ready: Callable[[dict[str, dict[str, Any] | None]], None] | None = None,
+    structured: set[str] | None = None,
 ) -> tuple[dict[str, dict[str, Any] | None], int]:
     """Full analyser reports for distinct programs (None when the analyser failed);
     and how many were analysed now rather than read from the cache.  ``on_ready`` is
-    given the reports of each analyser job as it finishes (other jobs still running)."""
+    given the reports of each analyser job as it finishes (other jobs still running).
+    ``structured``: the (canonical) programs the failure taxonomy compares, which need
+    their clauses' structure; the others are analysed in ``proof`` mode (None: all
+    need it)."""
     reports: dict[str, dict[str, Any] | None] = {}
-    todo: list[str] = []
+    todo: dict[AnalyserMode, list[str]] = {"full": [], "proof": []}
     for program in dict.fromkeys(canonical(p) for p in programs):
-        cached = cache.get(program)
+        mode: AnalyserMode = "full" if structured is None or program in structured else "proof"
+        cached = cache.get(program, mode)
         if cached is not None:
             reports[program] = cached
         else:
-            todo.append(program)
+            todo[mode].append(program)
+    for mode, group in todo.items():
+        _analyse_group(group, mode, cache, solver, reports, on_ready)
+    cache.commit()
+    usable = {p: _usable(r) for p, r in reports.items() if r}
+    return usable, sum(len(group) for group in todo.values())
+
+
+def _analyse_group(
+    group: list[str],
+    mode: AnalyserMode,
+    cache: ReportCache,
+    solver: Solver,
+    reports: dict[str, dict[str, Any] | None],
+    on_ready: Callable[[dict[str, dict[str, Any] | None]], None] | None,
+) -> None:
     on_job = None
     if on_ready is not None:
         ready = on_ready
 
         def on_job(found: dict[int, dict[str, Any]]) -> None:
-            ready({todo[i]: _usable(report) for i, report in found.items()})
+            ready({group[i]: _usable(report) for i, report in found.items()})
 
     printed: dict[int, str] = {}
-    analysed = analyse_many(todo, "full", solver, on_job=on_job, printed=printed)
-    for index, (program, report) in enumerate(zip(todo, analysed, strict=True)):
-        cache.put(program, report, printed.get(index))
+    analysed = analyse_many(group, mode, solver, on_job=on_job, printed=printed)
+    for index, (program, report) in enumerate(zip(group, analysed, strict=True)):
+        cache.put(program, report, printed.get(index), mode)
         reports[program] = report
-    cache.commit()
-    usable = {p: _usable(r) for p, r in reports.items() if r}
-    return usable, len(todo)
 
 
 def _usable(report: dict[str, Any]) -> dict[str, Any] | None:
@@ -200,20 +224,25 @@ def _analyse_records(
     own = solver is None
     pool = solver or Solver(workers=workers)
     try:
-        schedules = {
-            name: domain_schedules(get_domain(name), source, pool, cache)
+        # Read only when a diagnosis weighs a changed literal (the pool must still be
+        # open then: every diagnosis is made before it closes).
+        schedules: dict[str, Sequence[float]] = {
+            name: LazyNumbers(partial(domain_schedules, get_domain(name), source, pool))
             for name in _failing_domains(records)
         }
         diagnoser = _Diagnoser(records, cases, schedules)
         wanted = diagnoser.programs
         if progress:
             progress(f"analysing {len(set(wanted))} distinct programs")
-        reports, fresh = analyse_programs(wanted, cache, pool, on_ready=diagnoser.ready)
+        reports, fresh = analyse_programs(
+            wanted, cache, pool, on_ready=diagnoser.ready, structured=diagnoser.structured
+        )
+        diagnoser.ready(reports)  # cached reports, retried programs, failed analyses
+        rows = diagnoser.rows()
     finally:
         cache.close()
         if own:
             pool.close()
-    diagnoser.ready(reports)  # cached reports, retried programs, failed analyses
     counts = {
         "records": len(records),
         "programs": len(reports),
@@ -221,7 +250,7 @@ def _analyse_records(
         "cached": len(reports) - fresh,
         "failed": sum(1 for r in reports.values() if r is None),
     }
-    return diagnoser.rows(), counts
+    return rows, counts
 
 
 def _failing_domains(records: list[Record]) -> list[str]:
@@ -238,11 +267,11 @@ def _failing_domains(records: list[Record]) -> list[str]:
 
 
 def domain_schedules(
-    domain: Domain, source: DataSource | None, solver: Solver, cache: ReportCache
+    domain: Domain, source: DataSource | None, solver: Solver
 ) -> tuple[float, ...]:
     """The numbers of the domain's law that its reference programs state, over every
-    split of the data (``schedules.law_numbers``); kept in the analysis cache under the
-    programs' texts, so a re-run reads them once."""
+    split of the data (``schedules.law_numbers``: one job of SWI-Prolog's reader, a
+    tenth to a third of a second)."""
     programs: dict[str, CaseVocabulary] = {}
     for split in SPLITS:
         try:
@@ -251,14 +280,7 @@ def domain_schedules(
             continue  # a data folder without this split
         for case in loaded:
             programs.setdefault(reference_program(domain, case), CaseVocabulary.of(case))
-    key = f"% the schedules of {domain.name}\n" + "\n".join(programs)
-    cached = cache.get(key)
-    if cached is not None:
-        return tuple(float(v) for v in cached.get("numbers") or [])
-    numbers = law_numbers(list(programs), list(programs.values()), solver)
-    cache.put(key, {"numbers": list(numbers)})
-    cache.commit()
-    return numbers
+    return law_numbers(list(programs), list(programs.values()), solver)
 
 
 @contextmanager
@@ -293,7 +315,7 @@ class _Diagnoser:
         self,
         records: list[Record],
         cases: dict[tuple[str, str], Case],
-        schedules: dict[str, tuple[float, ...]] | None = None,
+        schedules: dict[str, Sequence[float]] | None = None,
     ) -> None:
         self._records = records
         self._cases = cases
@@ -313,6 +335,20 @@ class _Diagnoser:
                 self._waiting.setdefault(program, []).append(index)
         self.programs = list(self._waiting)
         """Every distinct program to analyse (canonical text)."""
+        self.structured: set[str] = set()
+        """The programs the failure taxonomy compares: the wrong or abstained attempts'
+        and their references (only these need the clauses' structure)."""
+        for record in records:
+            failing = [
+                a.program
+                for a in _stages(record).values()
+                if a.program is not None and a.outcome != "correct"
+            ]
+            if failing:
+                domain = get_domain(record.domain)
+                case = cases[(record.domain, record.case_id)]
+                self.structured.add(canonical(reference_program(domain, case)))
+                self.structured.update(canonical(p) for p in failing)
         self._lock = threading.Lock()
 
     def ready(self, reports: dict[str, dict[str, Any] | None]) -> None:

@@ -12,7 +12,9 @@ telling (not a small integer or a year) and the program's own case does not stat
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from typing import overload
 
 from ..solver import SandboxKind, Solver
 from ..solver.pool import SANDBOX_PROLOG
@@ -58,3 +60,32 @@ def law_numbers(
     for numbers, vocab in zip(program_numbers(programs, solver), vocabularies, strict=True):
         found.update(v for v in numbers if telling(v) and not vocab.in_case(v))
     return tuple(sorted(found))
+
+
+class LazyNumbers(Sequence[float]):
+    """Sorted numbers computed on first use, once (diagnoses run in several threads):
+    a run whose answers are right, or whose slips never land on a literal, never reads
+    the domain's programs."""
+
+    def __init__(self, compute: Callable[[], tuple[float, ...]]) -> None:
+        self._compute = compute
+        self._numbers: tuple[float, ...] | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> tuple[float, ...]:
+        with self._lock:
+            if self._numbers is None:
+                self._numbers = self._compute()
+            return self._numbers
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | Sequence[float]:
+        return self._get()[index]
+
+    def __len__(self) -> int:
+        return len(self._get())

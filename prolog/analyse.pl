@@ -79,31 +79,34 @@ clauses_wanted(Mode) :-
     ; nb_setval(deonticbench_clauses, true) ).
 
 %!  deonticbench_numbers(+Texts)
-%   The numbers every clause of each program states (directives left out), read by
+%   The numbers each clause of each program states (directives left out), read by
 %   SWI-Prolog's reader without loading anything: one JSON line per program,
-%   {"index": I, "numbers": [...]}.  The failure taxonomy reads the domain's other
-%   reference programs this way, for the schedules they state.
+%   {"index": I, "clauses": [{"fact": Bool, "numbers": [...]}, ...]}.  The failure
+%   taxonomy reads the domain's other reference programs this way, for the schedules
+%   they state (a fact that states its case is the case's, not a schedule).
 deonticbench_numbers(Texts) :-
     forall(nth0(I, Texts, Text),
-           (   catch(text_numbers(Text, Ns0), _, Ns0 = []),
-               sort(Ns0, Ns1), include(json_number, Ns1, Ns),
-               write_json(_{index: I, numbers: Ns}), nl
+           (   catch(text_clauses(Text, Cs), _, Cs = []),
+               write_json(_{index: I, clauses: Cs}), nl
            )),
     flush_output.
 
 json_number(N) :- number(N), N =:= N, N =\= inf, N =\= -inf.
 
-text_numbers(Text, Numbers) :-
-    setup_call_cleanup(open_string(Text, In), read_numbers(In, Numbers), close(In)).
+text_clauses(Text, Clauses) :-
+    setup_call_cleanup(open_string(Text, In), read_clauses(In, Clauses), close(In)).
 
-read_numbers(In, Numbers) :-
+read_clauses(In, Clauses) :-
     catch(read_term(In, T, []), _, T = '$syntax_error'),
-    (   T == end_of_file -> Numbers = []
-    ;   T = (:- _) -> read_numbers(In, Numbers)
-    ;   T == '$syntax_error' -> read_numbers(In, Numbers)
-    ;   findall(N, ( sub_term(N, T), number(N) ), Own),
-        read_numbers(In, Rest),
-        append(Own, Rest, Numbers)
+    (   T == end_of_file -> Clauses = []
+    ;   T = (:- _) -> read_clauses(In, Clauses)
+    ;   T == '$syntax_error' -> read_clauses(In, Clauses)
+    ;   findall(N, ( sub_term(N, T), number(N), json_number(N) ), Ns),
+        ( T = (_ :- _) -> Fact = false ; Fact = true ),
+        (   Ns == [] -> Clauses = Rest
+        ;   Clauses = [_{fact: Fact, numbers: Ns}|Rest]
+        ),
+        read_clauses(In, Rest)
     ).
 
 analyse_one(Mode, I, Text) :-

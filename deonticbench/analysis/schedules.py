@@ -5,8 +5,10 @@ number, a ``wrong_rule``, when the statutes state it or when one of these does.
 
 Each reference program's clauses are read by SWI-Prolog's reader (``prolog/analyse.pl``,
 ``deonticbench_numbers/1``: nothing is loaded or run); a number counts when it is
-telling (not a small integer or a year) and the program's own case does not state it
-(a bag's size or a person's income is the case, not the law).
+telling (not a small integer or a year), the program's own case does not state it (a
+bag's size or a person's income is the case, not the law), and it is not in a fact that
+states its case (``bag(1, 63, 40)``: 40 lbs is in the case text, so 63 is that bag's
+size summed by the program's author, not a schedule's number).
 """
 
 from __future__ import annotations
@@ -31,9 +33,13 @@ def numbers_job(programs: Sequence[str], sandbox: SandboxKind) -> str:
     return ANALYSER.read_text(encoding="utf-8") + "\n" + call
 
 
-def program_numbers(programs: Sequence[str], solver: Solver) -> list[list[float]]:
-    """The numbers each program's clauses state (empty for a program the reader could
-    not read)."""
+Clauses = list[tuple[bool, list[float]]]
+"""A program's clauses that state numbers: (whether a fact, its numbers)."""
+
+
+def program_clauses(programs: Sequence[str], solver: Solver) -> list[Clauses]:
+    """The numbers each clause of each program states (none for a program the reader
+    could not read)."""
     if not programs:
         return []
     execution = solver.run(
@@ -41,24 +47,33 @@ def program_numbers(programs: Sequence[str], solver: Solver) -> list[list[float]
         analysis_limits(solver.limits, len(programs)),
         preload=ANALYSER.name,  # a worker that loaded the analyser already reads at once
     )
-    found: list[list[float]] = [[] for _ in programs]
+    found: list[Clauses] = [[] for _ in programs]
     for line in execution.stdout.splitlines():
         if not line.startswith("{"):
             continue
         obj = json.loads(line)
         index = obj.get("index")
         if isinstance(index, int) and 0 <= index < len(found):
-            found[index] = [float(v) for v in obj.get("numbers") or [] if is_number(v)]
+            found[index] = [
+                (c.get("fact") is True, [float(v) for v in c.get("numbers") or [] if is_number(v)])
+                for c in obj.get("clauses") or []
+                if isinstance(c, dict)
+            ]
     return found
 
 
 def law_numbers(
     programs: Sequence[str], vocabularies: Sequence[CaseVocabulary], solver: Solver
 ) -> tuple[float, ...]:
-    """The telling numbers the programs state that their own cases do not, sorted."""
+    """The telling numbers the programs state, outside facts of their cases, that their
+    own cases do not state; sorted."""
     found: set[float] = set()
-    for numbers, vocab in zip(program_numbers(programs, solver), vocabularies, strict=True):
-        found.update(v for v in numbers if telling(v) and not vocab.in_case(v))
+    for clauses, vocab in zip(program_clauses(programs, solver), vocabularies, strict=True):
+        for fact, numbers in clauses:
+            told = [v for v in numbers if telling(v)]
+            if fact and any(float(v) in vocab.case_numbers for v in told):
+                continue  # a fact of the case (its other numbers are the case's too)
+            found.update(v for v in told if not vocab.in_case(v))
     return tuple(sorted(found))
 
 

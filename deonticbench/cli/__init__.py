@@ -30,6 +30,7 @@ _COMMANDS = {
     "import-harbor": "import_harbor_cmd",
     "report": "report_cmd",
     "list": "list_cmd",
+    "batches": "batches_cmd",
     "perturb": "perturb_cmd",
 }
 

@@ -130,6 +130,16 @@ class BatchBroker:
         self._finished += 1
         self._check_round()
 
+    @contextlib.contextmanager
+    def holding(self, samples: int) -> Iterator[None]:
+        """Samples the runner holds back until a request of theirs is answered (a case's
+        samples the cache answered wait for those it did not): they count as waiting."""
+        self._waiting += samples
+        try:
+            yield
+        finally:
+            self._waiting -= samples
+
     def paid(self, key: str) -> bool:
         """A response under ``key`` was drawn (and paid for) by a batch of this run."""
         return key in self._paid
@@ -141,8 +151,15 @@ class BatchBroker:
         for chunk in list(self.log.chunks.values()):
             if chunk.orphan:
                 await self._find(chunk)
-        for chunk in self.log.chunks.values():
-            if chunk.open:
+        for chunk in list(self.log.chunks.values()):
+            if not chunk.open:
+                continue
+            assert chunk.batch_id is not None
+            if (await self.api.retrieve(chunk.batch_id)).ended:
+                # Ended while no run was watching: read it now, so that the cache holds
+                # its responses before any sample asks (and they count as paid here).
+                await self._collect(chunk)
+            else:
                 self._watch(chunk)
 
     async def generate(self, request: Request) -> list[Completion]:
@@ -158,9 +175,15 @@ class BatchBroker:
         else:
             parts = [(request, keys)]
         tokens = count_prompt_tokens(self.model, request.messages)
-        futures = [self._wait(part, part_keys, tokens) for part, part_keys in parts]
-        self._check_round()
-        drawn = await asyncio.gather(*futures)
+        # The request's samples wait until all its parts are answered (the runner gets
+        # them together), so they count as waiting until then, not part by part.
+        self._waiting += request.n
+        try:
+            futures = [self._wait(part, part_keys, tokens) for part, part_keys in parts]
+            self._check_round()
+            drawn = await asyncio.gather(*futures)
+        finally:
+            self._waiting -= request.n
         return [c for completions in drawn for c in completions]
 
     async def close(self) -> list[Chunk]:
@@ -182,7 +205,6 @@ class BatchBroker:
         future: asyncio.Future[list[Completion]] = loop.create_future()
         custom_id = f"db{keys[0][:40]}n{len(keys)}"
         waiter = _Waiter(BatchItem(custom_id, request), keys, future, tokens)
-        self._waiting += len(keys)
         self.stats.pending += 1
         if not self._answered(waiter):
             self._pending.append(waiter)
@@ -291,6 +313,10 @@ class BatchBroker:
             return
         self.log.submitted(name, batch_id)
         self._paid.update(k for keys in chunk.keys.values() for k in keys)
+        sent = getattr(self.model, "calls_sent", None)
+        if isinstance(sent, int):
+            # Each item is one call the provider bills: the closing line counts calls.
+            setattr(self.model, "calls_sent", sent + len(waiters))  # noqa: B010
         if self.api.queue_tokens is not None:
             self._enqueued[name] = tokens
         self._watch(chunk)
@@ -417,7 +443,6 @@ class BatchBroker:
     ) -> None:
         if waiter.future.done():
             return
-        self._waiting -= len(waiter.keys)
         self.stats.pending -= 1
         if completions is None:
             self.stats.failed += 1
@@ -493,4 +518,49 @@ def describe(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
     ]
 
 
-__all__ = ["MAX_TRIES", "BatchBroker", "BatchStats", "describe"]
+# --- a run's batches, from outside a run (``deonticbench batches``) -----------------------
+
+
+async def refresh_states(api: BatchAPI, log: BatchLog) -> list[dict[str, Any]]:
+    """Ask the provider for the state of each batch the run folder records."""
+    for chunk in log.chunks.values():
+        if chunk.batch_id is not None and not chunk.collected:
+            batch = await api.retrieve(chunk.batch_id)
+            log.state(chunk.name, batch.state)
+    return describe(list(log.chunks.values()))
+
+
+async def cancel_open(api: BatchAPI, log: BatchLog) -> list[str]:
+    """Cancel every batch of the run that has not ended; the ids cancelled."""
+    cancelled = []
+    for chunk in log.chunks.values():
+        if chunk.batch_id is None or chunk.collected:
+            continue
+        batch = await api.retrieve(chunk.batch_id)
+        if not batch.ended:
+            batch = await api.cancel(chunk.batch_id)
+            cancelled.append(chunk.batch_id)
+        log.state(chunk.name, batch.state)
+    return cancelled
+
+
+def adopt(log: BatchLog, chunk_name: str, batch_id: str) -> None:
+    """Record ``batch_id`` as the batch of an intent that has none (the user's choice
+    when the provider's list could not tell)."""
+    chunk = log.chunks.get(chunk_name)
+    if chunk is None:
+        raise ConfigError(f"{chunk_name} is not a chunk of this run (see deonticbench batches).")
+    if chunk.batch_id is not None:
+        raise ConfigError(f"{chunk_name} already has batch {chunk.batch_id}.")
+    log.submitted(chunk_name, batch_id, adopted=True)
+
+
+__all__ = [
+    "MAX_TRIES",
+    "BatchBroker",
+    "BatchStats",
+    "adopt",
+    "cancel_open",
+    "describe",
+    "refresh_states",
+]

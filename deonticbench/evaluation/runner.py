@@ -25,6 +25,7 @@ cache is reused instead of requested again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import shutil
 import tempfile
@@ -258,9 +259,12 @@ class Runner:
         hits, batches = split_requests(samples, lambda s: self._cached(prompt, s, attempt))
         # A response a batch of this run drew counts as paid here, even from the cache.
         out = {s: _Response(hit, cached=not hit.batch) for s, hit in hits.items()}
-        drawn = await asyncio.gather(
-            *(self._request(unit, prompt, batch, attempt) for batch in batches)
-        )
+        # The samples the cache answered wait for the others: to the batches, waiting.
+        held = self.batcher.holding(len(hits)) if self.batcher else contextlib.nullcontext()
+        with held:
+            drawn = await asyncio.gather(
+                *(self._request(unit, prompt, batch, attempt) for batch in batches)
+            )
         for batch, completions in zip(batches, drawn, strict=True):
             for s, completion in zip(batch, completions, strict=True):
                 out[s] = _Response(completion, cached=False)

@@ -47,9 +47,13 @@ test-deps:
 	@bash scripts/system-deps.sh --test
 
 # The 'local' extra (llama-cpp-python compiles from source: about 7 minutes on 2 cores).
+# A portable AVX2 build rather than -march=native: llama-cpp-python 0.3.36 built natively
+# on a Xeon with AMX segfaulted at its first decode (tests/models/test_models_local.py),
+# and the same version built with these flags runs.  Override with LLAMA_CMAKE_ARGS=...
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 local-model: $(LOCAL_STAMP)
 $(LOCAL_STAMP): $(STAMP)
-	$(PY) -m pip install -q -e '.[local]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -e '.[local]'
 	touch $@
 
 lint: install

@@ -144,6 +144,10 @@ def test_a_batch_run_killed_while_batches_run_collects_them_and_pays_each_sample
     if ended_meanwhile:
         fake.delay_s = 0.0
         assert fake.in_progress() == 0
+    else:
+        # Still running when the new process sends its first round: it must wait for
+        # them, not send their requests again.
+        fake.delay_s = 5.0
     done = subprocess.run(args, env=env(tmp_path, fake), cwd=tmp_path, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()
     # The batches of the first process were polled and read, not sent again.

@@ -104,3 +104,27 @@ def test_a_backend_without_a_batch_api_says_so_in_one_sentence() -> None:
 
     with pytest.raises(ConfigError, match="reference has none"):
         batch_api(load_model("reference"))
+
+
+def test_anthropic_batches_ask_for_the_one_hour_cache_and_leave_interactive_calls_alone(
+    fake: FakeBatches,
+) -> None:
+    model = load_model("anthropic:claude-sonnet-4-5")
+    api = batch_api(model)
+    statutes = " ".join(f"section {i} applies." for i in range(3000))
+    long = BatchItem(
+        "long",
+        Request(
+            messages=(Message("system", "You are careful."), Message("user", statutes)),
+            n=1,
+            domain="airline",
+            case_id="1",
+            mode="direct",
+            sample_start=0,
+        ),
+    )
+    asyncio.run(submit_and_read(api, [long]))
+    (batch,) = fake.batches
+    text = str(batch.items[0]["params"])
+    assert "'cache_control'" in text and "'ttl': '1h'" in text
+    assert getattr(model, "cache_ttl", None) == "5m"  # the run's interactive calls

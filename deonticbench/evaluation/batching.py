@@ -194,6 +194,14 @@ class BatchBroker:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        # A stop that came during a create leaves an intent without an id: settle it now
+        # (the batch may exist all the same), so that the batches left running are known.
+        for chunk in list(self.log.chunks.values()):
+            if chunk.orphan:
+                with contextlib.suppress(ConfigError, ConnectionError):
+                    # Adopt only: a create cut short may still be under way at the
+                    # provider, so "none found" is settled by the next run, not now.
+                    await self._find(chunk, abandon=False)
         return [c for c in self.log.chunks.values() if c.open]
 
     # --- rounds ------------------------------------------------------------------------
@@ -453,7 +461,7 @@ class BatchBroker:
 
     # --- an intent without a batch id ------------------------------------------------------
 
-    async def _find(self, chunk: Chunk) -> None:
+    async def _find(self, chunk: Chunk, *, abandon: bool = True) -> None:
         """Adopt the batch an intent led to, or record that none was created; raise
         ``ConfigError`` when more than one batch could be it."""
         known = {c.batch_id for c in self.log.chunks.values() if c.batch_id}
@@ -476,18 +484,19 @@ class BatchBroker:
                 f"adopted batch {matches[0].id} for {chunk.name} ({chunk.requests} requests): "
                 "the run that sent it stopped before writing its id down."
             )
-        elif not matches:
+        elif not matches and abandon:
             self.log.abandoned(chunk.name)
             self.notify(
                 f"{chunk.name} ({chunk.requests} requests) was never created at the "
                 "provider; its requests are sent again."
             )
-        else:
+        elif matches:
             ids = ", ".join(b.id for b in matches)
             raise ConfigError(
                 f"cannot tell which of the batches {ids} is {chunk.name} of this run "
                 f"({chunk.requests} requests, created after its intent): adopt the right one "
-                f"with 'deonticbench batches RUN --adopt {chunk.name}=BATCH_ID', then run again."
+                f"with 'deonticbench batches {self.log.path.parent} --adopt "
+                f"{chunk.name}=BATCH_ID', then run again."
             )
 
 

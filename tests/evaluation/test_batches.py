@@ -148,7 +148,9 @@ def test_a_batch_run_killed_while_batches_run_collects_them_and_pays_each_sample
         # Still running when the new process sends its first round: it must wait for
         # them, not send their requests again.
         fake.delay_s = 5.0
-    done = subprocess.run(args, env=env(tmp_path, fake), cwd=tmp_path, capture_output=True, timeout=120)
+    done = subprocess.run(
+        args, env=env(tmp_path, fake), cwd=tmp_path, capture_output=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr.decode()
     # The batches of the first process were polled and read, not sent again.
     log = BatchLog(out)
@@ -175,7 +177,9 @@ def test_an_intent_without_a_batch_id_is_adopted_not_sent_again(
     (intent,) = BatchLog(out).chunks.values()
     assert intent.batch_id is None and set(intent.custom_ids) == set(orphan.custom_ids)
 
-    done = subprocess.run(args, env=env(tmp_path, fake), cwd=tmp_path, capture_output=True, timeout=120)
+    done = subprocess.run(
+        args, env=env(tmp_path, fake), cwd=tmp_path, capture_output=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr.decode()
     assert f"adopted batch {orphan.id}" in done.stderr.decode()
     assert BatchLog(out).chunks[intent.name].batch_id == orphan.id
@@ -291,3 +295,37 @@ def test_a_backend_without_a_batch_api_is_one_sentence(tmp_path: Path) -> None:
     err = done.stderr.decode()
     assert "reference has none" in err and err.count("\n") == 1
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_ctrl_c_leaves_the_batches_running_and_deonticbench_batches_lists_and_cancels_them(
+    fake: FakeBatches, model: str, tmp_path: Path
+) -> None:
+    fake.delay_s = 60.0
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        eval_args(model, out), env=env(tmp_path, fake), cwd=tmp_path, stderr=subprocess.PIPE
+    )
+    wait_until(lambda: submitted(out) >= 2, proc, "two batches")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    said = " ".join(err.decode().split())
+    assert "still running at the provider" in said
+    assert f"deonticbench batches {out} --cancel" in said
+    running = [b for b in fake.batches if not b.ended]
+    assert len(running) >= 2, "stopping must not cancel the batches"
+
+    batches = [sys.executable, "-m", "deonticbench", "batches", str(out)]
+    listed = subprocess.run(batches, env=env(tmp_path, fake), capture_output=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr.decode()
+    rows = listed.stdout.decode().splitlines()[1:]
+    for batch in running:
+        (row,) = [r for r in rows if batch.id in r]
+        assert "in_progress" in row
+
+    cancel = [*batches, "--cancel"]
+    done = subprocess.run(cancel, env=env(tmp_path, fake), capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    assert f"cancelled {len(running)} batches" in done.stdout.decode()
+    assert all(b.cancelled for b in running)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .validate import DomainReport, reference_program, validate
 
 if TYPE_CHECKING:
+    from .batching import BatchBroker, BatchStats, adopt, cancel_open, refresh_states
     from .cache import CachedResponse, ResponseCache, cache_key, default_cache_path
     from .catalog import build_catalog
     from .dryrun import DryRunEstimate, estimate
@@ -23,10 +24,15 @@ if TYPE_CHECKING:
     from .runner import Observer, Runner, RunResult, evaluate_attempt
 
 _HOME = {
+    "BatchBroker": "batching",
+    "BatchStats": "batching",
     "CachedResponse": "cache",
     "DryRunEstimate": "dryrun",
     "LiveProgress": "progress",
     "Observer": "runner",
+    "adopt": "batching",
+    "cancel_open": "batching",
+    "refresh_states": "batching",
     "ResponseCache": "cache",
     "RunResult": "runner",
     "Runner": "runner",
@@ -44,6 +50,8 @@ none of the runner, the agents or the dry run, whose imports were most of its st
 (0.33 s of 0.55 s)."""
 
 __all__ = [
+    "BatchBroker",
+    "BatchStats",
     "CachedResponse",
     "DomainReport",
     "DryRunEstimate",
@@ -52,13 +60,16 @@ __all__ = [
     "ResponseCache",
     "RunResult",
     "Runner",
+    "adopt",
     "build_catalog",
     "cache_key",
+    "cancel_open",
     "default_cache_path",
     "estimate",
     "evaluate_attempt",
     "fit_block",
     "reference_program",
+    "refresh_states",
     "summary_rows",
     "summary_table",
     "validate",

@@ -7,14 +7,17 @@ parameters from ``eval/models.yaml`` (``registry``: ``ModelSettings``), retries
 (``retry``), prompt token counts (``tokens``), tool calls in each provider's wire format
 (``tool_calls``), and two backends that pay for nothing: ``reference`` (the case's own
 gold material, the pipeline's self-check) and ``replay`` (saved responses, or an earlier
-run's records and trajectories).  Backends import their provider SDKs only when chosen,
-so ``import deonticbench.models`` stays cheap and works without any optional extra.
+run's records and trajectories).  ``batch`` speaks the providers' batch APIs (OpenAI's
+``/v1/batches``, Anthropic's Message Batches) for ``eval --batch``.  Backends import
+their provider SDKs only when chosen, so ``import deonticbench.models`` stays cheap and
+works without any optional extra.
 """
 
 from __future__ import annotations
 
 from ..prompting.chat import Message
 from .base import Completion, GenerationParams, Model, Request
+from .batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError, batch_api
 from .loader import BACKENDS, check_spec, load_model
 from .reference import ReferenceModel
 from .registry import ModelSettings, load_registry, match_entry
@@ -25,15 +28,21 @@ from .tool_calls import call_from_json
 
 __all__ = [
     "BACKENDS",
+    "BatchAPI",
+    "BatchItem",
     "Completion",
     "GenerationParams",
+    "ItemResult",
     "Message",
     "Model",
     "ModelSettings",
+    "ProviderBatch",
     "ReferenceModel",
     "ReplayModel",
     "Request",
     "RetryPolicy",
+    "SubmitError",
+    "batch_api",
     "call_from_json",
     "check_spec",
     "count_prompt_tokens",

@@ -4,13 +4,15 @@
 records.jsonl (``record``, ``records_file``), the open folder and its lock (``folder``),
 run folder names and finding one to resume (``naming``), provenance (``provenance``,
 ``environment``: what produced the numbers), agentic trajectories in ATIF
-(``trajectory``) and the one step that writes a run imported from another tool
-(``imported``).  Hands records and config to scoring, analysis, the report, rewards and
-exports.
+(``trajectory``), the one step that writes a run imported from another tool
+(``imported``), and the provider batches an ``eval --batch`` run submitted (``batches``:
+an intent before each create, the id right after).  Hands records and config to scoring,
+analysis, the report, rewards and exports.
 """
 
 from __future__ import annotations
 
+from .batches import BATCHES_NAME, BatchLog, Chunk
 from .config import CONFIG_NAME, check_resumable, config_mismatch, read_config
 from .environment import environment_facts
 from .folder import RunFolder, is_run_folder, set_aside
@@ -39,6 +41,7 @@ from .trajectory import (
 
 __all__ = [
     "AGENT_TOOL_SETS",
+    "BATCHES_NAME",
     "CONFIG_NAME",
     "DEFAULT_ATTEMPTS",
     "DEFAULT_CONCURRENCY",
@@ -48,6 +51,8 @@ __all__ = [
     "AgentInfo",
     "AgentOptions",
     "Attempt",
+    "BatchLog",
+    "Chunk",
     "Record",
     "RecordKey",
     "RunFolder",

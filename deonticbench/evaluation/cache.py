@@ -30,6 +30,11 @@ class CachedResponse:
     tokens_out: int
     latency_s: float
     finish_reason: str | None
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    """The provider's prompt-cache counts of the call, so that a response read back (a
+    batch item collected before a restart) is priced as it was billed."""
 
 
 def default_cache_path() -> Path:
@@ -66,6 +71,9 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+_CACHE_COLUMNS = ("cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
+
+
 class ResponseCache:
     """A sqlite table of successful responses.  Errors are never stored.
 
@@ -82,15 +90,27 @@ class ResponseCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
+            self._add_columns()
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the response cache {self.path} ({exc}).") from None
         self.hits = 0
         self.stores = 0
 
+    def _add_columns(self) -> None:
+        """Files written before the prompt-cache counts get their columns (0 for old rows)."""
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+        for name in _CACHE_COLUMNS:
+            if name not in have:
+                with contextlib.suppress(sqlite3.OperationalError):  # another process won
+                    self._db.execute(
+                        f"ALTER TABLE responses ADD COLUMN {name} INTEGER NOT NULL DEFAULT 0"
+                    )
+
     def get(self, key: str) -> CachedResponse | None:
         row = self._db.execute(
-            "SELECT text, tokens_in, tokens_out, latency_s, finish_reason "
-            "FROM responses WHERE key = ?",
+            "SELECT text, tokens_in, tokens_out, latency_s, finish_reason, "
+            + ", ".join(_CACHE_COLUMNS)
+            + " FROM responses WHERE key = ?",
             (key,),
         ).fetchone()
         if row is None:
@@ -115,7 +135,10 @@ class ResponseCache:
         for delay in (0.05, 0.2, 1.0, None):
             try:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO responses (key, text, tokens_in, tokens_out, "
+                    "latency_s, finish_reason, created, "
+                    + ", ".join(_CACHE_COLUMNS)
+                    + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         key,
                         text,
@@ -124,6 +147,9 @@ class ResponseCache:
                         response.latency_s,
                         response.finish_reason,
                         time.time(),
+                        response.cache_read_tokens,
+                        response.cache_write_tokens,
+                        response.cache_write_1h_tokens,
                     ),
                 )
                 self.stores += 1

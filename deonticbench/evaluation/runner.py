@@ -317,6 +317,9 @@ class Runner:
             latency_s=hit.latency_s,
             finish_reason=hit.finish_reason,
             batch=paid,
+            cache_read_tokens=hit.cache_read_tokens,
+            cache_write_tokens=hit.cache_write_tokens,
+            cache_write_1h_tokens=hit.cache_write_1h_tokens,
         )
 
     def _store(self, prompt: Prompt, sample: int, attempt: int, completion: Completion) -> None:
@@ -331,6 +334,9 @@ class Runner:
                 tokens_out=completion.tokens_out,
                 latency_s=completion.latency_s,
                 finish_reason=completion.finish_reason,
+                cache_read_tokens=completion.cache_read_tokens,
+                cache_write_tokens=completion.cache_write_tokens,
+                cache_write_1h_tokens=completion.cache_write_1h_tokens,
             ),
         )
 

@@ -418,6 +418,10 @@ class BatchBroker:
                         tokens_out=completion.tokens_out,
                         latency_s=completion.latency_s,
                         finish_reason=completion.finish_reason,
+                        # A result read back after a restart is priced as it was billed.
+                        cache_read_tokens=completion.cache_read_tokens,
+                        cache_write_tokens=completion.cache_write_tokens,
+                        cache_write_1h_tokens=completion.cache_write_1h_tokens,
                     ),
                 )
         for waiter in self._attached.pop(result.custom_id, []):
@@ -508,6 +512,9 @@ def _completion(hit: CachedResponse) -> Completion:
         latency_s=hit.latency_s,
         finish_reason=hit.finish_reason,
         batch=True,
+        cache_read_tokens=hit.cache_read_tokens,
+        cache_write_tokens=hit.cache_write_tokens,
+        cache_write_1h_tokens=hit.cache_write_1h_tokens,
     )
 
 

@@ -9,6 +9,7 @@ import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakeproviders import Billed, FakeProvider
@@ -181,15 +182,16 @@ def check_the_fakes_lookback_is_twenty_blocks(fake: FakeProvider) -> None:
     import anthropic
 
     client = anthropic.Anthropic(api_key=KEY, base_url=fake.url)
-    long = {"type": "text", "text": STATUTE, "cache_control": {"type": "ephemeral"}}
-    client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": [long]}])
+    long: dict[str, Any] = {"type": "text", "text": STATUTE, "cache_control": {"type": "ephemeral"}}
+    first: Any = [{"role": "user", "content": [long]}]
+    client.messages.create(model="m", max_tokens=5, messages=first)
     for extra, hit in ((19, True), (20, False)):
-        plain = {"type": "text", "text": STATUTE}
+        plain: dict[str, Any] = {"type": "text", "text": STATUTE}
         # Blocks of their own per round, so that one round's entries cannot serve the next.
         blocks = [plain, *({"type": "text", "text": f"b{extra}_{i}"} for i in range(extra))]
         blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
-        client.messages.create(model="m", max_tokens=5,
-                               messages=[{"role": "user", "content": blocks}])  # fmt: skip
+        messages: Any = [{"role": "user", "content": blocks}]
+        client.messages.create(model="m", max_tokens=5, messages=messages)
         assert (fake.bill[-1].cache_read > 0) is hit, extra
     client.close()
 

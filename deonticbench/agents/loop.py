@@ -6,10 +6,12 @@ Each turn sends the whole conversation (with the tools, natively or in the text
 protocol) and hands the calls of the reply to ``tools.execute_calls``.  The trial ends on
 ``submit``, on a reply with no tool call, or on a budget of ``setup.budget`` (the run's
 ``AgentOptions``; the rules are ``stops``); the reason is kept.  Then the harness judges
-what the workspace holds (``judge``): the stop reason never decides the outcome.  A
-malformed call (unknown tool, bad JSON, a missing or mistyped argument) is answered with
-an error and costs its turn; nothing an agent does raises out of the loop.  The record,
-``AgentInfo`` and trajectory are built by ``trial_record``.
+what the workspace holds (``judge``): the stop reason never decides the outcome.  The
+guard rails of ``guards`` (an early ``submit``, a repeating agent, a truncated reply) and
+the context budget of ``context`` are applied here, each recorded in the step's
+``extra``.  A malformed call (unknown tool, bad JSON, a missing or mistyped argument)
+is answered with an error and costs its turn; nothing an agent does raises out of the
+loop.  The record, ``AgentInfo`` and trajectory are built by ``trial_record``.
 
 ``generate`` is the runner's: one model call for a conversation, through the response
 cache (keyed by ``conversation_hash``), so a resumed or repeated trial pays for nothing
@@ -40,10 +42,13 @@ from ..solver import Limits, ShellLimits
 from ..store.record import AgentInfo, Attempt
 from ..store.spec import AgentOptions
 from ..store.trajectory import add_agent_turn
+from .context import Elidable, fit
 from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
+from .guards import NO_ANSWER, NO_PROGRAM, TRUNCATED, RepeatGuard, repeat_note, truncated
 from .judge import Judgement, ajudge_workspace
 from .protocol import parse_text_calls, result_message
 from .stops import budget_stop
+from .tool_base import Observation
 from .tools import Execute, ToolBox, TurnCalls, execute_calls
 from .trial_record import (
     AGENT_NAME,
@@ -94,6 +99,9 @@ class TrialSetup:
     budget: AgentOptions = field(default_factory=AgentOptions)
     """The run's agent options: turns, tokens and wall clock per trial."""
     shell_limits: ShellLimits | None = None
+    context_tokens: int | None = None
+    """The model's context window in tokens (``context.context_length``): the loop elides
+    old observations to stay within it; None: no budget."""
 
 
 @dataclass
@@ -171,6 +179,10 @@ class _Progress:
     error: str | None = None
     submitted: str | None = None
     cache_tokens: tuple[int, int, int] = (0, 0, 0)
+    repeats: RepeatGuard = field(default_factory=lambda: RepeatGuard(None))
+    elidable: list[Elidable] = field(default_factory=list)
+    elided: list[dict[str, Any]] = field(default_factory=list)
+    """Elisions made before the turn not yet recorded (go into its step's ``extra``)."""
 
     def took(self, completion: Completion, cached: bool, calls: tuple[ToolCall, ...]) -> None:
         """Count a reply and add it to the conversation."""
@@ -193,13 +205,26 @@ class _Progress:
 
     def record_turn(
         self, turn: int, completion: Completion, cached: bool, calls: Sequence[ToolCall],
-        done: TurnCalls | None,
+        done: TurnCalls | None, guards: list[dict[str, Any]] | None = None,
     ) -> None:  # fmt: skip
-        """The turn as a trajectory step, and its calls' results as the next messages."""
+        """The turn as a trajectory step, and its calls' results as the next messages.
+        ``guards`` are the guard rails that acted on the turn (rule and observation)."""
         results = done.results if done is not None else ()
         extra: dict[str, Any] = {"cached": cached}
         if done is not None:
             extra["errors"] = [i for i, (_, o) in enumerate(results) if o.is_error]
+        guards = list(guards or ())
+        guards += [
+            {"rule": "early_submit", "call": i, "observation": o.text}
+            for i, (_, o) in enumerate(results)
+            if o.text in (NO_PROGRAM, NO_ANSWER)
+        ]
+        # Only when a rail acted or something was elided, so that a trial neither touches
+        # records exactly what it did before they existed.
+        if guards:
+            extra["guard"] = guards
+        if self.elided:
+            extra["elided"], self.elided = self.elided, []
         malformed = {
             str(i): {"arguments": c.raw_arguments, "error": c.error}
             for i, c in enumerate(calls)
@@ -223,6 +248,15 @@ class _Progress:
         )
         if done is None:
             return
+        if results:
+            first = len(self.messages)
+            count = len(results) if self.setup.native else 1
+            calls_answered = tuple(c for c, _ in results)
+            self.elidable += [
+                Elidable(first + n, turn, calls_answered[n : n + 1] if self.setup.native
+                         else calls_answered)
+                for n in range(count)
+            ]  # fmt: skip
         if self.setup.native:
             self.messages += tuple(
                 Message(role="tool", content=o.text, tool_call_id=c.id, name=c.name,
@@ -243,6 +277,12 @@ async def _take_turns(run: _Progress, generate: Generate, start: float, deadline
         stop = budget_stop(setup.budget, turns=turn, tokens=tokens, elapsed_s=elapsed)
         if stop is not None:
             return stop
+        if setup.context_tokens is not None:
+            fitted = fit(run.messages, run.elidable, setup.context_tokens)
+            if fitted is None:
+                return "context"
+            run.messages, elided = fitted
+            run.elided += elided
         try:
             completion, cached = await asyncio.wait_for(
                 generate(run.messages, offered, turn), deadline - time.monotonic()
@@ -256,17 +296,49 @@ async def _take_turns(run: _Progress, generate: Generate, start: float, deadline
             completion.tool_calls if setup.native else parse_text_calls(completion.text, turn=turn)
         )
         run.took(completion, cached, calls)
+        if truncated(completion):
+            _answer_truncated(run, turn, completion, cached, calls)
+            continue
         if not calls:
             run.record_turn(turn, completion, cached, calls, None)
             return "no_tool_call"
         done = await execute_calls(run.toolbox, calls, deadline)
-        run.record_turn(turn, completion, cached, calls, done)
+        verdict = run.repeats.after([(c, o.text) for c, o in done.results])
+        guards: list[dict[str, Any]] = []
+        if verdict == "note" and done.results:
+            note = repeat_note(run.repeats.times)
+            guards.append({"rule": "repeat", "observation": note})
+            call, last = done.results[-1]
+            told = Observation(f"{last.text}\n\n{note}", last.is_error, last.submitted,
+                               last.answer)  # fmt: skip
+            done = TurnCalls((*done.results[:-1], (call, told)), done.timed_out)
+        elif verdict == "stop":
+            guards.append({"rule": "repeat", "observation": "stopped: the same turn again"})
+        run.record_turn(turn, completion, cached, calls, done, guards)
         if done.submitted is not None:
             run.submitted = done.submitted.answer
             return "submit"
         if done.timed_out:
             return "timeout"
+        if verdict == "stop":
+            return "repeat"
     raise AssertionError("unreachable: itertools.count() does not end")
+
+
+def _answer_truncated(
+    run: _Progress, turn: int, completion: Completion, cached: bool, calls: Sequence[ToolCall]
+) -> None:
+    """A reply cut off by the output-token limit: its calls may be cut short too, so none
+    is run; each is answered with ``TRUNCATED`` (a reply without calls gets it as a user
+    message), and the turn is spent."""
+    guards = [{"rule": "truncated", "observation": TRUNCATED}]
+    if calls:
+        refused = Observation(TRUNCATED, is_error=True)
+        done = TurnCalls(tuple((c, refused) for c in calls), timed_out=False)
+        run.record_turn(turn, completion, cached, calls, done, guards)
+        return
+    run.record_turn(turn, completion, cached, calls, None, guards)
+    run.messages += (Message(role="user", content=TRUNCATED),)
 
 
 async def run_trial(
@@ -285,7 +357,8 @@ async def run_trial(
     atif = new_trial_trajectory(
         session, model_name=setup.model_name, tool_set=setup.tool_set, opening=opening
     )
-    run = _Progress(setup, toolbox, opening, atif)
+    toolbox.mode = setup.mode
+    run = _Progress(setup, toolbox, opening, atif, repeats=RepeatGuard(setup.budget.repeat_limit))
     logger.debug("trial %s starts (%s tools, %s)", session, setup.tool_set, setup.budget)
     start = time.monotonic()
     toolbox.deadline = deadline = start + setup.budget.timeout_s

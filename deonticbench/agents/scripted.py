@@ -155,12 +155,15 @@ class TrajectoryReplay(_Wrapper):
         step = steps[turn]
         metrics = step.get("metrics") or {}
         message = step.get("message")
-        malformed = (step.get("extra") or {}).get("malformed_calls") or {}
+        extra = step.get("extra") or {}
+        malformed = extra.get("malformed_calls") or {}
+        # A turn the trial saw cut off is replayed as cut off, so it is answered the same.
+        cut = any(g.get("rule") == "truncated" for g in extra.get("guard") or ())
         return Completion(
             text=message if isinstance(message, str) else "",
             tokens_in=int(metrics.get("prompt_tokens") or 0),
             tokens_out=int(metrics.get("completion_tokens") or 0),
-            finish_reason="replay",
+            finish_reason="length" if cut else "replay",
             tool_calls=tuple(
                 _saved_call(c, malformed.get(str(i)))
                 for i, c in enumerate(step.get("tool_calls") or [])

@@ -1,7 +1,9 @@
 """When a trial stops, and why: the one statement of the stop rules.
 
-A trial ends on ``submit``, on a reply with no tool call, on a failed model request, or
-on a budget of ``store.spec.AgentOptions`` (turns, tokens in+out, wall clock).  The
+A trial ends on ``submit``, on a reply with no tool call, on a failed model request, on
+a budget of ``store.spec.AgentOptions`` (turns, tokens in+out, wall clock), on the same
+turn repeated past the guard's warning (``repeat``, ``guards``) or on a conversation
+that cannot fit the model's context window (``context``, ``context``).  The
 reasons are ``store.record.STOP_REASONS``.  The harness's loop asks ``budget_stop``
 before each turn; inspect's ``react()`` asks it in its ``on_continue`` and names the
 reason of a finished conversation with ``stop_reason``, so both say the same thing for

@@ -22,8 +22,10 @@ from pathlib import Path
 
 from ..data.domains import Domain
 from ..prompting.chat import ToolCall, ToolSpec
+from ..prompting.modes import Mode
 from ..solver import Limits, ShellLimits
 from .file_tools import execution_report
+from .guards import early_submit
 from .tool_base import (
     MAX_CALLS_PER_TURN,
     MAX_WRITE_BYTES,
@@ -57,6 +59,8 @@ class ToolBox(ToolState):
         super().__init__(root, domain, execute, shell_limits=shell_limits, limits=limits)
         self.tool_set = tool_set
         self.tools: dict[str, Tool] = {t.name: t for t in tools_of(tool_set)}
+        self.mode: Mode | None = None
+        """The trial's mode, for the guard on an early ``submit`` (None: no guard)."""
 
     @property
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -72,6 +76,9 @@ class ToolBox(ToolState):
                 known = ", ".join(self.tools)
                 raise ToolError(f"there is no tool {call.name!r}; the tools are {known}")
             check_arguments(tool, call.arguments)
+            refused = early_submit(call, self.mode, self.root) if self.mode else None
+            if refused is not None:
+                return Observation(refused, is_error=True)
             return await tool.handler(self, dict(call.arguments))
         except ToolError as exc:
             return Observation(f"error: {exc}", is_error=True)

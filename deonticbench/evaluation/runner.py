@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from ..agents.context import context_length
 from ..agents.loop import (
     TrialSetup,
     conversation_hash,
@@ -419,6 +420,7 @@ class Runner:
                 model_name=self.model.spec,
                 exemplars=unit.exemplars,
                 budget=options,
+                context_tokens=context_length(self.model),
             )
 
             async def generate(

@@ -35,6 +35,9 @@ OPTION_TYPES: dict[str, type] = {
     "timeout_s": float,
     "check_timeout_s": float,
     "n_ctx": int,
+    # the model's context window in tokens, for the agent loop's context budget
+    # (docs/agents.md); ``local:`` models use their n_ctx instead
+    "context_tokens": int,
     "n_threads": int,
     "gpu_memory_utilization": float,
     "tensor_parallel_size": int,

@@ -93,6 +93,8 @@ STOP_REASONS: tuple[str, ...] = (
     "max_tokens",
     "timeout",
     "error",
+    "repeat",
+    "context",
 )
 """Why a trial of the harness's own agent loop ended (docs/agents.md, "Budgets")."""
 

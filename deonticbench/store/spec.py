@@ -55,6 +55,9 @@ class AgentOptions:
     """Tokens in+out per trial; None: no limit."""
     timeout_s: float = 600.0
     """Wall clock per trial (DAR's 600 s)."""
+    repeat_limit: int | None = 3
+    """The same calls with the same observations this many turns in a row are told so
+    once, then one more such turn stops the trial (``repeat``); None: no limit."""
 
     def __post_init__(self) -> None:
         if self.tool_set not in AGENT_TOOL_SETS:
@@ -70,9 +73,18 @@ class AgentOptions:
             raise ConfigError(f"--agent-max-tokens must be at least 1, not {self.max_tokens}.")
         if not isinstance(self.timeout_s, int | float) or self.timeout_s <= 0:
             raise ConfigError(f"--agent-timeout must be positive, not {self.timeout_s}.")
+        if self.repeat_limit is not None and (
+            not isinstance(self.repeat_limit, int) or self.repeat_limit < 2
+        ):
+            raise ConfigError(f"the repeat limit must be at least 2, not {self.repeat_limit}.")
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        obj = dataclasses.asdict(self)
+        # Only when not the default, so that runs made before the guard existed (and
+        # their config.json, which a resume must match) read the same.
+        if self.repeat_limit == AgentOptions.repeat_limit:
+            del obj["repeat_limit"]
+        return obj
 
     @classmethod
     def from_json(cls, obj: Any) -> AgentOptions:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from agent_runs import DATA, ScriptedAgent, observations, run_agents
 
+from deonticbench.agents.guards import NO_PROGRAM
 from deonticbench.agents.tools import MAX_CALLS_PER_TURN, WORKSPACE_QUOTA_BYTES
 from deonticbench.agents.workspace import OBSERVATION_CHARS
 from deonticbench.data.domains import get_domain
@@ -78,7 +79,9 @@ def test_paths_out_of_the_workspace_are_refused(solver: Solver, tmp_path: Path) 
     assert len(seen) == 12 and all(text.startswith("error:") for text in seen[:-1])
     assert "root:" not in "".join(seen) and SECRET not in "".join(seen)
     assert outside.read_text() == "host file\n" and not (tmp_path / "escape.txt").exists()
-    assert record.agent is not None and record.agent.stop_reason == "submit"
+    # The last submit comes with no program written: a guard rail refuses it too.
+    assert seen[-1] == NO_PROGRAM
+    assert record.agent is not None and record.agent.stop_reason == "no_tool_call"
     assert record.final.outcome == "abstain"
 
 
@@ -141,7 +144,8 @@ def test_a_thousand_tool_calls_and_endless_turns_end_within_budget(
     solver: Solver, tmp_path: Path
 ) -> None:
     flood = [[("list_files", {})] * 1000] + [[("list_files", {})]] * 200
-    (record,), run_dir = _trial(flood, solver, tmp_path / "run", max_turns=20)
+    # The repeat guard would stop this loop at its fourth turn: off, to test the budget.
+    (record,), run_dir = _trial(flood, solver, tmp_path / "run", max_turns=20, repeat_limit=None)
     seen = observations(record, run_dir)
     assert record.agent is not None and record.agent.stop_reason == "max_turns"
     assert record.agent.turns == 20 and record.agent.tool_calls == {"list_files": 1019}

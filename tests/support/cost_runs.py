@@ -148,7 +148,11 @@ def reading_agent(turns: int) -> Callable[[FakeRequest], str | ToolTurn]:
         if turn == 0:
             return ToolTurn("Reading the statutes.", [("read_file", {"path": "statute.txt"})])
         if turn < turns - 1:
-            return ToolTurn(f"Reading the case ({turn}).", [("read_file", {"path": "case.txt"})])
-        return ToolTurn("", [("submit", {})])
+            # A limit that differs each turn: the same call again would meet the repeat guard.
+            read = {"path": "case.txt", "limit": 400 + turn}
+            return ToolTurn(f"Reading the case ({turn}).", [("read_file", read)])
+        # submit needs a solution.pl first (a guard rail): an empty one, then submit.
+        empty = {"path": "solution.pl", "content": "% no program\n"}
+        return ToolTurn("", [("write_file", empty), ("submit", {})])
 
     return respond

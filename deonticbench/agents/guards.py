@@ -1,0 +1,100 @@
+"""Guard rails that any agent meets, weak or strong (issue 28): the one statement of them.
+
+* ``early_submit``: in program modes ``submit`` before ``solution.pl`` exists, and in
+  direct modes ``submit`` with no answer (neither the argument nor
+  ``output/answer.txt``), is refused with an error observation; the turn is spent.  A weak
+  model's first call is often ``submit`` with nothing written, which would otherwise end
+  the trial with nothing to judge.
+* ``RepeatGuard``: the same calls with the same arguments and the same observations
+  ``AgentOptions.repeat_limit`` turns in a row are told so once; one more such turn stops
+  the trial (stop reason ``repeat``), so a looping model does not burn its whole budget.
+* ``truncated``: a reply cut off by the output-token limit (finish reason ``length``) is
+  its own kind of turn: its calls may be cut short, so none is run and each is answered
+  with ``TRUNCATED`` instead.
+
+The loop records each rail that acts in the step's ``extra`` under ``guard`` (the rule
+and the observation it gave); a trial no rail acts on records nothing new.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..models.base import Completion
+from ..prompting.chat import ToolCall
+from ..prompting.modes import Mode, prompted_counterpart
+from .tool_table import SUBMIT
+from .workspace import ANSWER_FILE, SOLUTION_FILE
+
+__all__ = [
+    "NO_ANSWER",
+    "NO_PROGRAM",
+    "TRUNCATED",
+    "RepeatGuard",
+    "early_submit",
+    "repeat_note",
+    "truncated",
+]
+
+NO_PROGRAM = f"error: write {SOLUTION_FILE} first: submit ends the work, and there is no program"
+NO_ANSWER = (
+    f"error: submit needs an answer: give it as submit's answer or write {ANSWER_FILE} first"
+)
+TRUNCATED = (
+    "error: your reply was cut off at the output-token limit, so its calls were not run; "
+    "send a shorter reply (write a long file in parts, or say less before the call)"
+)
+
+
+def repeat_note(times: int) -> str:
+    """What an agent is told the first time it repeats itself ``times`` turns in a row."""
+    return (
+        f"note: you have made the same call with the same result {times} turns in a row; "
+        "do something different, or the trial stops on the next repeat"
+    )
+
+
+def early_submit(call: ToolCall, mode: Mode, root: Path) -> str | None:
+    """The error observation for a ``submit`` that comes too early, or None to run it."""
+    if call.name != SUBMIT or call.error is not None:
+        return None
+    if prompted_counterpart(mode) == "direct":
+        answer = call.arguments.get("answer")
+        given = isinstance(answer, str) and answer.strip()
+        return None if given or (root / ANSWER_FILE).is_file() else NO_ANSWER
+    return None if (root / SOLUTION_FILE).is_file() else NO_PROGRAM
+
+
+def truncated(completion: Completion) -> bool:
+    """Whether the reply was cut off by the output-token limit."""
+    return completion.finish_reason == "length"
+
+
+@dataclass
+class RepeatGuard:
+    """Counts turns that repeat the one before exactly: calls, arguments, observations."""
+
+    limit: int | None
+    last: str | None = None
+    times: int = 0
+    told: bool = False
+
+    def after(self, results: Sequence[tuple[ToolCall, str]]) -> str | None:
+        """Take a turn's (call, observation) pairs; the rail's verdict: ``"note"`` (tell
+        the agent, once), ``"stop"`` (it repeated again after that) or None."""
+        key = json.dumps(
+            [[c.name, c.arguments, c.raw_arguments, text] for c, text in results],
+            sort_keys=True,
+            default=str,
+        )
+        self.times = self.times + 1 if key == self.last else 1
+        self.last = key
+        if self.limit is None or self.times < self.limit:
+            return None
+        if self.told:
+            return "stop"
+        self.told = True
+        return "note"

@@ -224,3 +224,61 @@ def test_inspect_react_and_the_loop_stop_and_record_a_trial_by_the_same_rules(
     loop_atif = read_trajectory(tmp_path / "run", looped.agent.trajectory)
     inspect_atif = (score.metadata or {})[TRAJECTORY_KEY]
     assert _shape(inspect_atif) == _shape(loop_atif)
+
+
+def early(turn: int) -> tuple[str, dict[str, Any]] | None:
+    """A script that submits before writing anything, then writes and submits."""
+    script: list[tuple[str, dict[str, Any]]] = [
+        ("submit", {}),
+        ("write_file", {"path": "solution.pl", "content": "answer(1).\n"}),
+        ("submit", {}),
+    ]
+    return script[turn] if turn < len(script) else None
+
+
+class EarlySubmitter(Mirror):
+    async def generate(self, request: Request) -> list[Completion]:
+        turn = sum(1 for m in request.messages if m.role == "assistant")
+        call = early(turn)
+        calls = (ToolCall(f"c{turn}", call[0], call[1]),) if call else ()
+        return [Completion(text="", tokens_in=TOKENS[0], tokens_out=TOKENS[1], tool_calls=calls)]
+
+
+def _early_mock(messages: list[ChatMessage], tools: Any, choice: Any, config: Any) -> ModelOutput:
+    call = early(sum(1 for m in messages if m.role == "assistant"))
+    if call is None:
+        output = ModelOutput.from_content("mockllm/model", "done")
+    else:
+        output = ModelOutput.for_tool_call("mockllm/model", call[0], call[1])
+    output.usage = ModelUsage(
+        input_tokens=TOKENS[0], output_tokens=TOKENS[1], total_tokens=sum(TOKENS)
+    )
+    return output
+
+
+def test_a_submit_before_a_program_is_refused_by_both_front_doors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard rail on an early submit (agents.guards) holds in inspect's react() too:
+    the first submit costs a turn, the trial goes on to write and submit."""
+    forbid_network(monkeypatch.setattr)
+    task = deonticbench_task("airline", split="smoke", mode="agent-zero-shot", epochs=1,
+                             bootstrap=20, data_dir=DATA)  # fmt: skip
+    (log,) = inspect_eval(
+        task, model=get_model("mockllm/model", custom_outputs=_early_mock), limit=1,
+        log_dir=str(tmp_path / "logs"), display="none",
+    )  # fmt: skip
+    assert log.status == "success", log.error
+    assert log.samples is not None
+    (score,) = [s for sample in log.samples for s in (sample.scores or {}).values()]
+    from inspect_ai.scorer import SampleScore
+
+    (inspected,) = records_of([SampleScore(score=score)])
+    with Solver(workers=1) as solver:
+        _, ran = run_agents(EarlySubmitter(smoke(AIRLINE, 1)), solver, tmp_path / "run",
+                            domains=[AIRLINE], modes=("agent-zero-shot",), limit=1)  # fmt: skip
+    (looped,) = ran.values()
+    assert inspected.agent is not None and looped.agent is not None
+    assert inspected.agent.stop_reason == looped.agent.stop_reason == "submit"
+    assert inspected.agent.turns == looped.agent.turns == 3
+    assert inspected.agent.tool_calls == looped.agent.tool_calls

@@ -141,6 +141,9 @@ def deonticbench_agent_solver(
         toolbox = ToolBox(
             TOOL_SET, workspace.root, spec, run_program, limits=Limits(timeout_s=timeout)
         )
+        # The guard on an early submit (agents.guards), as the harness's loop sets it: its
+        # error is a tool error, which react() does not take as a submission.
+        toolbox.mode = unit.mode
         submitted: dict[str, Any] = {}
         tools = [_inspect_tool(t, toolbox, submitted) for t in tools_of(TOOL_SET)]
         plain = [t for t in tools if t.name != SUBMIT]

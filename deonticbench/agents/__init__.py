@@ -18,6 +18,9 @@ One module per rule:
 * ``protocol``: the text protocol for models without native tool calls;
 * ``conversation``: how a trial's conversation starts and how its turns are cached;
 * ``stops``: when a trial stops (its budgets are ``AgentOptions``);
+* ``guards``: the guard rails every agent meets (a submit with nothing to judge, the same
+  call repeated, a reply cut off by the output limit);
+* ``context``: the context budget of a small window (the oldest observations elided);
 * ``trial_record``: what a finished trial becomes (the judged attempt, ``AgentInfo``,
   the trajectory);
 * ``loop``: one trial, from the workspace to the judged result (``run_trial``);
@@ -51,6 +54,7 @@ from .workspace import (
 )
 
 if TYPE_CHECKING:
+    from .context import context_length
     from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
     from .loop import TrialResult, TrialSetup, first_messages, run_trial
     from .scripted import as_agent
@@ -93,6 +97,7 @@ _HOME = {
     "stop_reason": "stops",
     "tool_specs": "tool_table",
     "tools_of": "tool_table",
+    "context_length": "context",
     "trial_ended": "trial_record",
 }
 """Each lazily offered name's module, imported on first use (see the docstring)."""
@@ -121,6 +126,7 @@ __all__ = [
     "budget_stop",
     "build_workspace",
     "case_text",
+    "context_length",
     "conversation_hash",
     "count_tool_calls",
     "decode_turn",

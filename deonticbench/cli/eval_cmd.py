@@ -417,7 +417,7 @@ def _dry_run(
     # start-up: ``deonticbench --help`` imports every command's module
     import json
 
-    from ..models import token_count_method
+    from ..models import token_count_method  # start-up, as above
 
     est = dry_run(prepared, cache=options.cache, retry_errors=options.retry_errors)
     model, plan = prepared.model, prepared.plan

@@ -20,7 +20,16 @@ from .base import Completion, GenerationParams, Model, Request
 from .batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError, batch_api
 from .loader import BACKENDS, check_spec, load_model
 from .reference import ReferenceModel
-from .registry import ModelSettings, load_registry, match_entry
+from .registry import (
+    ZERO_COST,
+    Cost,
+    ModelSettings,
+    Prices,
+    load_registry,
+    match_entry,
+    model_prices,
+    price_tokens,
+)
 from .replay import ReplayModel
 from .retry import RetryPolicy
 from .tokens import count_prompt_tokens, token_count_method
@@ -28,14 +37,17 @@ from .tool_calls import call_from_json
 
 __all__ = [
     "BACKENDS",
+    "ZERO_COST",
     "BatchAPI",
     "BatchItem",
     "Completion",
+    "Cost",
     "GenerationParams",
     "ItemResult",
     "Message",
     "Model",
     "ModelSettings",
+    "Prices",
     "ProviderBatch",
     "ReferenceModel",
     "ReplayModel",
@@ -49,5 +61,7 @@ __all__ = [
     "load_model",
     "load_registry",
     "match_entry",
+    "model_prices",
+    "price_tokens",
     "token_count_method",
 ]

@@ -22,7 +22,7 @@ from deonticbench.data.domains import get_domain
 from deonticbench.export.examples import DomainCounts, build_examples, training_pool
 from deonticbench.prompting import problem_key, render
 from deonticbench.prompting.plan import plan_run
-from deonticbench.rewards import RewardCache, RewardTarget, score
+from deonticbench.rewards import RewardCache, RewardTarget, score_completion
 from deonticbench.store.record import Attempt, Record
 
 pytestmark = pytest.mark.skipif(
@@ -343,5 +343,7 @@ def test_dpo_rejected_come_from_the_runs_wrong_or_abstained_answers(
         ]
         assert prompts_seen == expected_prompts
         for case, text in zip(pool[:2], chosen, strict=True):
-            verdict = score(text, RewardTarget.from_case(case), mode="eval", cache=RewardCache())
+            verdict = score_completion(
+                text, RewardTarget.from_case(case), mode="eval", cache=RewardCache()
+            )
             assert verdict.reward == 1.0

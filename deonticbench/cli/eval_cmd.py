@@ -287,21 +287,21 @@ def command(
     confidence: tuple[str, ...],
 ) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
-    for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
-        _positive(name, value)
-    _positive("--workers", workers)
-    backend = model_spec.partition(":")[0]
-    if "logprob" in confidence and backend not in LOGPROB_BACKENDS:
-        # Only the OpenAI wire format carries log-probabilities: any other backend would
-        # give a run whose logprob signal is n/a everywhere.
-        raise ConfigError(
-            f"--confidence logprob asks an OpenAI-compatible server for token "
-            f"log-probabilities; {backend} gives none (use openai: or openai-compatible:)."
-        )
-    if revision and not hub:
-        raise ConfigError("--revision picks a hub revision: use it with --hub.")
-    if hub and data_dir:
-        raise ConfigError("--hub and --data-dir name two data sources: choose one.")
+    _check_flags(
+        model_spec,
+        k=k,
+        attempts=attempts,
+        concurrency=concurrency,
+        workers=workers,
+        confidence=confidence,
+        batch=batch,
+        hub=hub,
+        revision=revision,
+        data_dir=data_dir,
+        dry_run=dry_run,
+        as_json=as_json,
+        assume_output_tokens=assume_output_tokens,
+    )
     spec = RunSpec(
         model=model_spec,
         params=tuple(_confidence_params(_parse_params(params), confidence).items()),
@@ -319,40 +319,17 @@ def command(
         distractors=distractors,
         agent=AgentOptions(agent_tools, agent_max_turns, agent_max_tokens, agent_timeout),
     )
-    if (as_json or assume_output_tokens is not None) and not dry_run:
-        raise ConfigError("--json and --assume-output-tokens go with --dry-run.")
-    if assume_output_tokens is not None and assume_output_tokens < 0:
-        raise ConfigError("--assume-output-tokens should be 0 or more.")
     prepared = prepare(spec, out, fresh=fresh)
     if no_prompt_cache:
         # How we ask, not what comes back: not a parameter of the run or the cache key.
         prepared.model.prompt_cache = False
-    end = prepared.model.end_of_life()
-    if end and not as_json:
-        click.echo(
-            f"note: {prepared.model.model_name} reaches end of life on {end} (the "
-            f"{prepared.model.provider} SDK's deprecation table); choose a newer model.",
-            err=True,
-        )
-    if params and not prepared.model.cacheable:
-        click.echo(
-            f"note: {prepared.model.provider} generates nothing, so --param is ignored.",
-            err=True,
-        )
     logprob_uncached = "logprob" in confidence and not no_cache
-    if "logprob" in confidence and batch:
-        raise ConfigError(
-            "--confidence logprob and --batch do not go together: batch results are read "
-            "back through the response cache, which keeps no log-probabilities."
-        )
-    if logprob_uncached and not dry_run:
-        # The response cache keeps text, not log-probabilities: a cached answer would
-        # leave its sample without the signal, silently.
-        click.echo(
-            "note: --confidence logprob does not read the response cache (it keeps no "
-            "log-probabilities): every response is requested anew.",
-            err=True,
-        )
+    _model_notes(
+        prepared,
+        params=bool(params),
+        quiet=as_json,
+        logprob_uncached=logprob_uncached and not dry_run,
+    )
     options = _Options(
         False if no_cache or logprob_uncached else cache_path,
         workers,
@@ -368,20 +345,91 @@ def command(
     if code:
         sys.exit(code)
     if score_after:
-        # start-up: only ``eval --score`` needs the scorer and the report
-        from ..report import REPORT_FILE, write_report
-        from ..scoring.tables import render, table2
-
-        runs = score(prepared.out).runs
-        report = write_report(runs, prepared.out / REPORT_FILE)
-        click.echo(render(table2(runs), "table"))
-        click.echo(f"report: {report} (open it in any browser)", err=True)
-        click.echo(
-            f"more: deonticbench score {prepared.out} --out <folder> (CSV, per-case, figure)"
-        )
+        _score_and_report(prepared.out)
     # Last, under the numbers they explain (the summary, or the paper's table).
     for note in notes:
         click.echo(note)
+
+
+def _check_flags(
+    model_spec: str,
+    *,
+    k: int | None,
+    attempts: int | None,
+    concurrency: int,
+    workers: int | None,
+    confidence: tuple[str, ...],
+    batch: bool,
+    hub: bool,
+    revision: str | None,
+    data_dir: Path | None,
+    dry_run: bool,
+    as_json: bool,
+    assume_output_tokens: int | None,
+) -> None:
+    """Flags that contradict each other or are out of range: one sentence each, before
+    anything is prepared (so a refused command leaves no run folder behind)."""
+    for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
+        _positive(name, value)
+    _positive("--workers", workers)
+    backend = model_spec.partition(":")[0]
+    if "logprob" in confidence and backend not in LOGPROB_BACKENDS:
+        # Only the OpenAI wire format carries log-probabilities: any other backend would
+        # give a run whose logprob signal is n/a everywhere.
+        raise ConfigError(
+            f"--confidence logprob asks an OpenAI-compatible server for token "
+            f"log-probabilities; {backend} gives none (use openai: or openai-compatible:)."
+        )
+    if "logprob" in confidence and batch:
+        raise ConfigError(
+            "--confidence logprob and --batch do not go together: batch results are read "
+            "back through the response cache, which keeps no log-probabilities."
+        )
+    if revision and not hub:
+        raise ConfigError("--revision picks a hub revision: use it with --hub.")
+    if hub and data_dir:
+        raise ConfigError("--hub and --data-dir name two data sources: choose one.")
+    if (as_json or assume_output_tokens is not None) and not dry_run:
+        raise ConfigError("--json and --assume-output-tokens go with --dry-run.")
+    if assume_output_tokens is not None and assume_output_tokens < 0:
+        raise ConfigError("--assume-output-tokens should be 0 or more.")
+
+
+def _model_notes(
+    prepared: PreparedRun, *, params: bool, quiet: bool, logprob_uncached: bool
+) -> None:
+    """One line each, on stderr: what the user should know about the model before the run."""
+    model = prepared.model
+    end = model.end_of_life()
+    if end and not quiet:
+        click.echo(
+            f"note: {model.model_name} reaches end of life on {end} (the "
+            f"{model.provider} SDK's deprecation table); choose a newer model.",
+            err=True,
+        )
+    if params and not model.cacheable:
+        click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
+    if logprob_uncached:
+        # The response cache keeps text, not log-probabilities: a cached answer would
+        # leave its sample without the signal, silently.
+        click.echo(
+            "note: --confidence logprob does not read the response cache (it keeps no "
+            "log-probabilities): every response is requested anew.",
+            err=True,
+        )
+
+
+def _score_and_report(out: Path) -> None:
+    """``eval --score``: Table 2 of the finished run and its HTML report."""
+    # start-up: only ``eval --score`` needs the scorer and the report
+    from ..report import REPORT_FILE, write_report
+    from ..scoring.tables import render, table2
+
+    runs = score(out).runs
+    report = write_report(runs, out / REPORT_FILE)
+    click.echo(render(table2(runs), "table"))
+    click.echo(f"report: {report} (open it in any browser)", err=True)
+    click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
 
 
 def _batches_left(out: Path) -> None:

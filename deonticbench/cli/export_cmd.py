@@ -134,7 +134,10 @@ def command(
         dropped += counts.dropped
         if report.split == "train":
             copies = f", {counts.held_out_copies} hard copies" if counts.held_out_copies else ""
-            read = f"pool {counts.pool} (whole {counts.whole} minus hard {counts.hard}{copies})"
+            read = f"pool {counts.pool} (whole {counts.whole} minus hard {counts.hard}{copies}"
+            # --limit keeps the first cases of the pool: say so, or the sum looks wrong.
+            limited = counts.limited_from
+            read += f"; the first {counts.pool} of {limited} (--limit))" if limited else ")"
         else:
             # The test file reads the hard split alone: there is no pool to subtract from.
             read = f"hard {counts.pool}" + (

@@ -128,6 +128,8 @@ def export_dataset(
             counts.skipped = str(exc)
             continue
         if limit is not None:
+            if limit < len(cases):
+                counts.limited_from = len(cases)
             cases = cases[:limit]
             counts.pool = len(cases)
         built = build_examples(

@@ -56,6 +56,8 @@ class DomainCounts:
     hard: int = 0
     held_out_copies: int = 0
     """Whole-split cases that are hard cases under another id (dropped)."""
+    limited_from: int | None = None
+    """The cases there were before ``--limit`` kept the first ``pool`` of them."""
     pool: int = 0
     kept: int = 0
     dropped: int = 0

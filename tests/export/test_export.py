@@ -347,3 +347,17 @@ def test_dpo_rejected_come_from_the_runs_wrong_or_abstained_answers(
                 text, RewardTarget.from_case(case), mode="eval", cache=RewardCache()
             )
             assert verdict.reward == 1.0
+
+
+def test_a_limited_pool_says_how_many_it_kept_of_how_many(tmp_path: Path) -> None:
+    """``--limit`` keeps the first cases of the pool: the line says of how many, so that
+    "pool 3 (whole 300 minus hard 80)" no longer reads as a wrong subtraction."""
+    done = run_cli(
+        "export", "--format", "trl-sft", "--out", str(tmp_path / "out"),
+        "--domains", "airline", "--limit", str(LIMIT),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"airline: pool {LIMIT} (whole 300 minus hard 80; the first {LIMIT} of 220 (--limit))"
+        in (done.stdout)
+    )

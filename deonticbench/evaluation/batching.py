@@ -410,20 +410,8 @@ class BatchBroker:
             return f"the batch returned {len(completions)} completions for {len(keys)} samples"
         for key, completion in zip(keys, completions, strict=True):
             if completion.text is not None:
-                self.cache.put(
-                    key,
-                    CachedResponse(
-                        text=completion.text,
-                        tokens_in=completion.tokens_in,
-                        tokens_out=completion.tokens_out,
-                        latency_s=completion.latency_s,
-                        finish_reason=completion.finish_reason,
-                        # A result read back after a restart is priced as it was billed.
-                        cache_read_tokens=completion.cache_read_tokens,
-                        cache_write_tokens=completion.cache_write_tokens,
-                        cache_write_1h_tokens=completion.cache_write_1h_tokens,
-                    ),
-                )
+                # A result read back after a restart is priced as it was billed.
+                self.cache.put(key, CachedResponse.of(completion, completion.text))
         for waiter in self._attached.pop(result.custom_id, []):
             self._resolve(waiter, completions, None)
         return None

@@ -17,10 +17,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._paths import RESPONSES_FILE, cache_root
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..models import Completion
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,20 @@ class CachedResponse:
     cache_write_1h_tokens: int = 0
     """The provider's prompt-cache counts of the call, so that a response read back (a
     batch item collected before a restart) is priced as it was billed."""
+
+    @classmethod
+    def of(cls, completion: Completion, text: str) -> CachedResponse:
+        """What the cache keeps of a completion: its text and what its call cost."""
+        return cls(
+            text=text,
+            tokens_in=completion.tokens_in,
+            tokens_out=completion.tokens_out,
+            latency_s=completion.latency_s,
+            finish_reason=completion.finish_reason,
+            cache_read_tokens=completion.cache_read_tokens,
+            cache_write_tokens=completion.cache_write_tokens,
+            cache_write_1h_tokens=completion.cache_write_1h_tokens,
+        )
 
 
 def default_cache_path() -> Path:

@@ -329,16 +329,7 @@ class Runner:
             return
         self.cache.put(
             cache_key(self._identity, prompt.prompt_hash, sample, attempt),
-            CachedResponse(
-                text=completion.text,
-                tokens_in=completion.tokens_in,
-                tokens_out=completion.tokens_out,
-                latency_s=completion.latency_s,
-                finish_reason=completion.finish_reason,
-                cache_read_tokens=completion.cache_read_tokens,
-                cache_write_tokens=completion.cache_write_tokens,
-                cache_write_1h_tokens=completion.cache_write_1h_tokens,
-            ),
+            CachedResponse.of(completion, completion.text),
         )
 
     # one agentic trial ---------------------------------------------------------

@@ -226,7 +226,7 @@ class BatchBroker:
         hits = [self.cache.get(k) for k in waiter.keys]
         if any(h is None for h in hits):
             return False
-        self._resolve(waiter, [_completion(h) for h in hits if h is not None], None)
+        self._resolve(waiter, [h.completion(batch=True) for h in hits if h is not None], None)
         return True
 
     def _check_round(self) -> None:
@@ -490,20 +490,6 @@ class BatchBroker:
                 f"with 'deonticbench batches {self.log.path.parent} --adopt "
                 f"{chunk.name}=BATCH_ID', then run again."
             )
-
-
-def _completion(hit: CachedResponse) -> Completion:
-    return Completion(
-        text=hit.text,
-        tokens_in=hit.tokens_in,
-        tokens_out=hit.tokens_out,
-        latency_s=hit.latency_s,
-        finish_reason=hit.finish_reason,
-        batch=True,
-        cache_read_tokens=hit.cache_read_tokens,
-        cache_write_tokens=hit.cache_write_tokens,
-        cache_write_1h_tokens=hit.cache_write_1h_tokens,
-    )
 
 
 def describe(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:

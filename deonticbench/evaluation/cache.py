@@ -17,13 +17,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._paths import RESPONSES_FILE, cache_root
 from ..errors import ConfigError
-
-if TYPE_CHECKING:
-    from ..models import Completion
+from ..models.base import Completion
 
 
 @dataclass(frozen=True)
@@ -51,6 +49,21 @@ class CachedResponse:
             cache_read_tokens=completion.cache_read_tokens,
             cache_write_tokens=completion.cache_write_tokens,
             cache_write_1h_tokens=completion.cache_write_1h_tokens,
+        )
+
+    def completion(self, *, batch: bool) -> Completion:
+        """The kept response as a completion again; ``batch``: drawn by one of the run's
+        own provider batches (paid at the batch price, not a cache hit)."""
+        return Completion(
+            text=self.text,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            latency_s=self.latency_s,
+            finish_reason=self.finish_reason,
+            batch=batch,
+            cache_read_tokens=self.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens,
         )
 
 

@@ -311,17 +311,7 @@ class Runner:
         # Drawn by a batch of this run before a restart: paid by this run, not a hit.
         paid = self.batcher is not None and self.batcher.paid(key)
         self._result.cache_hits += 0 if paid else 1
-        return Completion(
-            text=hit.text,
-            tokens_in=hit.tokens_in,
-            tokens_out=hit.tokens_out,
-            latency_s=hit.latency_s,
-            finish_reason=hit.finish_reason,
-            batch=paid,
-            cache_read_tokens=hit.cache_read_tokens,
-            cache_write_tokens=hit.cache_write_tokens,
-            cache_write_1h_tokens=hit.cache_write_1h_tokens,
-        )
+        return hit.completion(batch=paid)
 
     def _store(self, prompt: Prompt, sample: int, attempt: int, completion: Completion) -> None:
         # Errors are not cached: a re-run should try the request again.

@@ -13,6 +13,7 @@ import click
 
 from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import ALL_MODES
+from ..scoring.agent_format import FormatRow, format_rows, format_table
 from ..scoring.scores import (
     Comparison,
     NothingToScoreError,
@@ -224,6 +225,7 @@ def _stdout_text(
     if fmt == "json":
         doc = to_json(scores, comparisons)
         doc["usage"] = [row.to_dict() for row in usage_rows(scores)]
+        doc["format"] = [row.to_dict() for row in format_rows(scores)]
         if paper:
             table = against_paper(scores)
             doc["against_paper"] = [dict(zip(table.headers, r, strict=True)) for r in table.rows]
@@ -237,6 +239,10 @@ def _stdout_text(
     tables: list[Table] = [table2(scores)]
     if _has_agents(scores):
         tables.append(usage_table(usage_rows(scores)))
+        formats = format_rows(scores)
+        if formats:
+            # Every run's rows, so a constrained and a text run are read one above the other.
+            tables.append(format_table(formats))
     if paper:
         tables.append(against_paper(scores))
     if comparisons:
@@ -275,6 +281,10 @@ def _write_all(
     usage = usage_rows(scores)
     files["usage.csv"] = render_csv(UsageRow.columns(), [r.to_dict() for r in usage])
     files["usage.md"] = render_markdown(usage_table(usage))
+    formats = format_rows(scores)
+    if formats:
+        files["format.csv"] = render_csv(FormatRow.columns(), [r.to_dict() for r in formats])
+        files["format.md"] = render_markdown(format_table(formats))
     if comparisons:
         files["comparison.csv"] = render_csv(COMPARISON_COLUMNS, comparison_rows(comparisons))
         files["comparison.md"] = render_markdown(comparison_table(comparisons))

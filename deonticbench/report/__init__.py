@@ -9,6 +9,8 @@ the page.  The page has
   reports;
 * the figures (``figures.draw_figure``: the metric with its interval beside the outcome
   decomposition, every run in one figure);
+* for agentic runs, what each setting cost (the usage table) and the format of its
+  trials (turns by kind, first-turn stops, programs run, answers left);
 * paired differences when several runs are given;
 * a sample browser: a small index (domain, case, mode, sample, outcome, abstain reason,
   failure category) that is filtered in the page, and the details of every sample
@@ -37,11 +39,13 @@ from ..errors import DeonticBenchError
 from ..prompting.chat import Message
 from ..prompting.modes import ALL_MODES
 from ..prompting.render import Prompt, prompt_hash
+from ..scoring.agent_format import format_rows, format_table
 from ..scoring.figures import figure_png
 from ..scoring.paper import match_model
 from ..scoring.results import estimated_cost, run_totals
 from ..scoring.scores import STAGES, Comparison, RunScores
 from ..scoring.tables import Table, against_paper, comparison_table, table2
+from ..scoring.usage import usage_rows, usage_table
 from ..store.record import Attempt, Record
 from ..store.trajectory import read_trajectory
 from ._analysis_section import ANALYSIS_FILE, load_analysis
@@ -390,6 +394,19 @@ def _runs_html(scores: Sequence[RunScores]) -> str:
     return f'<table id="runs"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def _agents_html(scores: Sequence[RunScores]) -> str | None:
+    """The cost and the format of each agentic setting; None when no run has one."""
+    formats = format_rows(scores)
+    if not formats:
+        return None
+    return (
+        '<section id="agents"><h2>Agentic trials: cost and format</h2>'
+        + table_html(usage_table(usage_rows(scores)), "usage-table")
+        + table_html(format_table(formats), "format-table")
+        + "</section>"
+    )
+
+
 def build_report(
     scores: Sequence[RunScores],
     comparisons: Sequence[Comparison] = (),
@@ -424,6 +441,9 @@ def build_report(
             + table_html(against_paper(matched), "paper-table", paper_rows=True)
             + "</section>"
         )
+    agents = _agents_html(scores)
+    if agents is not None:
+        sections.append(agents)
     if comparisons:
         sections.append(
             '<section id="comparison"><h2>Paired differences</h2>'

@@ -2,13 +2,15 @@
 
 Metrics and the bootstrap of paper B.3 (``metrics``), scoring run folders and comparing
 them (``scores``), the Table 2 layout and other tables (``tables``), results.json
-(``results``), token usage and its estimated cost (``usage``), the caveats of a run's
-numbers (``notes``), Figure 2 (``figures``) and the paper's published scores
-(``paper``).  Hands score rows and tables to analysis, the report and the command line.
+(``results``), token usage and its estimated cost (``usage``), the format of agentic
+trials (``agent_format``), the caveats of a run's numbers (``notes``), Figure 2
+(``figures``) and the paper's published scores (``paper``).  Hands score rows and tables
+to analysis, the report and the command line.
 """
 
 from __future__ import annotations
 
+from .agent_format import FormatRow, first_turn_stop, format_rows, format_table
 from .figures import build_figure, draw_figure, figure_png
 from .metrics import (
     DEFAULT_BOOTSTRAP,
@@ -98,6 +100,7 @@ __all__ = [
     "TABLE_FORMATS",
     "TERMINAL_WIDTH",
     "Comparison",
+    "FormatRow",
     "LoadReport",
     "NothingToScoreError",
     "Outcomes",
@@ -124,6 +127,9 @@ __all__ = [
     "encode",
     "estimated_cost",
     "figure_png",
+    "first_turn_stop",
+    "format_rows",
+    "format_table",
     "iter_draws",
     "load_paper_results",
     "load_run",

@@ -22,7 +22,7 @@ from ..data.domains import DISPLAY_ORDER
 from ..prompting.modes import MODE_TITLES
 from ..store.record import Record
 from .results import model_prices
-from .scores import RunScores
+from .scores import GroupScore, RunScores
 from .tables import Table
 
 
@@ -77,12 +77,18 @@ def _cost(model: str, records: Sequence[Record], tokens_in: int, tokens_out: int
     return (tokens_in * prices[0] + tokens_out * prices[1]) / 1_000_000
 
 
+def final_group(s: RunScores, domain: str, mode: str) -> GroupScore | None:
+    """The group whose score a setting's tokens bought: the run's last stage (the
+    first when the group was not scored at the last)."""
+    return s.group(domain, mode, s.stages[-1]) or s.group(domain, mode, "first")
+
+
 def usage_rows(scores: Sequence[RunScores]) -> list[UsageRow]:
     rows: list[UsageRow] = []
     for s in scores:
         for domain in DISPLAY_ORDER:
             for mode in s.modes:
-                group = s.group(domain, mode, s.stages[-1]) or s.group(domain, mode, "first")
+                group = final_group(s, domain, mode)
                 records = [r for r in s.run.records if r.domain == domain and r.mode == mode]
                 if group is None or not records:
                     continue

@@ -9,6 +9,11 @@ to download.
 
 ``sitecustomize.py`` beside this file lets the ``inspect`` command line use a script
 saved as JSON: ``-M custom_outputs=<file.json>``.
+
+``Reply`` scripts an agent turn by turn for both front doors at once: ``reply_output``
+makes it inspect's ``ModelOutput`` (for mockllm), ``ScriptedAgent`` the harness's
+backend, with the same calls, text, usage and finish reason (cut off at the output-token
+limit: inspect's ``max_tokens``, the harness's ``length``).
 """
 
 from __future__ import annotations
@@ -17,14 +22,24 @@ import json
 import socket
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    ModelOutput,
+    ModelUsage,
+    StopReason,
+)
+from inspect_ai.tool import ToolCall as InspectCall
 
 from deonticbench.integrations.inspect._messages import from_inspect
+from deonticbench.models.base import Completion, GenerationParams, Model, Request
 from deonticbench.prompting import prompt_hash
-from deonticbench.prompting.chat import Message
+from deonticbench.prompting.chat import Message, ToolCall
 
 
 def first_prompt_hash(messages: Sequence[Message]) -> str:
@@ -60,6 +75,78 @@ class Script:
             input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out
         )
         return output
+
+
+USAGE = (120, 30)
+"""Tokens in and out of every scripted turn."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted model turn: its calls (name, arguments), its text, and whether it
+    was cut off at the output-token limit."""
+
+    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    text: str = ""
+    cut: bool = False
+
+
+Turns = Callable[[int], Reply]
+"""The scripted reply of each turn (0, 1, ...)."""
+
+
+def reply_output(reply: Reply, turn: int) -> ModelOutput:
+    """A scripted turn as inspect's model output, with its usage and stop reason."""
+    calls = [
+        InspectCall(id=f"c{turn}_{i}", function=name, arguments=arguments)
+        for i, (name, arguments) in enumerate(reply.calls)
+    ]
+    message = ChatMessageAssistant(
+        content=reply.text, tool_calls=calls or None, model="mockllm/model", source="generate"
+    )
+    stop: StopReason = "max_tokens" if reply.cut else "tool_calls" if calls else "stop"
+    return ModelOutput(
+        model="mockllm/model",
+        choices=[ChatCompletionChoice(message=message, stop_reason=stop)],
+        usage=ModelUsage(input_tokens=USAGE[0], output_tokens=USAGE[1], total_tokens=sum(USAGE)),
+    )
+
+
+def mock_outputs(turns: Turns) -> Callable[..., ModelOutput]:
+    """mockllm's ``custom_outputs``: the scripted reply of the turn the conversation is at."""
+
+    def respond(messages: list[ChatMessage], tools: Any, choice: Any, config: Any) -> ModelOutput:
+        turn = sum(1 for m in messages if m.role == "assistant")
+        return reply_output(turns(turn), turn)
+
+    return respond
+
+
+class ScriptedAgent(Model):
+    """The same script as a harness backend (native tool calls), for the agent loop.
+    ``n_ctx``: the context window it reports (``agents.context_length``)."""
+
+    native_tools = True
+    cacheable = False
+
+    def __init__(self, turns: Turns, n_ctx: int | None = None) -> None:
+        self.spec = self.provider = self.model_name = "scripted"
+        self.params = GenerationParams()
+        self.turns = turns
+        self.n_ctx = n_ctx
+        self.requests: list[Request] = []
+
+    async def generate(self, request: Request) -> list[Completion]:
+        self.requests.append(request)
+        turn = sum(1 for m in request.messages if m.role == "assistant")
+        reply = self.turns(turn)
+        calls = tuple(ToolCall(f"c{turn}_{i}", n, a) for i, (n, a) in enumerate(reply.calls))
+        return [
+            Completion(
+                text=reply.text, tokens_in=USAGE[0], tokens_out=USAGE[1], tool_calls=calls,
+                finish_reason="length" if reply.cut else "stop",
+            )
+        ]  # fmt: skip
 
 
 class NetworkUsed(RuntimeError):

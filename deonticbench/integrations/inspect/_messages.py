@@ -6,12 +6,14 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
+    ChatMessageTool,
     ChatMessageUser,
     ModelOutput,
 )
+from inspect_ai.tool import ToolCall as InspectCall
 
 from ...models.base import Completion
-from ...prompting.chat import Message, Role
+from ...prompting.chat import Message, Role, ToolCall
 
 
 def to_inspect(messages: tuple[Message, ...]) -> list[ChatMessage]:
@@ -34,6 +36,36 @@ def from_inspect(messages: list[ChatMessage]) -> tuple[Message, ...]:
         # A tool message is not part of the harness's conversations: read as user text.
         role: Role = m.role if m.role in ("system", "assistant") else "user"
         out.append(Message(role=role, content=m.text))
+    return tuple(out)
+
+
+def harness_call(call: InspectCall) -> ToolCall:
+    """An inspect tool call as the harness's: a call inspect could not parse keeps why."""
+    return ToolCall(call.id, call.function, dict(call.arguments), error=call.parse_error)
+
+
+def observation_text(message: ChatMessageTool) -> str:
+    """A tool message's observation as the harness's tools word it: a failed call is
+    ``error: ...`` (inspect keeps the message of a raised ``ToolError`` apart)."""
+    return f"error: {message.error.message}" if message.error else message.text
+
+
+def native_conversation(messages: list[ChatMessage]) -> tuple[Message, ...]:
+    """Inspect's conversation as the harness's loop holds it with native tool calling:
+    the assistant's calls on its messages, each observation a tool message."""
+    out: list[Message] = []
+    for m in messages:
+        if isinstance(m, ChatMessageAssistant):
+            calls = tuple(harness_call(c) for c in m.tool_calls or ())
+            out.append(Message(role="assistant", content=m.text, tool_calls=calls))
+        elif isinstance(m, ChatMessageTool):
+            out.append(
+                Message(role="tool", content=observation_text(m), tool_call_id=m.tool_call_id,
+                        name=m.function, is_error=m.error is not None)
+            )  # fmt: skip
+        else:
+            role: Role = "system" if m.role == "system" else "user"
+            out.append(Message(role=role, content=m.text))
     return tuple(out)
 
 

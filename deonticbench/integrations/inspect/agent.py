@@ -5,10 +5,12 @@ tools: each call is carried out by ``agents.tools.ToolBox`` on the sample's work
 (``agents.workspace``), programs in the harness's sandbox pool.  react() drives
 inspect's own loop; what it takes of the harness comes through plain functions: the
 opening messages (``agents.conversation``), the tools (``agents.tool_table``), the stop
-rules (``agents.stops``: ``on_continue`` asks them after every turn), and the judged
-attempt, ``AgentInfo`` and trajectory (``agents.trial_record``).  The scorer judges
-what the workspace holds with ``agents.judge``, so the same responses give the same
-record, and the same numbers, here and through ``deonticbench eval``.
+rules (``agents.stops``: ``on_continue`` asks them after every turn), the guard rails
+and the context budget (``agents.guards``, ``agents.context``, applied through react()'s
+model and ``on_continue`` by ``_rails``), and the judged attempt, ``AgentInfo`` and
+trajectory (``agents.trial_record``).  The scorer judges what the workspace holds with
+``agents.judge``, so the same responses give the same record, and the same numbers,
+here and through ``deonticbench eval``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from inspect_ai.agent import AgentState, AgentSubmit, as_solver, react
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import transcript
-from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
+from inspect_ai.model import ChatMessage, ChatMessageAssistant
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolError, ToolParam, ToolParams
@@ -33,6 +35,7 @@ from ... import Limits, Record, get_domain
 from ...agents import (
     SUBMIT,
     Execute,
+    RepeatGuard,
     Tool,
     ToolBox,
     agent_info,
@@ -55,6 +58,7 @@ from ...store.spec import AgentOptions
 from ...store.trajectory import add_agent_turn, add_step
 from ._messages import to_inspect
 from ._plan import TaskOptions, plan_for
+from ._rails import Rails, ran_program, turns_of
 from ._sandbox import execute
 from .scorer import score_of
 
@@ -68,12 +72,14 @@ TOOL_SET = "prolog"
 """inspect's agent offers the harness's prolog tools, natively (inspect's own tool calling)."""
 
 
-def _inspect_tool(tool: Tool, toolbox: ToolBox, submitted: dict[str, Any]) -> ToolDef:
+def _inspect_tool(tool: Tool, rails: Rails, submitted: dict[str, Any]) -> ToolDef:
     """One entry of the harness's tool table as an inspect tool, run by the trial's ToolBox."""
     properties = tool.parameters.get("properties", {})
 
     async def run(**arguments: Any) -> str:
-        observation = await toolbox.call(ToolCall("inspect", tool.name, arguments))
+        call = ToolCall("inspect", tool.name, arguments)
+        observation = await rails.toolbox.call(call)
+        rails.saw(call, observation.is_error, observation.text)
         if observation.is_error:
             raise ToolError(observation.text.removeprefix("error: "))
         if observation.submitted:
@@ -108,9 +114,10 @@ def _turns(messages: list[Any]) -> int:
     return sum(1 for m in messages if isinstance(m, ChatMessageAssistant))
 
 
-def _ended_without_call(messages: list[Any]) -> bool:
-    last = messages[-1] if messages else None
-    return isinstance(last, ChatMessageAssistant) and not last.tool_calls
+def _ended_without_call(extras: list[dict[str, Any]]) -> bool:
+    # A reply cut off at the output-token limit has no call either, but is answered and
+    # the trial goes on: only a turn of the kind no_call ends it.
+    return bool(extras) and extras[-1].get("kind") == "no_call"
 
 
 @solver
@@ -126,11 +133,15 @@ def deonticbench_agent_solver(
     max_turns: int = AgentOptions.max_turns,
     max_tokens: int | None = AgentOptions.max_tokens,
     trial_timeout: float = AgentOptions.timeout_s,
+    repeat_limit: int | None = AgentOptions.repeat_limit,
+    context_tokens: int | None = None,
 ) -> Solver:
-    """Build the sample's workspace and run ``react()`` with the harness's tools on it."""
+    """Build the sample's workspace and run ``react()`` with the harness's tools on it.
+    ``context_tokens``: the model's context window, for the context budget (none: no
+    budget, as for a model whose window the harness does not know)."""
     options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
     spec = get_domain(domain)
-    budget = AgentOptions(TOOL_SET, max_turns, max_tokens, trial_timeout)
+    budget = AgentOptions(TOOL_SET, max_turns, max_tokens, trial_timeout, repeat_limit)
 
     run_program = _sandbox_runner(timeout)
 
@@ -144,16 +155,19 @@ def deonticbench_agent_solver(
         # The guard on an early submit (agents.guards), as the harness's loop sets it: its
         # error is a tool error, which react() does not take as a submission.
         toolbox.mode = unit.mode
+        rails = Rails(toolbox, RepeatGuard(budget.repeat_limit), window=context_tokens)
         submitted: dict[str, Any] = {}
-        tools = [_inspect_tool(t, toolbox, submitted) for t in tools_of(TOOL_SET)]
+        tools = [_inspect_tool(t, rails, submitted) for t in tools_of(TOOL_SET)]
         plain = [t for t in tools if t.name != SUBMIT]
         (submit,) = [t for t in tools if t.name == SUBMIT]
         start = time.monotonic()
 
-        async def go_on(agent_state: AgentState) -> bool:
-            # The harness's stop rules: a reply without a tool call ends the trial, and
-            # so does a budget (inspect's own limits below stop a turn in flight).
-            if _ended_without_call(agent_state.messages):
+        async def go_on(agent_state: AgentState) -> bool | str:
+            # The harness's stop rules: the guard rails first (a repeat, a reply without
+            # a call, a truncated reply answered), then a budget (inspect's own limits
+            # below stop a turn in flight).
+            said = rails.after_turn(agent_state.messages)
+            if said is False:
                 return False
             used = budget_stop(
                 budget,
@@ -161,11 +175,12 @@ def deonticbench_agent_solver(
                 tokens=sum(sum(u) for u in _usage_by_turn()),
                 elapsed_s=time.monotonic() - start,
             )
-            return used is None
+            return said if used is None else False
 
         agent = react(
             prompt=None,
             tools=[t.as_tool() for t in plain],
+            model=rails.generate,
             submit=AgentSubmit(tool=submit.as_tool(), answer_only=True, keep_in_messages=True),
             on_continue=go_on,
         )
@@ -189,6 +204,9 @@ def deonticbench_agent_solver(
                 "wall_s": wall,
                 "usage": _usage_by_turn(),
                 "budget": budget.to_json(),
+                "stopped": rails.stopped,
+                "extras": rails.extras(state.messages),
+                "ran_program": ran_program(state.messages),
             },
         )
         return state
@@ -206,35 +224,35 @@ def _usage_by_turn() -> list[list[int]]:
     return out
 
 
-def _trajectory(state: TaskState, usage: list[list[int]], session: str) -> dict[str, Any]:
+def _opening(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """The messages before the first reply: the trajectory's opening steps.  A later
+    user message (the answer to a truncated reply without calls) is recorded, as the
+    loop records it, in that turn's ``extra.guard``."""
+    replies = [i for i, m in enumerate(messages) if isinstance(m, ChatMessageAssistant)]
+    return messages[: replies[0]] if replies else messages
+
+
+def _trajectory(
+    state: TaskState, usage: list[list[int]], session: str, extras: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The sample's conversation as ATIF, as the harness's loop writes it."""
     model = str(state.model)
     atif = new_trial_trajectory(session, model_name=model, tool_set=TOOL_SET, opening=())
-    turn = 0
     messages = list(state.messages)
-    for index, m in enumerate(messages):
-        if m.role in ("system", "user"):
-            add_step(atif, m.role, m.text)
-        elif isinstance(m, ChatMessageAssistant):
-            calls = list(m.tool_calls or [])
-            answers = {
-                t.tool_call_id: t for t in messages[index + 1 :] if isinstance(t, ChatMessageTool)
-            }
-            shown = [answers.get(c.id) for c in calls]
-            tokens = usage[turn] if turn < len(usage) else [0, 0]
-            add_agent_turn(
-                atif,
-                turn,
-                m.text,
-                [(c.id, c.function, c.arguments) for c in calls],
-                [str((t.error.message if t.error else t.text) if t else "") for t in shown],
-                tokens=(tokens[0], tokens[1]),
-                model_name=model,
-                extra=None
-                if not calls
-                else {"errors": [i for i, t in enumerate(shown) if t is not None and t.error]},
-            )
-            turn += 1
+    for m in _opening(messages):
+        add_step(atif, m.role, m.text)
+    for turn in turns_of(messages):
+        tokens = usage[turn.index] if turn.index < len(usage) else [0, 0]
+        add_agent_turn(
+            atif,
+            turn.index,
+            turn.reply.text,
+            [(c.id, c.name, c.arguments) for c in turn.calls],
+            turn.observations,
+            tokens=(tokens[0], tokens[1]),
+            model_name=model,
+            extra=extras[turn.index] if turn.index < len(extras) else None,
+        )
     return atif
 
 
@@ -268,18 +286,22 @@ def deonticbench_agent_scorer(
         usage = facts["usage"]
         tokens = (sum(u[0] for u in usage), sum(u[1] for u in usage))
         turns = _turns(state.messages)
-        stop = stop_reason(
+        extras: list[dict[str, Any]] = facts["extras"]
+        # A rail that ended the trial (repeat, context) names its own stop reason, as in
+        # the loop; otherwise the stop rules read it from what the trial did.
+        stop = facts["stopped"] or stop_reason(
             AgentOptions.from_json(facts["budget"]),
             submitted=bool(facts["was_submitted"]),
-            ended_without_call=_ended_without_call(state.messages),
+            ended_without_call=_ended_without_call(extras),
             turns=turns,
             tokens=sum(tokens),
             elapsed_s=float(facts["wall_s"]),
         )
         sample = state.epoch - 1
-        atif = _trajectory(state, usage, session_id(spec.name, unit.case.id, unit.mode, sample))
+        session = session_id(spec.name, unit.case.id, unit.mode, sample)
+        atif = _trajectory(state, usage, session, extras)
         finish_trial_trajectory(
-            atif, stop_reason=stop, tool_set=TOOL_SET, native=True, judgement=judgement
+            atif, stop_reason=stop, tool_set=TOOL_SET, protocol="native", judgement=judgement
         )
         opening = opening_messages(unit.case, unit.mode, TOOL_SET, native=True)
         record = Record(
@@ -300,7 +322,13 @@ def deonticbench_agent_scorer(
                 )
             ],
             agent=agent_info(
-                TOOL_SET, turns=turns, atif=atif, stop_reason=stop, wall_s=float(facts["wall_s"])
+                TOOL_SET,
+                turns=turns,
+                atif=atif,
+                stop_reason=stop,
+                wall_s=float(facts["wall_s"]),
+                protocol="native",
+                ran_program=bool(facts["ran_program"]),
             ),
         )
         return score_of(record, **{TRAJECTORY_KEY: json.loads(json.dumps(atif))})

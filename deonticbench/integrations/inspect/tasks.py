@@ -53,6 +53,8 @@ def deonticbench(
     max_turns: int = AgentOptions.max_turns,
     max_tokens: int | None = AgentOptions.max_tokens,
     trial_timeout: float = AgentOptions.timeout_s,
+    repeat_limit: int | None = AgentOptions.repeat_limit,
+    context_tokens: int | None = None,
 ) -> Task:
     """DeonticBench on one domain and mode, scored as the paper scores it.
 
@@ -76,6 +78,10 @@ def deonticbench(
       max_turns: agentic modes: model turns per trial.
       max_tokens: agentic modes: tokens in+out per trial (no limit when not given).
       trial_timeout: agentic modes: wall-clock seconds per trial.
+      repeat_limit: agentic modes: the same turn this many times in a row is told so
+        once, then stopped (``repeat``); None: no limit.
+      context_tokens: agentic modes: the model's context window in tokens; the oldest
+        tool observations are elided to stay within it (none: no budget).
     """
     if timeout <= 0:
         raise ConfigError("timeout must be a positive number of seconds.")
@@ -89,13 +95,15 @@ def deonticbench(
     plan = plan_for(options)
     if is_agentic(options.mode) and attempts != 1:
         raise ConfigError("an agentic trial is one attempt: leave attempts at 1.")
+    if context_tokens is not None and context_tokens < 1:
+        raise ConfigError(f"context_tokens must be at least 1, not {context_tokens}.")
+    # Checked here, so that a bad budget is one sentence before any sample runs.
+    budget = AgentOptions(
+        max_turns=max_turns, max_tokens=max_tokens, timeout_s=trial_timeout,
+        repeat_limit=repeat_limit,
+    )  # fmt: skip
     chosen_solver, chosen_scorer = _steps(
-        options,
-        attempts=attempts,
-        timeout=timeout,
-        max_turns=max_turns,
-        max_tokens=max_tokens,
-        trial_timeout=trial_timeout,
+        options, attempts=attempts, timeout=timeout, budget=budget, context_tokens=context_tokens
     )
     return Task(
         dataset=_dataset(plan, options),
@@ -138,9 +146,8 @@ def _steps(
     *,
     attempts: int,
     timeout: float,
-    max_turns: int,
-    max_tokens: int | None,
-    trial_timeout: float,
+    budget: AgentOptions,
+    context_tokens: int | None,
 ) -> tuple[Solver, Scorer]:
     """The solver and scorer of the task: inspect's react() agent with the harness's tools
     in an agentic mode, else the prompted protocol (one generation, optional retry)."""
@@ -149,9 +156,11 @@ def _steps(
         return (
             deonticbench_agent_solver(
                 timeout=timeout,
-                max_turns=max_turns,
-                max_tokens=max_tokens,
-                trial_timeout=trial_timeout,
+                max_turns=budget.max_turns,
+                max_tokens=budget.max_tokens,
+                trial_timeout=budget.timeout_s,
+                repeat_limit=budget.repeat_limit,
+                context_tokens=context_tokens,
                 **args,
             ),
             deonticbench_agent_scorer(timeout=timeout, **args),

@@ -8,6 +8,9 @@ System messages go in the ``system`` field, not the conversation.  ``max_tokens`
 required by the API, so a fallback applies when the registry gives none.
 ``reasoning_effort`` maps to the API's ``output_config.effort``; extended thinking with
 a token budget is a provider-specific field: ``extra: {thinking: {...}}``.
+Under the constrained tool protocol each agent turn forces one call of an offered tool
+(``tool_choice`` any, parallel calls off); the API refuses a forced call with extended
+thinking, so there the turn asks with ``auto`` instead, and ``notes()`` says so.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..prompting.chat import ToolSpec
 from ._sdk import (
     MalformedResponse,
     classify_sdk_error,
@@ -30,6 +34,7 @@ from ._sdk import (
     token_count,
 )
 from .base import Completion, Request
+from .constrained import CONSTRAINED, NATIVE, TEXT, constrained_max_tokens, tool_protocol
 from .registry import DEFAULT_CACHE_TTL, ModelSettings
 from .remote import RemoteModel, env_key
 from .retry import call_with_retries
@@ -37,11 +42,23 @@ from .tool_calls import (
     anthropic_messages,
     anthropic_tools,
     read_anthropic_tool_calls,
-    wants_native_tools,
 )
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 FALLBACK_MAX_TOKENS = 8192
+FORCED_CALL = {"type": "any", "disable_parallel_tool_use": True}
+"""A constrained turn's ``tool_choice``: exactly one call of one of the offered tools."""
+THINKING_CALL = {"type": "auto", "disable_parallel_tool_use": True}
+"""The same with extended thinking, which only takes ``auto`` (or ``none``): the model
+may still answer without a call, but never with more than one."""
+
+
+def thinks(extra: Mapping[str, Any]) -> bool:
+    """Whether the request fields turn extended thinking on (``thinking`` of any type but
+    ``disabled``: ``enabled`` with a budget, or ``adaptive``)."""
+    thinking = extra.get("thinking")
+    return isinstance(thinking, Mapping) and thinking.get("type", "enabled") != "disabled"
+
 
 # Prompt caching, as Anthropic's prompt-caching page documents it: at most four
 # breakpoints per request; a breakpoint finds an earlier entry only within the 20 blocks
@@ -174,13 +191,36 @@ class AnthropicModel(RemoteModel):
     def __init__(self, spec: str, model_name: str, settings: ModelSettings) -> None:
         url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_DEFAULT_URL
         super().__init__(spec, "anthropic", model_name, settings, url)
-        self.native_tools = wants_native_tools(settings.options)
+        self.tool_protocol = tool_protocol(
+            settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec
+        )
+        # Both offer the tools natively; the constrained protocol also forces one call.
+        self.native_tools = self.tool_protocol in (NATIVE, CONSTRAINED)
+        self.turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
         self.prompt_cache = settings.prompt_cache
         self.cache_ttl = str(settings.option("cache_ttl", DEFAULT_CACHE_TTL))
         self.cache_min_tokens = int(settings.option("cache_min_tokens", DEFAULT_CACHE_MIN_TOKENS))
 
     def calls_for(self, n: int) -> int:
         return max(n, 0)  # no n in the API: one call per sample
+
+    def tool_choice(self) -> dict[str, Any]:
+        """The ``tool_choice`` of a constrained turn: forced, unless thinking forbids it."""
+        return dict(THINKING_CALL if thinks(self.params.extra) else FORCED_CALL)
+
+    def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+        if not (self.constrained and tools):
+            return {}
+        return {"tool_protocol": CONSTRAINED, "tool_choice": self.tool_choice()}
+
+    def notes(self) -> tuple[str, ...]:
+        if not (self.constrained and thinks(self.params.extra)):
+            return ()
+        return (
+            f"{self.spec} refuses a forced tool call with extended thinking on, so each "
+            "constrained turn asks with tool_choice auto (parallel calls still off) and "
+            "may end without a call.",
+        )
 
     def end_of_life(self) -> str | None:
         """From the installed SDK's own deprecation table (it warns per call; we say it
@@ -213,13 +253,17 @@ class AnthropicModel(RemoteModel):
         """The JSON fields of one call: system apart, sampling parameters if set."""
         p = self.params
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        constrained = self.constrained and bool(request.tools)
+        limit = self.turn_max_tokens if constrained else p.max_tokens
         fields: dict[str, Any] = {
             "model": self.model_name,
             "messages": anthropic_messages(request.messages),
-            "max_tokens": p.max_tokens or FALLBACK_MAX_TOKENS,
+            "max_tokens": limit or FALLBACK_MAX_TOKENS,
         }
         if request.tools:
             fields["tools"] = anthropic_tools(request.tools)
+        if constrained:
+            fields["tool_choice"] = self.tool_choice()
         if system:
             fields["system"] = system
         if p.stop:

@@ -6,6 +6,11 @@ the name of the output-length field (OpenAI's current ``max_completion_tokens`` 
 the widely supported ``max_tokens``), and that ``n`` is not trusted: when a server
 answers with fewer choices than asked (llama.cpp ignores ``n``), the rest are drawn
 with separate calls, and later requests go straight to separate calls.
+
+The constrained tool protocol (``models.constrained``) differs too: OpenAI forces one
+native call per turn (``tool_choice`` required, parallel calls off), while an
+OpenAI-compatible server decodes the turn under ``call_schema`` through its
+structured-output field, which servers name differently (``CONSTRAINED_FIELDS``).
 """
 
 from __future__ import annotations
@@ -24,16 +29,81 @@ from ._sdk import (
     field_of,
     finish_reason_of,
     import_sdk,
+    provider_message,
     reply_text,
     token_count,
 )
 from .base import Completion, Request
+from .constrained import (
+    CONSTRAINED,
+    NATIVE,
+    TEXT,
+    call_schema,
+    constrained_max_tokens,
+    schema_calls,
+    tool_protocol,
+)
 from .registry import ModelSettings
-from .remote import RemoteModel, env_key, split_usage
-from .retry import call_with_retries
-from .tool_calls import openai_messages, openai_tools, read_openai_tool_calls, wants_native_tools
+from .remote import RemoteModel, env_key, public_url, split_usage
+from .retry import Failure, call_with_retries
+from .tool_calls import openai_messages, openai_tools, read_openai_tool_calls
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+CONSTRAINED_FIELD_PARAM = "constrained_field"
+"""``--param constrained_field=...``: where an OpenAI-compatible server takes the schema
+of a constrained turn (docs/agents.md)."""
+CONSTRAINED_FIELDS = ("response_format", "json_schema", "structured_outputs", "guided_json")
+"""The structured-output request fields servers take, the default first:
+
+* ``response_format``: OpenAI's ``{"type": "json_schema", "json_schema": {...}}``, which
+  vLLM serve, SGLang, llama.cpp's llama-server and Ollama (0.5 on) all read;
+* ``json_schema``: llama-server's own top-level field (the schema itself);
+* ``structured_outputs``: vLLM's own field, ``{"json": schema}`` (vLLM 0.10.2 on);
+* ``guided_json``: vLLM's field before 0.12, which later versions ignore."""
+SCHEMA_NAME = "tool_call"
+"""The ``json_schema.name`` of ``response_format``, which OpenAI's form requires."""
+FORCED_CALL = {"tool_choice": "required", "parallel_tool_calls": False}
+"""What makes OpenAI answer a constrained turn with exactly one call of an offered tool."""
+
+
+def constrained_field(options: Any) -> str:
+    """The structured-output field the options name (``response_format`` when none); an
+    unknown one is one sentence naming those there are."""
+    value = str((options or {}).get(CONSTRAINED_FIELD_PARAM) or CONSTRAINED_FIELDS[0])
+    value = value.strip().lower()
+    if value not in CONSTRAINED_FIELDS:
+        raise ConfigError(
+            f"{CONSTRAINED_FIELD_PARAM} should be one of {', '.join(CONSTRAINED_FIELDS)}, "
+            f"not {value!r}."
+        )
+    return value
+
+
+def schema_fields(field: str, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+    """The request body fields that ask a server to decode under ``call_schema(tools)``
+    through ``field`` (one of ``CONSTRAINED_FIELDS``)."""
+    schema = call_schema(tools)
+    if field == "json_schema":
+        return {"json_schema": schema}
+    if field == "structured_outputs":
+        return {"structured_outputs": {"json": schema}}
+    if field == "guided_json":
+        return {"guided_json": schema}
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": True},
+        }
+    }
+
+
+def _names_field(exc: Any, field: str) -> bool:
+    """Whether a 400/422 answer says it is about ``field`` (its message or its ``param``,
+    or a validation error's location, all of which end up in the body or the message)."""
+    names = (field, "json_schema") if field == "response_format" else (field,)
+    said = f"{provider_message(exc)} {getattr(exc, 'body', '')} {getattr(exc, 'message', '')}"
+    return any(name in said.lower() for name in names)
 
 
 @dataclass(frozen=True)
@@ -130,7 +200,16 @@ class OpenAIModel(RemoteModel):
         self.compatible = compatible
         self.key_env = "OPENAI_COMPATIBLE_API_KEY" if compatible else "OPENAI_API_KEY"
         self._server_ignores_n = False
-        self.native_tools = wants_native_tools(settings.options)
+        self.tool_protocol = tool_protocol(
+            settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec
+        )
+        # OpenAI forces a native call; another server decodes text-form turns under the
+        # call schema, since it may have no tool parser for its model at all.
+        self.native_tools = self.tool_protocol == NATIVE or (
+            self.tool_protocol == CONSTRAINED and not compatible
+        )
+        self.constrained_field = constrained_field(settings.options)
+        self.turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
         # OpenAI caches prefixes by itself; caching here means sending prompt_cache_key
         # (to OpenAI only: other servers may refuse an unknown field) and the runner's
         # order of sending.  Other servers' cached_tokens are read all the same.
@@ -141,6 +220,19 @@ class OpenAIModel(RemoteModel):
         if n <= 0:
             return 0
         return n if self._server_ignores_n else 1
+
+    def turn_fields(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+        """The fields beyond the conversation that a constrained agent turn sends: the
+        forced call (OpenAI) or the schema in the server's structured-output field."""
+        if not (self.constrained and tools):
+            return {}
+        if self.compatible:
+            return schema_fields(self.constrained_field, tools)
+        return dict(FORCED_CALL)
+
+    def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+        fields = self.turn_fields(tools)
+        return {"tool_protocol": CONSTRAINED, **fields} if fields else {}
 
     # --- client ---------------------------------------------------------------------
 
@@ -192,18 +284,58 @@ class OpenAIModel(RemoteModel):
             fields["extra_body"] = dict(p.extra)
         return fields
 
+    def _turn_request(self, fields: dict[str, Any], tools: tuple[ToolSpec, ...]) -> None:
+        """Add an agent turn's fields to ``fields``: the native tools (unless the turn is
+        decoded under a schema instead), and for a constrained turn what shapes it and
+        its own output limit."""
+        if self.native_tools:
+            fields["tools"] = openai_tools(tools)
+        shape = self.turn_fields(tools)
+        if not shape:
+            return
+        if self.turn_max_tokens is not None:
+            fields["max_tokens" if self.compatible else "max_completion_tokens"] = (
+                self.turn_max_tokens
+            )
+        if self.compatible:
+            # Most of these fields are not in the client's signature: all go as body
+            # fields, response_format too, so that one path serves every server.
+            fields["extra_body"] = {**fields.get("extra_body", {}), **shape}
+        else:
+            fields.update(shape)
+
+    def _classify(self, exc: Exception, sdk: Any, schema: bool) -> Failure:
+        """``classify_sdk_error``, except that a server refusing the structured-output
+        field is told in one sentence what to try instead (retrying cannot help)."""
+        failure = classify_sdk_error(exc, sdk)
+        status = getattr(exc, "status_code", None)
+        if not (schema and status in (400, 422) and _names_field(exc, self.constrained_field)):
+            return failure
+        others = [f for f in CONSTRAINED_FIELDS if f != self.constrained_field]
+        return Failure(
+            label=(
+                f"{public_url(self.base_url)} does not take {self.constrained_field} for "
+                f"structured output (HTTP {status}); try --param constrained_field="
+                f"{', '.join(others[:-1])} or {others[-1]}, or --param tool_protocol=text."
+            ),
+            retryable=False,
+        )
+
     async def _call(
         self,
         messages: list[dict[str, Any]],
         n: int,
         tools: tuple[ToolSpec, ...] = (),
         group: str = "",
+        turn: int = 0,
     ) -> list[Completion]:
-        """One logical call (retried); may return fewer than ``n`` items but never zero."""
+        """One logical call (retried); may return fewer than ``n`` items but never zero.
+        ``turn`` numbers the calls read from a schema-constrained reply."""
         client = self.client()
         fields = self.request_fields(n)
         if tools:
-            fields["tools"] = openai_tools(tools)
+            self._turn_request(fields, tools)
+        schema = bool(tools) and self.constrained and self.compatible
         if self.prompt_cache and group:
             # Routes the prompts of one domain x mode x template to the same cache.
             fields["prompt_cache_key"] = group
@@ -222,7 +354,7 @@ class OpenAIModel(RemoteModel):
         import openai
 
         outcome = await call_with_retries(
-            once, lambda exc: classify_sdk_error(exc, openai), self.policy, rng=self._rng
+            once, lambda exc: self._classify(exc, openai, schema), self.policy, rng=self._rng
         )
         if outcome.value is None:
             return [Completion.failed(outcome.error or "request failed")] * n
@@ -235,6 +367,9 @@ class OpenAIModel(RemoteModel):
             reply.logprobs,
             cached=reply.cached_tokens,
         )
+        if schema:
+            # The reply text is the call the schema admitted; it stays the text as written.
+            return [replace(c, tool_calls=schema_calls(c.text, turn=turn)) for c in completions]
         return [
             replace(c, tool_calls=calls) if calls else c
             for c, calls in zip(completions, reply.tool_calls, strict=True)
@@ -249,7 +384,7 @@ class OpenAIModel(RemoteModel):
         if request.tools:
             # An agentic turn: one sample per call, each its own conversation.
             turns = await asyncio.gather(
-                *(self._call(messages, 1, request.tools, group) for _ in range(n))
+                *(self._call(messages, 1, request.tools, group, request.attempt) for _ in range(n))
             )
             return [c for batch in turns for c in batch][:n]
         if self._server_ignores_n and n > 1:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import ConfigError
 from ._sdk import provider_message
 from .base import Completion, Model
+from .constrained import CONSTRAINED_MAX_TOKENS_PARAM, constrained_max_tokens
 from .registry import ModelSettings
 from .retry import RetryPolicy
 
@@ -151,4 +152,8 @@ class RemoteModel(Model):
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
         ident["base_url"] = public_url(self.base_url)
+        # A constrained turn's own output limit changes what comes back (the cache key).
+        limit = constrained_max_tokens(self.settings.options, None)
+        if self.constrained and limit is not None:
+            ident[CONSTRAINED_MAX_TOKENS_PARAM] = limit
         return ident

@@ -5,6 +5,14 @@ Not exercised in CI (no GPU there).  The tested way to use vLLM is to start
 
 The engine is synchronous and owns the GPU, so generations run one at a time in a
 dedicated worker thread; ``n`` is native (``SamplingParams.n``).
+
+Written against vLLM 0.33.0's documented offline API: ``LLM.chat(messages,
+sampling_params, use_tqdm=..., tools=...)`` and, for the constrained tool protocol,
+``SamplingParams(structured_outputs=StructuredOutputsParams(json=schema))`` (the form
+since vLLM 0.10.2; the older ``guided_decoding`` was removed in 0.12).  Under that
+protocol the conversation is the text protocol's (no tools in the chat template) and
+each turn is decoded under ``constrained.call_schema``.  ``sampling_kwargs`` builds the
+request as plain data, which is what the tests check: the engine itself never runs there.
 """
 
 from __future__ import annotations
@@ -15,10 +23,21 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ConfigError, missing_extra
+from ..prompting.chat import ToolCall, ToolSpec
 from .base import Completion, Model, Request
+from .constrained import (
+    CONSTRAINED,
+    CONSTRAINED_MAX_TOKENS_PARAM,
+    NATIVE,
+    TEXT,
+    call_schema,
+    constrained_max_tokens,
+    schema_calls,
+    tool_protocol,
+)
 from .registry import ModelSettings
 from .retry import short
-from .tool_calls import openai_messages, openai_tools, read_hermes_tool_calls, wants_native_tools
+from .tool_calls import openai_messages, openai_tools, read_hermes_tool_calls
 
 
 class VLLMModel(Model):
@@ -33,7 +52,24 @@ class VLLMModel(Model):
         self._engine: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm")
         self._load_lock = asyncio.Lock()
-        self.native_tools = wants_native_tools(settings.options)
+        self.tool_protocol = tool_protocol(
+            settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec
+        )
+        self.native_tools = self.tool_protocol == NATIVE
+        self.turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
+
+    def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+        if not (self.constrained and tools):
+            return {}
+        return {"tool_protocol": CONSTRAINED, "structured_outputs": {"json": call_schema(tools)}}
+
+    def identity(self) -> dict[str, Any]:
+        ident = super().identity()
+        # A constrained turn's own output limit changes what comes back (the cache key).
+        limit = constrained_max_tokens(self.settings.options, None)
+        if self.constrained and limit is not None:
+            ident[CONSTRAINED_MAX_TOKENS_PARAM] = limit
+        return ident
 
     def _load(self) -> Any:
         try:
@@ -64,10 +100,10 @@ class VLLMModel(Model):
     async def check(self) -> None:
         await self._ensure_loaded()
 
-    def _sampling(self, n: int) -> Any:
-        # optional: the vllm extra, only when chosen
-        import vllm
-
+    def sampling_kwargs(self, n: int, tools: tuple[ToolSpec, ...] = ()) -> dict[str, Any]:
+        """The keyword arguments of ``vllm.SamplingParams`` for ``n`` samples, as plain
+        data: ``structured_outputs`` is the keyword arguments of its
+        ``StructuredOutputsParams``, present on a constrained agent turn only."""
         p = self.params
         kwargs: dict[str, Any] = {"n": n, **p.extra}
         for name in ("temperature", "top_p", "max_tokens", "seed"):
@@ -76,6 +112,23 @@ class VLLMModel(Model):
                 kwargs[name] = value
         if p.stop:
             kwargs["stop"] = list(p.stop)
+        if self.constrained and tools:
+            if self.turn_max_tokens is not None:
+                kwargs["max_tokens"] = self.turn_max_tokens
+            kwargs["structured_outputs"] = {"json": call_schema(tools)}
+        return kwargs
+
+    def _sampling(self, n: int, tools: tuple[ToolSpec, ...] = ()) -> Any:
+        # optional: the vllm extra, only when chosen
+        import vllm
+
+        kwargs = self.sampling_kwargs(n, tools)
+        structured = kwargs.pop("structured_outputs", None)
+        if structured is not None:
+            # optional: the vllm extra; the class lives in this module, not in vllm's root
+            from vllm.sampling_params import StructuredOutputsParams
+
+            kwargs["structured_outputs"] = StructuredOutputsParams(**structured)
         return vllm.SamplingParams(**kwargs)
 
     def _run(
@@ -83,13 +136,18 @@ class VLLMModel(Model):
         engine: Any,
         messages: list[dict[str, Any]],
         n: int,
-        tools: list[dict[str, Any]] | None = None,
+        tools: tuple[ToolSpec, ...] = (),
+        turn: int = 0,
     ) -> list[Completion]:
         start = time.monotonic()
+        native = bool(tools) and self.native_tools
         try:
-            # tools go to the model's chat template; the engine parses no calls back.
-            extra = {"tools": tools} if tools else {}
-            outputs = engine.chat([messages], self._sampling(n), use_tqdm=False, **extra)
+            # Native: the tools go to the model's chat template and the calls are read
+            # back from its Hermes-style text.  Constrained: the conversation is the text
+            # protocol's and the schema shapes the reply.
+            extra = {"tools": openai_tools(tools)} if native else {}
+            sampling = self._sampling(n, tools)
+            outputs = engine.chat([messages], sampling, use_tqdm=False, **extra)
         except Exception as exc:  # a failed batch must become error items, not a crash
             return [Completion.failed(f"vllm: {short(exc)}")] * n
         latency = time.monotonic() - start
@@ -97,11 +155,12 @@ class VLLMModel(Model):
         prompt = len(result.prompt_token_ids or [])
         out = []
         for index, choice in enumerate(result.outputs[:n]):
-            text, calls = (
-                read_hermes_tool_calls(choice.text, turn_id=f"call{index}")
-                if tools
-                else (choice.text, ())
-            )
+            text: str = choice.text
+            calls: tuple[ToolCall, ...] = ()
+            if native:
+                text, calls = read_hermes_tool_calls(choice.text, turn_id=f"call{index}")
+            elif tools and self.constrained:
+                calls = schema_calls(choice.text, turn=turn)
             out.append(
                 Completion(
                     text=text,
@@ -120,10 +179,9 @@ class VLLMModel(Model):
         except ConfigError as exc:
             return [Completion.failed(str(exc))] * request.n
         messages = openai_messages(request.messages)
-        tools = openai_tools(request.tools) if request.tools else None
         loop = asyncio.get_running_loop()
         out = await loop.run_in_executor(
-            self._executor, self._run, engine, messages, request.n, tools
+            self._executor, self._run, engine, messages, request.n, request.tools, request.attempt
         )
         missing = request.n - len(out)
         return out + [Completion.failed("vllm returned fewer outputs than asked")] * missing

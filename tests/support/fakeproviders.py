@@ -14,7 +14,15 @@ real thing.  Only the model behind the endpoint is scripted:
 * ``log``: every request received, to assert what was sent and how often;
 * ``max_in_flight``: the most generation requests the server was handling at once;
 * ``Fault(reshape=...)``: a 200 reply whose JSON body the function rewrites (a list of
-  content parts, a number for content, a string for choices, a bad usage field).
+  content parts, a number for content, a string for choices, a bad usage field);
+* structured output, as OpenAI-compatible servers take it: a chat-completions request
+  carrying a JSON schema (``response_format`` json_schema, llama-server's ``json_schema``,
+  vLLM's ``structured_outputs.json`` or ``guided_json``: ``FakeRequest.schema_field`` and
+  ``.schema``) answers a ``ToolTurn`` with its call written as the JSON text a decoder
+  under the call schema writes; a schema with ``tools`` beside it is refused with a 400
+  (one constraint at a time, as llama-server has it);
+* ``refuse(field)``: answer any request carrying that top-level field with a 400 (or the
+  status given) naming it, like a server that does not take the field.
 
 Both endpoints bill prompt caching as the providers document it, so tests can measure
 what caching saves (``bill``: one ``Billed`` per answered call):
@@ -103,6 +111,36 @@ class FakeRequest:
         users = [m["content"] for m in self.messages if m["role"] == "user"]
         return users[-1] if users else ""
 
+    @property
+    def schema_field(self) -> str | None:
+        """The structured-output field this request carries a JSON schema in, if any."""
+        for name in SCHEMA_FIELDS:
+            if _schema_in(self.body, name) is not None:
+                return name
+        return None
+
+    @property
+    def schema(self) -> Any:
+        """The JSON schema the reply is to be decoded under (None: unconstrained)."""
+        field = self.schema_field
+        return _schema_in(self.body, field) if field else None
+
+
+SCHEMA_FIELDS = ("response_format", "json_schema", "structured_outputs", "guided_json")
+"""Where OpenAI-compatible servers take a JSON schema for structured output."""
+
+
+def _schema_in(body: dict[str, Any], field: str) -> Any:
+    """The schema ``body`` carries in ``field``, each in its own server's shape."""
+    value = body.get(field)
+    if field == "response_format":
+        if isinstance(value, dict) and value.get("type") == "json_schema":
+            return (value.get("json_schema") or {}).get("schema")
+        return None
+    if field == "structured_outputs":
+        return value.get("json") if isinstance(value, dict) else None
+    return value
+
 
 Responder = Callable[[FakeRequest], "str | ToolTurn"]
 
@@ -190,6 +228,8 @@ class _State:
     tokenizer: Tokenizer
     cache_min_tokens: int
     faults: deque[Fault] = field(default_factory=deque)
+    refused: dict[str, int] = field(default_factory=dict)
+    """Top-level request fields the server refuses, with the status it answers."""
     log: list[FakeRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
@@ -370,8 +410,26 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.in_flight -= 1
 
+    def _refusal(self, api: str, request: FakeRequest) -> tuple[int, str, str] | None:
+        """(status, message, field) when the server does not take what the request sent."""
+        if api != "openai":
+            return None
+        for name, status in self.server.state.refused.items():
+            if name in request.body:
+                return status, f"Unrecognized request argument supplied: {name}", name
+        if request.schema_field is not None and request.body.get("tools"):
+            return 400, "Cannot use custom grammar constraints with tools.", "tools"
+        return None
+
     def _generate(self, api: str, request: FakeRequest, fault: Fault | None) -> None:
         state = self.server.state
+        refusal = self._refusal(api, request) if self._authorised(api) else None
+        if refusal is not None:
+            status, message, name = refusal
+            body = {"error": {"message": message, "type": "invalid_request_error",
+                              "code": None, "param": name}}  # fmt: skip
+            self._send_json(status, body)
+            return
         delay = state.latency_s + (fault.delay_s if fault else 0.0)
         fails = fault is not None and (fault.drop or fault.status is not None or fault.malformed)
         if not fails and self._authorised(api):
@@ -416,6 +474,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.state.max_choices is not None:
             n = min(n, self.server.state.max_choices)
         texts = self._texts(request, n)
+        if request.schema is not None:
+            # A decoder under a call schema writes the call as the reply's text.
+            texts = [_as_json_call(t) for t in texts]
         choices = [
             {
                 "index": i,
@@ -571,6 +632,17 @@ def _plain(reply: str | ToolTurn) -> str:
     return reply.text if isinstance(reply, ToolTurn) else reply
 
 
+def _as_json_call(reply: str | ToolTurn) -> str:
+    """A scripted reply as a structured-output server sends it: a ``ToolTurn``'s first
+    call as ``{"name": ..., "arguments": {...}}`` text; a string as it is."""
+    if not isinstance(reply, ToolTurn) or not reply.calls:
+        return _plain(reply)
+    name, arguments = reply.calls[0]
+    # A str is sent as written (malformed or cut short included), as in _openai_message.
+    written = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return f'{{"name": {json.dumps(name)}, "arguments": {written}}}'
+
+
 def _openai_message(reply: str | ToolTurn) -> dict[str, Any]:
     if not isinstance(reply, ToolTurn):
         return {"role": "assistant", "content": reply}
@@ -702,6 +774,12 @@ class FakeProvider:
     def clear_faults(self) -> None:
         with self._state.lock:
             self._state.faults.clear()
+
+    def refuse(self, field: str, *, status: int = 400) -> None:
+        """Answer every request carrying the top-level ``field`` with ``status`` and an
+        error naming it (OpenAI's wording), as a server that does not take it."""
+        with self._state.lock:
+            self._state.refused[field] = status
 
     @property
     def log(self) -> list[FakeRequest]:

@@ -54,8 +54,9 @@ from .workspace import (
 )
 
 if TYPE_CHECKING:
-    from .context import context_length
+    from .context import Elidable, context_length, fit
     from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
+    from .guards import TRUNCATED, RepeatGuard, refusal_rule, repeat_note, truncated
     from .loop import TrialResult, TrialSetup, first_messages, run_trial
     from .scripted import as_agent
     from .stops import budget_stop, stop_reason
@@ -65,14 +66,25 @@ if TYPE_CHECKING:
     from .trial_record import (
         agent_info,
         count_tool_calls,
+        count_turn_kinds,
         finish_trial_trajectory,
         judged_attempt,
         new_trial_trajectory,
         session_id,
         trial_ended,
+        turn_kind,
     )
 
 _HOME = {
+    "Elidable": "context",
+    "RepeatGuard": "guards",
+    "TRUNCATED": "guards",
+    "count_turn_kinds": "trial_record",
+    "fit": "context",
+    "refusal_rule": "guards",
+    "repeat_note": "guards",
+    "truncated": "guards",
+    "turn_kind": "trial_record",
     "Execute": "tool_base",
     "SUBMIT": "tool_table",
     "Tool": "tool_table",
@@ -112,8 +124,11 @@ __all__ = [
     "SOLUTION_FILE",
     "STATUTE_FILE",
     "SUBMIT",
+    "TRUNCATED",
+    "Elidable",
     "Execute",
     "Judgement",
+    "RepeatGuard",
     "Tool",
     "ToolBox",
     "TrialResult",
@@ -129,11 +144,13 @@ __all__ = [
     "context_length",
     "conversation_hash",
     "count_tool_calls",
+    "count_turn_kinds",
     "decode_turn",
     "encode_turn",
     "execute_calls",
     "finish_trial_trajectory",
     "first_messages",
+    "fit",
     "instruction_hash",
     "instruction_text",
     "judge_workspace",
@@ -141,12 +158,16 @@ __all__ = [
     "new_trial_trajectory",
     "opening_messages",
     "read_left_file",
+    "refusal_rule",
+    "repeat_note",
     "run_trial",
     "session_id",
     "stop_reason",
     "tool_specs",
     "tools_of",
     "trial_ended",
+    "truncated",
+    "turn_kind",
 ]
 
 

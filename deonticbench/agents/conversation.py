@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..data.cases import Case
 from ..models.base import Completion
@@ -20,7 +21,7 @@ from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
 from ..prompting.templates import SYSTEM_FILE, prompts_root, read_template
 from ..solver import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
-from .protocol import protocol_section
+from .protocol import constrained_section, protocol_section
 from .tool_table import tool_specs
 from .workspace import instruction_text
 
@@ -31,26 +32,38 @@ def opening_messages(
     tool_set: str,
     *,
     native: bool,
+    constrained: bool = False,
     tool_timeout_s: float = DEFAULT_PROLOG_TIMEOUT_S,
     prompts_dir: Path | None = None,
 ) -> tuple[Message, ...]:
-    """The paper's system message and the instruction (with the text protocol's section
-    listing the tool set's tools when they are not offered natively).  ``tool_timeout_s``
-    is the time limit of one tool run the instruction states."""
+    """The paper's system message and the instruction, with a section listing the tool
+    set's tools when they are not offered natively: the constrained protocol's when each
+    reply is decoded as one call (``constrained``), else the text protocol's.
+    ``tool_timeout_s`` is the time limit of one tool run the instruction states."""
     root = prompts_root(prompts_dir)
     instruction = instruction_text(case, mode, tool_set, prompts_dir=root, timeout_s=tool_timeout_s)
-    if not native:
-        instruction += "\n\n" + protocol_section(tool_specs(tool_set), prompts_dir=root)
+    specs = tool_specs(tool_set)
+    if not native and constrained:
+        instruction += "\n\n" + constrained_section(specs, tool_set, mode, prompts_dir=root)
+    elif not native:
+        instruction += "\n\n" + protocol_section(specs, prompts_dir=root)
     return (
         Message(role="system", content=read_template(root, SYSTEM_FILE)),
         Message(role="user", content=instruction),
     )
 
 
-def conversation_hash(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> str:
-    """sha256 over everything a turn sends: every message (with its tool calls and ids)
-    and the tools offered.  The response cache keys an agentic turn on it."""
-    payload = {
+def conversation_hash(
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    shape: Mapping[str, Any] | None = None,
+) -> str:
+    """sha256 over everything a turn sends: every message (with its tool calls and ids),
+    the tools offered, and the request fields that shape the reply (``shape``: the
+    backend's ``reply_shape``, e.g. the constrained protocol's schema, so a constrained
+    turn is never served a reply drawn without it).  The response cache keys an agentic
+    turn on it."""
+    payload: dict[str, Any] = {
         "messages": [
             [
                 m.role,
@@ -64,6 +77,9 @@ def conversation_hash(messages: Sequence[Message], tools: Sequence[ToolSpec]) ->
         ],
         "tools": [t.to_openai() for t in tools],
     }
+    if shape:
+        # Only when there is one: a native or text turn keeps the key it always had.
+        payload["shape"] = dict(shape)
     canonical = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8", errors="surrogatepass")).hexdigest()
 

@@ -5,6 +5,10 @@
   ``output/answer.txt``), is refused with an error observation; the turn is spent.  A weak
   model's first call is often ``submit`` with nothing written, which would otherwise end
   the trial with nothing to judge.
+* ``input_file``: ``write_file`` onto an input of the case (``statute.txt``,
+  ``case.txt``, an example) is refused with an error observation; the turn is spent.  A
+  weak model copying the instruction's example path would otherwise overwrite the facts
+  it was given (and leave no program); no agent has a reason to.
 * ``RepeatGuard``: the same calls with the same arguments and the same observations
   ``AgentOptions.repeat_limit`` turns in a row are told so once; one more such turn stops
   the trial (stop reason ``repeat``), so a looping model does not burn its whole budget.
@@ -19,6 +23,7 @@ and the observation it gave); a trial no rail acts on records nothing new.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +32,7 @@ from ..models.base import Completion
 from ..prompting.chat import ToolCall
 from ..prompting.modes import Mode, prompted_counterpart
 from .tool_table import SUBMIT
-from .workspace import ANSWER_FILE, SOLUTION_FILE
+from .workspace import ANSWER_FILE, CASE_FILE, EXAMPLES_DIR, SOLUTION_FILE, STATUTE_FILE
 
 __all__ = [
     "NO_ANSWER",
@@ -35,6 +40,8 @@ __all__ = [
     "TRUNCATED",
     "RepeatGuard",
     "early_submit",
+    "protected_input",
+    "refusal_rule",
     "repeat_note",
     "truncated",
 ]
@@ -47,6 +54,39 @@ TRUNCATED = (
     "error: your reply was cut off at the output-token limit, so its calls were not run; "
     "send a shorter reply (write a long file in parts, or say less before the call)"
 )
+
+
+def input_file_refusal(path: str) -> str:
+    """The error observation for a ``write_file`` onto an input of the case."""
+    return (
+        f"{INPUT_FILE_PREFIX}{path} is an input of the case and stays as it is; "
+        f"write your program to {SOLUTION_FILE}"
+    )
+
+
+INPUT_FILE_PREFIX = "error: refused: "
+_INPUTS = (STATUTE_FILE, CASE_FILE)
+
+
+def protected_input(call: ToolCall) -> str | None:
+    """The error observation for a ``write_file`` onto an input, or None to run it."""
+    if call.name != "write_file" or call.error is not None:
+        return None
+    path = posixpath.normpath(str(call.arguments.get("path", "")).lstrip("/"))
+    if path in _INPUTS or path == EXAMPLES_DIR or path.startswith(f"{EXAMPLES_DIR}/"):
+        return input_file_refusal(path)
+    return None
+
+
+def refusal_rule(observation: str) -> str | None:
+    """Which guard rail gave this observation to a well-formed call (``early_submit``,
+    ``input_file``), or None: the loop and inspect's agent record the rule and count the
+    turn as ``refused``."""
+    if observation in (NO_PROGRAM, NO_ANSWER):
+        return "early_submit"
+    if observation.startswith(INPUT_FILE_PREFIX):
+        return "input_file"
+    return None
 
 
 def repeat_note(times: int) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import posixpath
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
@@ -44,7 +45,7 @@ from ..store.spec import AgentOptions
 from ..store.trajectory import add_agent_turn
 from .context import Elidable, fit
 from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
-from .guards import NO_ANSWER, NO_PROGRAM, TRUNCATED, RepeatGuard, repeat_note, truncated
+from .guards import TRUNCATED, RepeatGuard, refusal_rule, repeat_note, truncated
 from .judge import Judgement, ajudge_workspace
 from .protocol import parse_text_calls, result_message
 from .stops import budget_stop
@@ -59,6 +60,7 @@ from .trial_record import (
     new_trial_trajectory,
     session_id,
     trial_ended,
+    turn_kind,
 )
 from .workspace import build_workspace
 
@@ -102,6 +104,15 @@ class TrialSetup:
     context_tokens: int | None = None
     """The model's context window in tokens (``context.context_length``): the loop elides
     old observations to stay within it; None: no budget."""
+    constrained: bool = False
+    """The constrained protocol (``models.constrained``): every turn's request carries
+    the tools (as the schema its reply is decoded under, or forced natively), and the
+    reply's calls are the backend's, never parsed from its text here."""
+
+    @property
+    def protocol(self) -> str:
+        """``constrained``, ``native`` or ``text``: what the trajectory and record say."""
+        return "constrained" if self.constrained else "native" if self.native else "text"
 
 
 @dataclass
@@ -152,6 +163,7 @@ def first_messages(setup: TrialSetup, *, prompts_dir: Path | None = None) -> tup
         setup.mode,
         setup.tool_set,
         native=setup.native,
+        constrained=setup.constrained,
         tool_timeout_s=setup.shell_limits.timeout_s
         if setup.shell_limits
         else DEFAULT_PROLOG_TIMEOUT_S,
@@ -183,6 +195,10 @@ class _Progress:
     elidable: list[Elidable] = field(default_factory=list)
     elided: list[dict[str, Any]] = field(default_factory=list)
     """Elisions made before the turn not yet recorded (go into its step's ``extra``)."""
+    written: set[str] = field(default_factory=set)
+    """The paths the agent wrote (``write_file``), normalised."""
+    ran_program: bool = False
+    """Whether it ran a program it had written (``run_prolog``; any ``bash`` command)."""
 
     def took(self, completion: Completion, cached: bool, calls: tuple[ToolCall, ...]) -> None:
         """Count a reply and add it to the conversation."""
@@ -215,9 +231,9 @@ class _Progress:
             extra["errors"] = [i for i, (_, o) in enumerate(results) if o.is_error]
         guards = list(guards or ())
         guards += [
-            {"rule": "early_submit", "call": i, "observation": o.text}
+            {"rule": rule, "call": i, "observation": o.text}
             for i, (_, o) in enumerate(results)
-            if o.text in (NO_PROGRAM, NO_ANSWER)
+            if (rule := refusal_rule(o.text)) is not None
         ]
         # Only when a rail acted or something was elided, so that a trial neither touches
         # records exactly what it did before they existed.
@@ -225,6 +241,15 @@ class _Progress:
             extra["guard"] = guards
         if self.elided:
             extra["elided"], self.elided = self.elided, []
+        if completion.decode_s is not None:
+            extra["decode_s"] = completion.decode_s
+        extra["kind"] = turn_kind(
+            truncated=any(g["rule"] == "truncated" for g in guards),
+            calls=len(calls),
+            malformed=sum(self.toolbox.malformed(c) for c in calls),
+            refused=sum("call" in g for g in guards),
+        )
+        self._note_programs(results)
         malformed = {
             str(i): {"arguments": c.raw_arguments, "error": c.error}
             for i, c in enumerate(calls)
@@ -266,11 +291,22 @@ class _Progress:
         else:
             self.messages += (result_message([(c, o.text) for c, o in results]),)
 
+    def _note_programs(self, results: Sequence[tuple[ToolCall, Observation]]) -> None:
+        """Keep the paths written, and whether a program the agent wrote was run."""
+        for call, observation in results:
+            if observation.is_error:
+                continue
+            path = posixpath.normpath(str(call.arguments.get("path", "")))
+            if call.name == "write_file":
+                self.written.add(path)
+            elif (call.name == "run_prolog" and path in self.written) or call.name == "bash":
+                self.ran_program = True
+
 
 async def _take_turns(run: _Progress, generate: Generate, start: float, deadline: float) -> str:
     """Turns until one of the stop rules holds; returns the stop reason."""
     setup = run.setup
-    offered = run.toolbox.specs if setup.native else ()
+    offered = run.toolbox.specs if setup.native or setup.constrained else ()
     for turn in itertools.count():
         tokens = run.tokens_in + run.tokens_out
         elapsed = time.monotonic() - start
@@ -293,7 +329,9 @@ async def _take_turns(run: _Progress, generate: Generate, start: float, deadline
             run.error = completion.error or "the backend returned no text"
             return "error"
         calls = (
-            completion.tool_calls if setup.native else parse_text_calls(completion.text, turn=turn)
+            completion.tool_calls
+            if setup.native or setup.constrained
+            else parse_text_calls(completion.text, turn=turn)
         )
         run.took(completion, cached, calls)
         if truncated(completion):
@@ -372,12 +410,21 @@ async def run_trial(
         setup.domain, setup.mode, workspace.root, execute, run.submitted, last_run=toolbox.last_run
     )
     finish_trial_trajectory(
-        atif, stop_reason=stop, tool_set=setup.tool_set, native=setup.native, judgement=judgement
-    )
+        atif, stop_reason=stop, tool_set=setup.tool_set, protocol=setup.protocol,
+        judgement=judgement,
+    )  # fmt: skip
     return TrialResult(
         domain=setup.domain,
         judgement=judgement,
-        info=agent_info(setup.tool_set, turns=run.turns, atif=atif, stop_reason=stop, wall_s=wall),
+        info=agent_info(
+            setup.tool_set,
+            turns=run.turns,
+            atif=atif,
+            stop_reason=stop,
+            wall_s=wall,
+            protocol=setup.protocol,
+            ran_program=run.ran_program,
+        ),
         trajectory=atif,
         prompt_hash=prompt_hash(opening),
         tokens_in=run.tokens_in,

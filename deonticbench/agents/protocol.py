@@ -8,9 +8,13 @@ the model calls one by ending its reply with a fenced block::
     ```
 
 and the result comes back as the next user message (``prompts/agent/text-result.txt``).
-A block that is not such a JSON object is a malformed call, answered with an error.  The
-``local:`` backend always works this way; any backend does with ``--param
-tool_protocol=text``.
+A block that is not such a JSON object is a malformed call, answered with an error.  Any
+backend works this way with ``--param tool_protocol=text``.
+
+Under the constrained protocol (``models.constrained``) the conversation has the same
+form, but the section (``prompts/agent/constrained-protocol.txt``, with a worked course of
+calls for the tool set and mode) asks for one JSON object per reply, and the backend
+decodes the reply under the call schema and hands back the call itself.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 
 from ..models.tool_calls import call_from_json
 from ..prompting.chat import Message, ToolCall, ToolSpec
+from ..prompting.modes import Mode, prompted_counterpart
 from ..prompting.templates import fill, prompts_root, read_template
 from .workspace import AGENT_PROMPTS
 
@@ -50,6 +55,33 @@ def protocol_section(specs: Sequence[ToolSpec], *, prompts_dir: Path | None = No
         read_template(root, PROTOCOL_FILE),
         {"tool_list": describe_tools(specs)},
         name=str(root / PROTOCOL_FILE),
+    )
+
+
+CONSTRAINED_FILE = f"{AGENT_PROMPTS}/constrained-protocol.txt"
+
+
+def course_file(tool_set: str, mode: Mode) -> str:
+    """The constrained section's worked course of calls for the tool set and mode (a
+    direct mode ends with an answer, a program mode with a run of solution.pl)."""
+    direct = "-direct" if prompted_counterpart(mode) == "direct" else ""
+    return f"{AGENT_PROMPTS}/constrained-course-{tool_set}{direct}.txt"
+
+
+def constrained_section(
+    specs: Sequence[ToolSpec], tool_set: str, mode: Mode, *, prompts_dir: Path | None = None
+) -> str:
+    """The instruction's section under the constrained protocol (``models.constrained``):
+    every reply is one call, as one JSON object; a typical course of calls; the tools.
+    The backend decodes the reply under the call schema, so no fence is asked for."""
+    root = prompts_root(prompts_dir)
+    return fill(
+        read_template(root, CONSTRAINED_FILE),
+        {
+            "course": read_template(root, course_file(tool_set, mode)).strip(),
+            "tool_list": describe_tools(specs),
+        },
+        name=str(root / CONSTRAINED_FILE),
     )
 
 

@@ -25,7 +25,7 @@ from ..prompting.chat import ToolCall, ToolSpec
 from ..prompting.modes import Mode
 from ..solver import Limits, ShellLimits
 from .file_tools import execution_report
-from .guards import early_submit
+from .guards import early_submit, protected_input
 from .tool_base import (
     MAX_CALLS_PER_TURN,
     MAX_WRITE_BYTES,
@@ -66,6 +66,18 @@ class ToolBox(ToolState):
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(t.spec for t in self.tools.values())
 
+    def malformed(self, call: ToolCall) -> bool:
+        """Whether the call cannot be run as sent: unreadable, an unknown tool, or
+        arguments against the tool's schema (a turn of the ``malformed`` kind)."""
+        tool = self.tools.get(call.name)
+        if call.error is not None or tool is None:
+            return True
+        try:
+            check_arguments(tool, call.arguments)
+        except ToolError:
+            return True
+        return False
+
     async def call(self, call: ToolCall) -> Observation:
         """Carry out one call; every failure is an error observation."""
         tool = self.tools.get(call.name)
@@ -77,6 +89,7 @@ class ToolBox(ToolState):
                 raise ToolError(f"there is no tool {call.name!r}; the tools are {known}")
             check_arguments(tool, call.arguments)
             refused = early_submit(call, self.mode, self.root) if self.mode else None
+            refused = refused or protected_input(call)
             if refused is not None:
                 return Observation(refused, is_error=True)
             return await tool.handler(self, dict(call.arguments))

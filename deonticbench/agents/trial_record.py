@@ -7,7 +7,8 @@ One statement of each, used by the harness's loop, inspect's agent and Harbor's 
   (``... (trial ended: max_turns)``), or, for an import, what the source reported.
 * ``agent_info``: the trial's facts, tool calls counted from its trajectory
   (``count_tool_calls``: every call the agent made, malformed ones under the name as
-  called).
+  called), and its turns by kind (``turn_kind`` names each turn in its step's
+  ``extra.kind``; ``count_turn_kinds`` counts them).
 * ``new_trial_trajectory``/``finish_trial_trajectory``: the ATIF root of a trial (its
   session id, agent, model, the tool set's definitions, the opening messages) and its
   closing facts (stop reason, tool set, protocol, the judged answer).
@@ -22,7 +23,7 @@ from typing import Any
 from ..data.cases import Gold
 from ..data.domains import Domain
 from ..prompting.chat import Message
-from ..store.record import AgentInfo, Attempt
+from ..store.record import TURN_KINDS, AgentInfo, Attempt
 from ..store.trajectory import add_step, finish_trajectory, new_trajectory
 from .judge import Judgement
 from .tool_table import tool_specs
@@ -69,6 +70,33 @@ def count_tool_calls(atif: dict[str, Any] | None) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def count_turn_kinds(atif: dict[str, Any] | None) -> dict[str, int]:
+    """The trial's model turns by kind (``TURN_KINDS``), read from each agent step's
+    ``extra.kind`` (``turn_kind`` wrote it); every kind is listed, zeros included."""
+    counts = dict.fromkeys(TURN_KINDS, 0)
+    for step in (atif or {}).get("steps") or []:
+        kind = (step.get("extra") or {}).get("kind")
+        if step.get("source") == "agent" and kind in counts:
+            counts[kind] += 1
+    return counts
+
+
+def turn_kind(
+    *, truncated: bool, calls: int, malformed: int, refused: int
+) -> str:  # fmt: skip
+    """What one model turn was (``TURN_KINDS``), the first that holds: cut off by the
+    output-token limit; no call; a call that could not be run as sent (unknown tool, bad
+    JSON, arguments against the tool's schema); a call a guard rail refused; otherwise
+    well-formed."""
+    if truncated:
+        return "truncated"
+    if calls == 0:
+        return "no_call"
+    if malformed:
+        return "malformed"
+    return "refused" if refused else "well_formed"
+
+
 def agent_info(
     tool_set: str,
     *,
@@ -77,8 +105,11 @@ def agent_info(
     stop_reason: str,
     wall_s: float,
     cost_usd: float | None = None,
+    protocol: str | None = None,
+    ran_program: bool | None = None,
 ) -> AgentInfo:
-    """The record's ``agent``: the trial's facts, its tool calls read from ``atif``."""
+    """The record's ``agent``: the trial's facts, its tool calls read from ``atif``, and
+    for a trial of ours (``protocol`` given) its turns by kind, also read from ``atif``."""
     return AgentInfo(
         tool_set=tool_set,
         turns=turns,
@@ -86,6 +117,9 @@ def agent_info(
         stop_reason=stop_reason,
         wall_s=round(wall_s, 6),
         cost_usd=cost_usd,
+        protocol=protocol,
+        turn_kinds=count_turn_kinds(atif) if protocol is not None else None,
+        ran_program=ran_program,
     )
 
 
@@ -110,7 +144,7 @@ def new_trial_trajectory(
 
 
 def finish_trial_trajectory(
-    atif: dict[str, Any], *, stop_reason: str, tool_set: str, native: bool, judgement: Judgement
+    atif: dict[str, Any], *, stop_reason: str, tool_set: str, protocol: str, judgement: Judgement
 ) -> None:
     """Close a trial's trajectory with its totals and facts (``extra``)."""
     finish_trajectory(
@@ -118,7 +152,7 @@ def finish_trial_trajectory(
         extra={
             "stop_reason": stop_reason,
             "tool_set": tool_set,
-            "protocol": "native" if native else "text",
+            "protocol": protocol,
             "judged": {
                 "answer": judgement.answer.value,
                 "abstain_reason": judgement.answer.reason,

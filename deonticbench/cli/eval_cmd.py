@@ -407,6 +407,9 @@ def _model_notes(
             f"{model.provider} SDK's deprecation table); choose a newer model.",
             err=True,
         )
+    if not quiet:
+        for sentence in model.notes():
+            click.echo(f"note: {sentence}", err=True)
     if params and not model.cacheable:
         click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
     if logprob_uncached:

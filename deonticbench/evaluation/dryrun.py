@@ -379,16 +379,18 @@ def _first_turns(
     turns follow, each re-sending the conversation so far, depends on the model: they
     are bounded by ``max_turns``, never counted."""
     options = agent or AgentOptions()
-    native = as_agent(model).native_tools
+    agent_model = as_agent(model)
+    native, constrained = agent_model.native_tools, agent_model.constrained
     setup = TrialSetup(unit.domain, unit.case, unit.mode, 0, options.tool_set, native,
-                       Path("."), model.spec, unit.exemplars)  # fmt: skip
+                       Path("."), model.spec, unit.exemplars, constrained=constrained)  # fmt: skip
     messages = first_messages(setup)
-    tools = tool_specs(options.tool_set) if native else ()
+    tools = tool_specs(options.tool_set) if native or constrained else ()
+    shape = agent_model.reply_shape(tools)
     identity = model.identity()
     tokens = count_tokens(model, messages)
     chars = sum(len(m.content) for m in messages)
     for sample in pending:
-        key = cache_key(identity, conversation_hash(messages, tools), sample, 0)
+        key = cache_key(identity, conversation_hash(messages, tools, shape), sample, 0)
         if cache is not None and cache.get(key) is not None:
             row.cached += 1
             continue

@@ -339,7 +339,8 @@ class Runner:
     ) -> tuple[Completion, bool]:
         """One model call of a trial, through the response cache keyed by the whole
         conversation so far (and the tools offered)."""
-        key = cache_key(self._identity, conversation_hash(messages, tools), sample, 0)
+        shape = self.agent_model.reply_shape(tools)
+        key = cache_key(self._identity, conversation_hash(messages, tools, shape), sample, 0)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -397,6 +398,7 @@ class Runner:
                 sample=sample,
                 tool_set=options.tool_set,
                 native=self.agent_model.native_tools,
+                constrained=self.agent_model.constrained,
                 workdir=workdir / "workspace",
                 model_name=self.model.spec,
                 exemplars=unit.exemplars,

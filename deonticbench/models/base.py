@@ -107,6 +107,10 @@ class Completion:
     (``eval --confidence logprob``) and the server returned them."""
     batch: bool = False
     """Drawn through the provider's batch API (``eval --batch``), so billed at its price."""
+    decode_s: float | None = None
+    """Wall time from the first output token to the last: the decoding alone, without
+    the prompt's prefill (the ``local:`` backend; None where it is not known).  The
+    small-model benchmark's milliseconds per output token."""
 
     @classmethod
     def failed(cls, error: str, *, latency_s: float = 0.0) -> Completion:
@@ -131,10 +135,28 @@ class Model(ABC):
     """The provider keeps one cache per ``Request.cache_group`` (OpenAI's
     ``prompt_cache_key``): a prefix is shared within a group only.  Otherwise (Anthropic)
     the same prefix is shared wherever it appears, across modes too."""
+    tool_protocol: str = "text"
+    """How an agentic trial calls tools through this backend (``constrained``,
+    docs/agents.md): ``native`` (the provider's tool calling), ``text`` (the fenced-JSON
+    protocol) or ``constrained`` (one call per turn, decoded under a schema or forced).
+    Backends set it from ``--param tool_protocol=...``."""
     native_tools: bool = False
-    """Whether an agentic trial offers this backend its tools natively (``Request.tools``);
-    otherwise the trial uses the text protocol (docs/agents.md).  Backends with tool
-    calling set it unless ``--param tool_protocol=text`` asks for the text protocol."""
+    """Whether an agentic trial offers this backend its tools natively (``Request.tools``
+    and tool messages); otherwise the conversation is the text protocol's.  True for the
+    native protocol, and for the constrained one where it forces a native call."""
+
+    @property
+    def constrained(self) -> bool:
+        """Each agent turn is one call, decoded under ``constrained.call_schema`` or forced:
+        the trial passes its tools in every ``Request`` and takes the reply's calls."""
+        return self.tool_protocol == "constrained"
+
+    def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+        """The request fields beyond the conversation that shape an agent turn's reply
+        (a schema, ``tool_choice``, ``response_format``), as this backend sends them for
+        ``tools``: the response cache keys the turn on them.  Empty for the native and
+        text protocols, whose conversations already differ."""
+        return {}
 
     def identity(self) -> dict[str, Any]:
         """What determines the output: backend, model, base URL, sampling parameters.
@@ -152,6 +174,11 @@ class Model(ABC):
     def end_of_life(self) -> str | None:
         """The date the provider retires this model, when its SDK lists it as deprecated."""
         return None
+
+    def notes(self) -> tuple[str, ...]:
+        """Sentences the user should read before a run with this backend (``eval`` prints
+        each as a note), e.g. a tool protocol it had to fall back from."""
+        return ()
 
     def calls_for(self, n: int) -> int:
         """Provider calls (billed requests) that a request of ``n`` samples becomes: 1

@@ -13,7 +13,9 @@ sample is seeded by its index (plus ``seed`` if set), so a run is reproducible.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
+import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,12 +26,24 @@ from typing import Any
 
 from .._paths import cache_root
 from ..errors import ConfigError, missing_extra
-from ..prompting.chat import Message
+from ..prompting.chat import Message, ToolSpec
 from .base import Completion, Model, Request
+from .constrained import (
+    CONSTRAINED,
+    TEXT,
+    call_schema,
+    constrained_max_tokens,
+    property_order,
+    schema_calls,
+    tool_protocol,
+)
 from .registry import ModelSettings
 from .retry import short
 
 DEFAULT_MAX_TOKENS = 512
+DEFAULT_CONSTRAINED_MAX_TOKENS = 1024
+"""A constrained turn's output limit: room for a ``write_file`` of a whole program (a
+truncated call is refused, costing the turn), where a text turn's 512 suffice."""
 DEFAULT_N_CTX = 8192
 INSTALL_HINT = "(or run `make local-model` in a checkout)"
 # Request fields llama-cpp-python accepts beyond the common sampling parameters.
@@ -108,6 +122,12 @@ def packaged_gguf(weights: PackagedWeights) -> Path:
 _QUIET_LOG: Any = None
 
 
+def _processors(processor: Any) -> Any:
+    """``processor`` as llama-cpp-python's logits-processor list."""
+    llama_cpp = _import_llama_cpp()
+    return llama_cpp.LogitsProcessorList([processor])
+
+
 def _silence_llama_logs(llama_cpp: Any) -> None:
     """llama.cpp prints context and cache notes to stderr even with verbose=False; they
     would interleave with the CLI's progress output, so route its log to nowhere."""
@@ -150,6 +170,26 @@ class LocalModel(Model):
         self._vocab_only: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
         self._load_lock = asyncio.Lock()
+        # llama.cpp has no native tool calling here, so a trial's tools go in the text
+        # protocol's form, decoded under the call schema unless tool_protocol=text.
+        self.tool_protocol = tool_protocol(
+            settings.options, default=CONSTRAINED, offered=(TEXT, CONSTRAINED), backend=spec
+        )
+        self.turn_max_tokens = constrained_max_tokens(
+            settings.options, DEFAULT_CONSTRAINED_MAX_TOKENS
+        )
+        self._grammars: dict[str, Any] = {}
+
+    def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
+        if not (self.constrained and tools):
+            return {}
+        return {
+            "tool_protocol": CONSTRAINED,
+            "grammar": "llama.cpp json_schema_to_gbnf",
+            "schema": call_schema(tools),
+            "property_order": property_order(tools),
+            "max_tokens": self.turn_max_tokens,
+        }
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
@@ -223,9 +263,25 @@ class LocalModel(Model):
 
     # --- generation -----------------------------------------------------------------
 
-    def _sample(self, llama: Any, messages: list[dict[str, str]], seed: int) -> Completion:
+    def _grammar(self, tools: tuple[ToolSpec, ...]) -> Any:
+        """llama.cpp's own grammar for ``call_schema(tools)``, made once per tool list."""
+        schema = json.dumps(call_schema(tools), sort_keys=True)
+        if schema not in self._grammars:
+            llama_cpp = _import_llama_cpp()
+            # llama.cpp's own schema-to-grammar conversion, told the key order (it would
+            # sort them, putting the arguments before the tool's name).
+            gbnf = llama_cpp.llama_grammar.json_schema_to_gbnf(schema, property_order(tools))
+            self._grammars[schema] = llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
+        return self._grammars[schema]
+
+    def _sample(
+        self, llama: Any, messages: list[dict[str, str]], seed: int, grammar: Any = None
+    ) -> Completion:
         p = self.params
-        kwargs: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": seed, **p.extra}
+        limit = self.turn_max_tokens if grammar is not None else self.max_tokens
+        kwargs: dict[str, Any] = {"max_tokens": limit, "seed": seed, **p.extra}
+        if grammar is not None:
+            kwargs["grammar"] = grammar
         if p.temperature is not None:
             kwargs["temperature"] = p.temperature
         if p.top_p is not None:
@@ -240,6 +296,17 @@ class LocalModel(Model):
                 f"local model: the prompt takes about {prompt_tokens} tokens, more than the "
                 f"context of n_ctx={self.n_ctx} (raise it with --param n_ctx=...)"
             )
+        first_token: list[float] = []
+
+        def note_first_token(_ids: Any, scores: Any) -> Any:
+            # Called before each token is sampled: the first call marks the end of the
+            # prefill, so decode_s is the decoding alone (the small-model benchmark's
+            # milliseconds per output token).  It leaves the scores as they are.
+            if not first_token:
+                first_token.append(time.monotonic())
+            return scores
+
+        kwargs["logits_processor"] = _processors(note_first_token)
         try:
             out = llama.create_chat_completion(messages=messages, **kwargs)
         except ValueError as exc:  # e.g. the prompt does not fit the context window
@@ -251,14 +318,16 @@ class LocalModel(Model):
             return Completion.failed(
                 f"local model: {short(exc)}", latency_s=time.monotonic() - start
             )
+        end = time.monotonic()
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         return Completion(
             text=choice["message"].get("content") or "",
             tokens_in=int(usage.get("prompt_tokens", 0)),
             tokens_out=int(usage.get("completion_tokens", 0)),
-            latency_s=time.monotonic() - start,
+            latency_s=end - start,
             finish_reason=choice.get("finish_reason"),
+            decode_s=round(end - first_token[0], 6) if first_token else None,
         )
 
     async def generate(self, request: Request) -> list[Completion]:
@@ -269,12 +338,17 @@ class LocalModel(Model):
         messages = self.chat_messages(request.messages)
         loop = asyncio.get_running_loop()
         base = self.params.seed or 0
+        grammar = self._grammar(request.tools) if self.constrained and request.tools else None
         out = []
         for index in range(request.n):
             seed = base + request.sample_start + index
-            out.append(
-                await loop.run_in_executor(self._executor, self._sample, llama, messages, seed)
+            completion = await loop.run_in_executor(
+                self._executor, self._sample, llama, messages, seed, grammar
             )
+            if grammar is not None and completion.error is None:
+                calls = schema_calls(completion.text, turn=request.attempt)
+                completion = dataclasses.replace(completion, tool_calls=calls)
+            out.append(completion)
         return out
 
     def chat_messages(self, messages: tuple[Message, ...]) -> list[dict[str, str]]:

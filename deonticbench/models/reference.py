@@ -49,6 +49,7 @@ def reference_text(material: GoldMaterial, mode: str) -> str:
 
 class ReferenceModel(Model):
     cacheable = False
+    tool_protocol = "native"
     native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
 
     def __init__(self, table: Mapping[tuple[str, str], GoldMaterial] | None = None) -> None:

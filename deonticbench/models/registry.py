@@ -42,9 +42,14 @@ OPTION_TYPES: dict[str, type] = {
     "gpu_memory_utilization": float,
     "tensor_parallel_size": int,
     # agentic modes: "native" (the backend's own tool calling, the default where there is
-    # one) or "text" (the fenced-JSON protocol of docs/agents.md, for servers without a
-    # tool parser)
+    # one), "text" (the fenced-JSON protocol of docs/agents.md, for servers without a
+    # tool parser) or "constrained" (one call per turn, decoded under a schema or forced:
+    # the default for local:); a constrained turn's output limit, which goes into the
+    # backend's identity when the protocol is constrained; and which request field an
+    # OpenAI-compatible server takes the schema in (docs/agents.md)
     "tool_protocol": str,
+    "constrained_max_tokens": int,
+    "constrained_field": str,
     # prompt caching (docs/cost.md): the smallest prefix, in tokens, that the provider
     # caches for this model family (no breakpoint is set below it), and how long an
     # Anthropic cache entry lives ("5m" or "1h")

@@ -12,24 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ConfigError
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ._sdk import MalformedResponse, field_of
-
-TOOL_PROTOCOL_PARAM = "tool_protocol"
-"""``--param tool_protocol=text``: use the text protocol with a backend that has native
-tool calling (a server without a tool parser)."""
-
-
-TOOL_PROTOCOLS = ("native", "text")
-
-
-def wants_native_tools(options: Any) -> bool:
-    """Whether the backend's options leave native tool calling on (the default)."""
-    value = str((options or {}).get(TOOL_PROTOCOL_PARAM, "native")).strip().lower()
-    if value not in TOOL_PROTOCOLS:
-        raise ConfigError(f"tool_protocol should be native or text, not {value!r}.")
-    return value == "native"
 
 
 def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

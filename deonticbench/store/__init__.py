@@ -19,7 +19,7 @@ from .folder import RunFolder, is_run_folder, set_aside
 from .imported import refuse_existing, write_imported_run
 from .naming import find_resumable, model_slug, new_run_path
 from .provenance import build_config, imported_config
-from .record import STOP_REASONS, AgentInfo, Attempt, Record, RecordKey
+from .record import STOP_REASONS, TURN_KINDS, AgentInfo, Attempt, Record, RecordKey
 from .records_file import RECORDS_NAME, iter_records, read_records, write_replay_file
 from .spec import (
     AGENT_TOOL_SETS,
@@ -48,6 +48,7 @@ __all__ = [
     "RECORDS_NAME",
     "SPEC_SCHEMA",
     "STOP_REASONS",
+    "TURN_KINDS",
     "AgentInfo",
     "AgentOptions",
     "Attempt",

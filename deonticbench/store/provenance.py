@@ -86,7 +86,7 @@ def _agent_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
     return {
         "agent": {
             **spec.agent.to_json(),
-            "protocol": "native" if model.native_tools else "text",
+            "protocol": model.tool_protocol,
             "templates": agent_template_hash(),
         }
     }

@@ -75,6 +75,15 @@ class AgentInfo:
     trajectory_sha256: str | None = None
     cost_usd: float | None = None
     """The cost the source reported (Harbor's ``cost_usd``); None: estimate from tokens."""
+    protocol: str | None = None
+    """How the trial called its tools: ``native``, ``text`` or ``constrained``
+    (docs/agents.md); None for a trial imported from another harness."""
+    turn_kinds: dict[str, int] | None = None
+    """The trial's model turns by kind (``TURN_KINDS``), each turn counted once; None
+    for an import, whose turns were not ours to read."""
+    ran_program: bool | None = None
+    """Whether the agent ran a program it had written (``run_prolog`` on a file it wrote,
+    or any ``bash`` command in the shell tool set); None for an import."""
 
     @classmethod
     def from_json(cls, obj: Any) -> AgentInfo:
@@ -84,6 +93,13 @@ class AgentInfo:
         if not isinstance(info.tool_calls, dict):
             raise TypeError("'agent.tool_calls' is not an object")
         return info
+
+
+TURN_KINDS: tuple[str, ...] = ("well_formed", "malformed", "no_call", "truncated", "refused")
+"""What a model turn of a trial was (docs/agents.md, "Format counted"): a call of an
+offered tool with valid arguments; a call that could not be run as sent (unknown tool,
+bad JSON, missing or mistyped arguments); a reply with no call; a reply cut off by the
+output-token limit; a well-formed call a guard rail refused (an early ``submit``)."""
 
 
 STOP_REASONS: tuple[str, ...] = (
@@ -154,7 +170,12 @@ class Record:
         }
         if self.agent is not None:
             # Only when set: a prompted record's line is the same as before agents.
-            out["agent"] = asdict(self.agent)
+            agent = asdict(self.agent)
+            # The format fields only when known, so an imported trial's line is unchanged.
+            for name in ("protocol", "turn_kinds", "ran_program"):
+                if agent[name] is None:
+                    del agent[name]
+            out["agent"] = agent
         return out
 
     @classmethod

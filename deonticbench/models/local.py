@@ -7,7 +7,8 @@ optional ``local`` extra (``make local-model``).
 
 llama.cpp objects are not thread-safe, so every generation runs in one dedicated worker
 thread, one at a time, keeping the event loop free for the rest of the pipeline.  Each
-sample is seeded by its index (plus ``seed`` if set), so a run is reproducible.
+draw is seeded by its case, sample index and turn (plus ``seed`` if set), so a run is
+reproducible (``draw_seed``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import importlib
 import json
 import os
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
@@ -41,6 +43,8 @@ from .registry import ModelSettings
 from .retry import short
 
 DEFAULT_MAX_TOKENS = 512
+SEED_STRIDE = 100_003
+"""Seeds of a sample's successive attempts or turns lie this far apart (K stays below it)."""
 DEFAULT_CONSTRAINED_MAX_TOKENS = 1024
 """A constrained turn's output limit: room for a ``write_file`` of a whole program (a
 truncated call is refused, costing the turn), where a text turn's 512 suffice."""
@@ -120,6 +124,15 @@ def packaged_gguf(weights: PackagedWeights) -> Path:
 
 
 _QUIET_LOG: Any = None
+
+
+def draw_seed(base: int, request: Request, index: int) -> int:
+    """The seed of one draw: its own for each case, sample and turn (or attempt).  Cases
+    that shared a seed drew the same opening turn (three housing trials, one draw), and a
+    trial whose turns shared one repeated itself wherever its context did."""
+    case = zlib.crc32(f"{request.domain}/{request.case_id}".encode())
+    turn = SEED_STRIDE * request.attempt
+    return (base + request.sample_start + index + turn + case) % 2**31
 
 
 def _processors(processor: Any) -> Any:
@@ -341,7 +354,7 @@ class LocalModel(Model):
         grammar = self._grammar(request.tools) if self.constrained and request.tools else None
         out = []
         for index in range(request.n):
-            seed = base + request.sample_start + index
+            seed = draw_seed(base, request, index)
             completion = await loop.run_in_executor(
                 self._executor, self._sample, llama, messages, seed, grammar
             )

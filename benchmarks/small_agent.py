@@ -1,0 +1,118 @@
+"""The small-model table (issue 28, point 5): ``local:gemma3-270m`` as an agent, text
+protocol against constrained protocol, measured side by side in one run.
+
+Both sides run ``deonticbench eval --modes agent-zero-shot`` (the real CLI, runner, loop,
+llama.cpp and sandbox) on the same cases, K = 1, with no response cache, and read what the
+run folders hold: the records' turn kinds, stop reasons and ``ran_program``, the judged
+attempts, and each trajectory step's ``decode_s`` (the local backend's decoding time
+without the prompt's prefill).  For each protocol it prints:
+
+* well-formed turns: calls of an offered tool with valid arguments, of all turns;
+* first-turn stops: trials that ended at their first turn for want of a call;
+* ran a program: trials that called ``run_prolog`` on a file they had written;
+* judged solution.pl: trials that left a solution.pl for the harness to run;
+* accuracy: correct final answers, of all trials;
+* ms per output token: decoding time over output tokens, summed over the turns.
+
+The honest reading: a 270M model is expected to stay near zero on answers; what the
+harness owes it is that format never decides the score.  Goal: constrained decoding at
+most 3x the text protocol's milliseconds per output token (grammar sampling costs).
+
+Usage: python benchmarks/small_agent.py [--domains housing,airline] [--limit N]
+       [--max-turns T] [--timeout S]
+Defaults: housing and airline smoke (10 cases), at most 6 turns.  CPU only; a full run
+takes the better part of an hour on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+PROTOCOLS = ("text", "constrained")
+
+
+def run(protocol: str, out: Path, args: argparse.Namespace) -> None:
+    """One eval of every case under ``protocol``, into ``out``."""
+    command = [
+        sys.executable, "-m", "deonticbench", "eval", "--model", "local:gemma3-270m",
+        "--split", "smoke", "--domains", args.domains, "--modes", "agent-zero-shot",
+        "-k", "1", "--agent-max-turns", str(args.max_turns),
+        "--agent-timeout", str(args.timeout), "--no-cache",
+        "--param", f"tool_protocol={protocol}", "--out", str(out),
+    ]  # fmt: skip
+    if args.limit:
+        command += ["--limit", str(args.limit)]
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+
+
+def summarise(out: Path) -> dict[str, Any]:
+    """The table's row for one run folder."""
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    kinds: dict[str, int] = {}
+    decode_s = 0.0
+    tokens = 0
+    for record in records:
+        agent = record["agent"]
+        for kind, count in (agent.get("turn_kinds") or {}).items():
+            kinds[kind] = kinds.get(kind, 0) + count
+        trajectory = json.loads((out / agent["trajectory"]).read_text())
+        for step in trajectory["steps"]:
+            if step.get("source") == "agent" and "decode_s" in (step.get("extra") or {}):
+                decode_s += step["extra"]["decode_s"]
+                tokens += step["metrics"]["completion_tokens"]
+    finals = [record["attempts"][-1] for record in records]
+    turns = sum(kinds.values())
+    first = sum(
+        r["agent"]["turns"] <= 1 and r["agent"]["stop_reason"] == "no_tool_call" for r in records
+    )
+    return {
+        "trials": len(records),
+        "well_formed": f"{kinds.get('well_formed', 0)}/{turns}",
+        "first_turn_stops": f"{first}/{len(records)}",
+        "ran_program": f"{sum(bool(r['agent'].get('ran_program')) for r in records)}"
+        f"/{len(records)}",
+        "judged_solution": f"{sum(bool(a.get('response')) for a in finals)}/{len(records)}",
+        "accuracy": f"{sum(a.get('outcome') == 'correct' for a in finals)}/{len(records)}",
+        "ms_per_token": round(1000 * decode_s / tokens, 1) if tokens else None,
+        "kinds": kinds,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--domains", default="housing,airline")
+    parser.add_argument("--limit", type=int, default=0, help="cases per domain (0: all 5)")
+    parser.add_argument("--max-turns", type=int, default=6)
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per trial")
+    args = parser.parse_args()
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="small-agent-") as scratch:
+        for protocol in PROTOCOLS:
+            out = Path(scratch) / protocol
+            run(protocol, out, args)
+            rows[protocol] = summarise(out)
+    columns = (
+        "trials", "well_formed", "first_turn_stops", "ran_program", "judged_solution",
+        "accuracy", "ms_per_token",
+    )  # fmt: skip
+    print("| protocol | " + " | ".join(columns) + " |")
+    print("|" + " --- |" * (len(columns) + 1))
+    for protocol, row in rows.items():
+        print(f"| {protocol} | " + " | ".join(str(row[c]) for c in columns) + " |")
+    text, constrained = rows["text"]["ms_per_token"], rows["constrained"]["ms_per_token"]
+    if text and constrained:
+        print(f"constrained / text ms per output token: {constrained / text:.2f}x (goal <= 3x)")
+    for protocol, row in rows.items():
+        print(f"{protocol} turn kinds: {row['kinds']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,10 +2,11 @@
 protocol against constrained protocol, measured side by side in one run.
 
 Both sides run ``deonticbench eval --modes agent-zero-shot`` (the real CLI, runner, loop,
-llama.cpp and sandbox) on the same cases, K = 1, with no response cache, and read what the
-run folders hold: the records' turn kinds, stop reasons and ``ran_program``, the judged
-attempts, and each trajectory step's ``decode_s`` (the local backend's decoding time
-without the prompt's prefill).  For each protocol it prints:
+llama.cpp and sandbox) on the same cases, K = 1, with no response cache, one trial at a
+time and case by case, the two protocols in turn; then it reads what the run folders
+hold: the records' turn kinds, stop reasons and ``ran_program``, the judged attempts,
+and each trajectory step's ``decode_s`` (the local backend's decoding time without the
+prompt's prefill).  For each protocol it prints:
 
 * well-formed turns: calls of an offered tool with valid arguments, of all turns;
 * first-turn stops: trials that ended at their first turn for want of a call;
@@ -38,28 +39,42 @@ from typing import Any
 PROTOCOLS = ("text", "constrained")
 
 
-def run(protocol: str, out: Path, args: argparse.Namespace) -> None:
-    """One eval of every case under ``protocol``, into ``out``."""
+def run(protocol: str, domain: str, case_id: str, out: Path, args: argparse.Namespace) -> None:
+    """One trial of one case under ``protocol``, into ``out`` (one trial at a time, so a
+    trial's wall clock is its own, not a queue's for the one llama.cpp thread)."""
     command = [
         sys.executable, "-m", "deonticbench", "eval", "--model", "local:gemma3-270m",
-        "--split", "smoke", "--domains", args.domains, "--modes", "agent-zero-shot",
-        "-k", "1", "--agent-max-turns", str(args.max_turns),
-        "--agent-timeout", str(args.timeout), "--no-cache",
+        "--split", "smoke", "--domains", domain, "--sample-id", case_id,
+        "--modes", "agent-zero-shot", "-k", "1", "--agent-max-turns", str(args.max_turns),
+        "--agent-timeout", str(args.timeout), "--no-cache", "--concurrency", "1",
         "--param", f"tool_protocol={protocol}", "--out", str(out),
     ]  # fmt: skip
-    if args.limit:
-        command += ["--limit", str(args.limit)]
     env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
     subprocess.run(command, env=env, check=True, capture_output=True, text=True)
 
 
-def summarise(out: Path) -> dict[str, Any]:
-    """The table's row for one run folder."""
-    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+def cases(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(domain, case id) of each case the table covers."""
+    # Only here: the benchmark reads the case list through the package, the rest is the CLI.
+    from deonticbench.data.cases import load_cases
+
+    chosen = []
+    for domain in args.domains.split(","):
+        found = load_cases(domain, "smoke")
+        chosen += [(domain, case.id) for case in found[: args.limit or len(found)]]
+    return chosen
+
+
+def summarise(outs: list[Path]) -> dict[str, Any]:
+    """The table's row for one protocol's run folders (one trial each)."""
+    records = []
+    for out in outs:
+        for line in (out / "records.jsonl").read_text().splitlines():
+            records.append((out, json.loads(line)))
     kinds: dict[str, int] = {}
     decode_s = 0.0
     tokens = 0
-    for record in records:
+    for out, record in records:
         agent = record["agent"]
         for kind, count in (agent.get("turn_kinds") or {}).items():
             kinds[kind] = kinds.get(kind, 0) + count
@@ -68,17 +83,15 @@ def summarise(out: Path) -> dict[str, Any]:
             if step.get("source") == "agent" and "decode_s" in (step.get("extra") or {}):
                 decode_s += step["extra"]["decode_s"]
                 tokens += step["metrics"]["completion_tokens"]
-    finals = [record["attempts"][-1] for record in records]
+    finals = [record["attempts"][-1] for _, record in records]
+    agents = [record["agent"] for _, record in records]
     turns = sum(kinds.values())
-    first = sum(
-        r["agent"]["turns"] <= 1 and r["agent"]["stop_reason"] == "no_tool_call" for r in records
-    )
+    first = sum(a["turns"] <= 1 and a["stop_reason"] == "no_tool_call" for a in agents)
     return {
         "trials": len(records),
         "well_formed": f"{kinds.get('well_formed', 0)}/{turns}",
         "first_turn_stops": f"{first}/{len(records)}",
-        "ran_program": f"{sum(bool(r['agent'].get('ran_program')) for r in records)}"
-        f"/{len(records)}",
+        "ran_program": f"{sum(bool(a.get('ran_program')) for a in agents)}/{len(records)}",
         "judged_solution": f"{sum(bool(a.get('response')) for a in finals)}/{len(records)}",
         "accuracy": f"{sum(a.get('outcome') == 'correct' for a in finals)}/{len(records)}",
         "ms_per_token": round(1000 * decode_s / tokens, 1) if tokens else None,
@@ -93,12 +106,16 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=6)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per trial")
     args = parser.parse_args()
-    rows = {}
+    outs: dict[str, list[Path]] = {protocol: [] for protocol in PROTOCOLS}
     with tempfile.TemporaryDirectory(prefix="small-agent-") as scratch:
-        for protocol in PROTOCOLS:
-            out = Path(scratch) / protocol
-            run(protocol, out, args)
-            rows[protocol] = summarise(out)
+        # Case by case, the two protocols one after the other: a machine that slows down
+        # midway slows both sides alike.
+        for domain, case_id in cases(args):
+            for protocol in PROTOCOLS:
+                out = Path(scratch) / protocol / case_id
+                run(protocol, domain, case_id, out, args)
+                outs[protocol].append(out)
+        rows = {protocol: summarise(folders) for protocol, folders in outs.items()}
     columns = (
         "trials", "well_formed", "first_turn_stops", "ran_program", "judged_solution",
         "accuracy", "ms_per_token",

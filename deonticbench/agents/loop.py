@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import posixpath
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
@@ -58,6 +57,7 @@ from .trial_record import (
     finish_trial_trajectory,
     judged_attempt,
     new_trial_trajectory,
+    ran_written_program,
     session_id,
     trial_ended,
     turn_kind,
@@ -195,10 +195,8 @@ class _Progress:
     elidable: list[Elidable] = field(default_factory=list)
     elided: list[dict[str, Any]] = field(default_factory=list)
     """Elisions made before the turn not yet recorded (go into its step's ``extra``)."""
-    written: set[str] = field(default_factory=set)
-    """The paths the agent wrote (``write_file``), normalised."""
-    ran_program: bool = False
-    """Whether it ran a program it had written (``run_prolog``; any ``bash`` command)."""
+    answered: list[tuple[ToolCall, bool]] = field(default_factory=list)
+    """Every call run so far, with whether it was answered without an error."""
 
     def took(self, completion: Completion, cached: bool, calls: tuple[ToolCall, ...]) -> None:
         """Count a reply and add it to the conversation."""
@@ -249,7 +247,7 @@ class _Progress:
             malformed=sum(self.toolbox.malformed(c) for c in calls),
             refused=sum("call" in g for g in guards),
         )
-        self._note_programs(results)
+        self.answered += [(c, not o.is_error) for c, o in results]
         malformed = {
             str(i): {"arguments": c.raw_arguments, "error": c.error}
             for i, c in enumerate(calls)
@@ -290,17 +288,6 @@ class _Progress:
             )  # fmt: skip
         else:
             self.messages += (result_message([(c, o.text) for c, o in results]),)
-
-    def _note_programs(self, results: Sequence[tuple[ToolCall, Observation]]) -> None:
-        """Keep the paths written, and whether a program the agent wrote was run."""
-        for call, observation in results:
-            if observation.is_error:
-                continue
-            path = posixpath.normpath(str(call.arguments.get("path", "")))
-            if call.name == "write_file":
-                self.written.add(path)
-            elif (call.name == "run_prolog" and path in self.written) or call.name == "bash":
-                self.ran_program = True
 
 
 async def _take_turns(run: _Progress, generate: Generate, start: float, deadline: float) -> str:
@@ -423,7 +410,7 @@ async def run_trial(
             stop_reason=stop,
             wall_s=wall,
             protocol=setup.protocol,
-            ran_program=run.ran_program,
+            ran_program=ran_written_program(run.answered),
         ),
         trajectory=atif,
         prompt_hash=prompt_hash(opening),

@@ -16,13 +16,14 @@ One statement of each, used by the harness's loop, inspect's agent and Harbor's 
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..data.cases import Gold
 from ..data.domains import Domain
-from ..prompting.chat import Message
+from ..prompting.chat import Message, ToolCall
 from ..store.record import TURN_KINDS, AgentInfo, Attempt
 from ..store.trajectory import add_step, finish_trajectory, new_trajectory
 from .judge import Judgement
@@ -79,6 +80,23 @@ def count_turn_kinds(atif: dict[str, Any] | None) -> dict[str, int]:
         if step.get("source") == "agent" and kind in counts:
             counts[kind] += 1
     return counts
+
+
+def ran_written_program(calls: Iterable[tuple[ToolCall, bool]]) -> bool:
+    """Whether the agent ran a program it had written, from its calls in order, each with
+    whether it was answered without an error: ``run_prolog`` on a path it wrote with
+    ``write_file`` earlier in the trial, or any ``bash`` command (the shell tool set writes
+    and runs in one)."""
+    written: set[str] = set()
+    for call, ok in calls:
+        if not ok:
+            continue
+        path = posixpath.normpath(str(call.arguments.get("path", "")))
+        if call.name == "write_file":
+            written.add(path)
+        elif (call.name == "run_prolog" and path in written) or call.name == "bash":
+            return True
+    return False
 
 
 def turn_kind(

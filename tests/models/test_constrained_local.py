@@ -114,3 +114,19 @@ def test_a_constrained_turn_is_never_served_a_text_protocol_reply(
     assert again.final.cached  # the constrained reply is served to a constrained turn
     config = json.loads((tmp_path / "constrained" / "config.json").read_text())
     assert config["agent"]["protocol"] == "constrained"
+
+
+def test_a_resume_must_match_the_protocol(tmp_path: Path, model_dir: Path) -> None:
+    _eval(tmp_path, model_dir, "run")
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+    env["DEONTICBENCH_MODEL_DIR"] = str(model_dir)
+    args = ["--model", "local:gemma3-270m", "--split", "smoke", "--domains", "housing"]
+    args += ["--modes", "agent-zero-shot", "-k", "1", "--limit", "2", "--agent-max-turns", "1"]
+    args += ["--param", "tool_protocol=text", "--out", str(tmp_path / "run"), "--no-cache"]
+    done = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", *args],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "protocol" in done.stderr and "constrained" in done.stderr
+    assert len((tmp_path / "run" / "records.jsonl").read_text().splitlines()) == 1

@@ -23,7 +23,6 @@ the elided copy, as the loop sends its own.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,6 +44,7 @@ from ...agents import (
     RepeatGuard,
     ToolBox,
     fit,
+    ran_written_program,
     refusal_rule,
     repeat_note,
     turn_kind,
@@ -259,16 +259,9 @@ def _elidable(messages: list[ChatMessage]) -> Iterator[Elidable]:
 
 
 def ran_program(messages: list[ChatMessage]) -> bool:
-    """Whether the agent ran a program it had written: ``run_prolog``, answered without
-    an error, on a path it wrote with ``write_file`` earlier in the trial."""
-    written: set[str] = set()
-    for turn in turns_of(messages):
-        for call, answer in zip(turn.calls, turn.answers, strict=True):
-            if answer is None or answer.error is not None:
-                continue
-            path = posixpath.normpath(str(call.arguments.get("path", "")))
-            if call.name == "write_file":
-                written.add(path)
-            elif call.name == "run_prolog" and path in written:
-                return True
-    return False
+    """Whether the agent ran a program it had written (``agents.ran_written_program``)."""
+    return ran_written_program(
+        (call, answer is not None and answer.error is None)
+        for turn in turns_of(messages)
+        for call, answer in zip(turn.calls, turn.answers, strict=True)
+    )

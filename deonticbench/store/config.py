@@ -41,6 +41,14 @@ def _describe_difference(field: str, old: Any, new: Any) -> str:
         return "the data source or its revision differs"
     if field == "templates":
         return "the prompt templates have changed"
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        # Name the keys that differ (an agent's protocol, a budget), each with both values:
+        # the whole object, cut to fit a line, would hide which one it is.
+        keys = sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
+        return "; ".join(
+            f"{field}.{k} differs ({_short(old.get(k))} before, {_short(new.get(k))} now)"
+            for k in keys
+        )
     return f"{field} differs ({_shown(field, old)} before, {_shown(field, new)} now)"
 
 

@@ -122,11 +122,12 @@ def test_a_resume_must_match_the_protocol(tmp_path: Path, model_dir: Path) -> No
     env["DEONTICBENCH_MODEL_DIR"] = str(model_dir)
     args = ["--model", "local:gemma3-270m", "--split", "smoke", "--domains", "housing"]
     args += ["--modes", "agent-zero-shot", "-k", "1", "--limit", "2", "--agent-max-turns", "1"]
+    args += ["--param", "constrained_max_tokens=40", "--param", "max_tokens=40"]
     args += ["--param", "tool_protocol=text", "--out", str(tmp_path / "run"), "--no-cache"]
     done = subprocess.run(
         [sys.executable, "-m", "deonticbench", "eval", *args],
         env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode != 0
-    assert "protocol" in done.stderr and "constrained" in done.stderr
+    assert 'agent.protocol differs ("constrained" before, "text" now)' in done.stderr
     assert len((tmp_path / "run" / "records.jsonl").read_text().splitlines()) == 1

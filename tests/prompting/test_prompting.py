@@ -86,6 +86,8 @@ ALL_PLACEHOLDERS = (
     "print_format",
     "output_chars",
     "tool_list",
+    # constrained-protocol.txt: the worked course of calls (constrained-course-*.txt)
+    "course",
     "name",
 )
 ENTRY_DOMAINS = ("housing", "uscis")

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.agent import AgentState, AgentSubmit, as_solver, react
+from inspect_ai.agent import Agent, AgentState, AgentSubmit, as_solver, react
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, ChatMessageAssistant
@@ -157,33 +157,8 @@ def deonticbench_agent_solver(
         toolbox.mode = unit.mode
         rails = Rails(toolbox, RepeatGuard(budget.repeat_limit), window=context_tokens)
         submitted: dict[str, Any] = {}
-        tools = [_inspect_tool(t, rails, submitted) for t in tools_of(TOOL_SET)]
-        plain = [t for t in tools if t.name != SUBMIT]
-        (submit,) = [t for t in tools if t.name == SUBMIT]
         start = time.monotonic()
-
-        async def go_on(agent_state: AgentState) -> bool | str:
-            # The harness's stop rules: the guard rails first (a repeat, a reply without
-            # a call, a truncated reply answered), then a budget (inspect's own limits
-            # below stop a turn in flight).
-            said = rails.after_turn(agent_state.messages)
-            if said is False:
-                return False
-            used = budget_stop(
-                budget,
-                turns=_turns(agent_state.messages),
-                tokens=sum(sum(u) for u in _usage_by_turn()),
-                elapsed_s=time.monotonic() - start,
-            )
-            return said if used is None else False
-
-        agent = react(
-            prompt=None,
-            tools=[t.as_tool() for t in plain],
-            model=rails.generate,
-            submit=AgentSubmit(tool=submit.as_tool(), answer_only=True, keep_in_messages=True),
-            on_continue=go_on,
-        )
+        agent = _react_agent(rails, budget, submitted, start)
         limits: list[Limit] = [time_limit(budget.timeout_s)]
         if budget.max_tokens is not None:
             limits.append(token_limit(budget.max_tokens))
@@ -212,6 +187,39 @@ def deonticbench_agent_solver(
         return state
 
     return solve
+
+
+def _react_agent(
+    rails: Rails, budget: AgentOptions, submitted: dict[str, Any], start: float
+) -> Agent:
+    """react() with the harness's tools (``submit`` as its submit tool), the rails' model
+    hook, and the harness's stop rules asked after every turn."""
+    tools = [_inspect_tool(t, rails, submitted) for t in tools_of(TOOL_SET)]
+    plain = [t for t in tools if t.name != SUBMIT]
+    (submit,) = [t for t in tools if t.name == SUBMIT]
+
+    async def go_on(agent_state: AgentState) -> bool | str:
+        # The harness's stop rules: the guard rails first (a repeat, a reply without a
+        # call, a truncated reply answered), then a budget (inspect's own limits stop a
+        # turn in flight).
+        said = rails.after_turn(agent_state.messages)
+        if said is False:
+            return False
+        used = budget_stop(
+            budget,
+            turns=_turns(agent_state.messages),
+            tokens=sum(sum(u) for u in _usage_by_turn()),
+            elapsed_s=time.monotonic() - start,
+        )
+        return said if used is None else False
+
+    return react(
+        prompt=None,
+        tools=[t.as_tool() for t in plain],
+        model=rails.generate,
+        submit=AgentSubmit(tool=submit.as_tool(), answer_only=True, keep_in_messages=True),
+        on_continue=go_on,
+    )
 
 
 def _usage_by_turn() -> list[list[int]]:

@@ -30,7 +30,7 @@ import hashlib
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -346,14 +346,8 @@ class Runner:
             if hit is not None:
                 self._result.cache_hits += 1
                 text, calls = decode_turn(hit.text)
-                return Completion(
-                    text=text,
-                    tokens_in=hit.tokens_in,
-                    tokens_out=hit.tokens_out,
-                    latency_s=hit.latency_s,
-                    finish_reason=hit.finish_reason,
-                    tool_calls=calls,
-                ), True
+                kept = hit.completion(batch=False)
+                return replace(kept, text=text, tool_calls=calls), True
         request = Request(
             messages=messages,
             n=1,
@@ -375,16 +369,7 @@ class Runner:
             ), False
         completion = completions[0]
         if self.cache is not None and completion.error is None and completion.text is not None:
-            self.cache.put(
-                key,
-                CachedResponse(
-                    text=encode_turn(completion),
-                    tokens_in=completion.tokens_in,
-                    tokens_out=completion.tokens_out,
-                    latency_s=completion.latency_s,
-                    finish_reason=completion.finish_reason,
-                ),
-            )
+            self.cache.put(key, CachedResponse.of(completion, encode_turn(completion)))
         return completion, False
 
     async def _trial(self, unit: Unit, sample: int) -> None:

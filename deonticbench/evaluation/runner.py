@@ -158,7 +158,10 @@ class Runner:
         done = self.run_folder.done
         self._result.resumed = sum(1 for u in plan.units for key in u.sample_keys() if key in done)
         self.observer.started(plan.totals(), [r for r in done.values() if _in_plan(plan, r)])
-        self._requests = asyncio.Semaphore(self.concurrency)
+        # An engine that serves one request at a time gets one: more would only queue.
+        self._requests = asyncio.Semaphore(
+            min(self.concurrency, self.model.parallel_requests or self.concurrency)
+        )
         # The bound is on HTTP calls: a backend that splits a request into single calls
         # (a server ignoring n) still has at most `concurrency` of them in flight.
         self.model.limit_in_flight(self.concurrency)
@@ -359,10 +362,9 @@ class Runner:
             tools=tools,
             cache_group=f"{unit.domain.name}/{unit.mode}/{self.agent.tool_set}",
         )
-        assert self._requests is not None
-        async with self._requests:
-            self._result.requests += 1
-            completions = await self.agent_model.generate(request)
+        # No request slot taken here: the trial holds one for its whole course (_trial).
+        self._result.requests += 1
+        completions = await self.agent_model.generate(request)
         if len(completions) != 1:
             return Completion.failed(
                 f"backend returned {len(completions)} completions for n=1"
@@ -396,7 +398,13 @@ class Runner:
             ) -> tuple[Completion, bool]:
                 return await self._turn(unit, sample, messages, tools, turn)
 
-            trial = await run_trial(setup, generate, self._execute, limits=self.solver.limits)
+            # A trial holds a request slot from its first turn to its last, so that its
+            # wall-clock budget is its own: never spent waiting for a slot between turns
+            # behind other trials or prompted samples (issue 28: on one engine thread,
+            # trials queued at every turn and timed out).
+            assert self._requests is not None
+            async with self._requests:
+                trial = await run_trial(setup, generate, self._execute, limits=self.solver.limits)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         relative = trajectory_path(unit.domain.name, unit.case.id, unit.mode, sample)

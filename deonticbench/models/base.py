@@ -135,6 +135,11 @@ class Model(ABC):
     """The provider keeps one cache per ``Request.cache_group`` (OpenAI's
     ``prompt_cache_key``): a prefix is shared within a group only.  Otherwise (Anthropic)
     the same prefix is shared wherever it appears, across modes too."""
+    parallel_requests: int | None = None
+    """How many requests the backend can serve at once (None: as many as ``--concurrency``
+    allows).  The in-process engines (``local:``, ``vllm:``) serve one at a time on one
+    worker thread; the runner never starts more agentic trials than this, so that a
+    trial's wall-clock budget is not spent queueing behind another's turns."""
     tool_protocol: str = "text"
     """How an agentic trial calls tools through this backend (``constrained``,
     docs/agents.md): ``native`` (the provider's tool calling), ``text`` (the fenced-JSON

@@ -182,6 +182,7 @@ class LocalModel(Model):
         self._fold_system = False
         self._vocab_only: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+        self.parallel_requests = 1  # that one thread
         self._load_lock = asyncio.Lock()
         # llama.cpp has no native tool calling here, so a trial's tools go in the text
         # protocol's form, decoded under the call schema unless tool_protocol=text.

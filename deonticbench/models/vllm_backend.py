@@ -51,6 +51,7 @@ class VLLMModel(Model):
         self.settings = settings
         self._engine: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm")
+        self.parallel_requests = 1  # that one thread
         self._load_lock = asyncio.Lock()
         self.tool_protocol = tool_protocol(
             settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec

@@ -43,6 +43,7 @@ def run_agents(
     k: int = 1,
     cache: ResponseCache | None = None,
     agent: AgentOptions | None = None,
+    concurrency: int = 4,
 ) -> tuple[RunResult, dict[tuple[str, str, str, int], Record]]:
     plan = plan_run(
         list(domains), split="smoke", modes=list(modes), source=resolve_source(DATA), k=k,
@@ -53,7 +54,7 @@ def run_agents(
     async def go() -> RunResult:
         try:
             with RunFolder.open(out, config) as folder:
-                runner = Runner(model, solver, folder, cache, concurrency=4, agent=agent)
+                runner = Runner(model, solver, folder, cache, concurrency=concurrency, agent=agent)
                 return await runner.run(plan)
         finally:
             await model.aclose()

@@ -16,6 +16,12 @@
   its own kind of turn: its calls may be cut short, so none is run and each is answered
   with ``TRUNCATED`` instead.
 
+Where a turn is decoded under a schema (the constrained protocol on ``local:``, ``vllm:``
+and ``openai-compatible:``), ``admitted`` states the ``early_submit`` and ``input_file``
+rails as schema too: the turn's union leaves out a ``submit`` the rail would refuse and
+admits no ``write_file`` onto an input, so a weak model cannot spend its turn on one.
+The rails stay for every other protocol (and as a backstop).
+
 The loop records each rail that acts in the step's ``extra`` under ``guard`` (the rule
 and the observation it gave); a trial no rail acts on records nothing new.
 """
@@ -29,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..models.base import Completion
-from ..prompting.chat import ToolCall
+from ..models.constrained import PATH_CHARS, path_pattern
+from ..prompting.chat import ToolCall, ToolSpec
 from ..prompting.modes import Mode, prompted_counterpart
 from .tool_table import SUBMIT
 from .workspace import ANSWER_FILE, CASE_FILE, EXAMPLES_DIR, SOLUTION_FILE, STATUTE_FILE
@@ -39,6 +46,7 @@ __all__ = [
     "NO_PROGRAM",
     "TRUNCATED",
     "RepeatGuard",
+    "admitted",
     "early_submit",
     "protected_input",
     "refusal_rule",
@@ -106,6 +114,45 @@ def early_submit(call: ToolCall, mode: Mode, root: Path) -> str | None:
         given = isinstance(answer, str) and answer.strip()
         return None if given or (root / ANSWER_FILE).is_file() else NO_ANSWER
     return None if (root / SOLUTION_FILE).is_file() else NO_PROGRAM
+
+
+def admitted(specs: Sequence[ToolSpec], mode: Mode | None, root: Path) -> tuple[ToolSpec, ...]:
+    """The tools a schema-decoded turn may call now: ``specs`` less the calls a rail would
+    refuse.  In program modes ``submit`` is left out until ``solution.pl`` exists; in
+    direct modes, until ``output/answer.txt`` exists, its ``answer`` is required and not
+    empty (``early_submit``); ``write_file`` takes a canonical path that is not an input
+    (``input_file``).  ``mode`` None: every tool."""
+    if mode is None:
+        return tuple(specs)
+    direct = prompted_counterpart(mode) == "direct"
+    kept: list[ToolSpec] = []
+    for spec in specs:
+        if spec.name == "write_file":
+            kept.append(_no_input_path(spec))
+        elif spec.name != SUBMIT:
+            kept.append(spec)
+        elif direct:
+            kept.append(spec if (root / ANSWER_FILE).is_file() else _answer_required(spec))
+        elif (root / SOLUTION_FILE).is_file():
+            kept.append(spec)
+    return tuple(kept)
+
+
+def _no_input_path(spec: ToolSpec) -> ToolSpec:
+    """``write_file`` with its ``path`` a canonical workspace path other than an input
+    (``constrained.path_pattern``): the ``input_file`` rail as schema."""
+    properties = dict(spec.parameters.get("properties", {}))
+    pattern = path_pattern(_INPUTS, (EXAMPLES_DIR,))
+    properties["path"] = {**properties["path"], "pattern": pattern, "maxLength": PATH_CHARS}
+    return ToolSpec(spec.name, spec.description, {**spec.parameters, "properties": properties})
+
+
+def _answer_required(spec: ToolSpec) -> ToolSpec:
+    """``submit`` with its ``answer`` required and not empty."""
+    properties = dict(spec.parameters.get("properties", {}))
+    properties["answer"] = {**properties.get("answer", {"type": "string"}), "minLength": 1}
+    parameters = {**spec.parameters, "properties": properties, "required": ["answer"]}
+    return ToolSpec(spec.name, spec.description, parameters)
 
 
 def truncated(completion: Completion) -> bool:

@@ -34,6 +34,7 @@ from typing import Any
 from ..data.cases import Case
 from ..data.domains import Domain
 from ..models.base import Completion
+from ..models.constrained import at_bound, bound_note, bounded
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
 from ..prompting.render import prompt_hash
@@ -44,7 +45,7 @@ from ..store.spec import AgentOptions
 from ..store.trajectory import add_agent_turn
 from .context import Elidable, fit
 from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
-from .guards import TRUNCATED, RepeatGuard, refusal_rule, repeat_note, truncated
+from .guards import TRUNCATED, RepeatGuard, admitted, refusal_rule, repeat_note, truncated
 from .judge import Judgement, ajudge_workspace
 from .protocol import parse_text_calls, result_message
 from .stops import budget_stop
@@ -108,6 +109,9 @@ class TrialSetup:
     """The constrained protocol (``models.constrained``): every turn's request carries
     the tools (as the schema its reply is decoded under, or forced natively), and the
     reply's calls are the backend's, never parsed from its text here."""
+    argument_chars: int | None = None
+    """Under a schema, the bound on each free-text argument (``Model.argument_chars``):
+    written into the tools offered, and an argument that reached it is told so."""
 
     @property
     def protocol(self) -> str:
@@ -195,6 +199,8 @@ class _Progress:
     elidable: list[Elidable] = field(default_factory=list)
     elided: list[dict[str, Any]] = field(default_factory=list)
     """Elisions made before the turn not yet recorded (go into its step's ``extra``)."""
+    withheld: list[str] = field(default_factory=list)
+    """Tools the turn's schema left out (``guards.admitted``): its step's ``extra``."""
     answered: list[tuple[ToolCall, bool]] = field(default_factory=list)
     """Every call run so far, with whether it was answered without an error."""
 
@@ -239,6 +245,8 @@ class _Progress:
             extra["guard"] = guards
         if self.elided:
             extra["elided"], self.elided = self.elided, []
+        if self.withheld:
+            extra["withheld"], self.withheld = self.withheld, []
         if completion.decode_s is not None:
             extra["decode_s"] = completion.decode_s
         extra["kind"] = turn_kind(
@@ -290,10 +298,30 @@ class _Progress:
             self.messages += (result_message([(c, o.text) for c, o in results]),)
 
 
+def _tell_bounds(
+    done: TurnCalls, offered: tuple[ToolSpec, ...], guards: list[dict[str, Any]]
+) -> TurnCalls:
+    """Each observation of a call whose arguments reached their bounds in ``offered``
+    (the decoder closed them there) with ``bound_note`` added, the note in ``guards``."""
+    results = []
+    for call, observation in done.results:
+        reached = at_bound(call, offered)
+        if reached:
+            note = bound_note(reached)
+            guards.append({"rule": "argument_bound", "observation": note})
+            observation = Observation(f"{observation.text}\n\n{note}", observation.is_error,
+                                      observation.submitted, observation.answer)  # fmt: skip
+        results.append((call, observation))
+    return TurnCalls(tuple(results), done.timed_out)
+
+
 async def _take_turns(run: _Progress, generate: Generate, start: float, deadline: float) -> str:
     """Turns until one of the stop rules holds; returns the stop reason."""
     setup = run.setup
-    offered = run.toolbox.specs if setup.native or setup.constrained else ()
+    every = run.toolbox.specs if setup.native or setup.constrained else ()
+    # A schema-decoded turn admits only calls the rails would accept; a forced native
+    # call keeps one tool list (a provider's prompt cache starts with the tools).
+    schema_decoded = setup.constrained and not setup.native
     for turn in itertools.count():
         tokens = run.tokens_in + run.tokens_out
         elapsed = time.monotonic() - start
@@ -306,6 +334,12 @@ async def _take_turns(run: _Progress, generate: Generate, start: float, deadline
                 return "context"
             run.messages, elided = fitted
             run.elided += elided
+        offered = every
+        if schema_decoded:
+            offered = admitted(every, run.toolbox.mode, run.toolbox.root)
+            names = {spec.name for spec in offered}
+            run.withheld = [spec.name for spec in every if spec.name not in names]
+            offered = bounded(offered, setup.argument_chars)
         try:
             completion, cached = await asyncio.wait_for(
                 generate(run.messages, offered, turn), deadline - time.monotonic()
@@ -328,8 +362,10 @@ async def _take_turns(run: _Progress, generate: Generate, start: float, deadline
             run.record_turn(turn, completion, cached, calls, None)
             return "no_tool_call"
         done = await execute_calls(run.toolbox, calls, deadline)
-        verdict = run.repeats.after([(c, o.text) for c, o in done.results])
         guards: list[dict[str, Any]] = []
+        if schema_decoded:
+            done = _tell_bounds(done, offered, guards)
+        verdict = run.repeats.after([(c, o.text) for c, o in done.results])
         if verdict == "note" and done.results:
             note = repeat_note(run.repeats.times)
             guards.append({"rule": "repeat", "observation": note})

@@ -386,6 +386,7 @@ class Runner:
                 tool_set=options.tool_set,
                 native=self.agent_model.native_tools,
                 constrained=self.agent_model.constrained,
+                argument_chars=self.agent_model.argument_chars,
                 workdir=workdir / "workspace",
                 model_name=self.model.spec,
                 exemplars=unit.exemplars,

@@ -5,7 +5,8 @@ One module per backend (OpenAI and OpenAI-compatible servers, Anthropic, vLLM, a
 GGUF; ``remote`` is what the HTTP backends share), chosen by ``loader``; per-model
 parameters from ``eval/models.yaml`` (``registry``: ``ModelSettings``), retries
 (``retry``), prompt token counts (``tokens``), tool calls in each provider's wire format
-(``tool_calls``), and two backends that pay for nothing: ``reference`` (the case's own
+(``tool_calls``), the constrained tool protocol's schema and bounds (``constrained``),
+and two backends that pay for nothing: ``reference`` (the case's own
 gold material, the pipeline's self-check) and ``replay`` (saved responses, or an earlier
 run's records and trajectories).  ``batch`` speaks the providers' batch APIs (OpenAI's
 ``/v1/batches``, Anthropic's Message Batches) for ``eval --batch``.  Backends import
@@ -18,6 +19,7 @@ from __future__ import annotations
 from ..prompting.chat import Message
 from .base import Completion, GenerationParams, Model, Request
 from .batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError, batch_api
+from .constrained import PATH_CHARS, at_bound, bound_note, bounded, path_pattern
 from .loader import BACKENDS, check_spec, load_model
 from .reference import ReferenceModel
 from .registry import (
@@ -37,6 +39,7 @@ from .tool_calls import call_from_json
 
 __all__ = [
     "BACKENDS",
+    "PATH_CHARS",
     "ZERO_COST",
     "BatchAPI",
     "BatchItem",
@@ -54,7 +57,10 @@ __all__ = [
     "Request",
     "RetryPolicy",
     "SubmitError",
+    "at_bound",
     "batch_api",
+    "bound_note",
+    "bounded",
     "call_from_json",
     "check_spec",
     "count_prompt_tokens",
@@ -62,6 +68,7 @@ __all__ = [
     "load_registry",
     "match_entry",
     "model_prices",
+    "path_pattern",
     "price_tokens",
     "token_count_method",
 ]

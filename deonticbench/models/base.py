@@ -21,6 +21,7 @@ from typing import Any
 
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
+from .constrained import argument_chars
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,20 @@ class Model(ABC):
     """Whether an agentic trial offers this backend its tools natively (``Request.tools``
     and tool messages); otherwise the conversation is the text protocol's.  True for the
     native protocol, and for the constrained one where it forces a native call."""
+
+    turn_max_tokens: int | None = None
+    """The output limit of an agent turn under the constrained protocol (the
+    ``constrained_max_tokens`` parameter, else the backend's default)."""
+
+    @property
+    def argument_chars(self) -> int | None:
+        """The bound on each free-text argument of a call decoded under a schema
+        (``constrained.argument_chars`` of ``turn_max_tokens``): the loop writes it into
+        the tools it offers and tells the model when an argument reached it.  None where
+        no turn is decoded under a schema (text, native, a forced native call)."""
+        if not self.constrained or self.native_tools:
+            return None
+        return argument_chars(self.turn_max_tokens)
 
     @property
     def constrained(self) -> bool:

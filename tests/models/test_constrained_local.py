@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 
 from deonticbench.agents.conversation import opening_messages
+from deonticbench.agents.guards import admitted
 from deonticbench.agents.tool_table import TOOLS, check_arguments, tool_specs
 from deonticbench.data.cases import load_cases
 from deonticbench.data.sources import resolve_source
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
-from deonticbench.models.constrained import call_schema
+from deonticbench.models.constrained import bounded, call_schema
+from deonticbench.prompting.chat import Message
 from deonticbench.store.record import Record
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "")
@@ -79,6 +81,48 @@ def test_a_constrained_turn_is_one_well_formed_call_of_an_offered_tool(model_dir
         assert call.id == "t0_0"
         assert next(iter(json.loads(completion.text))) == "name"  # the tool is chosen first
         assert completion.decode_s is not None and 0 < completion.decode_s < completion.latency_s
+
+
+RUNAWAY = (
+    "Call write_file with path numbers.txt and content the numbers from 1 to 1000 "
+    "separated by commas: 1, 2, 3, 4, 5, 6, ... 1000.  Or call submit."
+)
+
+
+def test_the_engine_decodes_only_an_admitted_call_that_fits_its_turn(
+    model_dir: Path, tmp_path: Path
+) -> None:
+    """The tools a schema-decoded turn offers (no submit before a program; each string
+    bounded) are what llama.cpp's grammar admits: a model asked to count to a thousand in
+    a file closes the call at its bound, inside the turn's limit, and never submits."""
+    model = load_model(
+        "local:gemma3-270m", overrides={"n_ctx": 2048, "constrained_max_tokens": 160}
+    )
+    tools = bounded(admitted(TOOLS_OFFERED, "agent-zero-shot", tmp_path), model.argument_chars)
+    assert "submit" not in [t.name for t in tools]
+
+    async def go() -> list:  # type: ignore[type-arg]
+        try:
+            request = Request(
+                messages=(Message(role="user", content=RUNAWAY),), n=6, domain="housing",
+                case_id="count", mode="agent-zero-shot", sample_start=0, tools=tools,
+            )  # fmt: skip
+            return await model.generate(request)
+        finally:
+            await model.aclose()
+
+    closed_at_bound = 0
+    for completion in asyncio.run(go()):
+        assert completion.error is None and completion.finish_reason == "stop"
+        (call,) = completion.tool_calls
+        assert call.error is None and call.name in TOOLS and call.name != "submit"
+        (spec,) = [t for t in tools if t.name == call.name]
+        for key, value in call.arguments.items():
+            bound = spec.parameters["properties"][key].get("maxLength")
+            if isinstance(value, str) and bound is not None:
+                assert len(value) <= bound
+                closed_at_bound += len(value) == bound
+    assert closed_at_bound >= 1  # at least one sample ran away and was closed by the bound
 
 
 def _eval(tmp_path: Path, model_dir: Path, out: str, *params: str) -> Record:

@@ -20,8 +20,10 @@ harness owes it is that format never decides the score.  Goal: constrained decod
 most 3x the text protocol's milliseconds per output token (grammar sampling costs).
 
 Usage: python benchmarks/small_agent.py [--domains housing,airline] [--limit N]
-       [--max-turns T] [--timeout S]
-Defaults: housing and airline smoke (10 cases), at most 6 turns.  CPU only; a full run
+       [--max-turns T] [--timeout S] [--protocols text,constrained] [--keep DIR]
+Defaults: housing and airline smoke (10 cases), at most 6 turns, both protocols; the run
+folders are removed afterwards unless ``--keep`` names a folder to leave them in (one
+per protocol and case, to read the trajectories).  CPU only; a full run
 takes the better part of an hour on 2 cores.
 """
 
@@ -105,14 +107,23 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="cases per domain (0: all 5)")
     parser.add_argument("--max-turns", type=int, default=6)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per trial")
+    parser.add_argument("--protocols", default=",".join(PROTOCOLS))
+    parser.add_argument("--keep", type=Path, help="leave the run folders here")
     args = parser.parse_args()
-    outs: dict[str, list[Path]] = {protocol: [] for protocol in PROTOCOLS}
+    protocols = [p for p in args.protocols.split(",") if p]
+    unknown = sorted(set(protocols) - set(PROTOCOLS))
+    if unknown:
+        parser.error(f"--protocols takes {' and '.join(PROTOCOLS)}, not {', '.join(unknown)}")
+    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
+        parser.error(f"--keep {args.keep} is not empty; name a new folder")
+    outs: dict[str, list[Path]] = {protocol: [] for protocol in protocols}
     with tempfile.TemporaryDirectory(prefix="small-agent-") as scratch:
+        base = args.keep or Path(scratch)
         # Case by case, the two protocols one after the other: a machine that slows down
         # midway slows both sides alike.
         for domain, case_id in cases(args):
-            for protocol in PROTOCOLS:
-                out = Path(scratch) / protocol / case_id
+            for protocol in protocols:
+                out = base / protocol / case_id
                 run(protocol, domain, case_id, out, args)
                 outs[protocol].append(out)
         rows = {protocol: summarise(folders) for protocol, folders in outs.items()}
@@ -124,7 +135,8 @@ def main() -> None:
     print("|" + " --- |" * (len(columns) + 1))
     for protocol, row in rows.items():
         print(f"| {protocol} | " + " | ".join(str(row[c]) for c in columns) + " |")
-    text, constrained = rows["text"]["ms_per_token"], rows["constrained"]["ms_per_token"]
+    text = rows.get("text", {}).get("ms_per_token")
+    constrained = rows.get("constrained", {}).get("ms_per_token")
     if text and constrained:
         print(f"constrained / text ms per output token: {constrained / text:.2f}x (goal <= 3x)")
     for protocol, row in rows.items():

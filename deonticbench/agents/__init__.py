@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from .loop import TrialResult, TrialSetup, first_messages, run_trial
     from .scripted import as_agent
     from .stops import budget_stop, stop_reason
-    from .tool_base import Execute
+    from .tool_base import MAX_CALLS_PER_TURN, TOO_MANY_CALLS, Execute
     from .tool_table import SUBMIT, Tool, tool_specs, tools_of
     from .tools import ToolBox, execute_calls
     from .trial_record import (
@@ -80,6 +80,8 @@ _HOME = {
     "Elidable": "context",
     "RepeatGuard": "guards",
     "TRUNCATED": "guards",
+    "TOO_MANY_CALLS": "tool_base",
+    "MAX_CALLS_PER_TURN": "tool_base",
     "count_turn_kinds": "trial_record",
     "fit": "context",
     "ran_written_program": "trial_record",
@@ -120,12 +122,14 @@ __all__ = [
     "ANSWER_FILE",
     "CASE_FILE",
     "EXAMPLES_DIR",
+    "MAX_CALLS_PER_TURN",
     "MAX_JUDGED_BYTES",
     "OBSERVATION_CHARS",
     "OUTPUT_DIR",
     "SOLUTION_FILE",
     "STATUTE_FILE",
     "SUBMIT",
+    "TOO_MANY_CALLS",
     "TRUNCATED",
     "Elidable",
     "Execute",

@@ -28,6 +28,8 @@ MAX_WRITE_BYTES = MAX_JUDGED_BYTES
 """The largest file write_file takes (the judge reads no larger solution either)."""
 MAX_CALLS_PER_TURN = 16
 """Tool calls carried out per model turn; further calls in the same turn are refused."""
+TOO_MANY_CALLS = f"error: at most {MAX_CALLS_PER_TURN} calls are run per turn"
+"""The observation of each call past ``MAX_CALLS_PER_TURN`` (the loop's and inspect's)."""
 DEFAULT_READ_LINES = 400
 SEARCH_MATCHES = 200
 

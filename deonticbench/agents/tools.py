@@ -29,6 +29,7 @@ from .guards import early_submit, protected_input
 from .tool_base import (
     MAX_CALLS_PER_TURN,
     MAX_WRITE_BYTES,
+    TOO_MANY_CALLS,
     WORKSPACE_QUOTA_BYTES,
     Execute,
     Observation,
@@ -118,8 +119,7 @@ async def execute_calls(toolbox: ToolBox, calls: Sequence[ToolCall], deadline: f
     results: list[tuple[ToolCall, Observation]] = []
     for index, call in enumerate(calls):
         if index >= MAX_CALLS_PER_TURN:
-            refused = f"error: at most {MAX_CALLS_PER_TURN} calls are run per turn"
-            results.append((call, Observation(refused, is_error=True)))
+            results.append((call, Observation(TOO_MANY_CALLS, is_error=True)))
             continue
         remaining = max(deadline - time.monotonic(), 0.001)
         try:

@@ -19,7 +19,7 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import SampleScore
 from inspect_script import Reply, ScriptedAgent, Turns, forbid_network, mock_outputs
 
-from deonticbench.agents import TRUNCATED, repeat_note
+from deonticbench.agents import MAX_CALLS_PER_TURN, TOO_MANY_CALLS, TRUNCATED, repeat_note
 from deonticbench.data.domains import Domain, get_domain
 from deonticbench.integrations.inspect import deonticbench as deonticbench_task
 from deonticbench.integrations.inspect.agent import TRAJECTORY_KEY
@@ -172,6 +172,34 @@ def test_a_truncated_reply_runs_no_call_and_every_turn_is_counted_by_kind(
     assert log.samples is not None
     users = [m.text for m in log.samples[0].messages if m.role == "user"]
     assert users[-1] == TRUNCATED
+
+
+def crowded(turn: int) -> Reply:
+    """One turn of 17 calls: write the reference program, run it, then 15 listings (the
+    17th call is one too many); then a reply with no call."""
+    if turn > 0:
+        return Reply()
+    case = smoke(AIRLINE, 1)[0]
+    write = ("write_file", {"path": "solution.pl", "content": unwrap_fenced(case.reference_prolog)})
+    run = ("run_prolog", {"path": "solution.pl"})
+    return Reply(calls=(write, run, *[("list_files", {})] * (MAX_CALLS_PER_TURN - 1)))
+
+
+def test_a_turns_calls_run_in_order_and_past_the_limit_are_refused_in_inspect_as_in_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forbid_network(monkeypatch.setattr)
+    _, record, atif = _inspect(tmp_path / "inspect", AIRLINE, crowded)
+    _, looped, loop_atif = _loop(tmp_path / "loop", AIRLINE, crowded)
+    _same_facts((record, atif), (looped, loop_atif))
+    first = next(s for s in atif["steps"] if s["source"] == "agent")
+    seen = _observations(atif, first["step_id"] - 1)
+    assert seen == _observations(loop_atif, first["step_id"] - 1)
+    assert len(seen) == MAX_CALLS_PER_TURN + 1 and seen[-1] == TOO_MANY_CALLS
+    # run_prolog ran after write_file had written the program (in order, not side by side).
+    assert seen[1].startswith("status: ok, exit code 0"), seen[1]
+    assert first["extra"]["errors"] == [MAX_CALLS_PER_TURN]
+    assert record.agent is not None and record.agent.ran_program is True
 
 
 STATUTE_READS = [(1, 131), (132, 131), (263, 131), (394, 131)]

@@ -39,6 +39,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import Tool, ToolCallError
 
 from ...agents import (
+    MAX_CALLS_PER_TURN,
     TRUNCATED,
     Elidable,
     RepeatGuard,
@@ -130,6 +131,15 @@ class Rails:
     refusals: set[str] = field(default_factory=set)
     """Observations of a well-formed ``submit`` the toolbox refused: the early-submit rail
     (``submit`` itself never fails), seen by the tool that ran it."""
+    calls_in_turn: int = 0
+    """Calls run since the last model call (at most ``MAX_CALLS_PER_TURN``, as the loop)."""
+
+    def admit_call(self) -> bool:
+        """Whether a tool call of this turn may run (counted), or is one too many."""
+        if self.calls_in_turn >= MAX_CALLS_PER_TURN:
+            return False
+        self.calls_in_turn += 1
+        return True
 
     def _stop(self, reason: str) -> None:
         if reason not in STOP_REASONS:
@@ -149,6 +159,7 @@ class Rails:
           tools: the tools offered.
         """
         turn = sum(1 for m in state.messages if isinstance(m, ChatMessageAssistant))
+        self.calls_in_turn = 0
         sent = self._fitted(state.messages, turn)
         model = get_model()
         if sent is None:

@@ -34,6 +34,7 @@ from inspect_ai.util import Limit, time_limit, token_limit
 from ... import Limits, Record, get_domain
 from ...agents import (
     SUBMIT,
+    TOO_MANY_CALLS,
     Execute,
     RepeatGuard,
     Tool,
@@ -77,6 +78,8 @@ def _inspect_tool(tool: Tool, rails: Rails, submitted: dict[str, Any]) -> ToolDe
     properties = tool.parameters.get("properties", {})
 
     async def run(**arguments: Any) -> str:
+        if not rails.admit_call():
+            raise ToolError(TOO_MANY_CALLS.removeprefix("error: "))
         call = ToolCall("inspect", tool.name, arguments)
         observation = await rails.toolbox.call(call)
         rails.saw(call, observation.is_error, observation.text)
@@ -91,6 +94,9 @@ def _inspect_tool(tool: Tool, rails: Rails, submitted: dict[str, Any]) -> ToolDe
         run,
         name=tool.name,
         description=tool.description,
+        # A turn's calls run one after another, in order, as in the loop: a run_prolog
+        # after a write_file must see the file.
+        parallel=False,
         parameters=ToolParams(
             properties={
                 name: ToolParam(type=prop["type"], description=prop.get("description"))

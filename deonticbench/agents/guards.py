@@ -141,18 +141,13 @@ def admitted(specs: Sequence[ToolSpec], mode: Mode | None, root: Path) -> tuple[
 def _no_input_path(spec: ToolSpec) -> ToolSpec:
     """``write_file`` with its ``path`` a canonical workspace path other than an input
     (``constrained.path_pattern``): the ``input_file`` rail as schema."""
-    properties = dict(spec.parameters.get("properties", {}))
     pattern = path_pattern(_INPUTS, (EXAMPLES_DIR,))
-    properties["path"] = {**properties["path"], "pattern": pattern, "maxLength": PATH_CHARS}
-    return ToolSpec(spec.name, spec.description, {**spec.parameters, "properties": properties})
+    return spec.narrowed({"path": {"pattern": pattern, "maxLength": PATH_CHARS}})
 
 
 def _answer_required(spec: ToolSpec) -> ToolSpec:
     """``submit`` with its ``answer`` required and not empty."""
-    properties = dict(spec.parameters.get("properties", {}))
-    properties["answer"] = {**properties.get("answer", {"type": "string"}), "minLength": 1}
-    parameters = {**spec.parameters, "properties": properties, "required": ["answer"]}
-    return ToolSpec(spec.name, spec.description, parameters)
+    return spec.narrowed({"answer": {"type": "string", "minLength": 1}}, required=["answer"])
 
 
 def truncated(completion: Completion) -> bool:

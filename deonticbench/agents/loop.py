@@ -309,8 +309,7 @@ def _tell_bounds(
         if reached:
             note = bound_note(reached)
             guards.append({"rule": "argument_bound", "observation": note})
-            observation = Observation(f"{observation.text}\n\n{note}", observation.is_error,
-                                      observation.submitted, observation.answer)  # fmt: skip
+            observation = observation.noted(note)
         results.append((call, observation))
     return TurnCalls(tuple(results), done.timed_out)
 
@@ -370,9 +369,7 @@ async def _take_turns(run: _Progress, generate: Generate, start: float, deadline
             note = repeat_note(run.repeats.times)
             guards.append({"rule": "repeat", "observation": note})
             call, last = done.results[-1]
-            told = Observation(f"{last.text}\n\n{note}", last.is_error, last.submitted,
-                               last.answer)  # fmt: skip
-            done = TurnCalls((*done.results[:-1], (call, told)), done.timed_out)
+            done = TurnCalls((*done.results[:-1], (call, last.noted(note))), done.timed_out)
         elif verdict == "stop":
             guards.append({"rule": "repeat", "observation": "stopped: the same turn again"})
         run.record_turn(turn, completion, cached, calls, done, guards)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import IO, Protocol
 
@@ -50,6 +50,11 @@ class Observation:
     submitted: bool = False
     answer: str | None = None
     """The text passed to ``submit`` (direct mode reads it when there is no answer file)."""
+
+    def noted(self, note: str) -> Observation:
+        """The same observation with ``note`` after it (a rail telling the agent something
+        about the call: a repeat, an argument cut at its bound)."""
+        return replace(self, text=f"{self.text}\n\n{note}")
 
 
 class ToolError(Exception):

@@ -31,6 +31,7 @@ trajectory and record.
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -84,7 +85,7 @@ def bounded(tools: Sequence[ToolSpec], chars: int | None) -> tuple[ToolSpec, ...
         return tuple(tools)
     out = []
     for tool in tools:
-        properties = dict(tool.parameters.get("properties", {}))
+        properties = tool.parameters.get("properties", {})
         strings = [k for k, v in properties.items() if v.get("type") == "string"]
         given = {k: properties[k]["maxLength"] for k in strings if "maxLength" in properties[k]}
         for key in strings:
@@ -92,14 +93,12 @@ def bounded(tools: Sequence[ToolSpec], chars: int | None) -> tuple[ToolSpec, ...
                 given[key] = min(PATH_CHARS, chars // 4)
         free = [k for k in strings if k not in given]
         rest = max((chars - sum(given.values())) // max(len(free), 1), 1)
-        for key in strings:
-            properties[key] = {**properties[key], "maxLength": given.get(key, rest)}
-        parameters = {**tool.parameters, "properties": properties}
-        out.append(ToolSpec(tool.name, tool.description, parameters))
+        out.append(tool.narrowed({key: {"maxLength": given.get(key, rest)} for key in strings}))
     return tuple(out)
 
 
-def path_pattern(excluded_files: Sequence[str] = (), excluded_dirs: Sequence[str] = ()) -> str:
+@functools.cache
+def path_pattern(excluded_files: tuple[str, ...] = (), excluded_dirs: tuple[str, ...] = ()) -> str:
     """A JSON-schema ``pattern`` (anchored, as llama.cpp's converter needs) for a
     workspace path in canonical form, so that one file has one spelling: up to four
     segments joined by "/", each a letter, digit, "_" or "-" then up to 30 of those or

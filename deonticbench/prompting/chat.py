@@ -8,7 +8,7 @@ may call are described by ``ToolSpec`` (a name, a description, a JSON-schema obj
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,6 +56,21 @@ class ToolSpec:
     description: str
     parameters: Mapping[str, Any]
     """A JSON schema of type object: the arguments."""
+
+    def narrowed(
+        self, arguments: Mapping[str, Mapping[str, Any]], *, required: Sequence[str] | None = None
+    ) -> ToolSpec:
+        """This tool with some arguments' schemas extended by ``arguments`` (argument name
+        -> the keywords to add or replace, e.g. ``{"path": {"maxLength": 127}}``), and its
+        ``required`` list replaced when given.  The constrained protocol narrows a tool
+        this way for one turn."""
+        properties = dict(self.parameters.get("properties", {}))
+        for name, keywords in arguments.items():
+            properties[name] = {**properties.get(name, {}), **keywords}
+        parameters = {**self.parameters, "properties": properties}
+        if required is not None:
+            parameters["required"] = list(required)
+        return ToolSpec(self.name, self.description, parameters)
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI chat-completions form (also vLLM's and ATIF's ``tool_definitions``)."""

@@ -5,7 +5,6 @@ replay of a run's trajectories."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,12 +23,6 @@ from deonticbench.store.trajectory import read_trajectory, trajectory_problems
 
 pytestmark = pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")
 FAST = {"max_tries": 1, "backoff_base_s": 0.01, "backoff_cap_s": 0.02}
-
-
-@pytest.fixture(scope="module")
-def solver() -> Iterator[Solver]:
-    with Solver(workers=2) as pool:
-        yield pool
 
 
 def _validate(solver: Solver, domain_names: list[str], count: int) -> dict[tuple[str, str], str]:

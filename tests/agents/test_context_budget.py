@@ -5,12 +5,10 @@ each elision recorded; a window too small even for the instruction stops the tri
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from agent_runs import DATA, ScriptedAgent, run_agents
+from agent_runs import SANDBOXED, ScriptedAgent, run_agents
 
 from deonticbench.agents.context import context_length
 from deonticbench.agents.workspace import STATUTE_FILE
@@ -19,22 +17,12 @@ from deonticbench.models.base import Completion, Request
 from deonticbench.models.registry import resolve_settings
 from deonticbench.prompting.chat import Message
 from deonticbench.solver import Solver
-from deonticbench.solver.pool import bwrap_works
 from deonticbench.store.record import STOP_REASONS, Record
 from deonticbench.store.trajectory import read_trajectory
 
-pytestmark = [
-    pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),
-    pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot run here"),
-]
+pytestmark = SANDBOXED
 SARA = get_domain("sara_binary")
 READS = [[("read_file", {"path": STATUTE_FILE, "offset": start})] for start in (1, 131, 261, 391)]
-
-
-@pytest.fixture(scope="module")
-def solver() -> Iterator[Solver]:
-    with Solver(workers=2) as pool:
-        yield pool
 
 
 class _SmallWindow(ScriptedAgent):

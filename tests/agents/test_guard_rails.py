@@ -4,35 +4,23 @@ scripted agent; each rail is recorded in the step's ``extra`` with its observati
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from agent_runs import DATA, ScriptedAgent, observations, run_agents
+from agent_runs import SANDBOXED, ScriptedAgent, observations, run_agents
 
 from deonticbench.agents.guards import NO_ANSWER, NO_PROGRAM, TRUNCATED
 from deonticbench.data.domains import get_domain
 from deonticbench.models.base import Completion, Request
 from deonticbench.prompting.modes import Mode
 from deonticbench.solver import Solver
-from deonticbench.solver.pool import bwrap_works
 from deonticbench.store.record import STOP_REASONS, Record
 from deonticbench.store.spec import AgentOptions
 from deonticbench.store.trajectory import read_trajectory
 
-pytestmark = [
-    pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),
-    pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot run here"),
-]
+pytestmark = SANDBOXED
 AIRLINE = get_domain("airline")
 PROGRAM = "answer(yes).\n"
-
-
-@pytest.fixture(scope="module")
-def solver() -> Iterator[Solver]:
-    with Solver(workers=2) as pool:
-        yield pool
 
 
 def _run(

@@ -8,33 +8,22 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_runs import DATA, ScriptedAgent, observations, run_agents
+from agent_runs import DATA, SANDBOXED, ScriptedAgent, observations, run_agents
 
 from deonticbench.agents.guards import NO_PROGRAM
 from deonticbench.agents.tools import MAX_CALLS_PER_TURN, WORKSPACE_QUOTA_BYTES
 from deonticbench.agents.workspace import OBSERVATION_CHARS
 from deonticbench.data.domains import get_domain
 from deonticbench.solver import Solver
-from deonticbench.solver.pool import bwrap_works
 from deonticbench.store.record import Record
 from deonticbench.store.spec import AgentOptions
 
-pytestmark = [
-    pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),
-    pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot run here"),
-]
+pytestmark = SANDBOXED
 AIRLINE = get_domain("airline")
 SECRET = "sk-hostile-test-secret-0123456789"
-
-
-@pytest.fixture(scope="module")
-def solver() -> Iterator[Solver]:
-    with Solver(workers=2) as pool:
-        yield pool
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,6 @@ with the prompted modes' readers; a workspace with no readable answer abstains."
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,6 @@ from deonticbench.solver import Solver
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
 pytestmark = pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")
-
-
-@pytest.fixture(scope="module")
-def solver() -> Iterator[Solver]:
-    with Solver(workers=2) as pool:
-        yield pool
 
 
 @pytest.mark.parametrize("domain_name", list(DOMAINS))

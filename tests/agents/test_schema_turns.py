@@ -7,12 +7,11 @@ checks the tools each request offers, as a schema-decoding engine receives them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_runs import DATA, ScriptedAgent, observations, run_agents
+from agent_runs import SANDBOXED, ScriptedAgent, observations, run_agents
 
 from deonticbench.data.domains import get_domain
 from deonticbench.models.base import Completion, Request
@@ -20,14 +19,10 @@ from deonticbench.models.constrained import CALL_FRAME_TOKENS, PATH_CHARS, call_
 from deonticbench.prompting.chat import ToolSpec
 from deonticbench.prompting.modes import Mode
 from deonticbench.solver import Solver
-from deonticbench.solver.pool import bwrap_works
 from deonticbench.store.record import Record
 from deonticbench.store.trajectory import read_trajectory
 
-pytestmark = [
-    pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),
-    pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot run here"),
-]
+pytestmark = SANDBOXED
 TURN_TOKENS = 600
 BOUND = TURN_TOKENS - CALL_FRAME_TOKENS
 """The characters the string arguments of one call may have between them."""
@@ -52,12 +47,6 @@ class SchemaDecoded(ScriptedAgent):
     async def generate(self, request: Request) -> list[Completion]:
         self.offered.append(request.tools)
         return await super().generate(request)
-
-
-@pytest.fixture(scope="module")
-def solver() -> Iterator[Solver]:
-    with Solver(workers=2) as pool:
-        yield pool
 
 
 def _run(model: SchemaDecoded, solver: Solver, out: Path, mode: Mode) -> Record:

@@ -6,34 +6,22 @@ Through the real runner, loop and sandbox, with scripted agents."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from agent_runs import DATA, ScriptedAgent, observations, run_agents
+from agent_runs import SANDBOXED, ScriptedAgent, observations, run_agents
 
 from deonticbench.agents.guards import NO_PROGRAM, input_file_refusal
 from deonticbench.data.domains import get_domain
 from deonticbench.models.base import Completion, GenerationParams, Model, Request
 from deonticbench.models.constrained import call_schema, schema_calls
 from deonticbench.solver import Solver
-from deonticbench.solver.pool import bwrap_works
 from deonticbench.store.record import TURN_KINDS, Record
 from deonticbench.store.spec import AgentOptions
 from deonticbench.store.trajectory import read_trajectory
 
-pytestmark = [
-    pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),
-    pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot run here"),
-]
+pytestmark = SANDBOXED
 AIRLINE = get_domain("airline")
 PROGRAM = "answer(yes).\n"
-
-
-@pytest.fixture(scope="module")
-def solver() -> Iterator[Solver]:
-    with Solver(workers=2) as pool:
-        yield pool
 
 
 def _one(model: Model, solver: Solver, out: Path, **options: object) -> Record:

@@ -15,18 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_runs import DATA, ScriptedAgent, run_agents
+from agent_runs import SANDBOXED, ScriptedAgent, run_agents
 
 from deonticbench.data.domains import get_domain
 from deonticbench.models.base import Completion, Request
 from deonticbench.solver import Solver
-from deonticbench.solver.pool import bwrap_works
 from deonticbench.store.spec import AgentOptions
 
-pytestmark = [
-    pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),
-    pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot run here"),
-]
+pytestmark = SANDBOXED
 TURN_S = 0.5
 SCRIPT = [
     [("list_files", {})],

@@ -99,6 +99,24 @@ def _same_facts(
     assert inspected[1]["extra"]["protocol"] == looped[1]["extra"]["protocol"] == "native"
 
 
+def _both(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    domain: Domain,
+    turns: Turns,
+    window: int | None = None,
+) -> tuple[EvalLog, Record, dict[str, Any], ScriptedAgent, dict[str, Any]]:
+    """One script through both front doors, offline, which must record the same facts:
+    inspect's log, record and trajectory; the loop's scripted model and trajectory.
+    ``window``: the context window each is told."""
+    forbid_network(monkeypatch.setattr)
+    task = {} if window is None else {"context_tokens": window}
+    log, record, atif = _inspect(tmp_path / "inspect", domain, turns, **task)
+    model, looped, loop_atif = _loop(tmp_path / "loop", domain, turns, n_ctx=window)
+    _same_facts((record, atif), (looped, loop_atif))
+    return log, record, atif, model, loop_atif
+
+
 def repeating(turn: int) -> Reply:
     """The same call five times (the guard stops it before the fifth)."""
     return Reply(calls=(("read_file", {"path": "case.txt", "limit": 3}),))
@@ -107,10 +125,7 @@ def repeating(turn: int) -> Reply:
 def test_a_repeating_agent_is_told_once_then_stopped_in_inspect_as_in_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    forbid_network(monkeypatch.setattr)
-    log, record, atif = _inspect(tmp_path / "inspect", AIRLINE, repeating)
-    _, looped, loop_atif = _loop(tmp_path / "loop", AIRLINE, repeating)
-    _same_facts((record, atif), (looped, loop_atif))
+    log, record, atif, _, loop_atif = _both(tmp_path, monkeypatch, AIRLINE, repeating)
     assert record.agent is not None
     assert (record.agent.stop_reason, record.agent.turns) == ("repeat", 4)
     assert str(record.final.abstain_reason).endswith("(trial ended: repeat)")
@@ -151,10 +166,7 @@ def cut_off(turn: int) -> Reply:
 def test_a_truncated_reply_runs_no_call_and_every_turn_is_counted_by_kind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    forbid_network(monkeypatch.setattr)
-    log, record, atif = _inspect(tmp_path / "inspect", AIRLINE, cut_off)
-    _, looped, loop_atif = _loop(tmp_path / "loop", AIRLINE, cut_off)
-    _same_facts((record, atif), (looped, loop_atif))
+    log, record, atif, _, _loop_atif = _both(tmp_path, monkeypatch, AIRLINE, cut_off)
     assert record.agent is not None
     assert record.agent.stop_reason == "no_tool_call"
     assert record.agent.turn_kinds == {
@@ -188,10 +200,7 @@ def crowded(turn: int) -> Reply:
 def test_a_turns_calls_run_in_order_and_past_the_limit_are_refused_in_inspect_as_in_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    forbid_network(monkeypatch.setattr)
-    _, record, atif = _inspect(tmp_path / "inspect", AIRLINE, crowded)
-    _, looped, loop_atif = _loop(tmp_path / "loop", AIRLINE, crowded)
-    _same_facts((record, atif), (looped, loop_atif))
+    _, record, atif, _, loop_atif = _both(tmp_path, monkeypatch, AIRLINE, crowded)
     first = next(s for s in atif["steps"] if s["source"] == "agent")
     seen = _observations(atif, first["step_id"] - 1)
     assert seen == _observations(loop_atif, first["step_id"] - 1)
@@ -225,10 +234,7 @@ def reading(turn: int) -> Reply:
 def test_a_small_window_elides_the_oldest_statute_reads_in_inspect_as_in_the_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    forbid_network(monkeypatch.setattr)
-    log, record, atif = _inspect(tmp_path / "inspect", SARA, reading, context_tokens=8192)
-    model, looped, loop_atif = _loop(tmp_path / "loop", SARA, reading, n_ctx=8192)
-    _same_facts((record, atif), (looped, loop_atif))
+    log, record, atif, model, _loop_atif = _both(tmp_path, monkeypatch, SARA, reading, window=8192)
     assert record.agent is not None and record.agent.stop_reason == "submit"
     elided = [(s["step_id"], s["extra"]["elided"]) for s in atif["steps"]
               if (s.get("extra") or {}).get("elided")]  # fmt: skip
@@ -250,10 +256,7 @@ def test_a_small_window_elides_the_oldest_statute_reads_in_inspect_as_in_the_loo
 def test_a_window_too_small_for_the_instruction_stops_the_trial_with_context(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    forbid_network(monkeypatch.setattr)
-    log, record, atif = _inspect(tmp_path / "inspect", SARA, reading, context_tokens=200)
-    model, looped, loop_atif = _loop(tmp_path / "loop", SARA, reading, n_ctx=200)
-    _same_facts((record, atif), (looped, loop_atif))
+    log, record, _atif, model, _loop_atif = _both(tmp_path, monkeypatch, SARA, reading, window=200)
     assert record.agent is not None
     assert (record.agent.stop_reason, record.agent.turns) == ("context", 0)
     assert log.samples is not None

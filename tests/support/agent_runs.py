@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import pytest
 from fakeproviders import FakeRequest, ToolTurn
 
 from deonticbench.data.cases import Case, load_cases, resolve_source
@@ -20,12 +21,19 @@ from deonticbench.prompting.modes import Mode
 from deonticbench.prompting.plan import plan_run
 from deonticbench.reading.programs import unwrap_fenced
 from deonticbench.solver import Solver
+from deonticbench.solver.pool import bwrap_works
 from deonticbench.store.folder import RunFolder
 from deonticbench.store.record import Record
 from deonticbench.store.spec import AgentOptions
 from deonticbench.store.trajectory import read_trajectory
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
+SANDBOXED = [
+    pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),
+    pytest.mark.skipif(not bwrap_works(), reason="bubblewrap cannot run here"),
+]
+"""The ``pytestmark`` of a test module whose agents run in the real sandbox on the data
+mirror."""
 
 
 def smoke(domain: Domain, count: int = 5) -> list[Case]:

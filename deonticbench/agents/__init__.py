@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from .context import Elidable, context_length, fit
     from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
     from .guards import TRUNCATED, RepeatGuard, refusal_rule, repeat_note, truncated
-    from .loop import TrialResult, TrialSetup, first_messages, run_trial
+    from .loop import TrialResult, TrialSetup, first_messages, offered_tools, run_trial
     from .scripted import as_agent
     from .stops import budget_stop, stop_reason
     from .tool_base import MAX_CALLS_PER_TURN, TOO_MANY_CALLS, Execute
@@ -105,6 +105,7 @@ _HOME = {
     "execute_calls": "tools",
     "finish_trial_trajectory": "trial_record",
     "first_messages": "loop",
+    "offered_tools": "loop",
     "judged_attempt": "trial_record",
     "new_trial_trajectory": "trial_record",
     "opening_messages": "conversation",
@@ -162,6 +163,7 @@ __all__ = [
     "judge_workspace",
     "judged_attempt",
     "new_trial_trajectory",
+    "offered_tools",
     "opening_messages",
     "ran_written_program",
     "read_left_file",

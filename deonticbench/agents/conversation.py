@@ -57,12 +57,16 @@ def conversation_hash(
     messages: Sequence[Message],
     tools: Sequence[ToolSpec],
     shape: Mapping[str, Any] | None = None,
+    *,
+    case: str | None = None,
 ) -> str:
     """sha256 over everything a turn sends: every message (with its tool calls and ids),
     the tools offered, and the request fields that shape the reply (``shape``: the
     backend's ``reply_shape``, e.g. the constrained protocol's schema, so a constrained
-    turn is never served a reply drawn without it).  The response cache keys an agentic
-    turn on it."""
+    turn is never served a reply drawn without it), and the trial's ``case``
+    (``<domain>/<case id>``): an agent's opening names no case (it reads case.txt), so
+    the trials of different cases send the same first turns, and each must draw its own
+    reply, not be served another case's.  The response cache keys an agentic turn on it."""
     payload: dict[str, Any] = {
         "messages": [
             [
@@ -80,6 +84,8 @@ def conversation_hash(
     if shape:
         # Only when there is one: a native or text turn keeps the key it always had.
         payload["shape"] = dict(shape)
+    if case is not None:
+        payload["case"] = case
     canonical = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8", errors="surrogatepass")).hexdigest()
 

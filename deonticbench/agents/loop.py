@@ -77,6 +77,7 @@ __all__ = [
     "decode_turn",
     "encode_turn",
     "first_messages",
+    "offered_tools",
     "run_trial",
 ]
 
@@ -314,12 +315,24 @@ def _tell_bounds(
     return TurnCalls(tuple(results), done.timed_out)
 
 
+def offered_tools(setup: TrialSetup, specs: Sequence[ToolSpec], root: Path) -> tuple[ToolSpec, ...]:
+    """What a turn of ``setup`` offers, with the workspace at ``root`` as it is: nothing
+    in the text protocol; the tool set, natively (a forced native call keeps this one
+    list: a provider's prompt cache starts with the tools); under a schema, the calls
+    the rails would accept now, bounded to fit the turn (``guards.admitted``,
+    ``constrained.bounded``).  The dry run asks it for a first turn, to key it as the
+    run will."""
+    if setup.native:
+        return tuple(specs)
+    if not setup.constrained:
+        return ()
+    return bounded(admitted(specs, setup.mode, root), setup.argument_chars)
+
+
 async def _take_turns(run: _Progress, generate: Generate, start: float, deadline: float) -> str:
     """Turns until one of the stop rules holds; returns the stop reason."""
     setup = run.setup
-    every = run.toolbox.specs if setup.native or setup.constrained else ()
-    # A schema-decoded turn admits only calls the rails would accept; a forced native
-    # call keeps one tool list (a provider's prompt cache starts with the tools).
+    every = run.toolbox.specs
     schema_decoded = setup.constrained and not setup.native
     for turn in itertools.count():
         tokens = run.tokens_in + run.tokens_out
@@ -333,12 +346,10 @@ async def _take_turns(run: _Progress, generate: Generate, start: float, deadline
                 return "context"
             run.messages, elided = fitted
             run.elided += elided
-        offered = every
+        offered = offered_tools(setup, every, run.toolbox.root)
         if schema_decoded:
-            offered = admitted(every, run.toolbox.mode, run.toolbox.root)
             names = {spec.name for spec in offered}
             run.withheld = [spec.name for spec in every if spec.name not in names]
-            offered = bounded(offered, setup.argument_chars)
         try:
             completion, cached = await asyncio.wait_for(
                 generate(run.messages, offered, turn), deadline - time.monotonic()

@@ -25,12 +25,13 @@ and agentic turns after the first depend on the model and cannot be known before
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..agents.loop import TrialSetup, conversation_hash, first_messages
+from ..agents.loop import TrialSetup, conversation_hash, first_messages, offered_tools
 from ..agents.scripted import as_agent
 from ..agents.tool_table import tool_specs
 from ..models.base import Model
@@ -382,15 +383,18 @@ def _first_turns(
     agent_model = as_agent(model)
     native, constrained = agent_model.native_tools, agent_model.constrained
     setup = TrialSetup(unit.domain, unit.case, unit.mode, 0, options.tool_set, native,
-                       Path("."), model.spec, unit.exemplars, constrained=constrained)  # fmt: skip
+                       Path("."), model.spec, unit.exemplars, constrained=constrained,
+                       argument_chars=agent_model.argument_chars)  # fmt: skip
     messages = first_messages(setup)
-    tools = tool_specs(options.tool_set) if native or constrained else ()
+    with tempfile.TemporaryDirectory() as empty:  # a first turn's workspace: nothing written
+        tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
     shape = agent_model.reply_shape(tools)
     identity = model.identity()
     tokens = count_tokens(model, messages)
     chars = sum(len(m.content) for m in messages)
     for sample in pending:
-        key = cache_key(identity, conversation_hash(messages, tools, shape), sample, 0)
+        turn = conversation_hash(messages, tools, shape, case=f"{unit.domain.name}/{unit.case.id}")
+        key = cache_key(identity, turn, sample, 0)
         if cache is not None and cache.get(key) is not None:
             row.cached += 1
             continue

@@ -343,7 +343,9 @@ class Runner:
         """One model call of a trial, through the response cache keyed by the whole
         conversation so far (and the tools offered)."""
         shape = self.agent_model.reply_shape(tools)
-        key = cache_key(self._identity, conversation_hash(messages, tools, shape), sample, 0)
+        case = f"{unit.domain.name}/{unit.case.id}"
+        sent = conversation_hash(messages, tools, shape, case=case)
+        key = cache_key(self._identity, sent, sample, 0)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
+from ..prompting.protocol import recorded_protocol
 
 CONFIG_NAME = "config.json"
 
@@ -24,6 +25,7 @@ CONFIG_NAME = "config.json"
 # would mix two experiments in one file; everything else (domains and modes added,
 # --limit, concurrency, versions) may differ between sessions of one run.
 FINGERPRINT_FIELDS = (
+    "protocol",
     "model",
     "split",
     "attempts",
@@ -95,6 +97,8 @@ def fingerprint(config: Mapping[str, Any]) -> dict[str, Any]:
             # The spec string is a spelling; the identity (model, every sampling
             # parameter, endpoint) is what decides the responses.
             value = value.get("identity")
+        if key == "protocol":
+            value = recorded_protocol(config)
         if key == "data" and isinstance(value, Mapping):
             # A local mirror may sit at another path on another machine: same content.
             value = {k: v for k, v in value.items() if k != "path"}

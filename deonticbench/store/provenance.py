@@ -45,6 +45,9 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
             "identity": model.identity(),
             "params": model.params.to_dict(),
         },
+        # Always written: a config.json without it was made before protocols existed
+        # (``prompting.protocol.recorded_protocol`` reads that as ``harness``).
+        "protocol": spec.protocol,
         "split": plan.split,
         "domains": [d.name for d in plan.domains],
         "modes": list(plan.modes),

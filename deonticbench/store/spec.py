@@ -24,6 +24,12 @@ from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
 from ..prompting.modes import MODES, Mode, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
+from ..prompting.protocol import (
+    LEGACY_PROTOCOL,
+    ProtocolName,
+    check_protocol,
+    recorded_protocol,
+)
 from ..solver.execution import Limits
 
 SPEC_SCHEMA = 1
@@ -127,6 +133,9 @@ class RunSpec:
     """Unrelated statute sections shuffled into each case's statutes (docs/settings.md)."""
     agent: AgentOptions = field(default_factory=AgentOptions)
     """The tool set and budgets of the agentic modes (unused by the paper's modes)."""
+    protocol: ProtocolName = LEGACY_PROTOCOL
+    """What the prompted modes' first attempt sends and how every attempt is read
+    (``prompting.protocol``): ``paper`` (upstream's released scripts) or ``harness``."""
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # frozen: normalise the inputs once, here
@@ -147,6 +156,7 @@ class RunSpec:
                 f"unknown exemplar choice {self.exemplars!r}; choose from "
                 f"{', '.join(EXEMPLAR_CHOICES)}."
             )
+        check_protocol(self.protocol)
         if self.distractors is not None and (
             not isinstance(self.distractors, int) or self.distractors < 0
         ):
@@ -205,6 +215,7 @@ class RunSpec:
             "exemplars": self.exemplars,
             "distractors": self.distractors,
             "agent": self.agent.to_json(),
+            "protocol": self.protocol,
         }
 
     @classmethod
@@ -248,6 +259,7 @@ class RunSpec:
         if not isinstance(model, str) or not model:
             raise ConfigError("the run configuration names no model.")
         values: dict[str, Any] = {"model": model}
+        values["protocol"] = recorded_protocol(config)
         for key in ("split", "attempts", "seed", "exemplars", "distractors"):
             if config.get(key) is not None:
                 values[key] = config[key]

@@ -14,6 +14,7 @@ import click
 from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import ALL_MODES
 from ..scoring.agent_format import FormatRow, format_rows, format_table
+from ..scoring.notes import protocol_notes
 from ..scoring.scores import (
     Comparison,
     NothingToScoreError,
@@ -142,6 +143,12 @@ def command(
         for note in s.notes:
             click.echo(_wrapped(f"{s.run.path}: {note}"), err=True)
     require_scorable(scores)
+    for note in protocol_notes(
+        [(str(s.run.path), s.run.protocol) for s in scores],
+        against_paper=against == "paper",
+        comparing=compare or bool(pairs) or pair_modes,
+    ):
+        click.echo(_wrapped(f"note: {note}"), err=True)
     if against == "paper":
         for s in scores:
             split = s.run.split

@@ -15,9 +15,10 @@ harness's templates.  docs/prompts.md "Protocols" sets the two side by side.
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Literal
 
 from ..errors import ConfigError
+from .modes import MODES, Mode
 
 ProtocolName = Literal["paper", "harness"]
 PROTOCOLS: tuple[ProtocolName, ...] = ("paper", "harness")
@@ -26,6 +27,11 @@ DEFAULT_PROTOCOL: ProtocolName = "paper"
 LEGACY_PROTOCOL: ProtocolName = "harness"
 """What a run folder made before protocols existed followed (its config.json names none)."""
 
+PROTOCOL_MODES: tuple[Mode, ...] = MODES
+"""The modes whose first attempt a protocol decides; every other mode (the agentic modes,
+the diagnostic settings, the verbal-confidence variant) always uses the harness's
+templates, having no counterpart in upstream's scripts."""
+
 ReaderName = ProtocolName
 """A reader is named after the protocol it belongs to; any run can be re-read by either."""
 READERS: tuple[ReaderName, ...] = PROTOCOLS
@@ -33,9 +39,10 @@ READERS: tuple[ReaderName, ...] = PROTOCOLS
 
 def check_protocol(name: object, *, what: str = "protocol") -> ProtocolName:
     """``name`` as a protocol name, or one sentence saying which names there are."""
-    if name not in PROTOCOLS:
-        raise ConfigError(f"unknown {what} {name!r}; choose from {', '.join(PROTOCOLS)}.")
-    return cast(ProtocolName, name)
+    for protocol in PROTOCOLS:
+        if name == protocol:
+            return protocol
+    raise ConfigError(f"unknown {what} {name!r}; choose from {', '.join(PROTOCOLS)}.")
 
 
 def recorded_protocol(config: object) -> ProtocolName:
@@ -43,3 +50,31 @@ def recorded_protocol(config: object) -> ProtocolName:
     it was made before the paper protocol existed)."""
     value = config.get("protocol") if isinstance(config, dict) else None
     return check_protocol(value) if value is not None else LEGACY_PROTOCOL
+
+
+def mode_protocol(protocol: str, mode: str) -> ProtocolName:
+    """The protocol a mode of a run followed: the run's for the prompted modes, the
+    harness's for every other (``PROTOCOL_MODES``)."""
+    return check_protocol(protocol) if mode in PROTOCOL_MODES else "harness"
+
+
+LEAK_MARK = "†"
+"""Put beside a figure whose prompts showed other evaluated cases' reference programs."""
+
+
+def shows_reference_programs(protocol: str, domain: str, mode: str) -> bool:
+    """Whether a figure's prompts show the model other evaluated cases' reference
+    programs: upstream's airline few-shot takes its exemplar from the evaluated split
+    itself (the first other case of the same cabin class, leave-one-out), so under the
+    paper protocol every airline few-shot prompt holds another hard case's answer key.
+    The harness's exemplars come from the split's complement and never do."""
+    return mode_protocol(protocol, mode) == "paper" and (domain, mode) == ("airline", "few-shot")
+
+
+def reference_leak_note(domain_title: str) -> str:
+    """The sentence said beside such figures (the score table, the report, the docs)."""
+    return (
+        f"{LEAK_MARK} {domain_title} few-shot under the paper protocol: each prompt's "
+        "exemplar is another evaluated case's reference program (upstream's leave-one-out "
+        "retrieval by cabin class), so the figure is not leak-free."
+    )

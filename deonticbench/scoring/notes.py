@@ -8,7 +8,7 @@ labels are all one class (macro-F1 capped at 50).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..data.domains import DOMAINS
 from ..store.record import Record
@@ -64,4 +64,30 @@ def run_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
                 f"{absent!r} is 0 whatever the answers and macro-F1 is capped at 50 here "
                 "(paper B.3 averages both classes)."
             )
+    return notes
+
+
+def protocol_notes(
+    protocols: Sequence[tuple[str, str]], *, against_paper: bool, comparing: bool
+) -> list[str]:
+    """Sentences about which figures may be set side by side, from each run's (name,
+    protocol) in the order given: the paper's published cells came from upstream's
+    scripts, so they compare only with ``--protocol paper``; two runs of different
+    protocols differ in prompts, sampling and reader as well as in what they set out to
+    compare."""
+    notes: list[str] = []
+    if against_paper:
+        for name, protocol in protocols:
+            if protocol != "paper":
+                notes.append(
+                    f"{name}: the paper's cells are not comparable with this run's prompted "
+                    f"modes: it followed the {protocol} protocol, the paper's figures "
+                    'upstream\'s (eval --protocol paper; docs/prompts.md "Protocols").'
+                )
+    if comparing and len({p for _, p in protocols}) > 1:
+        named = ", ".join(f"{name} ({protocol})" for name, protocol in protocols)
+        notes.append(
+            f"The runs compared followed different protocols ({named}), so a difference "
+            "between them mixes prompts, sampling and reader with what else differs."
+        )
     return notes

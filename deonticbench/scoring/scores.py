@@ -28,6 +28,12 @@ from ..data.cases import original_case_id
 from ..data.domains import DISPLAY_ORDER, DOMAINS, Domain
 from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import ALL_MODES, Mode, is_agentic, prompted_counterpart
+from ..prompting.protocol import (
+    ProtocolName,
+    recorded_protocol,
+    reference_leak_note,
+    shows_reference_programs,
+)
 from ..store.config import CONFIG_NAME
 from ..store.record import Attempt, Record
 from ..store.records_file import RECORDS_NAME, read_records
@@ -106,6 +112,12 @@ class Run:
         if spec is not None:
             return spec.model
         return self.records[0].model if self.records else "?"
+
+    @property
+    def protocol(self) -> ProtocolName:
+        """The protocol the run followed (config.json; ``harness`` for a run made before
+        protocols existed).  Every figure of the run is printed beside it."""
+        return recorded_protocol(self.config)
 
     @property
     def split(self) -> str | None:
@@ -377,6 +389,8 @@ class ScoreRow:
     seed: int
     model: str
     run: str
+    protocol: str
+    """The protocol the run followed (``prompting.protocol``): which figures compare."""
 
     @classmethod
     def columns(cls) -> tuple[str, ...]:
@@ -428,6 +442,7 @@ def score_row(g: GroupScore, s: RunScores) -> ScoreRow:
         seed=s.seed,
         model=g.model,
         run=g.run,
+        protocol=s.run.protocol,
     )
 
 
@@ -495,6 +510,14 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
                         encoded=encoded,
                     )
                 )
+    # Beside the marked figures (``tables``): prompts that showed other cases' answers.
+    notes.extend(
+        dict.fromkeys(
+            reference_leak_note(DOMAINS[g.domain].display_name)
+            for g in groups
+            if shows_reference_programs(run.protocol, g.domain, g.mode)
+        )
+    )
     return RunScores(
         run=run, groups=groups, stages=stages, bootstrap=bootstrap_b, seed=seed, notes=notes
     )

@@ -17,6 +17,11 @@ from typing import Any
 
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..prompting.modes import MODE_TITLES, TABLE_MODE_ORDER
+from ..prompting.protocol import (
+    LEAK_MARK,
+    mode_protocol,
+    shows_reference_programs,
+)
 from .metrics import BootstrapEstimate
 from .paper import PaperCell, match_model, paper_cells
 from .scores import Comparison, GroupScore, RunScores, ScoreRow, score_row, score_rows
@@ -66,6 +71,17 @@ def _signed(x: float) -> str:
 # -- Table 2 ---------------------------------------------------------------------------
 
 
+def _marked(text: str, s: RunScores, domain: str, mode: str) -> str:
+    """A figure, with ``LEAK_MARK`` when its prompts showed other cases' reference
+    programs (the run's notes say what the mark means: ``score_run``)."""
+    return f"{text} {LEAK_MARK}" if shows_reference_programs(s.run.protocol, domain, mode) else text
+
+
+def protocol_of(s: RunScores, mode: str) -> str:
+    """The protocol a mode's figures came from (``prompting.protocol.mode_protocol``)."""
+    return mode_protocol(s.run.protocol, mode)
+
+
 def run_labels(scores: Sequence[RunScores]) -> list[str]:
     """A model label per run; runs of the same model are told apart by folder name."""
     models = [s.run.model for s in scores]
@@ -78,7 +94,7 @@ def run_labels(scores: Sequence[RunScores]) -> list[str]:
 def table2(scores: Sequence[RunScores]) -> Table:
     """One row per model x mode (x stage when any run retried), Table 2's columns."""
     with_stage = any(len(s.stages) > 1 for s in scores)
-    headers = ["Model", "Setting"] + (["Stage"] if with_stage else [])
+    headers = ["Model", "Protocol", "Setting"] + (["Stage"] if with_stage else [])
     headers += [DOMAINS[d].display_name for d in TABLE_DOMAINS]
     rows: list[list[str]] = []
     for label, s in zip(run_labels(scores), scores, strict=True):
@@ -86,10 +102,13 @@ def table2(scores: Sequence[RunScores]) -> Table:
             if mode not in s.modes:
                 continue
             for stage in s.stages:
-                row = [label, MODE_TITLES[mode]] + ([stage] if with_stage else [])
+                row = [label, protocol_of(s, mode), MODE_TITLES[mode]]
+                row += [stage] if with_stage else []
                 for domain in TABLE_DOMAINS:
                     g = s.group(domain, mode, stage)
-                    row.append(estimate_text(g.estimate) if g else MISSING)
+                    row.append(
+                        _marked(estimate_text(g.estimate), s, domain, mode) if g else MISSING
+                    )
                 rows.append(row)
     # The bootstrap mean, as the paper prints it; the usage and comparison tables show
     # point values, and each title says which it is, since the two differ on few cases.
@@ -408,24 +427,29 @@ def against_paper(scores: Sequence[RunScores]) -> Table:
     A run whose model spec names a paper model is shown beside that model only;
     otherwise beside every published model.
     """
-    headers = ["Source", "Model", "Setting"] + [DOMAINS[d].display_name for d in TABLE_DOMAINS]
+    headers = ["Source", "Model", "Protocol", "Setting"]
+    headers += [DOMAINS[d].display_name for d in TABLE_DOMAINS]
     rows: list[list[str]] = []
     for label, s in zip(run_labels(scores), scores, strict=True):
         matched = match_model(s.run.model)
         for mode in TABLE_MODE_ORDER:
             if mode not in s.modes:
                 continue
-            row = ["this run", label, MODE_TITLES[mode]]
+            protocol = protocol_of(s, mode)
+            row = ["this run", label, protocol, MODE_TITLES[mode]]
             for domain in TABLE_DOMAINS:
                 g = s.group(domain, mode, "first")
-                row.append(estimate_text(g.estimate) if g else MISSING)
+                row.append(_marked(estimate_text(g.estimate), s, domain, mode) if g else MISSING)
             rows.append(row)
             cells = paper_cells(model=matched, setting=mode)
             for model in dict.fromkeys(c.model for c in cells):
                 by_domain = {c.domain: c for c in cells if c.model == model}
                 table_no = next(iter(by_domain.values())).table
+                # The published cells came from upstream's scripts: beside another
+                # protocol's figures they are shown, but marked as not comparable.
+                source = f"paper T{table_no}" + ("" if protocol == "paper" else " (not comparable)")
                 rows.append(
-                    [f"paper T{table_no}", model, MODE_TITLES[mode]]
+                    [source, model, "paper", MODE_TITLES[mode]]
                     + [_paper_text(by_domain.get(d)) for d in TABLE_DOMAINS]
                 )
     return Table(
@@ -456,6 +480,7 @@ def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ())
                 "path": str(s.run.path),
                 "model": s.run.model,
                 "split": s.run.split,
+                "protocol": s.run.protocol,
                 "stages": list(s.stages),
                 "bootstrap": s.bootstrap,
                 "seed": s.seed,

@@ -5,7 +5,8 @@ SWI-Prolog (``programs``), text is made encodable (``encoding``); after the solv
 the program, the answer is read from its output or from a direct response (``answers``)
 and judged against the gold label by the paper's rules (``outcomes``); the verbal
 ``Confidence: NN%`` line and the answer's token probability are read too
-(``confidence``).  Hands an
+(``confidence``).  A ``Reader`` (``reader_for(name)``) bundles one protocol's rules:
+the harness's (``harness``) or upstream's (``paper``).  Hands an
 ``Answer`` and an ``Outcome`` to evaluation.  It sits above the solver in the layers
 because it reads the solver's ``Execution``; the solver runs plain program text.
 """
@@ -21,6 +22,7 @@ from .answers import (
 )
 from .confidence import answer_probability, read_verbal_confidence, without_confidence
 from .encoding import utf8_encodable
+from .harness import HARNESS_READER, HarnessReader
 from .outcomes import OUTCOMES, Outcome, judge, within_tolerance
 from .programs import (
     PreparedProgram,
@@ -36,12 +38,16 @@ from .programs import (
     strip_label_directives,
     unwrap_fenced,
 )
+from .reader import Reader, reader_for
 
 __all__ = [
+    "HARNESS_READER",
     "OUTCOMES",
     "Answer",
+    "HarnessReader",
     "Outcome",
     "PreparedProgram",
+    "Reader",
     "answer_from_execution",
     "answer_probability",
     "defines_main",
@@ -57,6 +63,7 @@ __all__ = [
     "read_direct_answer",
     "read_program_answer",
     "read_verbal_confidence",
+    "reader_for",
     "start_label_reader",
     "strip_label_directives",
     "unwrap_fenced",

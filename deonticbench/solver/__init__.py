@@ -22,11 +22,13 @@ from .execution import (
     EXECUTORS,
     KILLED,
     STATUSES,
+    TOPLEVELS,
     Execution,
     ExecutorKind,
     Limits,
     SandboxKind,
     Status,
+    Toplevel,
 )
 from .pool import Solver, run_program
 from .sandbox import (
@@ -49,6 +51,7 @@ __all__ = [
     "SANDBOX_PROLOG",
     "STATUSES",
     "SYSTEM_DIRS",
+    "TOPLEVELS",
     "Bind",
     "Execution",
     "ExecutorKind",
@@ -59,6 +62,7 @@ __all__ = [
     "ShellResult",
     "Solver",
     "Status",
+    "Toplevel",
     "claim_uid",
     "classify",
     "drop_privileges",

@@ -40,6 +40,17 @@ each program is a new ``swipl`` process.  Results are the same; ``fork`` skips
 SWI-Prolog's start-up for every program."""
 
 
+Toplevel = Literal["halt", "eof"]
+TOPLEVELS: tuple[Toplevel, ...] = ("halt", "eof")
+"""What a program's process does once its file is loaded (and its initialization goals
+ran): ``halt``, the harness's ``swipl -q -f program.pl -t halt``; ``eof``, SWI-Prolog's
+interactive toplevel reading end-of-file from stdin (/dev/null) and halting, as
+``swipl -q -f FILE < /dev/null`` (upstream's ``run_swipl.sh``) does.  The only difference
+a program can see: the toplevel ends the output with a line break (two when the last
+line is unterminated), unless the program halted first (``initialization(main, main)``,
+``halt/0``).  The paper reader depends on it (``reading.paper``)."""
+
+
 DEFAULT_TIMEOUT_S = 20.0
 """The wall clock of one program, paper B.1's 20 s: the default of every command."""
 

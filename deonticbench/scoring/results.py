@@ -28,6 +28,7 @@ from ..models.registry import model_prices as registry_prices
 from ..store.environment import environment_facts
 from .scores import Run, RunScores
 from .tables import long_rows
+from .upstream_bootstrap import upstream_bootstrap
 
 RESULTS_FILE = "results.json"
 RESULTS_SCHEMA = 1
@@ -219,6 +220,7 @@ def build_results(
     total_json = totals.to_json()
     total_json["wall_time_s"] = None if wall_time_s is None else round(wall_time_s, 3)
     cost = estimated_cost(run.model, totals)
+    upstream, upstream_notes = upstream_bootstrap(run.records, config)
     return {
         "schema": RESULTS_SCHEMA,
         "harness": "deonticbench",
@@ -236,6 +238,9 @@ def build_results(
             {key: _clean(value) for key, value in row.items() if key not in ("model", "run")}
             for row in long_rows([scores])
         ],
+        # Upstream's script's figures for the same replies (scoring.upstream_bootstrap):
+        # beside the paper's B.3 figures above, never instead of them.
+        "upstream_bootstrap": upstream,
         "totals": total_json,
         "estimated_cost": cost,
         "command": list(sys.argv if command is None else command),
@@ -243,7 +248,7 @@ def build_results(
         "versions": config.get("environment") or environment_facts(),
         "report_versions": environment_facts() if config.get("environment") else None,
         "data": config.get("data"),
-        "notes": list(scores.notes),
+        "notes": [*scores.notes, *upstream_notes],
         **(sections or {}),
     }
 

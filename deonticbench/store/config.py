@@ -19,6 +19,8 @@ from ..errors import ConfigError, DataError
 from ..prompting.protocol import recorded_protocol
 
 CONFIG_NAME = "config.json"
+CASE_ORDER_KEY = "case_order"
+"""config.json's key: per domain, the run's case ids in the split's file order."""
 
 
 # The config fields that decide what a record means.  Resuming with any of them changed
@@ -137,6 +139,8 @@ def merge_config(folder: Path, config: dict[str, Any]) -> dict[str, Any]:
     merged["domains"] = _union(old.get("domains", []), config.get("domains", []))
     merged["modes"] = _union(old.get("modes", []), config.get("modes", []))
     merged["k"] = {**config.get("k", {}), **old.get("k", {})}
+    if CASE_ORDER_KEY in config:
+        merged[CASE_ORDER_KEY] = _merged_order(old.get(CASE_ORDER_KEY), config[CASE_ORDER_KEY])
     if merged.get("agent") is None and config.get("agent") is not None:
         merged["agent"] = config["agent"]
     merged["sessions"] = [*old.get("sessions", []), *config.get("sessions", [])]
@@ -156,6 +160,18 @@ def check_resumable(folder: Path, config: Mapping[str, Any]) -> dict[str, Any]:
             "moved aside, not deleted), or the original settings."
         )
     return old
+
+
+def _merged_order(old: Any, new: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """Two sessions' case orders as one: a session that plans all of a domain's earlier
+    cases (the usual resume, or a larger --limit) gives its order; otherwise its new
+    cases follow the earlier ones (two disjoint --case-ids sessions: an order the
+    split may not have, which only upstream's bootstrap reads)."""
+    merged = dict(old) if isinstance(old, Mapping) else {}
+    for domain, ids in new.items():
+        before = list(merged.get(domain) or [])
+        merged[domain] = list(ids) if set(before) <= set(ids) else _union(before, list(ids))
+    return merged
 
 
 def _union(a: list[Any], b: list[Any]) -> list[Any]:

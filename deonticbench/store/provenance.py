@@ -18,6 +18,7 @@ from ..prompting import template_hashes
 from ..prompting.modes import MODES, SETTINGS, VERBAL_MODE, is_agentic
 from ..prompting.plan import RunPlan
 from ..prompting.templates import agent_template_hash
+from .config import CASE_ORDER_KEY
 from .environment import environment_facts
 from .spec import RunSpec
 
@@ -52,6 +53,10 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
         "domains": [d.name for d in plan.domains],
         "modes": list(plan.modes),
         "k": dict(plan.k),
+        # The split's file order of the planned cases: upstream's bootstrap draws cases in
+        # that order, and records are written in the order they finish
+        # (scoring.upstream_bootstrap).
+        CASE_ORDER_KEY: plan_case_order(plan),
         "attempts": spec.attempts,
         "seed": plan.seed,
         "data": describe_source(plan.source),
@@ -78,6 +83,14 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
             }
         ],
     }
+
+
+def plan_case_order(plan: RunPlan) -> dict[str, list[str]]:
+    """Per domain, the planned cases' ids in the split's file order (the plan's order)."""
+    order: dict[str, dict[str, None]] = {d.name: {} for d in plan.domains}
+    for unit in plan.units:
+        order.setdefault(unit.domain.name, {})[unit.case.id] = None
+    return {domain: list(ids) for domain, ids in order.items()}
 
 
 def _agent_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:

@@ -1,0 +1,132 @@
+"""Upstream's bootstrap, beside the paper's: ``results.json``'s ``upstream_bootstrap``.
+
+The paper's figures (B.3: accuracy or macro-F1, ``metrics.bootstrap``) are the headline.
+Upstream's released ``scripts/bootstrap_outputs.py`` prints other figures for the same
+outputs: mean accuracy, abstention and wrong rates with percentile intervals.  This
+module computes those as that script computes them, written here from its description
+(never imported), so that a run's ``upstream_bootstrap`` equals what the script prints
+for the same replies, to its 4 decimals:
+
+* 1,000 replicates from ``numpy.random.default_rng(42)``;
+* per replicate, ``rng.integers(0, n, size=n)`` draws the cases, then, for each drawn
+  case in turn, ``rng.integers(0, len(samples))`` picks one of its samples: the draws
+  are interleaved, so they are made one by one in that order (a vectorised draw would
+  consume the generator differently);
+* the cases in the split's file order (upstream enumerates its output files, which
+  follow the split), a case's samples in sample order (0..K-1);
+* a case with no sample takes no draw but stays in the denominator;
+* accuracy, abstention and wrong rates over n; mean and the 2.5 / 97.5 percentiles
+  (numpy's default, linear), each rounded to 4 decimals.
+
+Upstream's bootstrap only asks of a sample whether it abstained and whether it is
+correct, so a sample here is its first attempt's stored outcome: the paper's figure is
+the first attempt's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..prompting.modes import MODES
+from ..reading.outcomes import Outcome
+from ..store.config import CASE_ORDER_KEY
+from ..store.record import Record
+
+UPSTREAM_REPLICATES = 1000
+UPSTREAM_SEED = 42
+UPSTREAM_DECIMALS = 4
+
+UNRECORDED_ORDER_NOTE = (
+    "upstream_bootstrap: config.json records no case order for {domains}; their cases "
+    "are drawn in case-id order, so these figures need not equal upstream's script's"
+)
+
+
+def upstream_bootstrap_stats(
+    cases: Sequence[Sequence[Outcome]],
+    *,
+    replicates: int = UPSTREAM_REPLICATES,
+    seed: int = UPSTREAM_SEED,
+) -> dict[str, float | int]:
+    """``bootstrap_accuracy``'s figures for ``cases`` (each case's sample outcomes, in
+    upstream's case and sample order)."""
+    n = len(cases)
+    if n == 0:
+        return {}
+    rng = np.random.default_rng(seed)
+    accuracy: list[float] = []
+    abstained: list[float] = []
+    wrong: list[float] = []
+    for _ in range(replicates):
+        n_correct = n_abstain = 0
+        for i in rng.integers(0, n, size=n):
+            samples = cases[i]
+            if not samples:
+                continue  # no draw, yet counted in n: as upstream
+            chosen = samples[int(rng.integers(0, len(samples)))]
+            if chosen == "abstain":
+                n_abstain += 1
+            elif chosen == "correct":
+                n_correct += 1
+        accuracy.append(n_correct / n)
+        abstained.append(n_abstain / n)
+        wrong.append((n - n_correct - n_abstain) / n)
+    out: dict[str, float | int] = {"n_items": n}
+    for prefix, mean_name, values in (
+        ("acc", "mean_accuracy", accuracy),
+        ("abstain", "mean_abstain_rate", abstained),
+        ("wrong", "mean_wrong_rate", wrong),
+    ):
+        low = float(np.percentile(values, 2.5))
+        high = float(np.percentile(values, 97.5))
+        out[mean_name] = round(float(np.mean(values)), UPSTREAM_DECIMALS)
+        out[f"{prefix}_ci_low_95"] = round(low, UPSTREAM_DECIMALS)
+        out[f"{prefix}_ci_high_95"] = round(high, UPSTREAM_DECIMALS)
+        out[f"{prefix}_ci_half_width"] = round((high - low) / 2, UPSTREAM_DECIMALS)
+    return out
+
+
+def ordered_cases(records: Iterable[Record], order: Sequence[str] | None) -> list[list[Outcome]]:
+    """One mode's records as upstream's cases: the split's order (cases it does not name,
+    e.g. counterfactual variants, after it by id), each case's first-attempt outcomes
+    in sample order."""
+    by_case: dict[str, list[Record]] = {}
+    for record in records:
+        by_case.setdefault(record.case_id, []).append(record)
+    position = {case_id: i for i, case_id in enumerate(order or ())}
+    ids = sorted(by_case, key=lambda c: (position.get(c, len(position)), c))
+    return [[r.first.outcome for r in sorted(by_case[c], key=lambda r: r.sample)] for c in ids]
+
+
+def recorded_case_order(config: Mapping[str, Any]) -> dict[str, list[str]]:
+    """config.json's case order per domain (empty when it records none: a run made
+    before it was recorded is bootstrapped in case-id order, and says so)."""
+    value = config.get(CASE_ORDER_KEY)
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(d): [str(c) for c in ids] for d, ids in value.items() if isinstance(ids, list)}
+
+
+def upstream_bootstrap(
+    records: Iterable[Record], config: Mapping[str, Any]
+) -> tuple[dict[str, dict[str, dict[str, float | int]]], list[str]]:
+    """``upstream_bootstrap[domain][mode]`` over the prompted modes' records, and the
+    notes to show with it (a domain whose case order config.json does not record)."""
+    order = recorded_case_order(config)
+    grouped: dict[str, dict[str, list[Record]]] = {}
+    for record in records:
+        if record.mode in MODES:
+            grouped.setdefault(record.domain, {}).setdefault(record.mode, []).append(record)
+    block: dict[str, dict[str, dict[str, float | int]]] = {}
+    for domain in sorted(grouped):
+        block[domain] = {
+            mode: upstream_bootstrap_stats(ordered_cases(grouped[domain][mode], order.get(domain)))
+            for mode in MODES
+            if mode in grouped[domain]
+        }
+    unordered = [d for d in block if d not in order]
+    notes = [UNRECORDED_ORDER_NOTE.format(domains=", ".join(unordered))] if unordered else []
+    return block, notes

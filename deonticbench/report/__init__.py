@@ -41,6 +41,7 @@ from ..prompting.modes import ALL_MODES
 from ..prompting.render import Prompt, prompt_hash
 from ..scoring.agent_format import format_rows, format_table
 from ..scoring.figures import figure_png
+from ..scoring.notes import protocol_notes
 from ..scoring.paper import match_model
 from ..scoring.results import estimated_cost, run_totals
 from ..scoring.scores import STAGES, Comparison, RunScores
@@ -368,6 +369,7 @@ def _runs_html(scores: Sequence[RunScores]) -> str:
                 for v in (
                     s.run.name,
                     s.run.model,
+                    s.run.protocol,
                     s.run.config.get("split") or "?",
                     len(s.run.records),
                     t.requests,
@@ -383,6 +385,7 @@ def _runs_html(scores: Sequence[RunScores]) -> str:
         for h in (
             "Run",
             "Model",
+            "Protocol",
             "Split",
             "Samples",
             "Requests",
@@ -435,6 +438,14 @@ def build_report(
             if other_split
             else ""
         )
+        caution += "".join(
+            f'<p class="muted protocol-note">{html.escape(note)}</p>'
+            for note in protocol_notes(
+                [(s.run.name, s.run.protocol) for s in matched],
+                against_paper=True,
+                comparing=False,
+            )
+        )
         sections.append(
             '<section id="paper"><h2>Beside the paper</h2>'
             + caution
@@ -445,8 +456,12 @@ def build_report(
     if agents is not None:
         sections.append(agents)
     if comparisons:
+        across = protocol_notes(
+            [(s.run.name, s.run.protocol) for s in scores], against_paper=False, comparing=True
+        )
         sections.append(
             '<section id="comparison"><h2>Paired differences</h2>'
+            + "".join(f'<p class="muted">{html.escape(n)}</p>' for n in across)
             + table_html(comparison_table(comparisons), "comparison-table")
             + "</section>"
         )

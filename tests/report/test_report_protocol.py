@@ -1,0 +1,44 @@
+"""The report names each run's protocol, and beside the paper says when its cells do not
+compare (issue 36, point 5)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+from synthetic_runs import write_synthetic_run
+
+from deonticbench.prompting.protocol import LEAK_MARK
+from deonticbench.report import build_report
+from deonticbench.scoring.scores import compare, score_runs
+
+
+def _run(folder: Path, model: str, protocol: str, shift: int = 0) -> Path:
+    run = write_synthetic_run(folder, model, shift=shift)
+    config = json.loads((run / "config.json").read_text())
+    config["protocol"] = protocol
+    (run / "config.json").write_text(json.dumps(config))
+    return run
+
+
+def _text(page: str, section: str) -> str:
+    found = re.search(rf'<section id="{section}">(.*?)</section>', page, re.S)
+    assert found, section
+    return html.unescape(re.sub(r"<[^>]+>", " ", found.group(1)))
+
+
+def test_runs_table_and_paper_section_name_the_protocol(tmp_path: Path) -> None:
+    paper = _run(tmp_path / "p", "openai:gpt-4.1", "paper")
+    harness = _run(tmp_path / "h", "openai:gpt-4.1", "harness", shift=1)
+    scores = score_runs([paper, harness], bootstrap=20)
+    page = build_report(scores, compare(scores[0], scores[1], 20))
+    runs = _text(page, "overview")
+    assert "Protocol" in runs and " paper " in runs and " harness " in runs
+    beside = " ".join(_text(page, "paper").split())
+    assert "h: the paper's cells are not comparable" in beside
+    assert "p: the paper's cells" not in beside
+    assert "followed different protocols" in " ".join(_text(page, "comparison").split())
+    assert LEAK_MARK in _text(page, "scores")
+    assert "reference program" in " ".join(_text(page, "notes").split())

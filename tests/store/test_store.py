@@ -101,6 +101,8 @@ def test_duplicate_keys_keep_the_first_record(tmp_path: Path) -> None:
         ({"model": {"spec": "openai:m", "identity": {"temperature": 0.0}}}, "model"),
         ({"templates": {"airline/direct": "xyz"}}, "templates"),
         ({"k": {"airline": 5}}, "K for airline"),
+        # A folder made before protocols existed followed the harness's.
+        ({"protocol": "paper"}, r'protocol differs \("harness" before, "paper" now\)'),
     ],
 )
 def test_resume_with_another_config_is_one_clear_sentence(
@@ -130,6 +132,13 @@ def test_resume_may_add_domains_and_other_data_paths(tmp_path: Path) -> None:
         assert run.config["k"] == {"airline": 3, "housing": 3}
         assert len(run.config["sessions"]) == 2
     assert config_mismatch(_config(), more) is None
+
+
+def test_a_folder_without_a_protocol_resumes_under_the_harness_protocol(tmp_path: Path) -> None:
+    assert config_mismatch(_config(), _config(protocol="harness")) is None
+    assert config_mismatch(_config(protocol="paper"), _config(protocol="paper")) is None
+    said = config_mismatch(_config(protocol="paper"), _config(protocol="harness"))
+    assert said == 'protocol differs ("paper" before, "harness" now)'
 
 
 def test_two_writers_on_one_run_folder_are_refused(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import click
 from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import ALL_MODES
 from ..scoring.agent_format import FormatRow, format_rows, format_table
-from ..scoring.notes import protocol_notes
+from ..scoring.notes import cross_protocol_note, protocol_notes
 from ..scoring.scores import (
     Comparison,
     NothingToScoreError,
@@ -143,12 +143,9 @@ def command(
         for note in s.notes:
             click.echo(_wrapped(f"{s.run.path}: {note}"), err=True)
     require_scorable(scores)
-    for note in protocol_notes(
-        [(str(s.run.path), s.run.protocol) for s in scores],
-        against_paper=against == "paper",
-        comparing=compare or bool(pairs) or pair_modes,
-    ):
-        click.echo(_wrapped(f"note: {note}"), err=True)
+    if against == "paper":
+        for note in protocol_notes([(str(s.run.path), s.run.protocol) for s in scores]):
+            click.echo(_wrapped(f"note: {note}"), err=True)
     if against == "paper":
         for s in scores:
             split = s.run.split
@@ -168,6 +165,11 @@ def command(
                 "given run folders."
             )
         comparisons += paired
+    across = cross_protocol_note(
+        [(f"{c.run_b} - {c.run_a} {c.mode}", c.protocol_a, c.protocol_b) for c in comparisons]
+    )
+    if across:
+        click.echo(_wrapped(f"note: {across}"), err=True)
     extras = None
     if reliability or costs_file is not None:
         # start-up: ``deonticbench --help`` imports every command's module

@@ -41,7 +41,7 @@ from ..prompting.modes import ALL_MODES
 from ..prompting.render import Prompt, prompt_hash
 from ..scoring.agent_format import format_rows, format_table
 from ..scoring.figures import figure_png
-from ..scoring.notes import protocol_notes
+from ..scoring.notes import cross_protocol_note, protocol_notes
 from ..scoring.paper import match_model
 from ..scoring.results import estimated_cost, run_totals
 from ..scoring.scores import STAGES, Comparison, RunScores
@@ -440,11 +440,7 @@ def build_report(
         )
         caution += "".join(
             f'<p class="muted protocol-note">{html.escape(note)}</p>'
-            for note in protocol_notes(
-                [(s.run.name, s.run.protocol) for s in matched],
-                against_paper=True,
-                comparing=False,
-            )
+            for note in protocol_notes([(s.run.name, s.run.protocol) for s in matched])
         )
         sections.append(
             '<section id="paper"><h2>Beside the paper</h2>'
@@ -456,9 +452,10 @@ def build_report(
     if agents is not None:
         sections.append(agents)
     if comparisons:
-        across = protocol_notes(
-            [(s.run.name, s.run.protocol) for s in scores], against_paper=False, comparing=True
+        note = cross_protocol_note(
+            [(f"{c.run_b} - {c.run_a} {c.mode}", c.protocol_a, c.protocol_b) for c in comparisons]
         )
+        across = [note] if note else []
         sections.append(
             '<section id="comparison"><h2>Paired differences</h2>'
             + "".join(f'<p class="muted">{html.escape(n)}</p>' for n in across)

@@ -67,27 +67,28 @@ def run_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
     return notes
 
 
-def protocol_notes(
-    protocols: Sequence[tuple[str, str]], *, against_paper: bool, comparing: bool
-) -> list[str]:
-    """Sentences about which figures may be set side by side, from each run's (name,
-    protocol) in the order given: the paper's published cells came from upstream's
-    scripts, so they compare only with ``--protocol paper``; two runs of different
-    protocols differ in prompts, sampling and reader as well as in what they set out to
-    compare."""
-    notes: list[str] = []
-    if against_paper:
-        for name, protocol in protocols:
-            if protocol != "paper":
-                notes.append(
-                    f"{name}: the paper's cells are not comparable with this run's prompted "
-                    f"modes: it followed the {protocol} protocol, the paper's figures "
-                    'upstream\'s (eval --protocol paper; docs/prompts.md "Protocols").'
-                )
-    if comparing and len({p for _, p in protocols}) > 1:
-        named = ", ".join(f"{name} ({protocol})" for name, protocol in protocols)
-        notes.append(
-            f"The runs compared followed different protocols ({named}), so a difference "
-            "between them mixes prompts, sampling and reader with what else differs."
-        )
-    return notes
+def protocol_notes(protocols: Sequence[tuple[str, str]]) -> list[str]:
+    """For a table beside the paper: a sentence for each run, of those given as (name,
+    protocol), whose prompted figures do not compare with the published cells, which
+    came from upstream's scripts (``--protocol paper``)."""
+    return [
+        f"{name}: the paper's cells are not comparable with this run's prompted modes: it "
+        f"followed the {protocol} protocol, the paper's figures upstream's (eval --protocol "
+        'paper; docs/prompts.md "Protocols").'
+        for name, protocol in protocols
+        if protocol != "paper"
+    ]
+
+
+def cross_protocol_note(compared: Sequence[tuple[str, str, str]]) -> str | None:
+    """One sentence when differences set figures of two protocols against each other,
+    from each difference's (label, protocol of A, protocol of B); None when none does."""
+    mixed = [(label, a, b) for label, a, b in compared if a != b]
+    if not mixed:
+        return None
+    label, a, b = mixed[0]
+    return (
+        f"{len(mixed)} of {len(compared)} differences set figures of different protocols "
+        f"against each other (first: {label}, {a} against {b}), so each also measures "
+        "their prompts, sampling and reader."
+    )

@@ -30,6 +30,7 @@ from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import ALL_MODES, Mode, is_agentic, prompted_counterpart
 from ..prompting.protocol import (
     ProtocolName,
+    mode_protocol,
     recorded_protocol,
     reference_leak_note,
     shows_reference_programs,
@@ -550,6 +551,11 @@ class Comparison:
     point_a: float
     point_b: float
     difference: BootstrapEstimate
+    protocol_a: str = "harness"
+    protocol_b: str = "harness"
+    """The protocol each side's figures came from (``prompting.protocol.mode_protocol``):
+    a difference across protocols mixes prompts, sampling and reader into what it
+    measures, and says so (``notes.cross_protocol_note``)."""
 
 
 def compare(
@@ -624,6 +630,8 @@ def _paired(
         point_a=point_metric(sa) if common else float("nan"),
         point_b=point_metric(sb) if common else float("nan"),
         difference=diff,
+        protocol_a=mode_protocol(a.run.protocol, ga.mode),
+        protocol_b=mode_protocol(b.run.protocol, gb.mode),
     )
 
 

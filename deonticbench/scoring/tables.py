@@ -348,6 +348,8 @@ COMPARISON_COLUMNS = (
     "diff_low",
     "diff_high",
     "diff_point",
+    "protocol_a",
+    "protocol_b",
 )
 
 
@@ -369,13 +371,16 @@ def comparison_rows(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
             "diff_low": c.difference.low,
             "diff_high": c.difference.high,
             "diff_point": c.difference.point,
+            "protocol_a": c.protocol_a,
+            "protocol_b": c.protocol_b,
         }
         for c in comparisons
     ]
 
 
 def comparison_table(comparisons: Sequence[Comparison]) -> Table:
-    headers = ["B - A", "Domain", "Setting", "Stage", "A", "B", "B - A [95% CI]", "Cases"]
+    headers = ["B - A", "Protocols", "Domain", "Setting", "Stage", "A", "B", "B - A [95% CI]"]
+    headers.append("Cases")
     rows = []
     for c in comparisons:
         dropped = c.only_a + c.only_b
@@ -386,6 +391,9 @@ def comparison_table(comparisons: Sequence[Comparison]) -> Table:
         rows.append(
             [
                 f"{c.run_b} - {c.run_a}",
+                c.protocol_b
+                if c.protocol_a == c.protocol_b
+                else f"{c.protocol_b} - {c.protocol_a}",
                 DOMAINS[c.domain].display_name,
                 MODE_TITLES.get(c.mode, c.mode),
                 c.stage,

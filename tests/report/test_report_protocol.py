@@ -39,6 +39,6 @@ def test_runs_table_and_paper_section_name_the_protocol(tmp_path: Path) -> None:
     beside = " ".join(_text(page, "paper").split())
     assert "h: the paper's cells are not comparable" in beside
     assert "p: the paper's cells" not in beside
-    assert "followed different protocols" in " ".join(_text(page, "comparison").split())
+    assert "set figures of different protocols" in " ".join(_text(page, "comparison").split())
     assert LEAK_MARK in _text(page, "scores")
     assert "reference program" in " ".join(_text(page, "notes").split())

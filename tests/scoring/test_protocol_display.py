@@ -59,12 +59,30 @@ def test_a_comparison_across_protocols_says_so_in_one_sentence(tmp_path: Path) -
     a = _run(tmp_path / "a", "x:model-a", "paper")
     b = _run(tmp_path / "b", "x:model-b", "harness", shift=1)
     c = _run(tmp_path / "c", "x:model-c", "paper", shift=2)
-    _, _, err = _score(str(a), str(b), "--compare")
+    _, out, err = _score(str(a), str(b), "--compare")
     said = " ".join(err.split())
-    assert said.count("followed different protocols") == 1
-    assert "b (harness)" in said and "a (paper)" in said
+    assert said.count("differences set figures of different protocols") == 1
+    assert "15 of 15" in said and "harness against paper" not in said
+    assert "paper against harness" in said
+    rows = [line for line in out.splitlines() if line.startswith("b - a")]
+    assert rows and all(
+        line.split()[3] == "harness" and line.split()[5] == "paper" for line in rows
+    )
     _, _, err = _score(str(a), str(c), "--compare")
     assert "different protocols" not in err
+
+
+def test_pairing_an_agentic_mode_with_its_prompted_mode_crosses_protocols(tmp_path: Path) -> None:
+    from deonticbench.scoring.notes import cross_protocol_note
+    from deonticbench.scoring.scores import compare_modes, score_runs
+
+    run = _run(tmp_path / "r", "x:m", "paper")
+    scores = score_runs([run], bootstrap=10)
+    pairs = compare_modes(scores[0], "zero-shot", scores[0], "few-shot", 10)
+    assert {(c.protocol_a, c.protocol_b) for c in pairs} == {("paper", "paper")}
+    assert cross_protocol_note([("x", "paper", "paper")]) is None
+    note = cross_protocol_note([("x", "paper", "harness"), ("y", "paper", "paper")])
+    assert note is not None and note.startswith("1 of 2 differences")
 
 
 def test_airline_few_shot_of_the_paper_protocol_is_marked_and_explained(tmp_path: Path) -> None:

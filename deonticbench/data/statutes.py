@@ -20,23 +20,25 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .._paths import CACHE_ENV, DATA, cache_root
+from .._paths import CACHE_ENV, DATA, cache_root  # noqa: F401  (CACHE_ENV: documented here)
 from ..errors import DataError
 from .domains import Domain
+from .pinned import REPOSITORY_URL_ENV, fetch_pinned, sha256_hex
 from .sources import DataSource
 
-STATUTES_URL_ENV = "DEONTICBENCH_STATUTES_URL"
+STATUTES_URL_ENV = REPOSITORY_URL_ENV
 MANIFEST_PATH = DATA / "manifest.json"
 SEPARATOR = "\n\n\n\n"
-"""Between concatenated statute files: upstream joins them with four newlines."""
-TIMEOUT_S = 30.0
+"""Between concatenated statute files: upstream joins them with four newlines.  Upstream
+takes the files in directory-listing order (``os.listdir``), which differs between
+filesystems; we take them in natural file-name order (``natural_key``), so every machine
+builds the same prompt."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ class Manifest:
     """Base URL template with ``{commit}``."""
     statute_files: Mapping[str, str]
     """Repository path -> sha256 hex digest."""
+    upstream_files: Mapping[str, str] = field(default_factory=dict)
+    """Upstream's prompt and script files at the same commit (the paper protocol reads
+    its texts from them, ``data/upstream.py``): repository path -> sha256 hex digest."""
 
     def default_base_url(self) -> str:
         return self.statutes_url.format(commit=self.statutes_commit)
@@ -69,6 +74,9 @@ def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
             statutes_commit=str(statutes["commit"]),
             statutes_url=str(statutes["url"]),
             statute_files={str(k): str(v) for k, v in statutes["files"].items()},
+            upstream_files={
+                str(k): str(v) for k, v in raw.get("upstream_code", {}).get("files", {}).items()
+            },
         )
     except OSError as exc:
         raise DataError(f"the data manifest {path} cannot be read ({exc.strerror}).") from None
@@ -113,29 +121,9 @@ def fetch_statute(path: str, manifest: Manifest | None = None) -> bytes:
     expected = m.statute_files.get(path)
     if expected is None:
         raise DataError(f"statute file {path} is not listed in the data manifest.")
-    target = cached_path(path, m)
-    if target.is_file():
-        body = target.read_bytes()
-        # A cached copy is re-verified on every read: it is cheap (a few kB) and a
-        # cache edited by hand must not silently change the prompts.
-        if _sha256(body) == expected:
-            return body
-    url = f"{base_url(m)}/{path}"
-    body = _download(url, path)
-    got = _sha256(body)
-    if got != expected:
-        raise DataError(
-            f"statute file {path} downloaded from {url} has sha256 {got}, not the pinned "
-            f"{expected}, so it was not used or cached."
-        )
-    try:
-        _write_atomically(target, body)
-    except OSError as exc:
-        raise DataError(
-            f"cannot write statute file {path} to the cache folder {target.parent} "
-            f"({exc.strerror}); set {CACHE_ENV} to a writable folder."
-        ) from None
-    return body
+    return fetch_pinned(
+        path, expected, base=base_url(m), target=cached_path(path, m), what="statute file"
+    )
 
 
 def shared_statutes(dom: Domain, src: DataSource) -> str:
@@ -176,8 +164,8 @@ def describe_statutes(src: DataSource) -> str:
                 body = p.read_bytes()
             except OSError:
                 return f"local files under {folder.name}/ (unreadable)"
-            digest.update(rel.encode() + b"\0" + _sha256(body).encode() + b"\0")
-            matches = matches and m.statute_files.get(rel) == _sha256(body)
+            digest.update(rel.encode() + b"\0" + sha256_hex(body).encode() + b"\0")
+            matches = matches and m.statute_files.get(rel) == sha256_hex(body)
         listed = {p for p in m.statute_files if p.startswith(f"statutes/{sub}/")}
         present = {f"statutes/{sub}/{p.name}" for p in files if not p.name.startswith(".")}
         matches = matches and listed == present
@@ -206,46 +194,3 @@ def _read_local(folder: Path) -> str:
         except (OSError, UnicodeDecodeError) as exc:
             raise DataError(f"the statute file {p} cannot be read ({exc}).") from None
     return SEPARATOR.join(texts)
-
-
-def _download(url: str, path: str) -> bytes:
-    # urllib (with http.client and email) is imported only when something is downloaded:
-    # local runs never pay for it at start-up.
-    import urllib.error
-    import urllib.request
-
-    hint = f"check the network, set {STATUTES_URL_ENV} to a mirror, or pass --data-dir"
-    request = urllib.request.Request(url, headers={"User-Agent": "deonticbench"})
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-            body: bytes = response.read()
-            return body
-    except urllib.error.HTTPError as exc:
-        raise DataError(
-            f"downloading statute file {path} from {url} failed with HTTP {exc.code}; {hint} "
-            "with a local copy of the upstream repository."
-        ) from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise DataError(
-            f"cannot reach {url} to download statute file {path} ({reason}); {hint} "
-            "with a local copy of the upstream repository."
-        ) from None
-
-
-def _write_atomically(target: Path, body: bytes) -> None:
-    # A temp file in the same folder plus os.replace: readers (or a concurrent run)
-    # see either no file or the whole verified file, never a partial one.
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _sha256(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()

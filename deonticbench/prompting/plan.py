@@ -23,6 +23,9 @@ from ..data.sources import DataSource
 from .distractors import SectionsNeeded, with_distractors
 from .exemplars import SplitExemplars, choose_exemplars, exemplar_pool, retrieve_exemplars
 from .modes import SETTINGS, Mode, prompted_counterpart
+from .paper import AirlinePool, PaperTexts, follows_paper, leaks_reference_programs, render_paper
+from .paper import load_paper_texts as _load_paper_texts
+from .protocol import LEGACY_PROTOCOL, ProtocolName, check_protocol
 from .render import Prompt, render
 
 ExemplarChoice = Literal["paper", "retrieved"]
@@ -72,9 +75,28 @@ class Unit:
     shown in the prompt and put before the model's program when it runs."""
     exemplar_parts: tuple[tuple[str, str], ...] = ()
     """A setting's exemplars in their split parts (given, written), one per exemplar."""
+    paper: PaperTexts | None = None
+    """Upstream's texts when the unit follows the paper protocol (``--protocol paper``,
+    direct, zero-shot and few-shot only); None: the harness's templates."""
+    paper_exemplar: str = ""
+    """Airline few-shot under the paper protocol: upstream's retrieved exemplar, which
+    shows another case's reference program (``exemplars`` holds that case)."""
+
+    @property
+    def protocol(self) -> ProtocolName:
+        """The protocol this unit's first prompt follows."""
+        return "paper" if self.paper is not None else "harness"
+
+    @property
+    def leaks_reference_programs(self) -> bool:
+        """Its prompt shows reference programs of the evaluated split (paper airline
+        few-shot): every figure of the cell must say so."""
+        return self.paper is not None and leaks_reference_programs(self.domain.name, self.mode)
 
     def render(self) -> Prompt:
         """The unit's first prompt: the one place a unit becomes messages."""
+        if self.paper is not None:
+            return render_paper(self.paper, self.case, self.mode, exemplar=self.paper_exemplar)
         return render(
             self.case,
             self.mode,
@@ -101,6 +123,8 @@ class RunPlan:
     """The data source, pinned: every case of the plan was read from this snapshot."""
     setting_notes: dict[str, str] = field(default_factory=dict)
     """Per domain, what the settings left out and why (config.json ``settings``)."""
+    protocol: ProtocolName = LEGACY_PROTOCOL
+    """What direct, zero-shot and few-shot units follow (``prompting.protocol``)."""
 
     @property
     def total_samples(self) -> int:
@@ -129,6 +153,7 @@ def plan_run(
     exemplars: ExemplarChoice = "paper",
     distractors: int | None = None,
     given_parts: GivenParts | None = None,
+    protocol: ProtocolName = LEGACY_PROTOCOL,
 ) -> RunPlan:
     """Load the cases and choose few-shot exemplars: everything a run will do, in order.
 
@@ -137,7 +162,11 @@ def plan_run(
     ``selection.select_cases``).  ``exemplars`` chooses how few-shot exemplars are
     picked, ``distractors`` how many unrelated statute sections each case's statutes get
     (None: the paper's statutes; ``distractors.with_distractors``), and ``given_parts``
-    the settings' parts and the sections each case uses."""
+    the settings' parts and the sections each case uses.  ``protocol`` is what the
+    direct, zero-shot and few-shot units follow: ``paper`` renders them from upstream's
+    own files (read from ``source`` or downloaded, ``prompting.paper``), with upstream's
+    exemplars; the other modes keep the harness's templates and exemplars."""
+    check_protocol(protocol)
     if exemplars not in EXEMPLAR_CHOICES:
         raise ValueError(f"exemplars must be one of {', '.join(EXEMPLAR_CHOICES)}")
     settings = [m for m in modes if m in SETTINGS]
@@ -146,6 +175,9 @@ def plan_run(
     loader = load or load_cases
     if load is None:
         source = pin_source(source)
+    paper = None
+    if protocol == "paper" and any(follows_paper(m) for m in modes):
+        paper = _load_paper_texts(source)
     units: list[Unit] = []
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
@@ -174,10 +206,29 @@ def plan_run(
         else:  # None, or per domain (a resumed run's config): the domain's default else
             ks[domain.name] = dict(k or ()).get(domain.name, domain.default_k)
         pool: list[Case] = []
-        if any(prompted_counterpart(m) == "few-shot" for m in modes) or settings:
+        # Under the paper protocol few-shot takes upstream's exemplars: the harness's
+        # pool is needed only by the modes that keep the harness's (agent-few-shot).
+        harness_shots = [m for m in modes if not (paper is not None and follows_paper(m))]
+        if any(prompted_counterpart(m) == "few-shot" for m in harness_shots) or settings:
             pool_cases, note = exemplar_pool(domain, source)
             pool = list(pool_cases)
             notes[domain.name] = note
+        airline_pool = None
+        if (
+            paper is not None
+            and "few-shot" in modes
+            and leaks_reference_programs(domain.name, "few-shot")
+        ):
+            # generate_e2e.py's default pool is the cases file itself: the whole split
+            # being evaluated, whatever --limit or --ids select.
+            airline_pool = AirlinePool(paper, everything)
+            leak = (
+                "paper protocol: few-shot exemplars are upstream's cabin-class retrieval "
+                "from the evaluated split itself (leave-one-out by text), so each prompt "
+                "shows another evaluated case's reference program"
+            )
+            harness_note = notes.get(domain.name)
+            notes[domain.name] = f"{harness_note}; {leak}" if harness_note else leak
         choose = retrieve_exemplars if exemplars == "retrieved" else choose_exemplars
         split_shots = None
         if settings and given_parts is not None:
@@ -189,8 +240,14 @@ def plan_run(
             for mode in modes:
                 shots: tuple[Case, ...] = ()
                 shot_parts: tuple[tuple[str, str], ...] = ()
+                unit_paper = paper if follows_paper(mode) else None
+                paper_exemplar = ""
+                if unit_paper is not None:
+                    if mode == "few-shot" and airline_pool is not None:
+                        paper_exemplar, shown = airline_pool.exemplar(case)
+                        shots = (shown,) if shown is not None else ()
                 # agent-few-shot gets the very exemplars few-shot gets: a fair pairing
-                if prompted_counterpart(mode) == "few-shot":
+                elif prompted_counterpart(mode) == "few-shot":
                     shots = tuple(choose(domain, pool, case, domain.few_shot_count, seed))
                 part = given.get((case.id, mode), "") if mode in SETTINGS else ""
                 if mode in SETTINGS:
@@ -211,9 +268,22 @@ def plan_run(
                         retrieved=retrieved,
                         given=part,
                         exemplar_parts=shot_parts,
+                        paper=unit_paper,
+                        paper_exemplar=paper_exemplar,
                     )
                 )
         if split_shots is not None and settings:
             setting_notes[f"{domain.name}/exemplars"] = split_shots.note()
     check_ids_found(case_ids, selected)
-    return RunPlan(list(domains), split, list(modes), ks, units, seed, notes, source, setting_notes)
+    return RunPlan(
+        list(domains),
+        split,
+        list(modes),
+        ks,
+        units,
+        seed,
+        notes,
+        source,
+        setting_notes,
+        protocol=protocol,
+    )

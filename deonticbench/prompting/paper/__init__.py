@@ -1,0 +1,38 @@
+"""The paper protocol's prompting: upstream's own texts, exemplars and sampling.
+
+``texts`` reads upstream's composers, exemplar constants and model lists from its files
+(``data.upstream``) without running them; ``render`` builds the messages its
+generate_e2e.py sends for a case and mode; ``exemplars`` is its airline leave-one-out
+retrieval from the evaluated split (which shows other cases' reference programs:
+``leaks_reference_programs``); ``sampling`` the request fields it sends for a model name.
+The plan (``prompting.plan``) chooses this for direct, zero-shot and few-shot when a run
+follows ``--protocol paper``.
+"""
+
+from __future__ import annotations
+
+from .exemplars import AirlinePool
+from .render import (
+    UPSTREAM_DATASETS,
+    UPSTREAM_TASKS,
+    follows_paper,
+    leaks_reference_programs,
+    render_paper,
+    upstream_case,
+)
+from .sampling import PaperSampling, paper_sampling
+from .texts import PaperTexts, load_paper_texts
+
+__all__ = [
+    "UPSTREAM_DATASETS",
+    "UPSTREAM_TASKS",
+    "AirlinePool",
+    "PaperSampling",
+    "PaperTexts",
+    "follows_paper",
+    "leaks_reference_programs",
+    "load_paper_texts",
+    "paper_sampling",
+    "render_paper",
+    "upstream_case",
+]

@@ -1,0 +1,172 @@
+"""Upstream's own generate_e2e.py, run as released, for tests to compare the paper protocol with.
+
+The scripts live in the shared data mirror (never in this repository).  They are run
+with this venv's python (which has their imports: openai, httpx, yaml, tqdm, tenacity),
+in a subprocess, with one change: ``os.listdir`` lists a statute folder in natural
+file-name order.  Upstream joins statute files in directory-listing order, which differs
+between filesystems; the paper protocol fixes natural order, and so must the upstream run
+it is compared with, or the two would differ by the filesystem alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
+GENERATE = MIRROR / "scripts" / "generate_e2e.py"
+DATASET_DIRS = {
+    "sara_numeric": "sara_numeric",
+    "sara_binary": "sara_binary",
+    "airline": "airline",
+    "housing": "housing",
+    "uscis": "uscis-aao",
+}
+"""Upstream's --dataset -> the mirror's data folder."""
+STATUTE_DIRS = {"sara_numeric": "sara", "sara_binary": "sara", "airline": "airline"}
+TASKS = {"direct": "direct", "zero-shot": "standalone", "few-shot": "prolog"}
+"""Our mode -> upstream's --task."""
+PAPER_K = {"sara_numeric": 4, "sara_binary": 4, "airline": 3, "housing": 3, "uscis": 4}
+
+_SORTED_LISTDIR = """
+import os, re
+_listdir = os.listdir
+def _natural(name):
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\\d+)", name)]
+def _listdir_sorted(path="."):
+    names = _listdir(path)
+    return sorted(names, key=_natural) if "statutes" in str(path) else names
+os.listdir = _listdir_sorted
+"""
+
+_RUN_SCRIPT = (
+    _SORTED_LISTDIR
+    + """
+import runpy, sys
+script = sys.argv[1]
+sys.argv = sys.argv[1:]
+runpy.run_path(script, run_name="__main__")
+"""
+)
+
+_PROMPTS = (
+    _SORTED_LISTDIR
+    + """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("generate_e2e", sys.argv[1])
+g = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(g)  # its top level: imports and model_config.yaml, nothing sent
+out = {}
+for dataset, cases_path, statutes_path in json.loads(sys.argv[2]):
+    cases = g.load_cases_from_json(cases_path, dataset)
+    statutes = g.load_statutes(statutes_path) if statutes_path else ""
+    out[dataset] = {"system": None, "cases": []}
+    pool = g.load_airline_exemplar_pool(cases_path) if dataset == "airline" else None
+    for case in cases:
+        row = {"id": case["id"]}
+        row["direct"] = {
+            "housing": g.compose_prompt_source_legal_ir,
+            "uscis": g.compose_prompt_source_uscis,
+            "sara_binary": g.compose_prompt_source_binary,
+        }.get(dataset, g.compose_prompt_source)(statutes if statutes_path else "", case)
+        row["standalone"] = {
+            "airline": g.compose_prompt_standalone_prolog_airline,
+            "housing": g.compose_prompt_standalone_prolog_legal_ir,
+            "uscis": g.compose_prompt_standalone_prolog_uscis,
+            "sara_binary": g.compose_prompt_standalone_prolog_binary,
+            "sara_numeric": g.compose_prompt_standalone_prolog_sara,
+        }[dataset](statutes, case)
+        if dataset == "airline":
+            case = dict(case, exemplar=g.retrieve_airline_exemplar(pool, case["text"]))
+            row["prolog"] = g.compose_prompt_prolog_airline(statutes, case)
+        elif dataset == "housing":
+            row["prolog"] = g.compose_prompt_prolog_legal_ir(
+                statutes, case, exemplars=g.EXAMPLE_LEGAL_IR_ONE_SHOT)
+        elif dataset == "uscis":
+            row["prolog"] = g.compose_prompt_prolog_uscis(
+                statutes, case, exemplars=g.EXAMPLE_USCIS_ONE_SHOT)
+        elif dataset == "sara_binary":
+            row["prolog"] = g.compose_prompt_prolog_binary(statutes, case)
+        else:
+            row["prolog"] = g.compose_prompt_prolog_sara(statutes, case)
+        out[dataset]["cases"].append(row)
+print(json.dumps(out))
+"""
+)
+
+
+def available() -> bool:
+    return GENERATE.is_file()
+
+
+def cases_path(dataset: str, split: str) -> Path:
+    return MIRROR / "data" / DATASET_DIRS[dataset] / f"{split}.json"
+
+
+def statutes_path(dataset: str) -> Path | None:
+    folder = STATUTE_DIRS.get(dataset)
+    return MIRROR / "statutes" / folder if folder else None
+
+
+def composer_prompts(split: str, datasets: list[str]) -> dict[str, Any]:
+    """Upstream's user prompts of every case of ``split``, per dataset and task, from its
+    own module's composers (imported as released; its main is not run)."""
+    jobs = [[d, str(cases_path(d, split)), str(statutes_path(d) or "")] for d in datasets]
+    done = subprocess.run(
+        [sys.executable, "-c", _PROMPTS, str(GENERATE), json.dumps(jobs)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=MIRROR,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def run_generate(
+    *,
+    dataset: str,
+    task: str,
+    split: str,
+    model: str,
+    base_url: str,
+    k: int,
+    output: Path,
+) -> subprocess.Popen[str]:
+    """Start upstream's generate_e2e.py as released (only os.listdir sorted, see above)."""
+    args = [
+        sys.executable,
+        "-c",
+        _RUN_SCRIPT,
+        str(GENERATE),
+        "--cases-path",
+        str(cases_path(dataset, split)),
+        "--dataset",
+        dataset,
+        "--task",
+        task,
+        "--model-name",
+        model,
+        "--api-base-url",
+        base_url,
+        "--api-key",
+        "dummy-key",
+        "--num-generations",
+        str(k),
+        "--output-path",
+        str(output),
+        "--split",
+        split,
+    ]
+    statutes = statutes_path(dataset)
+    if statutes is not None:
+        args += ["--statutes-path", str(statutes)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HTTP"))}
+    env["TQDM_DISABLE"] = "1"
+    return subprocess.Popen(
+        args, cwd=MIRROR, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )

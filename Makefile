@@ -15,6 +15,8 @@ SPLIT   ?= hard
 DOMAINS ?= all
 MODES   ?= all
 K       ?=
+# paper (upstream's released scripts' prompts and sampling) or harness; empty: eval's default
+PROTOCOL ?=
 OUT     ?=
 EVAL_ARGS ?=
 
@@ -72,7 +74,8 @@ validate: install
 
 eval: install $(if $(filter local:%,$(MODEL)),local-model)
 	$(VENV)/bin/deonticbench eval --model '$(MODEL)' --split $(SPLIT) --domains $(DOMAINS) \
-	  --modes $(MODES) $(if $(K),-k $(K)) $(if $(OUT),--out $(OUT)) --score $(EVAL_ARGS)
+	  --modes $(MODES) $(if $(K),-k $(K)) $(if $(PROTOCOL),--protocol $(PROTOCOL)) \
+	  $(if $(OUT),--out $(OUT)) --score $(EVAL_ARGS)
 
 bench: install
 	$(PY) benchmarks/executor.py

@@ -36,6 +36,7 @@ from .models import Model, count_prompt_tokens, load_model
 from .models.batch import batch_api
 from .models.loader import check_spec
 from .models.reference import ReferenceModel
+from .prompting.paper import paper_sampling
 from .prompting.plan import RunPlan, plan_run
 from .scoring.metrics import DEFAULT_BOOTSTRAP
 from .scoring.results import write_results
@@ -143,12 +144,20 @@ def prepare(
         exemplars=spec.exemplars,
         distractors=spec.distractors,
         given_parts=parts,
+        protocol=spec.protocol,
     )
     model = load_model(
         spec.model,
         overrides=spec.param_overrides or None,
         cases=(unit.case for unit in plan.units),
     )
+    paper = next((unit.paper for unit in plan.units if unit.paper is not None), None)
+    if paper is not None:
+        # The paper protocol's first attempts sample as upstream's script does for this
+        # model name and server (prompting.paper.sampling), not as the registry says.
+        model.paper_sampling = paper_sampling(
+            paper, model.model_name, getattr(model, "base_url", None)
+        )
     if isinstance(model, ReferenceModel):
         model.parts.update(parts.answers())
     if spec.attempts is None:

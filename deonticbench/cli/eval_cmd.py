@@ -20,8 +20,9 @@ from ..evaluation.batching import BatchStats
 from ..evaluation.progress import LiveProgress, summary_table
 from ..prompting.modes import MODES, VERBAL_MODE, Mode, is_agentic, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
+from ..prompting.protocol import check_protocol
 from ..scoring.notes import run_notes
-from ..solver import ExecutorKind
+from ..solver import DEFAULT_TIMEOUT_S, ExecutorKind, Limits
 from ..store.batches import BatchLog
 from ..store.folder import RunFolder
 from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
@@ -103,6 +104,27 @@ def _positive(name: str, value: int | None) -> None:
     default="paper",
     show_default=True,
     help="Few-shot exemplars: the paper's seeded choice, or the most similar pool cases (BM25).",
+)
+@click.option(
+    "--protocol",
+    default=None,
+    metavar="paper|harness",
+    help="What direct, zero-shot and few-shot send and how they are read: paper (what "
+    "upstream's released scripts send: their own prompt texts, read from the pinned upstream "
+    "files, their exemplars, including airline's leave-one-out retrieval from the evaluated "
+    "split, and their sampling per model) or harness (this project's templates, leak-free "
+    "exemplars, the registry's sampling).  Agentic modes and the settings always use the "
+    "harness's templates (docs/prompts.md, Protocols).",
+)
+@click.option(
+    "--timeout",
+    "program_timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Wall-clock seconds each program may run (the paper's B.1: 20 s, under either "
+    "protocol).  Upstream's scripts/run_swipl.sh stops programs at 10 s: --timeout 10 "
+    "reproduces that.",
 )
 @click.option(
     "--distractors",
@@ -256,6 +278,8 @@ def command(
     split: str,
     modes: str,
     exemplar_choice: ExemplarChoice,
+    protocol: str | None,
+    program_timeout: float,
     distractors: int | None,
     agent_tools: str,
     agent_max_turns: int,
@@ -318,6 +342,9 @@ def command(
         exemplars=exemplar_choice,
         distractors=distractors,
         agent=AgentOptions(agent_tools, agent_max_turns, agent_max_tokens, agent_timeout),
+        limits=Limits(timeout_s=program_timeout),
+        # Unnamed: RunSpec's default protocol (one owner of what eval follows).
+        **({"protocol": check_protocol(protocol)} if protocol is not None else {}),
     )
     prepared = prepare(spec, out, fresh=fresh)
     if no_prompt_cache:

@@ -272,13 +272,22 @@ class AnthropicModel(RemoteModel):
         # from their typed signature (newer models reject them), while the API still
         # takes them for the models that do; this works with old and new SDKs alike.
         body: dict[str, Any] = {}
-        if p.temperature is not None:
-            body["temperature"] = p.temperature
-        if p.top_p is not None:
-            body["top_p"] = p.top_p
-        if p.reasoning_effort is not None:
-            body["output_config"] = {"effort": p.reasoning_effort}
-        body.update(p.extra)
+        paper = self.first_attempt_sampling(request)
+        if paper is not None:
+            # Upstream's fields (it talks to OpenAI's API only): temperature and top_p as
+            # it sends them, its reasoning_effort as output_config.effort; max_tokens, which
+            # the Messages API requires, stays the registry's (docs/prompts.md "Protocols").
+            body.update({k: paper.fields[k] for k in ("temperature", "top_p") if k in paper.fields})
+            if "reasoning_effort" in paper.fields:
+                body["output_config"] = {"effort": paper.fields["reasoning_effort"]}
+        else:
+            if p.temperature is not None:
+                body["temperature"] = p.temperature
+            if p.top_p is not None:
+                body["top_p"] = p.top_p
+            if p.reasoning_effort is not None:
+                body["output_config"] = {"effort": p.reasoning_effort}
+            body.update(p.extra)
         if body:
             fields["extra_body"] = body
         # The API has no seed; it stays in identity() so the cache key is still honest.

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
+from ..prompting.paper import PaperSampling, follows_paper
 from .constrained import argument_chars
 
 
@@ -151,6 +152,19 @@ class Model(ABC):
     and tool messages); otherwise the conversation is the text protocol's.  True for the
     native protocol, and for the constrained one where it forces a native call."""
 
+    paper_sampling: PaperSampling | None = None
+    """Under ``--protocol paper``: the sampling fields upstream's generate_e2e.py sends for
+    this model name (``prompting.paper.sampling``).  They replace ``params`` on the first
+    attempt of direct, zero-shot and few-shot (``first_attempt_sampling``); retries,
+    agentic turns and the settings keep ``params``.  The OpenAI and Anthropic backends
+    send them; an in-process engine samples as ``params`` say."""
+
+    def first_attempt_sampling(self, request: Request) -> PaperSampling | None:
+        """``paper_sampling`` when ``request`` is a paper-protocol first attempt, else None."""
+        if self.paper_sampling is None or request.attempt != 0 or request.tools:
+            return None
+        return self.paper_sampling if follows_paper(request.mode) else None
+
     turn_max_tokens: int | None = None
     """The output limit of an agent turn under the constrained protocol (the
     ``constrained_max_tokens`` parameter, else the backend's default)."""
@@ -184,12 +198,16 @@ class Model(ABC):
         The response cache keys on this, so it must hold every sampling parameter and
         must never hold a secret.
         """
-        return {
+        ident = {
             "backend": self.provider,
             "model": self.model_name,
             "base_url": None,
             **self.params.to_dict(),
         }
+        if self.paper_sampling is not None:
+            # Only then: a harness run's cache keys stay what they always were.
+            ident["paper_sampling"] = self.paper_sampling.to_dict()
+        return ident
 
     def end_of_life(self) -> str | None:
         """The date the provider retires this model, when its SDK lists it as deprecated."""

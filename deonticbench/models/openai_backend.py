@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..prompting.chat import ToolCall, ToolSpec
+from ..prompting.paper import PaperSampling
 from ._sdk import (
     MalformedResponse,
     classify_sdk_error,
@@ -64,6 +65,22 @@ CONSTRAINED_FIELDS = ("response_format", "json_schema", "structured_outputs", "g
 SCHEMA_NAME = "tool_call"
 """The ``json_schema.name`` of ``response_format``, which OpenAI's form requires."""
 FORCED_CALL = {"tool_choice": "required", "parallel_tool_calls": False}
+_CLIENT_ARGUMENTS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "reasoning_effort",
+        "seed",
+        "stop",
+        "logprobs",
+        "top_logprobs",
+        "presence_penalty",
+        "frequency_penalty",
+    }
+)
+"""Request fields ``chat.completions.create`` takes as arguments (others: ``extra_body``)."""
 """What makes OpenAI answer a constrained turn with exactly one call of an offered tool."""
 
 
@@ -219,7 +236,8 @@ class OpenAIModel(RemoteModel):
     def calls_for(self, n: int) -> int:
         if n <= 0:
             return 0
-        return n if self._server_ignores_n else 1
+        single = self.paper_sampling is not None and self.paper_sampling.one_per_call
+        return n if self._server_ignores_n or single else 1
 
     def turn_fields(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
         """The fields beyond the conversation that a constrained agent turn sends: the
@@ -284,6 +302,19 @@ class OpenAIModel(RemoteModel):
             fields["extra_body"] = dict(p.extra)
         return fields
 
+    @staticmethod
+    def paper_fields(sampling: PaperSampling, n: int) -> dict[str, Any]:
+        """A paper-protocol first attempt's fields: exactly upstream's, ``n`` always sent
+        (upstream sends it even when it is 1), each field under upstream's name.  Fields
+        the client has no argument for go in the body as they are."""
+        fields: dict[str, Any] = {"n": n}
+        extra: dict[str, Any] = {}
+        for name, value in sampling.fields.items():
+            (fields if name in _CLIENT_ARGUMENTS else extra)[name] = value
+        if extra:
+            fields["extra_body"] = extra
+        return fields
+
     def _turn_request(self, fields: dict[str, Any], tools: tuple[ToolSpec, ...]) -> None:
         """Add an agent turn's fields to ``fields``: the native tools (unless the turn is
         decoded under a schema instead), and for a constrained turn what shapes it and
@@ -328,11 +359,13 @@ class OpenAIModel(RemoteModel):
         tools: tuple[ToolSpec, ...] = (),
         group: str = "",
         turn: int = 0,
+        paper: PaperSampling | None = None,
     ) -> list[Completion]:
         """One logical call (retried); may return fewer than ``n`` items but never zero.
-        ``turn`` numbers the calls read from a schema-constrained reply."""
+        ``turn`` numbers the calls read from a schema-constrained reply; ``paper`` replaces
+        the sampling fields with upstream's (a paper-protocol first attempt)."""
         client = self.client()
-        fields = self.request_fields(n)
+        fields = self.paper_fields(paper, n) if paper is not None else self.request_fields(n)
         if tools:
             self._turn_request(fields, tools)
         schema = bool(tools) and self.constrained and self.compatible
@@ -387,17 +420,20 @@ class OpenAIModel(RemoteModel):
                 *(self._call(messages, 1, request.tools, group, request.attempt) for _ in range(n))
             )
             return [c for batch in turns for c in batch][:n]
-        if self._server_ignores_n and n > 1:
-            singles = await asyncio.gather(*(self._call(messages, 1, (), group) for _ in range(n)))
+        paper = self.first_attempt_sampling(request)
+        if (self._server_ignores_n or (paper is not None and paper.one_per_call)) and n > 1:
+            singles = await asyncio.gather(
+                *(self._call(messages, 1, (), group, paper=paper) for _ in range(n))
+            )
             return [c for batch in singles for c in batch]
-        got = await self._call(messages, n, (), group)
+        got = await self._call(messages, n, (), group, paper=paper)
         missing = n - len(got)
         if missing > 0:
             # The server answered fewer choices than asked: remember, and draw the rest
             # one call each (concurrently; the runner bounds concurrency across requests).
             self._server_ignores_n = True
             rest = await asyncio.gather(
-                *(self._call(messages, 1, (), group) for _ in range(missing))
+                *(self._call(messages, 1, (), group, paper=paper) for _ in range(missing))
             )
             got.extend(c for batch in rest for c in batch)
         return got[:n]

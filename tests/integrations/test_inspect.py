@@ -24,6 +24,7 @@ from inspect_script import Script, first_prompt_hash, forbid_network
 
 from deonticbench.data.cases import Case
 from deonticbench.data.domains import get_domain
+from deonticbench.errors import ConfigError
 from deonticbench.integrations.inspect import airline, deonticbench, uscis
 from deonticbench.integrations.inspect._messages import from_inspect
 from deonticbench.integrations.inspect._plan import TaskOptions, plan_for
@@ -389,6 +390,19 @@ def test_named_tasks_default_to_the_papers_k_and_the_harness_prompts() -> None:
             assert len(unit.exemplars) == spec.few_shot_count
             # The gold label never reaches the prompt's exemplar choice of the case itself.
             assert unit.case.id not in sample.metadata["exemplars"]
+
+
+def test_protocol_paper_gives_the_task_upstreams_prompts() -> None:
+    task = deonticbench(domain="sara_numeric", split=SPLIT, mode="direct", protocol="paper")
+    plan = plan_for(TaskOptions("sara_numeric", SPLIT, "direct", 0, None, False, None, "paper"))
+    assert task.metadata is not None and task.metadata["protocol"] == "paper"
+    for sample, unit in zip(task.dataset, plan.units, strict=True):
+        assert unit.protocol == "paper"
+        sent = from_inspect(sample.input)  # type: ignore[arg-type]
+        assert prompt_hash(sent) == unit.render().prompt_hash
+        assert sent[1].content.startswith("Statutes:\n")  # upstream's, not "## Statutes:"
+    with pytest.raises(ConfigError, match="unknown protocol 'papr'"):
+        deonticbench(domain="sara_numeric", split=SPLIT, mode="direct", protocol="papr")
 
 
 @pytest.mark.parametrize("mode", ["rules-given", "facts-given"])

@@ -40,6 +40,8 @@ class TaskOptions:
     data_dir: str | None
     hub: bool
     revision: str | None
+    protocol: str | None = None
+    """``paper`` or ``harness`` (``prompting.protocol``); None: eval's default."""
 
     def spec(
         self, *, attempts: int = 1, timeout: float = Limits.timeout_s, k: int | None = None
@@ -57,6 +59,8 @@ class TaskOptions:
             seed=self.seed,
             limits=Limits(timeout_s=float(timeout)),
             data=resolve_source(self.data_dir, hub=self.hub, revision=self.revision),
+            # RunSpec checks the name (one sentence for an unknown one).
+            **({"protocol": self.protocol} if self.protocol is not None else {}),  # type: ignore[arg-type]
         )
 
 
@@ -89,6 +93,7 @@ def plan_for(options: TaskOptions) -> Plan:
         seed=spec.seed,
         # rules-given and facts-given: the shown parts, split in the sandbox as eval does
         given_parts=SettingParts(spec.limits),
+        protocol=spec.protocol,
     )
     assert plan.source is not None
     (domain,) = spec.domain_specs
@@ -105,6 +110,7 @@ def option_args(options: TaskOptions) -> dict[str, Any]:
         "data_dir": options.data_dir,
         "hub": options.hub,
         "revision": options.revision,
+        "protocol": options.protocol,
     }
 
 

@@ -136,6 +136,7 @@ def deonticbench_agent_solver(
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
+    protocol: str | None = None,
     max_turns: int = AgentOptions.max_turns,
     max_tokens: int | None = AgentOptions.max_tokens,
     trial_timeout: float = AgentOptions.timeout_s,
@@ -145,7 +146,7 @@ def deonticbench_agent_solver(
     """Build the sample's workspace and run ``react()`` with the harness's tools on it.
     ``context_tokens``: the model's context window, for the context budget (none: no
     budget, as for a model whose window the harness does not know)."""
-    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
+    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
     budget = AgentOptions(TOOL_SET, max_turns, max_tokens, trial_timeout, repeat_limit)
 
@@ -280,10 +281,11 @@ def deonticbench_agent_scorer(
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
+    protocol: str | None = None,
 ) -> Scorer:
     """Judge what the sample's workspace holds, as ``deonticbench eval`` judges a trial."""
 
-    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
+    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
 
     run_program = _sandbox_runner(timeout)

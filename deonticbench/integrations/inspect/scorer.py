@@ -41,10 +41,11 @@ def deonticbench_scorer(
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
+    protocol: str | None = None,
 ) -> Scorer:
     """Judge the sample's last response with the harness (sandboxed SWI-Prolog for
     program modes) and report the paper's outcome; the metrics come from the task."""
-    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
+    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
 
     async def score(state: TaskState, target: Target) -> Score:

@@ -38,10 +38,11 @@ def deonticbench_solver(
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
+    protocol: str | None = None,
 ) -> Solver:
     """Render the harness's prompt for the sample's case and generate; with
     ``attempts`` > 1, retry with SWI-Prolog's feedback when a program gave no answer."""
-    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
+    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -55,6 +55,7 @@ def deonticbench(
     trial_timeout: float = AgentOptions.timeout_s,
     repeat_limit: int | None = AgentOptions.repeat_limit,
     context_tokens: int | None = None,
+    protocol: str | None = None,
 ) -> Task:
     """DeonticBench on one domain and mode, scored as the paper scores it.
 
@@ -82,16 +83,22 @@ def deonticbench(
         once, then stopped (``repeat``); None: no limit.
       context_tokens: agentic modes: the model's context window in tokens; the oldest
         tool observations are elided to stay within it (none: no budget).
+      protocol: paper (the prompts upstream's released scripts send, from its pinned
+        files) or harness (this project's templates), as ``deonticbench eval --protocol``;
+        None: eval's default.  Direct, zero-shot and few-shot only; inspect's own
+        generate config still decides the sampling.
     """
     if timeout <= 0:
         raise ConfigError("timeout must be a positive number of seconds.")
     if bootstrap < 1:
         raise ConfigError("bootstrap needs at least one replicate.")
-    asked = TaskOptions(domain, split, mode, seed, data_dir, hub, revision)
+    asked = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
     run = asked.spec(attempts=attempts, timeout=timeout, k=epochs)
     (spec,) = run.domain_specs
     # The spec resolves the domain's and the mode's names (aliases, case) once.
-    options = TaskOptions(spec.name, split, run.modes[0], seed, data_dir, hub, revision)
+    options = TaskOptions(
+        spec.name, split, run.modes[0], seed, data_dir, hub, revision, run.protocol
+    )
     plan = plan_for(options)
     if is_agentic(options.mode) and attempts != 1:
         raise ConfigError("an agentic trial is one attempt: leave attempts at 1.")
@@ -119,6 +126,7 @@ def deonticbench(
             "attempts": attempts,
             "seed": seed,
             "timeout": timeout,
+            "protocol": run.protocol,
             **_provenance(plan, spec),
         },
     )

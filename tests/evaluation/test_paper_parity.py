@@ -1,0 +1,190 @@
+"""``--protocol paper`` sends what upstream's own generate_e2e.py sends: request for request.
+
+Upstream's script, run as released (tests/support/upstream_scripts.py), and
+``deonticbench eval`` each talk to a loopback server speaking OpenAI's chat-completions
+wire format that records every request and answers every choice with the same plain
+reply (no program, so nothing runs and no retry is asked for).  Every request upstream
+sends must have a byte-identical twin among ours: the messages and every sampling field
+(model, n, temperature, top_p, max_tokens, max_completion_tokens, reasoning_effort,
+seed, stop, logprobs).  Fields that do not change what is sampled (``prompt_cache_key``)
+are not compared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import upstream_scripts
+from fakeproviders import FakeProvider, FakeRequest
+
+pytestmark = pytest.mark.skipif(
+    not upstream_scripts.available(), reason="upstream's scripts are not in the data mirror"
+)
+COMPARED = (
+    "model",
+    "n",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "reasoning_effort",
+    "seed",
+    "stop",
+    "logprobs",
+)
+REPLY = "I cannot tell from the statutes given."
+PARALLEL = 5
+"""Upstream's script sends one request at a time: several runs at once keep the test short."""
+
+
+def _reply(request: FakeRequest) -> str:
+    return REPLY
+
+
+def _twin_key(request: FakeRequest) -> str:
+    body = request.body
+    wanted: dict[str, Any] = {k: body[k] for k in COMPARED if k in body}
+    wanted["messages"] = body.get("messages")
+    return json.dumps(wanted, sort_keys=True, ensure_ascii=False)
+
+
+def _run_upstream(model: str, url: str, split: str, out: Path) -> None:
+    jobs = [
+        (dataset, task)
+        for dataset in upstream_scripts.DATASET_DIRS
+        for task in upstream_scripts.TASKS.values()
+    ]
+    for start in range(0, len(jobs), PARALLEL):
+        running = [
+            upstream_scripts.run_generate(
+                dataset=dataset,
+                task=task,
+                split=split,
+                model=model,
+                base_url=url,
+                k=upstream_scripts.PAPER_K[dataset],
+                output=out / dataset / task,
+            )
+            for dataset, task in jobs[start : start + PARALLEL]
+        ]
+        for process in running:
+            _, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err[-2000:]
+
+
+def _run_ours(
+    spec: str, split: str, out: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "deonticbench",
+            "eval",
+            "--model",
+            spec,
+            "--protocol",
+            "paper",
+            "--split",
+            split,
+            "--attempts",
+            "1",
+            "--no-cache",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    env.update(
+        DEONTICBENCH_DATA=str(upstream_scripts.MIRROR),
+        DEONTICBENCH_CACHE=str(tmp_path / "cache"),
+        OPENAI_API_KEY="dummy-key",
+        OPENAI_COMPATIBLE_API_KEY="dummy-key",
+        **extra,
+    )
+    return env
+
+
+def _parity(
+    spec: str, upstream_model: str, split: str, tmp_path: Path, *, compatible: bool
+) -> tuple[int, int]:
+    with FakeProvider(_reply) as theirs_server, FakeProvider(_reply) as ours_server:
+        _run_upstream(upstream_model, theirs_server.openai_url, split, tmp_path / "upstream")
+        if compatible:
+            spec = f"{spec}@{ours_server.openai_url}"
+            env = _environment(tmp_path)
+        else:
+            env = _environment(tmp_path, OPENAI_BASE_URL=ours_server.openai_url)
+        done = _run_ours(spec, split, tmp_path / "run", env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        theirs = Counter(_twin_key(r) for r in theirs_server.generation_requests())
+        ours = Counter(_twin_key(r) for r in ours_server.generation_requests())
+    missing = theirs - ours
+    twins = sum(theirs.values()) - sum(missing.values())
+    example = next(iter(missing), "")[:600]
+    assert not missing, f"{sum(missing.values())} upstream requests have no twin, e.g. {example}"
+    assert sum(ours.values()) == sum(theirs.values())
+    return twins, sum(theirs.values())
+
+
+def test_gpt_4_1_on_the_hard_split_every_upstream_request_has_a_twin(tmp_path: Path) -> None:
+    twins, total = _parity("openai:gpt-4.1", "gpt-4.1", "hard", tmp_path, compatible=False)
+    assert total == 753 and twins == 753
+
+
+def test_a_reasoning_model_of_upstreams_list_on_the_smoke_split(tmp_path: Path) -> None:
+    twins, total = _parity(
+        "openai:o3-2025-04-16", "o3-2025-04-16", "smoke", tmp_path, compatible=False
+    )
+    assert total == 75 and twins == 75
+
+
+def test_a_model_params_entry_on_an_openai_compatible_server(tmp_path: Path) -> None:
+    twins, total = _parity(
+        "openai-compatible:moonshotai/Kimi-K2-Thinking",
+        "moonshotai/Kimi-K2-Thinking",
+        "smoke",
+        tmp_path,
+        compatible=True,
+    )
+    assert total == 75 and twins == 75
+
+
+def test_an_unknown_protocol_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "deonticbench",
+            "eval",
+            "--model",
+            "reference",
+            "--protocol",
+            "papr",
+            "--split",
+            "smoke",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        env=_environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: unknown protocol 'papr'; choose from paper, harness."
+    assert not (tmp_path / "run").exists()

@@ -200,6 +200,12 @@ become_job(Dir, Uid, Stack, OsArgv, In, Out, ChildOut, ChildErr, GoRead, GoWrite
     set_prolog_flag(stack_limit, Stack),
     strings_atoms(OsArgv, OsArgvAtoms),
     set_prolog_flag(os_argv, OsArgvAtoms),
+    % Without `-t Goal` a fresh swipl's toplevel goal is `default`: the
+    % interactive toplevel (here reading end-of-file from /dev/null).
+    (   memberchk("-t", OsArgv)
+    ->  true
+    ;   set_prolog_flag(toplevel_goal, default)
+    ),
     % Block until the supervisor has set this process's rlimits with prlimit(2)
     % (library(rlimit) sets soft limits only, and not the address space); it
     % may do so only while we still have its uid.

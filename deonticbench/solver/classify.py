@@ -11,7 +11,7 @@ import re
 import signal
 from typing import Any
 
-from .execution import Execution, SandboxKind, Status
+from .execution import TIMEOUT_TERM_IGNORED, Execution, SandboxKind, Status
 
 _RESOURCE_MESSAGES = re.compile(
     r"resource_error|Stack limit \(|stack_overflow|Not enough resources|out of memory|"
@@ -44,7 +44,7 @@ def classify(report: dict[str, Any], sandbox: SandboxKind) -> Execution:
 
     if report.get("error"):
         status, stderr = "crashed", f"{stderr}\n{report['error']}".strip()
-    elif limit == "timeout":
+    elif limit in ("timeout", TIMEOUT_TERM_IGNORED):
         status = "timeout"
     elif limit is not None:
         status = "resource_limit"

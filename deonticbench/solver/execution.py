@@ -48,7 +48,17 @@ interactive toplevel reading end-of-file from stdin (/dev/null) and halting, as
 ``swipl -q -f FILE < /dev/null`` (upstream's ``run_swipl.sh``) does.  The only difference
 a program can see: the toplevel ends the output with a line break (two when the last
 line is unterminated), unless the program halted first (``initialization(main, main)``,
-``halt/0``).  The paper reader depends on it (``reading.paper``)."""
+``halt/0``).  ``eof`` also stops a program at the wall clock as upstream's ``timeout
+--signal=TERM --kill-after=2s`` does (``UPSTREAM_KILL_AFTER_S``).  The paper reader
+depends on both (``reading.paper``)."""
+
+UPSTREAM_KILL_AFTER_S = 2.0
+"""``run_swipl.sh``'s ``--kill-after``: how long a program of an ``eof`` job may run on
+after its SIGTERM at the wall clock before it is killed."""
+TIMEOUT_TERM_IGNORED = "timeout_term_ignored"
+"""The ``limit`` of a timed-out ``eof`` job that outlived its SIGTERM and was killed (for
+upstream: exit status 137, no ``Result: timeout`` line; a timed-out program that ended
+on its SIGTERM has the limit ``timeout``: status 124 and the line)."""
 
 
 DEFAULT_TIMEOUT_S = 20.0

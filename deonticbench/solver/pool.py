@@ -39,7 +39,15 @@ from typing import IO, Any, Literal
 from .._paths import PROLOG
 from ..errors import SandboxError
 from .classify import classify
-from .execution import EXECUTORS, Execution, ExecutorKind, Limits, SandboxKind
+from .execution import (
+    EXECUTORS,
+    UPSTREAM_KILL_AFTER_S,
+    Execution,
+    ExecutorKind,
+    Limits,
+    SandboxKind,
+    Toplevel,
+)
 from .sandbox import SANDBOX_PROLOG, claim_uid, host_env, worker_policy
 
 logger = logging.getLogger(__name__)
@@ -369,7 +377,13 @@ class _Worker:
         line, self._pending = self._pending.split(b"\n", 1)
         return line.decode("utf-8")
 
-    def execute(self, program: str, limits: Limits, preload: str | None = None) -> Execution:
+    def execute(
+        self,
+        program: str,
+        limits: Limits,
+        preload: str | None = None,
+        toplevel: Toplevel = "halt",
+    ) -> Execution:
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
@@ -385,11 +399,15 @@ class _Worker:
         }
         if preload is not None:
             job["preload"] = preload
+        if toplevel == "eof":
+            job["toplevel"] = toplevel
+            job["term_grace_s"] = UPSTREAM_KILL_AFTER_S
         try:
             data = memoryview(json.dumps(job).encode("utf-8") + b"\n")
             while data:
                 data = data[self.proc.stdin.write(data) or 0 :]
-            line = self._read_line(timeout=limits.timeout_s + _WATCHDOG_GRACE_S)
+            grace = float(job.get("term_grace_s", 0.0))  # type: ignore[arg-type]
+            line = self._read_line(timeout=limits.timeout_s + grace + _WATCHDOG_GRACE_S)
         except (BrokenPipeError, OSError):
             line = None
         if line is None:
@@ -480,25 +498,34 @@ class Solver:
         return self.requested_executor
 
     def run(
-        self, program: str, limits: Limits | None = None, *, preload: str | None = None
+        self,
+        program: str,
+        limits: Limits | None = None,
+        *,
+        preload: str | None = None,
+        toplevel: Toplevel = "halt",
     ) -> Execution:
         """Run one program.  ``preload`` names a file of the harness's ``prolog/`` that
         a program of the harness's own (the analyser's driver) loads first: under
         bubblewrap with the fork executor it then runs in a child of a SWI-Prolog that
         loaded the file once for this worker, not in each job (elsewhere the name is
-        ignored).  Models' programs never pass it: they run in a pristine SWI-Prolog."""
+        ignored).  Models' programs never pass it: they run in a pristine SWI-Prolog.
+        ``toplevel``: what the process does after loading (``Toplevel``; a reader says
+        which it reads)."""
         if self._closed:
             raise RuntimeError("the solver is closed")
         worker = self._idle.get()
         try:
-            return worker.execute(program, limits or self.limits, preload)
+            return worker.execute(program, limits or self.limits, preload, toplevel)
         finally:
             self._idle.put(worker)
 
-    async def arun(self, program: str, limits: Limits | None = None) -> Execution:
+    async def arun(
+        self, program: str, limits: Limits | None = None, *, toplevel: Toplevel = "halt"
+    ) -> Execution:
         import asyncio  # only asyncio callers pay for importing it
 
-        return await asyncio.to_thread(self.run, program, limits)
+        return await asyncio.to_thread(lambda: self.run(program, limits, toplevel=toplevel))
 
     def start_all(self) -> None:
         """Start every worker that is not running and return once all are up (for a
@@ -513,11 +540,13 @@ class Solver:
             for worker in workers:
                 self._idle.put(worker)
 
-    def map(self, programs: Iterable[str], limits: Limits | None = None) -> list[Execution]:
+    def map(
+        self, programs: Iterable[str], limits: Limits | None = None, *, toplevel: Toplevel = "halt"
+    ) -> list[Execution]:
         # No start_all() first: each worker takes programs as soon as it is up (the
         # launcher thread keeps it alive), not once the slowest worker is.
         with ThreadPoolExecutor(self.size) as pool:
-            return list(pool.map(lambda p: self.run(p, limits), programs))
+            return list(pool.map(lambda p: self.run(p, limits, toplevel=toplevel), programs))
 
     def close(self) -> None:
         self._closed = True

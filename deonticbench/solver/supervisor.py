@@ -225,12 +225,44 @@ def _job_preexec(job: dict[str, Any], uid: int | None) -> Any:
 
 
 def _read_capped(
-    proc: subprocess.Popen[bytes], job: dict[str, Any], started: float
+    proc: subprocess.Popen[bytes], job: dict[str, Any], started: float, uid: int | None
 ) -> dict[str, Any]:
     """Collect stdout/stderr up to the cap while enforcing the wall clock."""
     assert proc.stdout is not None and proc.stderr is not None
     outputs = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
-    return _read_outputs(outputs, job, started, lambda: proc.poll() is not None)
+    return _read_outputs(
+        outputs,
+        job,
+        started,
+        lambda: proc.poll() is not None,
+        terminate=lambda: _signal_as(uid, proc.pid, signal.SIGTERM),
+    )
+
+
+TERM_IGNORED = "timeout_term_ignored"
+"""The limit of a job with ``term_grace_s`` whose program outlived its SIGTERM and was
+killed (``execution.TIMEOUT_TERM_IGNORED``: this module imports nothing of the package)."""
+
+
+def _signal_as(uid: int | None, pid: int, sig: int) -> None:
+    """Send ``sig`` to the job's process ``pid``, as the job's uid when it has one (the
+    same way ``_kill_uid`` reaches it)."""
+    if uid is None:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+        return
+    child = os.fork()
+    if child == 0:  # pragma: no cover - child
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(pid, sig)
+        except OSError:
+            pass
+        os._exit(0)
+    os.waitpid(child, 0)
 
 
 def _read_outputs(
@@ -239,13 +271,22 @@ def _read_outputs(
     started: float,
     exited: Callable[[], bool],
     watch: int | None = None,
+    terminate: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Read the program's stdout and stderr (``outputs``: fd -> name) up to the cap
     while enforcing the wall clock.  ``exited`` says whether the program's main process
     has ended; ``watch`` is one more fd that may say so (the fork server's replies):
-    when it is readable, ``exited`` is asked at once."""
+    when it is readable, ``exited`` is asked at once.
+
+    A job with ``term_grace_s`` is stopped at the wall clock as ``timeout
+    --signal=TERM --kill-after=GRACE`` stops it (upstream's run_swipl.sh): ``terminate``
+    sends SIGTERM and the output is read on for up to the grace; the limit is then
+    ``timeout`` if the program ended, ``TERM_IGNORED`` if it must be killed (SWI-Prolog
+    defers SIGTERM while it loads its file: a loop in a directive outlives it)."""
     cap = int(job["output_bytes"])
     deadline = started + float(job["timeout_s"])
+    grace = float(job.get("term_grace_s") or 0.0) if terminate is not None else 0.0
+    terminated = False
     buffers = {"stdout": bytearray(), "stderr": bytearray()}
     # poll(2), not an epoll selector: nothing to create and close per job.
     poller = select.poll()
@@ -259,7 +300,11 @@ def _read_outputs(
     while reading:
         now = time.monotonic()
         if now >= deadline:
-            limit = "timeout"
+            if grace > 0 and not terminated and terminate is not None:
+                terminate()
+                terminated, deadline = True, deadline + grace
+                continue
+            limit = TERM_IGNORED if terminated else "timeout"
             break
         if exited_at is None and exited():
             exited_at = now
@@ -285,6 +330,8 @@ def _read_outputs(
                 limit = "output"
         if limit:
             break
+    if terminated and limit is None:
+        limit = "timeout"  # it ended within the grace: timeout's exit status 124
     return {
         "limit": limit,
         "stdout": bytes(buffers["stdout"][:cap]),
@@ -317,7 +364,10 @@ def _jobdir(workroot: str) -> str:
 
 
 def _swipl_argv(job: dict[str, Any], program: str) -> list[str]:
-    """The command a program runs as; a forked child takes it as its ``os_argv`` flag."""
+    """The command a program runs as; a forked child takes it as its ``os_argv`` flag
+    (and, without ``-t``, runs the interactive toplevel: ``"toplevel": "eof"``, which
+    reads end-of-file from stdin, /dev/null, as ``swipl -q -f FILE < /dev/null`` does)."""
+    toplevel = [] if job.get("toplevel") == "eof" else ["-t", "halt"]
     return [
         job.get("swipl", "swipl"),
         f"--stack-limit={int(job['stack_mb'])}m",
@@ -325,8 +375,7 @@ def _swipl_argv(job: dict[str, Any], program: str) -> list[str]:
         "-q",
         "-f",
         program,
-        "-t",
-        "halt",
+        *toplevel,
     ]
 
 
@@ -367,7 +416,7 @@ def run_job(job: dict[str, Any], uid: int | None, workroot: str) -> dict[str, An
     except OSError as exc:
         _rmtree(jobdir)
         return {"error": f"could not start swipl: {exc}", "wall_s": 0.0}
-    captured = _read_capped(proc, job, started)
+    captured = _read_capped(proc, job, started, uid)
     if captured["limit"] is not None:
         kill_everything(uid, keep=proc.pid)
     try:
@@ -655,7 +704,14 @@ def _fork_and_collect(
                 status.append(line)
         return bool(status)
 
-    captured = _read_outputs(fds, job, started, exited, watch=server.fileno())
+    captured = _read_outputs(
+        fds,
+        job,
+        started,
+        exited,
+        watch=server.fileno(),
+        terminate=lambda: _signal_as(uid, pid, signal.SIGTERM),
+    )
     if captured["limit"] is not None:
         kill_everything(uid, spare=spare)
     if not status:

@@ -1,0 +1,59 @@
+"""``toplevel="eof"``: a program runs as upstream's ``run_swipl.sh`` runs it.
+
+``swipl -q -f FILE < /dev/null``: after loading, the interactive toplevel reads
+end-of-file and ends the output with a line break (two after an unterminated line),
+unless the program halted first; at the time limit ``timeout --signal=TERM
+--kill-after=2s``: a program that ends on SIGTERM is a plain timeout, one that outlives
+it (SWI-Prolog defers the signal while it loads the file) is killed and says so.  The
+expected bytes were measured with ``swipl`` and ``timeout`` themselves (SWI-Prolog 9).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from deonticbench.solver import EXECUTORS, Limits, Solver
+from deonticbench.solver.execution import TIMEOUT_TERM_IGNORED
+
+pytestmark = pytest.mark.skipif(shutil.which("swipl") is None, reason="needs swipl")
+
+OUTPUTS = [
+    # (program, stdout with -t halt, stdout through the toplevel at end-of-file)
+    (':- format("Tax result: ~w~n", [12]).\n', "Tax result: 12\n", "Tax result: 12\n\n"),
+    (
+        'main :- format("Tax result: ~w", [12]).\n:- initialization(main).\n',
+        "Tax result: 12",
+        "Tax result: 12\n\n",
+    ),
+    ("main :- write(x), halt.\n:- initialization(main).\n", "x", "x"),
+    ("main :- write(y).\n:- initialization(main, main).\n", "y", "y"),
+    ("x :- .\n", "", "\n"),
+]
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_the_toplevel_at_end_of_file_ends_the_output_as_upstreams_run_does(executor: str) -> None:
+    with Solver(workers=1, executor=executor) as solver:  # type: ignore[arg-type]
+        for program, halted, at_eof in OUTPUTS:
+            assert solver.run(program).stdout == halted
+            assert solver.run(program, toplevel="eof").stdout == at_eof
+
+
+LOOP_AT_LOAD = "loop :- loop.\nmain :- format('Tax result: 5~n'), loop.\n:- initialization(main).\n"
+LOOP_IN_MAIN = (
+    "loop :- loop.\nmain :- format('Tax result: 5~n'), loop.\n:- initialization(main, main).\n"
+)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_program_that_outlives_its_sigterm_is_told_apart(executor: str) -> None:
+    with Solver(workers=2, executor=executor, limits=Limits(timeout_s=1)) as solver:  # type: ignore[arg-type]
+        at_load, in_main = solver.map([LOOP_AT_LOAD, LOOP_IN_MAIN], toplevel="eof")
+        plain = solver.run(LOOP_AT_LOAD)
+    assert (at_load.status, at_load.limit) == ("timeout", TIMEOUT_TERM_IGNORED)
+    assert at_load.wall_s >= 2.5  # the 2 s after SIGTERM, as timeout --kill-after=2s
+    assert (in_main.status, in_main.limit) == ("timeout", "timeout")
+    assert at_load.stdout == in_main.stdout == "Tax result: 5\n"
+    assert (plain.status, plain.limit) == ("timeout", "timeout")  # -t halt: killed at once

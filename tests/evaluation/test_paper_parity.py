@@ -13,7 +13,6 @@ are not compared.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -39,13 +38,12 @@ COMPARED = (
     "stop",
     "logprobs",
 )
-REPLY = "I cannot tell from the statutes given."
 PARALLEL = 5
 """Upstream's script sends one request at a time: several runs at once keep the test short."""
 
 
 def _reply(request: FakeRequest) -> str:
-    return REPLY
+    return upstream_scripts.LOOPBACK_REPLY
 
 
 def _twin_key(request: FakeRequest) -> str:
@@ -79,58 +77,24 @@ def _run_upstream(model: str, url: str, split: str, out: Path) -> None:
             assert process.returncode == 0, err[-2000:]
 
 
-def _run_ours(
-    spec: str, split: str, out: Path, env: dict[str, str]
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "deonticbench",
-            "eval",
-            "--model",
-            spec,
-            "--protocol",
-            "paper",
-            "--split",
-            split,
-            "--attempts",
-            "1",
-            "--no-cache",
-            "--out",
-            str(out),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def _environment(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
-    env.update(
-        DEONTICBENCH_DATA=str(upstream_scripts.MIRROR),
-        DEONTICBENCH_CACHE=str(tmp_path / "cache"),
-        OPENAI_API_KEY="dummy-key",
-        OPENAI_COMPATIBLE_API_KEY="dummy-key",
-        **extra,
-    )
-    return env
-
-
 def _parity(
     spec: str, upstream_model: str, split: str, tmp_path: Path, *, compatible: bool
-) -> tuple[int, int]:
+) -> tuple[int, int, dict[str, Any]]:
+    """(upstream's requests with a twin among ours, upstream's requests, the dry run's
+    estimate made before ours were sent)."""
     with FakeProvider(_reply) as theirs_server, FakeProvider(_reply) as ours_server:
         _run_upstream(upstream_model, theirs_server.openai_url, split, tmp_path / "upstream")
         if compatible:
             spec = f"{spec}@{ours_server.openai_url}"
-            env = _environment(tmp_path)
+            env = upstream_scripts.loopback_env(tmp_path)
         else:
-            env = _environment(tmp_path, OPENAI_BASE_URL=ours_server.openai_url)
-        done = _run_ours(spec, split, tmp_path / "run", env)
-        assert done.returncode == 0, done.stderr[-3000:]
+            env = upstream_scripts.loopback_env(tmp_path, OPENAI_BASE_URL=ours_server.openai_url)
+        out = tmp_path / "run"
+        dry = upstream_scripts.run_eval(
+            spec, split, out, env, "--protocol", "paper", "--dry-run", "--json"
+        )
+        assert not ours_server.generation_requests()
+        upstream_scripts.run_eval(spec, split, out, env, "--protocol", "paper")
         theirs = Counter(_twin_key(r) for r in theirs_server.generation_requests())
         ours = Counter(_twin_key(r) for r in ours_server.generation_requests())
     missing = theirs - ours
@@ -138,23 +102,26 @@ def _parity(
     example = next(iter(missing), "")[:600]
     assert not missing, f"{sum(missing.values())} upstream requests have no twin, e.g. {example}"
     assert sum(ours.values()) == sum(theirs.values())
-    return twins, sum(theirs.values())
+    estimate: dict[str, Any] = json.loads(dry)
+    # The dry run counts what was then sent (tests/evaluation/test_paper_dry_run.py: tokens).
+    assert estimate["requests"] == sum(ours.values())
+    return twins, sum(theirs.values()), estimate
 
 
 def test_gpt_4_1_on_the_hard_split_every_upstream_request_has_a_twin(tmp_path: Path) -> None:
-    twins, total = _parity("openai:gpt-4.1", "gpt-4.1", "hard", tmp_path, compatible=False)
+    twins, total, _ = _parity("openai:gpt-4.1", "gpt-4.1", "hard", tmp_path, compatible=False)
     assert total == 753 and twins == 753
 
 
 def test_a_reasoning_model_of_upstreams_list_on_the_smoke_split(tmp_path: Path) -> None:
-    twins, total = _parity(
+    twins, total, _ = _parity(
         "openai:o3-2025-04-16", "o3-2025-04-16", "smoke", tmp_path, compatible=False
     )
     assert total == 75 and twins == 75
 
 
 def test_a_model_params_entry_on_an_openai_compatible_server(tmp_path: Path) -> None:
-    twins, total = _parity(
+    twins, total, _ = _parity(
         "openai-compatible:moonshotai/Kimi-K2-Thinking",
         "moonshotai/Kimi-K2-Thinking",
         "smoke",
@@ -180,7 +147,7 @@ def test_an_unknown_protocol_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
             "--out",
             str(tmp_path / "run"),
         ],
-        env=_environment(tmp_path),
+        env=upstream_scripts.loopback_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=120,

@@ -99,6 +99,34 @@ print(json.dumps(out))
 )
 
 
+LOOPBACK_REPLY = "I cannot tell from the statutes given."
+"""What a recording server answers every choice with: no program, so nothing runs and no
+retry is asked for, and upstream and the harness get the same replies."""
+
+
+def loopback_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a ``deonticbench`` subprocess: the mirror, a fresh cache, dummy
+    keys (the server on loopback checks none) and ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
+    env.update(
+        DEONTICBENCH_DATA=str(MIRROR),
+        DEONTICBENCH_CACHE=str(tmp_path / "cache"),
+        OPENAI_API_KEY="dummy-key",
+        OPENAI_COMPATIBLE_API_KEY="dummy-key",
+        **extra,
+    )
+    return env
+
+
+def run_eval(spec: str, split: str, out: Path, env: dict[str, str], *extra: str) -> str:
+    """``deonticbench eval`` (first attempts only, no response cache); its stdout."""
+    command = [sys.executable, "-m", "deonticbench", "eval", "--model", spec, "--split", split]
+    command += ["--attempts", "1", "--no-cache", "--out", str(out), *extra]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
 def available() -> bool:
     return GENERATE.is_file()
 

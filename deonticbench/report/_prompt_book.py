@@ -116,6 +116,7 @@ def prompt_book(
             exemplars=spec.exemplars,
             distractors=spec.distractors,
             given_parts=SettingParts(spec.limits),
+            protocol=spec.protocol,  # a paper run's prompts are upstream's
         )
     except (DeonticBenchError, OSError) as exc:
         return PromptBook(problem=f"prompts were not rebuilt: {exc}")

@@ -55,10 +55,10 @@ from ..prompting import (
 from ..prompting.chat import Message, ToolSpec
 from ..prompting.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from ..prompting.plan import RunPlan, Unit
-from ..reading.answers import Answer, answer_from_execution, read_direct_answer
+from ..reading.answers import Answer
 from ..reading.confidence import without_confidence
-from ..reading.outcomes import judge
-from ..reading.programs import extract_program, prepare_program
+from ..reading.harness import HARNESS_READER
+from ..reading.reader import Reader, reader_for
 from ..settings.split import join_parts
 from ..solver import Execution, Limits, Solver
 from ..store.folder import RunFolder
@@ -461,12 +461,16 @@ class Runner:
     async def _evaluate(
         self, unit: Unit, prompt: Prompt, index: int, response: _Response
     ) -> tuple[Attempt, Prompt | None]:
-        """Judge one attempt; also return the next attempt's prompt when a retry is due."""
+        """Judge one attempt; also return the next attempt's prompt when a retry is due.
+        Read by the reader of the unit's protocol (the paper's for ``--protocol paper``'s
+        direct, zero-shot and few-shot units; the harness's for the rest, settings
+        included, as the plan decides)."""
+        reader = reader_for(unit.protocol)
 
         async def execute(program: str) -> Execution:
             assert self._executions is not None
             async with self._executions:
-                return await self.solver.arun(program)
+                return await self.solver.arun(program, toplevel=reader.toplevel)
 
         return await evaluate_attempt(
             unit.domain,
@@ -478,6 +482,7 @@ class Runner:
             execute,
             cached=response.cached,
             given=unit.given,
+            reader=reader,
         )
 
 
@@ -492,13 +497,16 @@ async def evaluate_attempt(
     *,
     cached: bool = False,
     given: str = "",
+    reader: Reader = HARNESS_READER,
 ) -> tuple[Attempt, Prompt | None]:
     """Judge one attempt of a sample; also return the next attempt's prompt when the
     retry rule calls for one (None: this attempt is final).
 
     The one implementation of extract -> execute -> read -> judge and of the retry rule,
     shared by the runner and the other front doors (the inspect_ai integration).
-    ``execute`` runs a program in the sandbox (the caller bounds its concurrency).
+    ``execute`` runs a program in the sandbox (the caller bounds its concurrency) as
+    ``reader.toplevel`` says.  ``reader`` reads and judges (``reading.reader``; the
+    harness's by default); the retry rule is the same whichever reads.
     ``given`` is a setting's shown part of the reference program: it goes before the
     model's program, and the record's program is the two together, as they ran.
     """
@@ -526,20 +534,21 @@ async def evaluate_attempt(
     if mode in DIRECT_MODES:
         # The verbal variant's confidence line is the reliability stage's, not an answer.
         text = without_confidence(c.text) if mode == VERBAL_MODE else c.text
-        answer = read_direct_answer(domain, text)
-        _set_answer(attempt, domain, answer, case)
+        answer = reader.read_direct(domain, text)
+        _set_answer(attempt, domain, answer, case, reader)
         return attempt, None
-    program = extract_program(c.text)
+    program = reader.extract(c.text)
     if program is None:
-        _set_answer(attempt, domain, Answer.abstain("no Prolog program in the response"), None)
+        no_program = Answer.abstain("no Prolog program in the response")
+        _set_answer(attempt, domain, no_program, None, reader)
         return attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
-    prepared = prepare_program(domain, join_parts(given, program) if given else program)
+    prepared = reader.prepare(domain, join_parts(given, program) if given else program)
     attempt.program = prepared.text
     attempt.repaired = prepared.repaired
     execution = await execute(prepared.text)
     attempt.execution = execution.to_dict()
-    answer = answer_from_execution(domain, execution)
-    _set_answer(attempt, domain, answer, case)
+    answer = reader.read_execution(domain, execution)
+    _set_answer(attempt, domain, answer, case, reader)
     if answer.abstained:
         # The program failed to give an answer (a syntax or runtime error that stopped
         # it, a timeout or other limit, no or conflicting answer lines): feedback.
@@ -583,10 +592,12 @@ def _in_plan(plan: RunPlan, record: Record) -> bool:
     )
 
 
-def _set_answer(attempt: Attempt, domain: Domain, answer: Answer, case: Case | None) -> None:
+def _set_answer(
+    attempt: Attempt, domain: Domain, answer: Answer, case: Case | None, reader: Reader
+) -> None:
     attempt.answer = answer.value
     attempt.abstain_reason = answer.reason
-    attempt.outcome = judge(domain, answer, case.gold) if case is not None else "abstain"
+    attempt.outcome = reader.judge(domain, answer, case.gold) if case is not None else "abstain"
 
 
 def split_requests(

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from ... import Execution, Limits, Solver
+from ...solver import Toplevel
 
 _pools: dict[Limits, tuple[Solver, ThreadPoolExecutor]] = {}
 _pools_lock = threading.Lock()
@@ -26,11 +28,14 @@ def _pool(limits: Limits) -> tuple[Solver, ThreadPoolExecutor]:
         return _pools[limits]
 
 
-async def execute(program: str, timeout: float) -> Execution:
-    """Run a program in the harness's sandbox pool (one per process and limits)."""
+async def execute(program: str, timeout: float, toplevel: Toplevel = "halt") -> Execution:
+    """Run a program in the harness's sandbox pool (one per process and limits), as the
+    reader that reads it says (``toplevel``)."""
     solver, threads = _pool(Limits(timeout_s=float(timeout)))
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(threads, solver.run, program)
+    return await loop.run_in_executor(
+        threads, functools.partial(solver.run, program, toplevel=toplevel)
+    )
 
 
 @atexit.register

@@ -19,6 +19,7 @@ from inspect_ai.solver import TaskState
 from ... import Attempt, Limits, Record, get_domain
 from ...evaluation.runner import evaluate_attempt
 from ...prompting import Prompt, prompt_hash
+from ...reading.reader import reader_for
 from ._messages import completion_of, from_inspect
 from ._plan import TaskOptions, plan_for
 from ._sandbox import execute
@@ -54,6 +55,7 @@ def deonticbench_scorer(
         attempts = [Attempt(**a) for a in stored]
         if state.store.get(PENDING_KEY, True) or not attempts:
             prompt = _last_prompt(state) or unit.render()
+            reader = reader_for(unit.protocol)  # the harness's unless -T protocol=paper
             attempt, _ = await evaluate_attempt(
                 spec,
                 unit.case,
@@ -61,8 +63,9 @@ def deonticbench_scorer(
                 prompt,
                 len(attempts),
                 completion_of(state.output),
-                lambda program: execute(program, timeout),
+                lambda program: execute(program, timeout, reader.toplevel),
                 given=unit.given,
+                reader=reader,
             )
             attempts.append(attempt)
         record = Record(

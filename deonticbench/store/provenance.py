@@ -64,6 +64,7 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
             modes=(*MODES, *(m for m in plan.modes if m in SETTINGS or m == VERBAL_MODE))
         ),
         "few_shot_pools": dict(plan.pool_notes),
+        **_paper_texts(plan),
         # Only when they differ from the paper's protocol, so that earlier runs, which
         # lack these keys, keep their fingerprint.
         **({"exemplars": spec.exemplars} if spec.exemplars != "paper" else {}),
@@ -123,4 +124,21 @@ def imported_config(spec: RunSpec, provider: str) -> dict[str, Any]:
         "seed": spec.seed,
         "limits": asdict(spec.limits),
         "environment": environment_facts(),
+    }
+
+
+def _paper_texts(plan: RunPlan) -> dict[str, Any]:
+    """Under the paper protocol, which upstream files its prompts were read from: the
+    pinned commit and the files' combined sha256 (each was verified against the manifest
+    before use, so this is the same on every machine).  Absent otherwise."""
+    paper = next((u.paper for u in plan.units if u.paper is not None), None)
+    if paper is None:
+        return {}
+    files = paper.files
+    return {
+        "paper_texts": {
+            "commit": files.commit,
+            "files": [path for path, _ in files.texts],
+            "sha256": files.digest(),
+        }
     }

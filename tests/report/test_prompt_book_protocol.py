@@ -37,6 +37,12 @@ def test_a_runs_prompts_are_rebuilt_under_its_protocol(protocol: str, tmp_path: 
                model="reference", attempts=[Attempt(0, sent[u.case.id].prompt_hash, "no")])
         for u in prepared.plan.units
     ]  # fmt: skip
+    # config.json says which upstream files a paper run's prompts came from
+    texts = prepared.config.get("paper_texts")
+    assert (texts is not None) == (protocol == "paper")
+    if texts is not None:
+        assert texts["commit"] == "2b4e4ea114295fdf7151d4122c5ebbd5a2bf277e"
+        assert "scripts/generate_e2e.py" in texts["files"]
     book = prompt_book(prepared.config, records)
     assert book.problem is None
     for record in records:

@@ -13,6 +13,7 @@ import click
 
 from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import ALL_MODES
+from ..prompting.protocol import READERS
 from ..scoring.agent_format import FormatRow, format_rows, format_table
 from ..scoring.notes import cross_protocol_note, protocol_notes
 from ..scoring.scores import (
@@ -109,6 +110,13 @@ class ReportWriteError(DeonticBenchError):
     help="The confidence signal the selective policy of --costs thresholds.",
 )
 @click.option(
+    "--reading",
+    type=click.Choice(READERS),
+    help="Read every run's stored replies (first attempts and retries) again with this "
+    "reader before scoring: paper (upstream's scripts') or harness; programs run again in "
+    "the sandbox where needed; records.jsonl is not changed.",
+)
+@click.option(
     "--dar-rules",
     is_flag=True,
     help="Also score each run imported with import-harbor by DAR's rules (their default "
@@ -127,6 +135,7 @@ def command(
     reliability: bool,
     costs_file: Path | None,
     signal: str,
+    reading: str | None,
     dar_rules: bool,
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
@@ -138,7 +147,11 @@ def command(
     if signal not in SIGNALS:
         # Checked before scoring: a misspelt signal would otherwise leave no cost table.
         raise ConfigError(f"--signal takes one of {', '.join(SIGNALS)}, not {signal!r}.")
-    scores = score_runs(run_dirs, bootstrap=replicates, seed=seed)
+    scores = (
+        _reread_scores(run_dirs, reading, replicates, seed)
+        if reading
+        else score_runs(run_dirs, bootstrap=replicates, seed=seed)
+    )
     for s in scores:
         for note in s.notes:
             click.echo(_wrapped(f"{s.run.path}: {note}"), err=True)
@@ -338,3 +351,28 @@ def _print_dar_rules(scores: list[RunScores]) -> None:
     for s in scores:
         click.echo(f"\nDAR's rules beside the paper's: {s.run.path}")
         click.echo(render_protocol_table(protocol_rows(s.run.path, s)), nl=False)
+
+
+def _reread_scores(
+    run_dirs: Sequence[Path], reading: str, replicates: int, seed: int
+) -> list[RunScores]:
+    """``--reading``: each run read again in memory (``scoring.rereading``), then scored;
+    one line per run says what was read again."""
+    from ..scoring.rereading import reread_run  # start-up: only --reading needs it
+    from ..scoring.scores import load_run, score_run
+
+    runs = [load_run(p) for p in run_dirs]  # every path is checked before any is read
+    scores = []
+    for run in runs:
+        reread = reread_run(run, reading)
+        click.echo(
+            _wrapped(
+                f"{run.path}: read with the {reading} reader (the run followed the "
+                f"{run.protocol} protocol): {reread.executed} program(s) run again, "
+                f"{reread.reused} stored execution(s) read again, {reread.changed} "
+                "first-attempt outcome(s) changed; records.jsonl is unchanged"
+            ),
+            err=True,
+        )
+        scores.append(score_run(reread.run, replicates, seed))
+    return scores

@@ -27,7 +27,9 @@ from ..data.domains import Domain
 from ..prompting.protocol import ReaderName, check_protocol
 from ..solver.execution import Execution, Toplevel
 from .answers import Answer
+from .harness import HARNESS_READER
 from .outcomes import Outcome
+from .paper import PAPER_READER
 from .programs import PreparedProgram
 
 
@@ -60,10 +62,4 @@ class Reader(Protocol):
 def reader_for(name: ReaderName | str) -> Reader:
     """The reader called ``name`` (one sentence naming the readers for an unknown one)."""
     checked = check_protocol(name, what="reader")
-    if checked == "harness":
-        from .harness import HARNESS_READER
-
-        return HARNESS_READER
-    from .paper import PAPER_READER
-
-    return PAPER_READER
+    return HARNESS_READER if checked == "harness" else PAPER_READER

@@ -302,6 +302,11 @@ class OpenAIModel(RemoteModel):
             fields["extra_body"] = dict(p.extra)
         return fields
 
+    def sampling_fields(self, n: int, paper: PaperSampling | None) -> dict[str, Any]:
+        """The fields of one call of ``n`` samples besides model and messages: upstream's
+        on a paper-protocol first attempt (``paper``), else the backend's own."""
+        return self.paper_fields(paper, n) if paper is not None else self.request_fields(n)
+
     @staticmethod
     def paper_fields(sampling: PaperSampling, n: int) -> dict[str, Any]:
         """A paper-protocol first attempt's fields: exactly upstream's, ``n`` always sent
@@ -365,7 +370,7 @@ class OpenAIModel(RemoteModel):
         ``turn`` numbers the calls read from a schema-constrained reply; ``paper`` replaces
         the sampling fields with upstream's (a paper-protocol first attempt)."""
         client = self.client()
-        fields = self.paper_fields(paper, n) if paper is not None else self.request_fields(n)
+        fields = self.sampling_fields(n, paper)
         if tools:
             self._turn_request(fields, tools)
         schema = bool(tools) and self.constrained and self.compatible

@@ -52,7 +52,11 @@ class OpenAIBatches(BatchAPI):
         self.max_requests = int(model.settings.option("batch_max_requests", MAX_REQUESTS))
 
     def line(self, item: BatchItem) -> dict[str, Any]:
-        fields = self.backend.request_fields(item.request.n)
+        request = item.request
+        # a paper-protocol first attempt carries upstream's fields, as interactively
+        fields = self.backend.sampling_fields(
+            request.n, self.backend.first_attempt_sampling(request)
+        )
         # extra_body is the client's way to add fields; in a file they are plain fields.
         extra = fields.pop("extra_body", {})
         body = {

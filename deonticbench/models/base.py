@@ -21,7 +21,8 @@ from typing import Any
 
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
-from ..prompting.paper import PaperSampling, follows_paper
+from ..prompting.paper import PaperSampling
+from ..prompting.protocol import mode_protocol
 from .constrained import argument_chars
 
 
@@ -163,7 +164,7 @@ class Model(ABC):
         """``paper_sampling`` when ``request`` is a paper-protocol first attempt, else None."""
         if self.paper_sampling is None or request.attempt != 0 or request.tools:
             return None
-        return self.paper_sampling if follows_paper(request.mode) else None
+        return self.paper_sampling if mode_protocol("paper", request.mode) == "paper" else None
 
     turn_max_tokens: int | None = None
     """The output limit of an agent turn under the constrained protocol (the

@@ -23,9 +23,15 @@ from ..data.sources import DataSource
 from .distractors import SectionsNeeded, with_distractors
 from .exemplars import SplitExemplars, choose_exemplars, exemplar_pool, retrieve_exemplars
 from .modes import SETTINGS, Mode, prompted_counterpart
-from .paper import AirlinePool, PaperTexts, follows_paper, leaks_reference_programs, render_paper
+from .paper import AirlinePool, PaperTexts, render_paper
 from .paper import load_paper_texts as _load_paper_texts
-from .protocol import LEGACY_PROTOCOL, ProtocolName, check_protocol
+from .protocol import (
+    LEGACY_PROTOCOL,
+    ProtocolName,
+    check_protocol,
+    mode_protocol,
+    shows_reference_programs,
+)
 from .render import Prompt, render
 
 ExemplarChoice = Literal["paper", "retrieved"]
@@ -88,10 +94,10 @@ class Unit:
         return "paper" if self.paper is not None else "harness"
 
     @property
-    def leaks_reference_programs(self) -> bool:
+    def shows_reference_programs(self) -> bool:
         """Its prompt shows reference programs of the evaluated split (paper airline
         few-shot): every figure of the cell must say so."""
-        return self.paper is not None and leaks_reference_programs(self.domain.name, self.mode)
+        return shows_reference_programs(self.protocol, self.domain.name, self.mode)
 
     def render(self) -> Prompt:
         """The unit's first prompt: the one place a unit becomes messages."""
@@ -176,7 +182,7 @@ def plan_run(
     if load is None:
         source = pin_source(source)
     paper = None
-    if protocol == "paper" and any(follows_paper(m) for m in modes):
+    if any(mode_protocol(protocol, m) == "paper" for m in modes):
         paper = _load_paper_texts(source)
     units: list[Unit] = []
     ks: dict[str, int] = {}
@@ -208,7 +214,7 @@ def plan_run(
         pool: list[Case] = []
         # Under the paper protocol few-shot takes upstream's exemplars: the harness's
         # pool is needed only by the modes that keep the harness's (agent-few-shot).
-        harness_shots = [m for m in modes if not (paper is not None and follows_paper(m))]
+        harness_shots = [m for m in modes if mode_protocol(protocol, m) == "harness"]
         if any(prompted_counterpart(m) == "few-shot" for m in harness_shots) or settings:
             pool_cases, note = exemplar_pool(domain, source)
             pool = list(pool_cases)
@@ -217,7 +223,7 @@ def plan_run(
         if (
             paper is not None
             and "few-shot" in modes
-            and leaks_reference_programs(domain.name, "few-shot")
+            and shows_reference_programs(protocol, domain.name, "few-shot")
         ):
             # generate_e2e.py's default pool is the cases file itself: the whole split
             # being evaluated, whatever --limit or --ids select.
@@ -240,7 +246,7 @@ def plan_run(
             for mode in modes:
                 shots: tuple[Case, ...] = ()
                 shot_parts: tuple[tuple[str, str], ...] = ()
-                unit_paper = paper if follows_paper(mode) else None
+                unit_paper = paper if mode_protocol(protocol, mode) == "paper" else None
                 paper_exemplar = ""
                 if unit_paper is not None:
                     if mode == "few-shot" and airline_pool is not None:

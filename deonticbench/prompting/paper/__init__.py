@@ -4,7 +4,8 @@
 (``data.upstream``) without running them; ``render`` builds the messages its
 generate_e2e.py sends for a case and mode; ``exemplars`` is its airline leave-one-out
 retrieval from the evaluated split (which shows other cases' reference programs:
-``leaks_reference_programs``); ``sampling`` the request fields it sends for a model name.
+``prompting.protocol.shows_reference_programs``); ``sampling`` the request fields it
+sends for a model name.
 The plan (``prompting.plan``) chooses this for direct, zero-shot and few-shot when a run
 follows ``--protocol paper``.
 """
@@ -12,14 +13,7 @@ follows ``--protocol paper``.
 from __future__ import annotations
 
 from .exemplars import AirlinePool
-from .render import (
-    UPSTREAM_DATASETS,
-    UPSTREAM_TASKS,
-    follows_paper,
-    leaks_reference_programs,
-    render_paper,
-    upstream_case,
-)
+from .render import UPSTREAM_DATASETS, UPSTREAM_TASKS, render_paper, upstream_case
 from .sampling import PaperSampling, paper_sampling
 from .texts import PaperTexts, load_paper_texts
 
@@ -29,8 +23,6 @@ __all__ = [
     "AirlinePool",
     "PaperSampling",
     "PaperTexts",
-    "follows_paper",
-    "leaks_reference_programs",
     "load_paper_texts",
     "paper_sampling",
     "render_paper",

@@ -20,7 +20,8 @@ from ...data.cases import Case
 from ...data.domains import AIRLINE, HOUSING, SARA_BINARY, SARA_NUMERIC, USCIS
 from ...data.upstream import UPSTREAM_FILES
 from ..chat import Message
-from ..modes import MODES, Mode
+from ..modes import Mode
+from ..protocol import mode_protocol
 from ..render import Prompt, prompt_hash
 from .texts import PaperTexts
 
@@ -64,20 +65,6 @@ _FIXED_EXEMPLARS: dict[str, str] = {
 _SHARED_STATUTES = frozenset({"sara_numeric", "sara_binary", "airline"})
 
 
-def follows_paper(mode: str) -> bool:
-    """Whether the paper protocol renders ``mode`` (direct, zero-shot, few-shot); every
-    other mode (agentic, settings, the verbal variant) keeps the harness's templates."""
-    return mode in MODES
-
-
-def leaks_reference_programs(domain: str, mode: str) -> bool:
-    """Whether the paper protocol's prompt for ``domain`` and ``mode`` shows other cases'
-    reference programs from the evaluated split: airline few-shot, whose exemplar is
-    retrieved leave-one-out from the cases file itself (generate_e2e.py's default
-    ``--airline-exemplar-pool``).  Every figure of that cell must say so."""
-    return domain == AIRLINE.name and mode == "few-shot"
-
-
 def upstream_case(case: Case) -> dict[str, Any]:
     """The case dict ``load_cases_from_json`` builds, minus the label (never in a prompt)."""
     dataset = UPSTREAM_DATASETS[case.domain]
@@ -106,7 +93,7 @@ def upstream_case(case: Case) -> dict[str, Any]:
 def render_paper(texts: PaperTexts, case: Case, mode: Mode, *, exemplar: str = "") -> Prompt:
     """The system and user messages upstream sends for ``case`` in ``mode``; airline
     few-shot needs its retrieved ``exemplar`` (``exemplars.airline_exemplar``)."""
-    if not follows_paper(mode):
+    if mode_protocol("paper", mode) != "paper":
         raise ValueError(f"the paper protocol has no prompt for {mode}")
     task, dataset = UPSTREAM_TASKS[mode], UPSTREAM_DATASETS[case.domain]
     composer = texts.function(_COMPOSERS[(task, dataset)])

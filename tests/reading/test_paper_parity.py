@@ -7,7 +7,10 @@ from the shared mirror) and ``bootstrap_outputs.py``'s parsers and ``_is_correct
 through the paper reader with programs run in our sandbox; every sample's outcome
 (correct, wrong, abstain) must be the same.  Direct replies are read by
 ``parse_source_json`` beside the reader's ``read_direct``.  Both sides run programs
-under a 2 s limit (``TIMEOUT_DURATION=2``, ``Limits(timeout_s=2)``).
+under the same limit: 10 s, and 2 s for the looping ones, run apart (``TIMEOUT_DURATION``
+upstream, ``Limits(timeout_s=...)`` here).  Failing on the code before the paper reader:
+there was no reader that read these samples as upstream does (the harness's reader
+differs on hundreds of them, which the test checks too).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import upstream_reading as up
 
 from deonticbench.data.cases import normalise_gold
 from deonticbench.data.domains import get_domain
-from deonticbench.reading import reader_for
+from deonticbench.reading import Answer, reader_for
 from deonticbench.solver import Limits, Solver
 
 pytestmark = [
@@ -31,26 +34,41 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("swipl") is None, reason="needs swipl"),
 ]
 
-TIMEOUT_S = 2
+TIMEOUT_S = 10
+"""Every program but the looping ones: far above what any of them needs, so that a slow
+machine cannot time one side out and not the other."""
+LOOP_TIMEOUT_S = 2
+"""The looping programs, run apart: ``TIMEOUT_DURATION=2`` upstream, ``Limits(timeout_s=2)``
+here (then 2 s more for a program that outlives SIGTERM, on both sides)."""
 
 
 def _ours_programs(
-    solver: Solver, domain_name: str, replies: list[list[up.Reply]], golds: list[Any]
+    solver: Solver,
+    domain_name: str,
+    replies: list[list[up.Reply]],
+    golds: list[Any],
+    timeout_s: int,
+    reading: str = "paper",
 ) -> list[list[str]]:
-    reader = reader_for("paper")
+    """Every reply's outcome by one of our readers, its programs run in our sandbox."""
+    reader = reader_for(reading)
     domain = get_domain(domain_name)
-    prepared = []
+    programs = []
     for case_replies in replies:
         for reply in case_replies:
             program = reader.extract(reply.text)
-            assert program is not None  # the paper reader always has a program
-            prepared.append(reader.prepare(domain, program).text)
-    executions = iter(solver.map(prepared, toplevel=reader.toplevel))
+            programs.append(None if program is None else reader.prepare(domain, program).text)
+    limits = Limits(timeout_s=timeout_s)
+    ran = [p for p in programs if p is not None]
+    executions = iter(solver.map(ran, limits, toplevel=reader.toplevel))
+    answers = iter(
+        Answer.abstain("no program")
+        if p is None
+        else reader.read_execution(domain, next(executions))
+        for p in programs
+    )
     return [
-        [
-            reader.judge(domain, reader.read_execution(domain, next(executions)), gold)
-            for _ in case_replies
-        ]
+        [reader.judge(domain, next(answers), gold) for _ in case_replies]
         for case_replies, gold in zip(replies, golds, strict=True)
     ]
 
@@ -74,27 +92,50 @@ def test_every_program_and_direct_sample_reads_as_upstream_reads_it(tmp_path: Pa
     rows = {d: up.hard_rows(d) for d in up.DOMAINS}
     labels = {d: [up.upstream_label(d, r["label"]) for r in rows[d]] for d in up.DOMAINS}
     golds = {d: [normalise_gold(get_domain(d), r["label"]) for r in rows[d]] for d in up.DOMAINS}
-    programs = {d: up.program_replies(d, rows[d]) for d in up.DOMAINS}
-    running = {
-        d: up.run_programs(
-            d,
-            [[r.text for r in case] for case in programs[d]],
-            labels[d],
-            tmp_path / d,
-            TIMEOUT_S,
+    # Per domain: every case's replies, and apart, the first case's looping programs.
+    batches = {
+        (d, "programs"): (up.program_replies(d, rows[d]), labels[d], golds[d], TIMEOUT_S)
+        for d in up.DOMAINS
+    } | {
+        (d, "loops"): (
+            [up.loop_replies(d, rows[d][0])],
+            labels[d][:1],
+            golds[d][:1],
+            LOOP_TIMEOUT_S,
         )
         for d in up.DOMAINS
     }
-    with Solver(workers=2, limits=Limits(timeout_s=TIMEOUT_S)) as solver:
-        ours = {d: _ours_programs(solver, d, programs[d], golds[d]) for d in up.DOMAINS}
-    for d, process in running.items():
+    running = {
+        key: up.run_programs(
+            key[0],
+            [[r.text for r in case] for case in replies],
+            lbls,
+            tmp_path / "_".join(key),
+            timeout,
+        )
+        for key, (replies, lbls, _, timeout) in batches.items()
+    }
+    with Solver(workers=2) as solver:
+        ours = {
+            key: _ours_programs(solver, key[0], replies, gold, timeout)
+            for key, (replies, _, gold, timeout) in batches.items()
+        }
+        harness = {
+            key: _ours_programs(solver, key[0], replies, gold, timeout, "harness")
+            for key, (replies, _, gold, timeout) in batches.items()
+            if key[1] == "programs"
+        }
+    for key, process in running.items():
         _, err = process.communicate(timeout=600)
-        assert process.returncode == 0, f"{d}: upstream's scripts failed: {err[-2000:]}"
+        assert process.returncode == 0, f"{key}: upstream's scripts failed: {err[-2000:]}"
     mismatches: list[str] = []
+    harness_differs: list[str] = []
     compared = Counter[str]()
-    for d in up.DOMAINS:
-        theirs = up.read_programs(d, tmp_path / d, labels[d])
-        mismatches += _mismatches(d, programs[d], theirs, ours[d])
+    for key, (replies, lbls, _, _) in batches.items():
+        theirs = up.read_programs(key[0], tmp_path / "_".join(key), lbls)
+        mismatches += _mismatches(key[0], replies, theirs, ours[key])
+        if key in harness:
+            harness_differs += _mismatches(key[0], replies, theirs, harness[key])
         compared.update(o for case in theirs for o in case)
 
     reader = reader_for("paper")
@@ -107,8 +148,23 @@ def test_every_program_and_direct_sample_reads_as_upstream_reads_it(tmp_path: Pa
             for case, gold in zip(direct, golds[d], strict=True)
         ]
         mismatches += _mismatches(d, direct, theirs, mine)
+        harness_differs += _mismatches(d, direct, theirs, _harness_direct(d, direct, golds[d]))
         compared.update(o for case in theirs for o in case)
 
+    print(f"compared {sum(compared.values())} samples {dict(compared)}: {len(mismatches)} differ;")
+    print(f"the harness's reader reads {len(harness_differs)} of them otherwise")
     assert not mismatches, f"{len(mismatches)} samples differ:\n" + "\n".join(mismatches[:60])
     # The set exercises all three outcomes in quantity (not a set that only abstains).
     assert min(compared.values()) > 300, compared
+    # And it tells readers apart: the harness's reader, which this test would have had
+    # before the paper reader, reads hundreds of these samples otherwise.
+    assert len(harness_differs) > 300, len(harness_differs)
+
+
+def _harness_direct(domain_name: str, direct: list[list[up.Reply]], golds: list[Any]) -> list:
+    reader = reader_for("harness")
+    domain = get_domain(domain_name)
+    return [
+        [reader.judge(domain, reader.read_direct(domain, r.text), gold) for r in case]
+        for case, gold in zip(direct, golds, strict=True)
+    ]

@@ -364,7 +364,7 @@ LOOPS: dict[str, ProgramVariant] = {
         " loop.\n:- initialization(main).\n"
     ),
 }
-"""Looping programs (each costs a timeout on both sides): given to one case per domain."""
+"""Looping programs (each costs a timeout on both sides): ``loop_replies``."""
 
 
 def program_variants(domain: str) -> dict[str, ProgramVariant]:
@@ -381,16 +381,18 @@ def program_replies(
     domain: str, rows: list[dict[str, Any]], per_case: int = 3
 ) -> list[list[Reply]]:
     """Each case's program replies: ``per_case`` variants, cycling through the domain's
-    list so that every variant meets several cases, plus the looping ones for the first
-    case."""
+    list so that every variant meets several cases."""
     variants = list(program_variants(domain).items())
     out: list[list[Reply]] = []
     for index, row in enumerate(rows):
         chosen = [variants[(per_case * index + t) % len(variants)] for t in range(per_case)]
-        if index == 0:
-            chosen += list(LOOPS.items())
         out.append([Reply(name, make(domain, row)) for name, make in chosen])
     return out
+
+
+def loop_replies(domain: str, row: dict[str, Any]) -> list[Reply]:
+    """The looping programs for one case (run apart, under a short time limit)."""
+    return [Reply(name, make(domain, row)) for name, make in LOOPS.items()]
 
 
 def direct_replies(domain: str, row: dict[str, Any]) -> list[Reply]:

@@ -46,6 +46,9 @@ def _replies(tmp_path: Path) -> Path:
             for sample, name in enumerate(PROGRAM_VARIANTS):
                 text = variants[name](domain, row)
                 lines.append(_line(domain, row, "zero-shot", sample, text))
+                # A retry's reply (drawn when the harness abstained on the first).
+                retry = variants["prolog_fence"](domain, row)
+                lines.append({**_line(domain, row, "zero-shot", sample, retry), "attempt": 1})
                 direct = DIRECT[domain].format(g=row["label"])
                 lines.append(_line(domain, row, "direct", sample, direct))
     path = tmp_path / "replies.jsonl"
@@ -72,7 +75,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         split="smoke",
         modes=("direct", "zero-shot"),
         k=len(PROGRAM_VARIANTS),
-        attempts=1,
+        attempts=2,
         data=resolve_source(DATA),
         protocol="harness",
     )
@@ -126,3 +129,15 @@ def test_reader_sensitivity_gives_each_cells_figure_under_both_readers(run: Path
     assert round(numeric.difference, 4) == -0.3333
     assert rows[("sara_numeric", "direct")].harness == 0.0
     assert rows[("sara_numeric", "direct")].paper == 1.0
+
+
+def test_a_retry_the_new_reading_would_not_have_made_is_dropped(run: Path) -> None:
+    loaded = load_run(run)
+    key = ("sara_numeric", "zero-shot", 0)  # two answer lines: the harness retried
+    stored = [r for r in loaded.records if (r.domain, r.mode, r.sample) == key]
+    assert all(len(r.attempts) == 2 and r.final.outcome == "correct" for r in stored)
+    reread = [
+        r for r in reread_run(loaded, "paper").run.records if (r.domain, r.mode, r.sample) == key
+    ]
+    # The paper's reader answers on the first attempt: no retry would have followed.
+    assert all(len(r.attempts) == 1 and r.final.outcome == "correct" for r in reread)

@@ -139,5 +139,6 @@ def test_a_retry_the_new_reading_would_not_have_made_is_dropped(run: Path) -> No
     reread = [
         r for r in reread_run(loaded, "paper").run.records if (r.domain, r.mode, r.sample) == key
     ]
+    assert len(stored) == len(reread) == SMOKE
     # The paper's reader answers on the first attempt: no retry would have followed.
     assert all(len(r.attempts) == 1 and r.final.outcome == "correct" for r in reread)

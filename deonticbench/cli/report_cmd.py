@@ -25,8 +25,20 @@ from ._options import bootstrap_options
     default=None,
     help="Data mirror to rebuild the prompts from [default: the run's, else DEONTICBENCH_DATA].",
 )
+@click.option(
+    "--reader-sensitivity",
+    is_flag=True,
+    help="Also a section on how far each first-attempt figure moves between the harness's "
+    "reader and the paper's on the same stored replies (runs every program again in the "
+    "sandbox, so it takes as long as the run's programs did).",
+)
 def command(
-    run_dirs: tuple[Path, ...], out: Path | None, replicates: int, seed: int, data_dir: Path | None
+    run_dirs: tuple[Path, ...],
+    out: Path | None,
+    replicates: int,
+    seed: int,
+    data_dir: Path | None,
+    reader_sensitivity: bool,
 ) -> None:
     """Write an HTML report of RUN_DIR(s): scores, figures, and every sample.
 
@@ -44,6 +56,12 @@ def command(
     require_scorable(scores)
     comparisons = [c for other in scores[1:] for c in compare(scores[0], other, replicates, seed)]
     target = out or (run_dirs[0] / REPORT_FILE if len(run_dirs) == 1 else Path(REPORT_FILE))
-    written = write_report(scores, target, comparisons, data_dir=data_dir)
+    sensitivity = []
+    if reader_sensitivity:
+        # start-up: only --reader-sensitivity loads re-reading (and the sandbox)
+        from ..scoring.rereading import labelled_sensitivity
+
+        sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=seed)
+    written = write_report(scores, target, comparisons, data_dir=data_dir, sensitivity=sensitivity)
     size = written.stat().st_size
     click.echo(f"wrote {written} ({size / 1e6:.1f} MB); open it in any browser")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import textwrap
@@ -40,6 +41,7 @@ from ..scoring.tables import (
     render,
     render_csv,
     render_markdown,
+    sensitivity_table,
     table2,
     to_json,
 )
@@ -48,6 +50,7 @@ from ._options import bootstrap_options
 
 if TYPE_CHECKING:
     from ..reliability.api import ScoreExtras
+    from ..scoring.rereading import SensitivityRow
 
 FORMATS = (*TABLE_FORMATS, "json")
 
@@ -117,6 +120,13 @@ class ReportWriteError(DeonticBenchError):
     "the sandbox where needed; records.jsonl is not changed.",
 )
 @click.option(
+    "--reader-sensitivity",
+    is_flag=True,
+    help="Also how far each first-attempt figure moves between the harness's reader and "
+    "the paper's on the same stored replies (runs every program again in the sandbox, so "
+    "it takes as long as the run's programs did).",
+)
+@click.option(
     "--dar-rules",
     is_flag=True,
     help="Also score each run imported with import-harbor by DAR's rules (their default "
@@ -136,6 +146,7 @@ def command(
     costs_file: Path | None,
     signal: str,
     reading: str | None,
+    reader_sensitivity: bool,
     dar_rules: bool,
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
@@ -194,8 +205,18 @@ def command(
         )  # fmt: skip
         for note in extras.notes:
             click.echo(_wrapped(note), err=True)
+    sensitivity = []
+    if reader_sensitivity:
+        # start-up: only --reader-sensitivity loads re-reading (and the sandbox)
+        from ..scoring.rereading import labelled_sensitivity
+
+        sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=seed)
     if out is None:
-        click.echo(_stdout_text(scores, comparisons, fmt, against == "paper"), nl=False)
+        click.echo(
+            _stdout_text(scores, comparisons, fmt, against == "paper", sensitivity), nl=False
+        )
+        if sensitivity and fmt == "csv":
+            click.echo("note: the reader-sensitivity table is written with --out.", err=True)
         if extras and fmt in ("csv", "json"):
             # One loadable document on stdout: the extra tables go to --out.
             click.echo("note: the reliability and cost tables are written with --out.", err=True)
@@ -209,7 +230,7 @@ def command(
     if dar_rules:
         _print_dar_rules(scores)
     try:
-        written = _write_all(out, scores, comparisons, against == "paper", extras)
+        written = _write_all(out, scores, comparisons, against == "paper", extras, sensitivity)
     except OSError as exc:
         raise ReportWriteError(
             f"Cannot write the report to {out}: {exc.strerror or exc}."
@@ -242,10 +263,19 @@ def _compare_all(scores: Sequence[RunScores], replicates: int, seed: int) -> lis
 
 
 def _stdout_text(
-    scores: Sequence[RunScores], comparisons: Sequence[Comparison], fmt: str, paper: bool
+    scores: Sequence[RunScores],
+    comparisons: Sequence[Comparison],
+    fmt: str,
+    paper: bool,
+    sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
 ) -> str:
     if fmt == "json":
         doc = to_json(scores, comparisons)
+        if sensitivity:
+            doc["reader_sensitivity"] = [
+                {"run": label, **dataclasses.asdict(row), "difference": row.difference}
+                for label, row in sensitivity
+            ]
         doc["usage"] = [row.to_dict() for row in usage_rows(scores)]
         doc["format"] = [row.to_dict() for row in format_rows(scores)]
         if paper:
@@ -269,6 +299,8 @@ def _stdout_text(
         tables.append(against_paper(scores))
     if comparisons:
         tables.append(comparison_table(comparisons))
+    if sensitivity:
+        tables.append(sensitivity_table(sensitivity))
     return "\n".join(render(t, fmt) for t in tables)
 
 
@@ -286,6 +318,7 @@ def _write_all(
     comparisons: Sequence[Comparison],
     paper: bool,
     extras: ScoreExtras | None = None,
+    sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
 ) -> list[Path]:
     # start-up: ``deonticbench --help`` imports every command's module
     from ..report import REPORT_FILE, write_report
@@ -312,6 +345,8 @@ def _write_all(
         files["comparison.md"] = render_markdown(comparison_table(comparisons))
     if paper:
         files["paper.md"] = render_markdown(against_paper(scores))
+    if sensitivity:
+        files["reader-sensitivity.md"] = render_markdown(sensitivity_table(sensitivity))
     if extras is not None and extras.tables:
         files["reliability.md"] = "\n".join(render_markdown(t) for t in extras.tables)
     written = []
@@ -340,7 +375,15 @@ def _write_all(
         sections = extras.sections.get(s.run.name) if extras else None
         written.append(write_results(s, out / name, sections=sections))
     reports = extras.reports if extras else []
-    written.append(write_report(scores, out / REPORT_FILE, comparisons, reliability=reports))
+    written.append(
+        write_report(
+            scores,
+            out / REPORT_FILE,
+            comparisons,
+            reliability=reports,
+            sensitivity=sensitivity,
+        )
+    )
     return written
 
 

@@ -45,7 +45,13 @@ from ..scoring.notes import cross_protocol_note, protocol_notes
 from ..scoring.paper import match_model
 from ..scoring.results import estimated_cost, run_totals
 from ..scoring.scores import STAGES, Comparison, RunScores
-from ..scoring.tables import Table, against_paper, comparison_table, table2
+from ..scoring.tables import (
+    Table,
+    against_paper,
+    comparison_table,
+    sensitivity_table,
+    table2,
+)
 from ..scoring.usage import usage_rows, usage_table
 from ..store.record import Attempt, Record
 from ..store.trajectory import read_trajectory
@@ -54,6 +60,7 @@ from ._prompt_book import prompt_book
 
 if TYPE_CHECKING:
     from ..reliability.evaluate import SignalReport
+    from ..scoring.rereading import SensitivityRow
 
 REPORT_FILE = "report.html"
 _RESOURCES = RESOURCES / "report"
@@ -416,6 +423,7 @@ def build_report(
     *,
     data_dir: Path | None = None,
     reliability: Sequence[SignalReport] = (),
+    sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
 ) -> str:
     """The HTML text of the report for ``scores`` (one or more scored runs); with
     ``reliability`` (``deonticbench.reliability`` reports), a Reliability page too."""
@@ -460,6 +468,15 @@ def build_report(
             '<section id="comparison"><h2>Paired differences</h2>'
             + "".join(f'<p class="muted">{html.escape(n)}</p>' for n in across)
             + table_html(comparison_table(comparisons), "comparison-table")
+            + "</section>"
+        )
+    if sensitivity:
+        sections.append(
+            '<section id="reader-sensitivity"><h2>How much the figures depend on the reader'
+            '</h2><p class="muted">The same stored replies read by the harness\'s reader and '
+            "by the paper's (upstream's scripts'): a figure that moves far depends on how its "
+            "replies are read as much as on the model.</p>"
+            + table_html(sensitivity_table(sensitivity), "sensitivity-table")
             + "</section>"
         )
     if any(s.groups for s in scores):
@@ -514,10 +531,13 @@ def write_report(
     *,
     data_dir: Path | None = None,
     reliability: Sequence[SignalReport] = (),
+    sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
 ) -> Path:
     """Write ``build_report`` to ``path`` (atomically) and return the path."""
     target = Path(path)
-    text = build_report(scores, comparisons, data_dir=data_dir, reliability=reliability)
+    text = build_report(
+        scores, comparisons, data_dir=data_dir, reliability=reliability, sensitivity=sensitivity
+    )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")

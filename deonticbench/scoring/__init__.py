@@ -32,11 +32,10 @@ from .metrics import (
 from .notes import run_notes
 from .paper import load_paper_results, match_model
 from .rereading import (
-    READING_KEY,
     Reread,
     SensitivityRow,
+    labelled_sensitivity,
     reader_sensitivity,
-    reading_of,
     reread_run,
     sensitivity_lines,
 )
@@ -50,6 +49,7 @@ from .results import (
     write_results,
 )
 from .scores import (
+    READING_KEY,
     STAGES,
     Comparison,
     LoadReport,
@@ -65,6 +65,7 @@ from .scores import (
     encode,
     load_run,
     pair_modes,
+    reading_of,
     require_scorable,
     score_rows,
     score_run,
@@ -143,6 +144,7 @@ __all__ = [
     "format_rows",
     "format_table",
     "iter_draws",
+    "labelled_sensitivity",
     "load_paper_results",
     "load_run",
     "long_csv",

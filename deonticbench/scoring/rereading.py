@@ -23,7 +23,7 @@ now abstains ends there (the run made no further attempt).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,19 +40,8 @@ from ..reading.answers import Answer
 from ..reading.reader import Reader, reader_for
 from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.record import Attempt, Record
-from .scores import DEFAULT_BOOTSTRAP, Run, load_run, score_run
-
-READING_KEY = "reading"
-"""Set (in memory only) in the config of a re-read run: the reader its figures used."""
-
-
-def reading_of(run: Run, mode: str) -> ReaderName:
-    """The reader a run's figures of ``mode`` were read with: a re-read's, else the
-    protocol's (``mode_protocol``)."""
-    reading = run.config.get(READING_KEY)
-    if reading is not None and mode in PROTOCOL_MODES:
-        return check_protocol(reading, what="reader")
-    return mode_protocol(run.protocol, mode)
+from .scores import DEFAULT_BOOTSTRAP, READING_KEY, Run, RunScores, load_run, score_run
+from .tables import run_labels
 
 
 @dataclass(frozen=True)
@@ -284,3 +273,15 @@ def sensitivity_lines(rows: list[SensitivityRow]) -> Iterator[str]:
             f"{100 * row.paper:>9.1f}{100 * row.difference:>+15.1f}"
             f"{f'{row.changed} of {row.n_samples}':>26}"
         )
+
+
+def labelled_sensitivity(
+    scores: Sequence[RunScores], *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> list[tuple[str, SensitivityRow]]:
+    """``reader_sensitivity`` of each scored run, labelled as Table 2 labels the run:
+    what ``score`` and ``report`` show with ``--reader-sensitivity``."""
+    return [
+        (label, row)
+        for label, s in zip(run_labels(scores), scores, strict=True)
+        for row in reader_sensitivity(s.run, bootstrap=bootstrap, seed=seed)
+    ]

@@ -29,7 +29,10 @@ from ..data.domains import DISPLAY_ORDER, DOMAINS, Domain
 from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import ALL_MODES, Mode, is_agentic, prompted_counterpart
 from ..prompting.protocol import (
+    PROTOCOL_MODES,
     ProtocolName,
+    ReaderName,
+    check_protocol,
     mode_protocol,
     recorded_protocol,
     reference_leak_note,
@@ -120,6 +123,11 @@ class Run:
         protocols existed).  Every figure of the run is printed beside it."""
         return recorded_protocol(self.config)
 
+    def reading(self, mode: str) -> ReaderName:
+        """The reader the figures of ``mode`` were read with: a re-read's
+        (``rereading.reread_run``), else its protocol's (``mode_protocol``)."""
+        return reading_of(self, mode)
+
     @property
     def split(self) -> str | None:
         """The split config.json names, if it names one."""
@@ -136,6 +144,19 @@ class Run:
     @property
     def has_retries(self) -> bool:
         return any(len(r.attempts) > 1 for r in self.records)
+
+
+READING_KEY = "reading"
+"""Set (in memory only) in the config of a re-read run: the reader its figures used."""
+
+
+def reading_of(run: Run, mode: str) -> ReaderName:
+    """The reader a run's figures of ``mode`` were read with: a re-read's, else the
+    protocol's (``mode_protocol``)."""
+    reading = run.config.get(READING_KEY)
+    if reading is not None and mode in PROTOCOL_MODES:
+        return check_protocol(reading, what="reader")
+    return mode_protocol(run.protocol, mode)
 
 
 def load_run(path: str | Path) -> Run:

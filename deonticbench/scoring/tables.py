@@ -13,7 +13,7 @@ import math
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..prompting.modes import MODE_TITLES, TABLE_MODE_ORDER
@@ -24,6 +24,9 @@ from ..prompting.protocol import (
 )
 from .metrics import BootstrapEstimate
 from .paper import PaperCell, match_model, paper_cells
+
+if TYPE_CHECKING:  # only a type: re-reading (and the solver) load when asked for
+    from .rereading import SensitivityRow
 from .scores import Comparison, GroupScore, RunScores, ScoreRow, score_row, score_rows
 
 MISSING = "—"
@@ -78,8 +81,11 @@ def _marked(text: str, s: RunScores, domain: str, mode: str) -> str:
 
 
 def protocol_of(s: RunScores, mode: str) -> str:
-    """The protocol a mode's figures came from (``prompting.protocol.mode_protocol``)."""
-    return mode_protocol(s.run.protocol, mode)
+    """The protocol a mode's figures came from (``prompting.protocol.mode_protocol``),
+    and the reader when a re-read (``score --reading``) read them with the other one."""
+    protocol = mode_protocol(s.run.protocol, mode)
+    reader = s.run.reading(mode)
+    return protocol if reader == protocol else f"{protocol}, {reader} reader"
 
 
 def run_labels(scores: Sequence[RunScores]) -> list[str]:
@@ -410,6 +416,35 @@ def comparison_table(comparisons: Sequence[Comparison]) -> Table:
         rows,
         title="Paired bootstrap differences over the cases both runs scored, %: A and B "
         "are point values on those cases, B - A the bootstrap mean [95% interval]",
+    )
+
+
+# -- reader sensitivity -----------------------------------------------------------------
+
+
+def sensitivity_table(rows: Sequence[tuple[str, SensitivityRow]]) -> Table:
+    """How far each first-attempt figure moves between the two readers, from each run's
+    (label, ``rereading.SensitivityRow``): point values on the same stored replies."""
+    headers = ["Run", "Domain", "Setting", "Metric", "harness", "paper", "paper - harness"]
+    headers.append("Samples read differently")
+    body = [
+        [
+            label,
+            DOMAINS[r.domain].display_name,
+            MODE_TITLES.get(r.mode, r.mode),
+            r.metric,
+            pct(r.harness),
+            pct(r.paper),
+            _signed(r.difference),
+            f"{r.changed} of {r.n_samples}",
+        ]
+        for label, r in rows
+    ]
+    return Table(
+        headers,
+        body,
+        title="Reader sensitivity, %: each first-attempt figure (point value) read from the "
+        "same stored replies by the harness's reader and by the paper's (upstream's scripts')",
     )
 
 

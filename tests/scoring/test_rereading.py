@@ -142,3 +142,28 @@ def test_a_retry_the_new_reading_would_not_have_made_is_dropped(run: Path) -> No
     assert len(stored) == len(reread) == SMOKE
     # The paper's reader answers on the first attempt: no retry would have followed.
     assert all(len(r.attempts) == 1 and r.final.outcome == "correct" for r in reread)
+
+
+def test_score_and_report_show_the_reader_sensitivity_and_the_reader_used(
+    run: Path, tmp_path: Path
+) -> None:
+    done = cli("score", str(run), "-B", "20", "--reader-sensitivity", "--format", "json", data=DATA)
+    assert done.returncode == 0, done.stderr
+    rows = {(r["domain"], r["mode"]): r for r in json.loads(done.stdout)["reader_sensitivity"]}
+    numeric = rows[("sara_numeric", "zero-shot")]
+    assert (round(numeric["harness"], 4), round(numeric["paper"], 4)) == (0.6667, 0.3333)
+    assert round(numeric["difference"], 4) == -0.3333
+    text = cli("score", str(run), "-B", "20", "--reader-sensitivity", data=DATA)
+    assert "Reader sensitivity" in text.stdout and "15 of 15" in text.stdout
+    # A re-read names the reader beside the protocol in Table 2.
+    reread = cli("score", str(run), "-B", "20", "--reading", "paper", data=DATA)
+    assert "harness, paper reader" in reread.stdout
+    page = tmp_path / "report.html"
+    done = cli(
+        "report", str(run), "-B", "20", "--out", str(page), "--reader-sensitivity", data=DATA
+    )
+    assert done.returncode == 0, done.stderr
+    html = page.read_text(encoding="utf-8")
+    section = html[html.index('<section id="reader-sensitivity">') :]
+    section = section[: section.index("</section>")]
+    assert "SARA Num." in section and "-33.3" in section

@@ -2,7 +2,7 @@
 
 Written from the scripts at the pinned commit (``process_generated_prolog.py``,
 ``run_swipl.sh``, ``bootstrap_outputs.py``), never importing them; the parity test
-(tests/reading/test_paper_parity.py) runs the scripts themselves beside this module on
+(tests/reading/test_paper_reading_parity.py) runs the scripts themselves beside this module on
 every hard case and compares every sample's outcome.
 
 Programs (``extract``, ``prepare``):

@@ -1,5 +1,5 @@
 """The paper reader's quirks, one by one (each reproduces upstream on purpose; the parity
-test, test_paper_parity.py, checks them against upstream's scripts themselves)."""
+test, test_paper_reading_parity.py, checks them against upstream's scripts themselves)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from ..evaluation.batching import BatchStats
 from ..evaluation.progress import LiveProgress, summary_table
 from ..prompting.modes import MODES, VERBAL_MODE, Mode, is_agentic, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
-from ..prompting.protocol import check_protocol
+from ..prompting.protocol import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ..scoring.notes import run_notes
 from ..solver import DEFAULT_TIMEOUT_S, ExecutorKind, Limits
 from ..store.batches import BatchLog
@@ -107,8 +107,9 @@ def _positive(name: str, value: int | None) -> None:
 )
 @click.option(
     "--protocol",
-    default=None,
-    metavar="paper|harness",
+    type=click.Choice(PROTOCOLS),
+    default=DEFAULT_PROTOCOL,
+    show_default=True,
     help="What direct, zero-shot and few-shot send and how they are read: paper (what "
     "upstream's released scripts send: their own prompt texts, read from the pinned upstream "
     "files, their exemplars, including airline's leave-one-out retrieval from the evaluated "
@@ -278,7 +279,7 @@ def command(
     split: str,
     modes: str,
     exemplar_choice: ExemplarChoice,
-    protocol: str | None,
+    protocol: str,
     program_timeout: float,
     distractors: int | None,
     agent_tools: str,
@@ -343,8 +344,7 @@ def command(
         distractors=distractors,
         agent=AgentOptions(agent_tools, agent_max_turns, agent_max_tokens, agent_timeout),
         limits=Limits(timeout_s=program_timeout),
-        # Unnamed: RunSpec's default protocol (one owner of what eval follows).
-        **({"protocol": check_protocol(protocol)} if protocol is not None else {}),
+        protocol=check_protocol(protocol),
     )
     prepared = prepare(spec, out, fresh=fresh)
     if no_prompt_cache:

@@ -40,18 +40,32 @@ from .domains import (
 from .selection import CaseLimit, check_ids_found, parse_ids, parse_limit, select_cases
 from .sources import DATA_ENV, HUB_REPO, SPLITS, DataSource, resolve_source
 from .statutes import fetch_statute, statute_paths
+from .upstream import (
+    CASE_EXEMPLARS,
+    DATASET_PROMPTS,
+    GENERATE_SCRIPT,
+    MODEL_CONFIG,
+    UPSTREAM_FILES,
+    UpstreamFiles,
+    upstream_files,
+)
 
 __all__ = [
     "AIRLINE",
+    "CASE_EXEMPLARS",
+    "DATASET_PROMPTS",
     "DATA_ENV",
     "DISPLAY_ORDER",
     "DOMAINS",
+    "GENERATE_SCRIPT",
     "HOUSING",
     "HUB_REPO",
+    "MODEL_CONFIG",
     "NUMERIC_TOLERANCE",
     "SARA_BINARY",
     "SARA_NUMERIC",
     "SPLITS",
+    "UPSTREAM_FILES",
     "USCIS",
     "Case",
     "CaseLimit",
@@ -60,6 +74,7 @@ __all__ = [
     "Gold",
     "LabelKind",
     "UnknownDomainError",
+    "UpstreamFiles",
     "cases_from_rows",
     "check_ids_found",
     "describe_source",
@@ -76,5 +91,6 @@ __all__ = [
     "resolve_source",
     "select_cases",
     "statute_paths",
+    "upstream_files",
     "variant_case_id",
 ]

@@ -28,6 +28,7 @@ from .modes import (
     prompted_counterpart,
     writes_program,
 )
+from .paper import PaperSampling, paper_sampling
 from .plan import EXEMPLAR_CHOICES, ExemplarChoice, RunPlan, Unit, plan_run
 from .protocol import (
     DEFAULT_PROTOCOL,
@@ -111,6 +112,7 @@ __all__ = [
     "ExemplarChoice",
     "Message",
     "Mode",
+    "PaperSampling",
     "Prompt",
     "ProtocolName",
     "ReaderName",
@@ -131,6 +133,7 @@ __all__ = [
     "is_agentic",
     "mode_protocol",
     "mode_rank",
+    "paper_sampling",
     "parse_modes",
     "placeholders",
     "plan_run",

@@ -181,9 +181,8 @@ def plan_run(
     loader = load or load_cases
     if load is None:
         source = pin_source(source)
-    paper = None
-    if any(mode_protocol(protocol, m) == "paper" for m in modes):
-        paper = _load_paper_texts(source)
+    paper: PaperTexts | None = None
+    needs_paper = any(mode_protocol(protocol, m) == "paper" for m in modes)
     units: list[Unit] = []
     ks: dict[str, int] = {}
     notes: dict[str, str] = {}
@@ -191,6 +190,10 @@ def plan_run(
     selected: list[str] = []
     for domain in domains:
         everything = loader(domain, split, source)
+        if needs_paper and paper is None:
+            # After the first cases: a broken case file is named before a missing
+            # upstream file is looked for (and perhaps downloaded).
+            paper = _load_paper_texts(source)
         cases = select_cases(everything, limit=limit, case_ids=case_ids)
         selected.extend(c.id for c in cases)  # a case a setting leaves out was still found
         given: Mapping[tuple[str, str], str] = {}

@@ -29,7 +29,7 @@ from .metrics import (
     rates,
     replicate_metric,
 )
-from .notes import run_notes
+from .notes import cross_protocol_note, protocol_notes, run_notes
 from .paper import load_paper_results, match_model
 from .rereading import (
     Reread,
@@ -90,6 +90,7 @@ from .tables import (
     render_csv,
     render_markdown,
     render_text,
+    sensitivity_table,
     table2,
     to_json,
 )
@@ -134,6 +135,7 @@ __all__ = [
     "comparison_rows",
     "comparison_table",
     "correct_matrix",
+    "cross_protocol_note",
     "domain_rng",
     "draw_figure",
     "effective_class",
@@ -156,6 +158,7 @@ __all__ = [
     "pair_modes",
     "paired_difference",
     "point_metric",
+    "protocol_notes",
     "rates",
     "reader_sensitivity",
     "reading_of",
@@ -172,6 +175,7 @@ __all__ = [
     "score_run",
     "score_runs",
     "sensitivity_lines",
+    "sensitivity_table",
     "stage_attempt",
     "table2",
     "to_json",

@@ -25,7 +25,7 @@ from ..errors import ConfigError
 from ..prompting.modes import MODES, Mode, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..prompting.protocol import (
-    LEGACY_PROTOCOL,
+    DEFAULT_PROTOCOL,
     ProtocolName,
     check_protocol,
     recorded_protocol,
@@ -133,7 +133,7 @@ class RunSpec:
     """Unrelated statute sections shuffled into each case's statutes (docs/settings.md)."""
     agent: AgentOptions = field(default_factory=AgentOptions)
     """The tool set and budgets of the agentic modes (unused by the paper's modes)."""
-    protocol: ProtocolName = LEGACY_PROTOCOL
+    protocol: ProtocolName = DEFAULT_PROTOCOL
     """What the prompted modes' first attempt sends and how every attempt is read
     (``prompting.protocol``): ``paper`` (upstream's released scripts) or ``harness``."""
 

@@ -59,7 +59,9 @@ def test_the_dry_run_counts_the_requests_and_tokens_then_sent(
             env = loopback_env(tmp_path, OPENAI_BASE_URL=server.openai_url)
         out = tmp_path / "run"
         dry = run_eval(spec, "smoke", out, env, "--protocol", "paper", "--dry-run", "--json")
-        harness = run_eval(spec, "smoke", tmp_path / "h", env, "--dry-run", "--json")
+        harness = run_eval(
+            spec, "smoke", tmp_path / "h", env, "--protocol", "harness", "--dry-run", "--json"
+        )
         assert not server.generation_requests()  # the dry runs sent nothing
         run_eval(spec, "smoke", out, env, "--protocol", "paper")
         sent = server.generation_requests()

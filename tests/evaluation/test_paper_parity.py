@@ -153,5 +153,7 @@ def test_an_unknown_protocol_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 2
-    assert done.stderr.strip() == "error: unknown protocol 'papr'; choose from paper, harness."
+    said = done.stderr.strip()
+    assert said.startswith("error: Invalid value for '--protocol': 'papr' is not one of 'paper', ")
+    assert len(said.splitlines()) == 1
     assert not (tmp_path / "run").exists()

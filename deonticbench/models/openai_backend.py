@@ -65,6 +65,8 @@ CONSTRAINED_FIELDS = ("response_format", "json_schema", "structured_outputs", "g
 SCHEMA_NAME = "tool_call"
 """The ``json_schema.name`` of ``response_format``, which OpenAI's form requires."""
 FORCED_CALL = {"tool_choice": "required", "parallel_tool_calls": False}
+LOGPROB_FIELDS = frozenset({"logprobs", "top_logprobs"})
+"""Request fields that ask for what was drawn, not how: kept on a paper-protocol call."""
 _CLIENT_ARGUMENTS = frozenset(
     {
         "temperature",
@@ -305,7 +307,15 @@ class OpenAIModel(RemoteModel):
     def sampling_fields(self, n: int, paper: PaperSampling | None) -> dict[str, Any]:
         """The fields of one call of ``n`` samples besides model and messages: upstream's
         on a paper-protocol first attempt (``paper``), else the backend's own."""
-        return self.paper_fields(paper, n) if paper is not None else self.request_fields(n)
+        if paper is None:
+            return self.request_fields(n)
+        fields = self.paper_fields(paper, n)
+        # ``--confidence logprob`` asks for the log-probabilities of the tokens drawn; that
+        # changes no sample, so it rides along on upstream's request.
+        asked = {k: v for k, v in self.params.extra.items() if k in LOGPROB_FIELDS}
+        if asked:
+            fields["extra_body"] = {**fields.get("extra_body", {}), **asked}
+        return fields
 
     @staticmethod
     def paper_fields(sampling: PaperSampling, n: int) -> dict[str, Any]:

@@ -116,9 +116,8 @@ def direct_script(domain: str) -> Script:
 
 
 def _rendered(unit: Any) -> Any:
-    from deonticbench.prompting import render
-
-    return render(unit.case, unit.mode, unit.exemplars).messages
+    # The unit's own prompt, under the protocol it follows (the task's default: paper).
+    return unit.render().messages
 
 
 # -- helpers --------------------------------------------------------------------------------
@@ -375,12 +374,21 @@ def test_inspect_command_line_runs_the_registered_task(tmp_path: Path) -> None:
     assert all(r["category"] or r["outcome"] == "correct" for r in analysed)
 
 
-def test_named_tasks_default_to_the_papers_k_and_the_harness_prompts() -> None:
+def test_named_tasks_default_to_the_papers_k_and_protocol() -> None:
     for make, domain in ((airline, "airline"), (uscis, "uscis")):
         task = make(split=SPLIT, mode="few-shot")
+        assert task.epochs == get_domain(domain).default_k
+        assert task.metadata is not None and task.metadata["protocol"] == "paper"
+        plan = plan_for(TaskOptions(domain, SPLIT, "few-shot", 0, None, False, None))
+        assert {u.protocol for u in plan.units} == {"paper"}
+
+
+def test_named_tasks_under_the_harness_protocol_take_its_leak_free_exemplars() -> None:
+    for make, domain in ((airline, "airline"), (uscis, "uscis")):
+        task = make(split=SPLIT, mode="few-shot", protocol="harness")
         spec = get_domain(domain)
         assert task.epochs == spec.default_k
-        plan = plan_for(TaskOptions(domain, SPLIT, "few-shot", 0, None, False, None))
+        plan = plan_for(TaskOptions(domain, SPLIT, "few-shot", 0, None, False, None, "harness"))
         samples = list(task.dataset)
         assert [s.id for s in samples] == [u.case.id for u in plan.units]
         for sample, unit in zip(samples, plan.units, strict=True):

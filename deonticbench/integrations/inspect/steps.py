@@ -17,6 +17,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ... import Limits, get_domain
 from ...evaluation.runner import evaluate_attempt
+from ...reading.reader import reader_for
 from ._messages import completion_of, to_inspect
 from ._plan import TaskOptions, plan_for
 from ._sandbox import execute
@@ -40,7 +41,7 @@ def deonticbench_solver(
     revision: str | None = None,
     protocol: str | None = None,
 ) -> Solver:
-    """Render the harness's prompt for the sample's case and generate; with
+    """Render the sample's prompt under its protocol and generate; with
     ``attempts`` > 1, retry with SWI-Prolog's feedback when a program gave no answer."""
     options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
@@ -48,6 +49,7 @@ def deonticbench_solver(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         unit = plan_for(options).unit(state.sample_id)
         prompt = unit.render()
+        reader = reader_for(unit.protocol)  # as the scorer and the runner read it
         judged: list[dict[str, object]] = []
         pending = True
         for index in range(attempts):
@@ -62,8 +64,9 @@ def deonticbench_solver(
                 prompt,
                 index,
                 completion_of(state.output),
-                lambda program: execute(program, timeout),
+                lambda program: execute(program, timeout, reader.toplevel),
                 given=unit.given,
+                reader=reader,
             )
             judged.append(asdict(attempt))
             if retry is None:

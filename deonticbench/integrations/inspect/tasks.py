@@ -210,33 +210,68 @@ def _dataset(plan: Plan, options: TaskOptions) -> MemoryDataset:
 
 @task
 def sara_numeric(
-    split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0
+    split: str = "hard",
+    mode: str = "zero-shot",
+    attempts: int = 1,
+    seed: int = 0,
+    protocol: str | None = None,
 ) -> Task:
     """SARA numeric (tax amounts; accuracy within $1)."""
-    return deonticbench("sara_numeric", split=split, mode=mode, attempts=attempts, seed=seed)
+    return _named("sara_numeric", split, mode, attempts, seed, protocol)
 
 
 @task
 def sara_binary(
-    split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0
+    split: str = "hard",
+    mode: str = "zero-shot",
+    attempts: int = 1,
+    seed: int = 0,
+    protocol: str | None = None,
 ) -> Task:
     """SARA binary (entailment; macro-F1)."""
-    return deonticbench("sara_binary", split=split, mode=mode, attempts=attempts, seed=seed)
+    return _named("sara_binary", split, mode, attempts, seed, protocol)
 
 
 @task
-def airline(split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0) -> Task:
+def airline(
+    split: str = "hard",
+    mode: str = "zero-shot",
+    attempts: int = 1,
+    seed: int = 0,
+    protocol: str | None = None,
+) -> Task:
     """Airline baggage fees (accuracy within $1)."""
-    return deonticbench("airline", split=split, mode=mode, attempts=attempts, seed=seed)
+    return _named("airline", split, mode, attempts, seed, protocol)
 
 
 @task
-def housing(split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0) -> Task:
+def housing(
+    split: str = "hard",
+    mode: str = "zero-shot",
+    attempts: int = 1,
+    seed: int = 0,
+    protocol: str | None = None,
+) -> Task:
     """Housing law by state (macro-F1)."""
-    return deonticbench("housing", split=split, mode=mode, attempts=attempts, seed=seed)
+    return _named("housing", split, mode, attempts, seed, protocol)
 
 
 @task
-def uscis(split: str = "hard", mode: str = "zero-shot", attempts: int = 1, seed: int = 0) -> Task:
+def uscis(
+    split: str = "hard",
+    mode: str = "zero-shot",
+    attempts: int = 1,
+    seed: int = 0,
+    protocol: str | None = None,
+) -> Task:
     """USCIS-AAO appeals (macro-F1)."""
-    return deonticbench("uscis", split=split, mode=mode, attempts=attempts, seed=seed)
+    return _named("uscis", split, mode, attempts, seed, protocol)
+
+
+def _named(
+    domain: str, split: str, mode: str, attempts: int, seed: int, protocol: str | None
+) -> Task:
+    """A named task: ``deonticbench`` with its domain fixed (the same -T options)."""
+    return deonticbench(
+        domain, split=split, mode=mode, attempts=attempts, seed=seed, protocol=protocol
+    )

@@ -103,7 +103,9 @@ def _positive(name: str, value: int | None) -> None:
     type=click.Choice(EXEMPLAR_CHOICES),
     default="paper",
     show_default=True,
-    help="Few-shot exemplars: the paper's seeded choice, or the most similar pool cases (BM25).",
+    help="The harness's exemplars (few-shot under --protocol harness, and the settings): "
+    "the paper's seeded choice, or the most similar pool cases (BM25).  The paper "
+    "protocol's few-shot shows upstream's own exemplars.",
 )
 @click.option(
     "--protocol",

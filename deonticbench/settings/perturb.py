@@ -29,6 +29,7 @@ from ..data.cases import Case, load_cases, variant_case_id
 from ..data.domains import Domain
 from ..data.sources import DataSource
 from ..data.statutes import fetch_statute, statute_paths
+from ..data.upstream import upstream_files
 from ..errors import DataError
 from ..reading.answers import answer_from_execution
 from ..solver import Solver
@@ -198,8 +199,9 @@ def write_variants(
     source: DataSource,
 ) -> None:
     """Write the variants as a data folder in the upstream layout: ``data/<dir>/<split>.json``,
-    the domain's shared statutes under ``statutes/``, and its whole split without the
-    originals (so a few-shot pool never shows a variant's own case)."""
+    the domain's shared statutes under ``statutes/``, upstream's prompt files (for the
+    paper protocol), and its whole split without the originals (so a few-shot pool never
+    shows a variant's own case)."""
     folder = out / "data" / domain.mirror_dir
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{split}.json").write_text(
@@ -219,6 +221,11 @@ def write_variants(
             (folder / "whole.json").write_text(
                 json.dumps(others, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
             )
+    # The paper protocol reads upstream's prompt texts from the data folder it evaluates:
+    # the variants carry the same verified files, so a run on them needs no download.
+    for path, text in upstream_files(source).texts:
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        (out / path).write_text(text, encoding="utf-8", newline="")
     if domain.statute_source != "shared":
         return
     target = out / "statutes" / domain.statute_dir

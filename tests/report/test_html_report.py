@@ -247,7 +247,9 @@ def test_page_in_chromium(runs: tuple[Path, Path], web: Any, tmp_path: Path) -> 
     assert "rebuilt prompt matches the recorded sha256" in detail.text
     prompt = detail.find_element(By.CSS_SELECTOR, "details.prompt")
     prompt.find_element(By.TAG_NAME, "summary").click()
-    assert "Total cost" in prompt.text  # the airline prompt asks for the answer line
+    # The paper protocol's airline prompt (upstream's) asks for the total's last lines.
+    assert "paper:airline/zero-shot" in prompt.text
+    assert "Final lines should print total result" in prompt.text
     web.save_screenshot(str(tmp_path / "report-sample.png"))
     stderr = detail.find_element(By.CSS_SELECTOR, "pre.stderr")
     web.execute_script("arguments[0].scrollIntoView({block: 'center'})", stderr)

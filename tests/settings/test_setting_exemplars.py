@@ -71,6 +71,9 @@ def test_retrieved_exemplars_in_a_setting_run_score_100_and_are_named(tmp_path: 
         limit=2,
         exemplars="retrieved",
         data=source,
+        # The few-shot records compared against are the harness's (the paper protocol's
+        # few-shot shows upstream's exemplars, not retrieved ones).
+        protocol="harness",
     )
     run = evaluate(spec, tmp_path / "run", cache=False)
     assert run.records and all(r.final.outcome == "correct" for r in run.records)

@@ -179,8 +179,10 @@ def test_results_json_has_totals_and_an_estimated_cost(tmp_path: Path) -> None:
 
 
 def test_prices_come_from_the_registry_and_are_not_parameters() -> None:
-    assert model_prices("openai:gpt-4.1") == (2.0, 8.0)
-    assert model_prices("openai:gpt-4.1-mini") == (0.4, 1.6)
+    prices = model_prices("openai:gpt-4.1")
+    assert prices is not None and (prices.input, prices.output) == (2.0, 8.0)
+    mini = model_prices("openai:gpt-4.1-mini")
+    assert mini is not None and (mini.input, mini.output) == (0.4, 1.6)
     assert model_prices("reference") is None
     settings = resolve_settings("openai", "gpt-4.1")
     assert "usd_per_mtok_in" not in settings.params.to_dict()

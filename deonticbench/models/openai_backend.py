@@ -139,6 +139,23 @@ class _Reply:
     logprobs: list[tuple[tuple[str, float], ...] | None]
     """Per choice, its tokens' log-probabilities when the server sent them."""
 
+    def completions(self, latency_s: float = 0.0) -> list[Completion]:
+        """The reply as completions: texts, finish reasons, native tool calls, and the
+        usage (the prompt once, with its prompt-cache reads).  The one mapping of a
+        reply, for the synchronous call and the batch reader alike."""
+        completions = split_usage(
+            self.texts,
+            self.prompt_tokens,
+            self.output_tokens,
+            latency_s,
+            self.logprobs,
+            cached=self.cached_tokens,
+        )
+        return [
+            replace(c, tool_calls=calls) if calls else c
+            for c, calls in zip(completions, self.tool_calls, strict=True)
+        ]
+
 
 def _choice_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
     """``choice.logprobs.content[*].token/logprob``, or None when absent or malformed
@@ -192,6 +209,12 @@ def _read_reply(response: Any, n: int) -> _Reply:
         token_count(usage, "completion_tokens"),
         logprobs,
     )
+
+
+def reply_completions(response: Any, n: int, latency_s: float = 0.0) -> list[Completion]:
+    """A chat-completions reply body as at most ``n`` completions (``_Reply.completions``),
+    or MalformedResponse: what a batch result line's body is read with."""
+    return _read_reply(response, n).completions(latency_s)
 
 
 class OpenAIModel(RemoteModel):
@@ -330,6 +353,30 @@ class OpenAIModel(RemoteModel):
             fields["extra_body"] = extra
         return fields
 
+    def call_fields(
+        self,
+        n: int,
+        tools: tuple[ToolSpec, ...] = (),
+        group: str = "",
+        paper: PaperSampling | None = None,
+    ) -> dict[str, Any]:
+        """Every field of one call besides model and messages: the sampling fields
+        (``sampling_fields``), an agent turn's tools and shape, and the prompt-cache key.
+        The one request builder, for the synchronous call and a batch line alike (a batch
+        line flattens ``extra_body`` into the body)."""
+        fields = self.sampling_fields(n, paper)
+        if tools:
+            self._turn_request(fields, tools)
+        if self.prompt_cache and group:
+            # Routes the prompts of one domain x mode x template to the same cache.
+            fields["prompt_cache_key"] = group
+        return fields
+
+    def schema_decoded(self, tools: tuple[ToolSpec, ...]) -> bool:
+        """Whether a turn offering ``tools`` is decoded under the call schema (its reply
+        text is the call) rather than answered with native tool calls."""
+        return bool(tools) and self.constrained and self.compatible
+
     def _turn_request(self, fields: dict[str, Any], tools: tuple[ToolSpec, ...]) -> None:
         """Add an agent turn's fields to ``fields``: the native tools (unless the turn is
         decoded under a schema instead), and for a constrained turn what shapes it and
@@ -380,13 +427,8 @@ class OpenAIModel(RemoteModel):
         ``turn`` numbers the calls read from a schema-constrained reply; ``paper`` replaces
         the sampling fields with upstream's (a paper-protocol first attempt)."""
         client = self.client()
-        fields = self.sampling_fields(n, paper)
-        if tools:
-            self._turn_request(fields, tools)
-        schema = bool(tools) and self.constrained and self.compatible
-        if self.prompt_cache and group:
-            # Routes the prompts of one domain x mode x template to the same cache.
-            fields["prompt_cache_key"] = group
+        fields = self.call_fields(n, tools, group, paper)
+        schema = self.schema_decoded(tools)
 
         async def once() -> tuple[_Reply, float]:
             start = time.monotonic()
@@ -407,21 +449,11 @@ class OpenAIModel(RemoteModel):
         if outcome.value is None:
             return [Completion.failed(outcome.error or "request failed")] * n
         reply, latency = outcome.value
-        completions = split_usage(
-            reply.texts,
-            reply.prompt_tokens,
-            reply.output_tokens,
-            latency,
-            reply.logprobs,
-            cached=reply.cached_tokens,
-        )
+        completions = reply.completions(latency)
         if schema:
             # The reply text is the call the schema admitted; it stays the text as written.
             return [replace(c, tool_calls=schema_calls(c.text, turn=turn)) for c in completions]
-        return [
-            replace(c, tool_calls=calls) if calls else c
-            for c, calls in zip(completions, reply.tool_calls, strict=True)
-        ]
+        return completions
 
     async def generate(self, request: Request) -> list[Completion]:
         messages = openai_messages(request.messages)

@@ -71,7 +71,8 @@ def price_of(spec: str, prices: Prices | None) -> tuple[float, float] | None:
         for pattern, price in prices.items():
             if fnmatchcase(spec, pattern):
                 return price
-    return model_prices(spec)
+    listed = model_prices(spec)
+    return None if listed is None else (listed.input, listed.output)
 
 
 def _case_costs(

@@ -18,14 +18,14 @@ import math
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..models.registry import ZERO_COST, Cost, price_tokens
-from ..models.registry import model_prices as registry_prices
+from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
 from ..store.environment import environment_facts
+from ..store.record import Attempt
 from .scores import Run, RunScores
 from .tables import long_rows
 from .upstream_bootstrap import upstream_bootstrap
@@ -90,12 +90,63 @@ class Totals:
         }
 
 
+PaidUse = Mapping[bool, tuple[int, int, int, int, int]]
+"""Paid tokens by whether they went through a provider batch: (uncached input, 5-minute
+cache writes, 1-hour cache writes, cache reads, output)."""
+
+
+def paid_use(attempts: Iterable[Attempt]) -> dict[bool, tuple[int, int, int, int, int]]:
+    """What the attempts were billed for, by provider batch or not.  A response-cache
+    hit was not sent, so it is not billed; the rest is split the way providers bill it
+    (``tokens_in`` counts the cache reads and writes too)."""
+    use: dict[bool, list[int]] = {}
+    for attempt in attempts:
+        if attempt.cached:
+            continue
+        parts = use.setdefault(attempt.batch, [0, 0, 0, 0, 0])
+        read, written = attempt.cache_read_tokens, attempt.cache_write_tokens
+        hour = min(attempt.cache_write_1h_tokens, written)
+        parts[0] += max(attempt.tokens_in - read - written, 0)
+        parts[1] += written - hour
+        parts[2] += hour
+        parts[3] += read
+        parts[4] += attempt.tokens_out
+    return {batch: (p[0], p[1], p[2], p[3], p[4]) for batch, p in use.items()}
+
+
+def price_paid(prices: Prices, use: PaidUse) -> Cost | None:
+    """``price_tokens`` over ``paid_use``: each batch flag at its own rates.  None when
+    a figure the tokens need is not in the registry."""
+    total: Cost | None = ZERO_COST
+    for batch, (uncached, w5m, w1h, read, out) in sorted(use.items()):
+        cost = price_tokens(
+            prices,
+            uncached=uncached,
+            cache_write_5m=w5m,
+            cache_write_1h=w1h,
+            cache_read=read,
+            output=out,
+            batch=batch,
+        )
+        total = None if cost is None or total is None else total + cost
+    return total
+
+
+def attempts_cost(spec: str, attempts: Iterable[Attempt]) -> Cost | None:
+    """The one price of some attempts of a run of ``spec``: what the provider billed for
+    them at eval/models.yaml's prices (response-cache hits free, prompt-cache reads and
+    writes and batches at their own rates).  results.json, ``score``'s usage rows, the
+    report and the dry run (through ``price_tokens``) all price with this rule; None for
+    a model without prices or tokens without a price."""
+    prices = model_prices(spec)
+    return None if prices is None else price_paid(prices, paid_use(attempts))
+
+
 def run_totals(run: Run) -> Totals:
     first_draws: set[tuple[str, str, str]] = set()
     requests = attempts = cached = failed = 0
     tin = tout = tin_paid = tout_paid = 0
     latency = program = 0.0
-    use: dict[bool, list[int]] = {}
     for record in run.records:
         for attempt in record.attempts:
             attempts += 1
@@ -111,14 +162,6 @@ def run_totals(run: Run) -> Totals:
                 continue
             tin_paid += attempt.tokens_in
             tout_paid += attempt.tokens_out
-            parts = use.setdefault(attempt.batch, [0, 0, 0, 0, 0])
-            read, written = attempt.cache_read_tokens, attempt.cache_write_tokens
-            hour = min(attempt.cache_write_1h_tokens, written)
-            parts[0] += max(attempt.tokens_in - read - written, 0)
-            parts[1] += written - hour
-            parts[2] += hour
-            parts[3] += read
-            parts[4] += attempt.tokens_out
             if record.agent is not None:
                 requests += record.agent.turns  # a trial's turns are its requests
                 continue
@@ -128,6 +171,7 @@ def run_totals(run: Run) -> Totals:
                     continue
                 first_draws.add(key)
             requests += 1
+    use = paid_use(a for r in run.records for a in r.attempts)
     return Totals(
         samples=len(run.records),
         attempts=attempts,
@@ -142,37 +186,18 @@ def run_totals(run: Run) -> Totals:
         program_wall_s=program,
         cache_read_paid=sum(p[3] for p in use.values()),
         cache_write_paid=sum(p[1] + p[2] for p in use.values()),
-        paid_use={batch: (p[0], p[1], p[2], p[3], p[4]) for batch, p in use.items()},
+        paid_use=use,
     )
-
-
-def model_prices(
-    spec: str, registry: Mapping[str, Any] | None = None
-) -> tuple[float, float] | None:
-    """(USD per million input tokens, per million output tokens) from eval/models.yaml."""
-    prices = registry_prices(spec, registry)
-    return None if prices is None else (prices.input, prices.output)
 
 
 def estimated_cost(spec: str, totals: Totals) -> dict[str, Any] | None:
     """What the paid tokens cost at eval/models.yaml's list prices, in parts (uncached
     input, cache writes, cache reads, output, and what batches took off); None for a
     model without prices, and ``usd`` None when a figure the tokens need is unknown."""
-    prices = registry_prices(spec)
+    prices = model_prices(spec)
     if prices is None:
         return None
-    total: Cost | None = ZERO_COST
-    for batch, (uncached, w5m, w1h, read, out) in sorted((totals.paid_use or {}).items()):
-        cost = price_tokens(
-            prices,
-            uncached=uncached,
-            cache_write_5m=w5m,
-            cache_write_1h=w1h,
-            cache_read=read,
-            output=out,
-            batch=batch,
-        )
-        total = None if cost is None or total is None else total + cost
+    total = price_paid(prices, totals.paid_use or {})
     doc: dict[str, Any] = {
         PRICE_IN: prices.input,
         PRICE_OUT: prices.output,

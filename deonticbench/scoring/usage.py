@@ -4,9 +4,10 @@ estimated cost, and the score per million tokens (docs/agents.md, "Cost").
 For every mode, prompted or agentic, so that the two can be set side by side: a prompted
 sample's turns are its attempts (one model call each) and it calls no tool; an agentic
 sample is one trial (``AgentInfo``).  Means are per sample (one trial answers one case;
-K samples per case).  The cost is the list price of every token the samples used
-(``eval/models.yaml``; cache hits included: this is what the mode costs, not what this
-run paid, which results.json states), or the cost an imported trial reported.
+K samples per case).  The cost is what the samples were billed, priced by the one rule
+results.json uses (``results.attempts_cost``: response-cache hits free, prompt-cache
+reads and writes and batches at their own rates), so the rows of a run add up to its
+results.json figure; or the cost an imported trial reported.
 ``metric_per_mtok`` is the domain's metric in percent divided by the mean tokens per
 sample in millions: how much score a million tokens per case buy.
 """
@@ -21,7 +22,7 @@ from typing import Any
 from ..data.domains import DISPLAY_ORDER
 from ..prompting.modes import MODE_TITLES
 from ..store.record import Record
-from .results import model_prices
+from .results import attempts_cost
 from .scores import GroupScore, RunScores
 from .tables import Table
 
@@ -42,7 +43,8 @@ class UsageRow:
     """Mean wall time per sample: the trial's, or a prompted sample's model latency plus
     program time."""
     cost_usd: float | None
-    """Estimated cost of all the samples; None when no price is known."""
+    """What all the samples were billed (``results.attempts_cost``); None when no price
+    is known."""
     metric: str
     point: float
     """The metric (0..1) on the final stage, the stage those tokens bought."""
@@ -67,14 +69,12 @@ def _sample_wall(record: Record) -> float:
     return total
 
 
-def _cost(model: str, records: Sequence[Record], tokens_in: int, tokens_out: int) -> float | None:
+def _cost(model: str, records: Sequence[Record]) -> float | None:
     reported = [r.agent.cost_usd for r in records if r.agent and r.agent.cost_usd is not None]
     if reported and len(reported) == len(records):
         return float(sum(reported))
-    prices = model_prices(model)
-    if prices is None:
-        return None
-    return (tokens_in * prices[0] + tokens_out * prices[1]) / 1_000_000
+    cost = attempts_cost(model, (a for r in records for a in r.attempts))
+    return None if cost is None else cost.usd
 
 
 def final_group(s: RunScores, domain: str, mode: str) -> GroupScore | None:
@@ -111,7 +111,7 @@ def usage_rows(scores: Sequence[RunScores]) -> list[UsageRow]:
                         turns=turns / n,
                         tool_calls=calls / n,
                         wall_s=sum(_sample_wall(r) for r in records) / n,
-                        cost_usd=_cost(s.run.model, records, tin, tout),
+                        cost_usd=_cost(s.run.model, records),
                         metric=group.metric,
                         point=point,
                         metric_per_mtok=(
@@ -148,6 +148,6 @@ def usage_table(rows: Sequence[UsageRow]) -> Table:
     return Table(
         headers,
         out,
-        title="Cost of each setting, means per sample (cost $: all samples, list prices; "
+        title="Cost of each setting, means per sample (cost $: all samples, as billed; "
         "score %: the point value, not Table 2's bootstrap mean)",
     )

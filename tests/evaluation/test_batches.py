@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cost_runs import price_bill
 from fake_batches import FakeBatches
 
 from deonticbench.api import arun, prepare
@@ -34,9 +35,9 @@ pytestmark = pytest.mark.skipif(
     not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
 )
 
-# USD per million tokens (input, output): issue 27's price table; batches take half.
-PRICES = {"openai:gpt-4.1": (2.00, 8.00), "anthropic:claude-sonnet-4-5": (3.00, 15.00)}
-MODELS = list(PRICES)
+# Priced at cost_runs.PUBLISHED (issue 27's price table, cache rates included); batches
+# take half of every figure.
+MODELS = ["openai:gpt-4.1", "anthropic:claude-sonnet-4-5"]
 
 
 def pool() -> list[Case]:
@@ -129,11 +130,10 @@ def check_paid_once(fake: FakeBatches, out: Path, model: str, planned: int) -> N
     assert len(billed) == len(set(billed)), "an item was processed (and billed) twice"
     sent = [c for batch in fake.batches for c in batch.custom_ids]
     assert len(sent) == len(set(sent)), "an item was submitted twice"
-    pin, pout = PRICES[model]
-    bill = sum(b.input_tokens * pin + b.output_tokens * pout for b in fake.bill) / 1e6 / 2
+    bill = price_bill([b.billed for b in fake.bill], model)
     cost = json.loads((out / "results.json").read_text())["estimated_cost"]
-    assert cost["usd"] == pytest.approx(bill, rel=0.01)
-    assert cost["batch_discount"] == pytest.approx(bill, rel=0.01)
+    assert cost["usd"] == pytest.approx(bill.usd, rel=0.01)
+    assert cost["batch_discount"] == pytest.approx(bill.usd, rel=0.01)
 
 
 @pytest.mark.parametrize("ended_meanwhile", [False, True], ids=["running", "ended"])
@@ -265,10 +265,9 @@ def test_expired_and_failed_items_go_again_in_the_next_round(
 def check_paid_once_after_retries(fake: FakeBatches, out: Path, model: str) -> None:
     billed = [b.custom_id for b in fake.bill]
     assert len(billed) == len(set(billed))
-    pin, pout = PRICES[model]
-    bill = sum(b.input_tokens * pin + b.output_tokens * pout for b in fake.bill) / 1e6 / 2
+    bill = price_bill([b.billed for b in fake.bill], model)
     cost = json.loads((out / "results.json").read_text())["estimated_cost"]
-    assert cost["usd"] == pytest.approx(bill, rel=0.01)
+    assert cost["usd"] == pytest.approx(bill.usd, rel=0.01)
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -128,3 +128,61 @@ def test_anthropic_batches_ask_for_the_one_hour_cache_and_leave_interactive_call
     text = str(batch.items[0]["params"])
     assert "'cache_control'" in text and "'ttl': '1h'" in text
     assert getattr(model, "cache_ttl", None) == "5m"  # the run's interactive calls
+
+
+def openai_reply_body(cached: int) -> dict[str, object]:
+    """A chat-completions body as OpenAI documents it, with cached prompt tokens."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4.1",
+        "choices": [
+            {"index": i, "message": {"role": "assistant", "content": f"t{i}"}, "finish_reason": r}
+            for i, r in enumerate(("stop", "length"))
+        ],
+        "usage": {
+            "prompt_tokens": 2048,
+            "completion_tokens": 10,
+            "total_tokens": 2058,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
+    }
+
+
+def test_an_openai_reply_means_the_same_in_a_batch_result_and_a_synchronous_call() -> None:
+    """The reply body of issue 37: 1,536 cached tokens, read by the batch reader and by
+    the synchronous path through their one mapping (the batch reader said 0)."""
+    import json
+
+    from deonticbench.models.batch.openai_batches import _item
+    from deonticbench.models.openai_backend import _read_reply
+
+    body = openai_reply_body(1536)
+    line = {"custom_id": "c1", "response": {"status_code": 200, "body": body}, "error": None}
+    (batched,) = [_item(json.dumps(line))]
+    synchronous = _read_reply(body, 2).completions(0.0)
+    assert batched.completions is not None
+    assert [c.cache_read_tokens for c in batched.completions] == [1536, 0]
+    for b, s in zip(batched.completions, synchronous, strict=True):
+        assert (b.text, b.tokens_in, b.cache_read_tokens, b.tokens_out, b.finish_reason) == (
+            s.text,
+            s.tokens_in,
+            s.cache_read_tokens,
+            s.tokens_out,
+            s.finish_reason,
+        )
+        assert b.batch and not s.batch
+
+
+def test_an_openai_batch_line_is_the_synchronous_call_s_request(fake: FakeBatches) -> None:
+    """One request builder: a line carries what ``_call`` sends, prompt_cache_key too."""
+    model = load_model("openai:gpt-4.1")
+    assert isinstance(model.settings.prompt_cache, bool)
+    api = batch_api(model)
+    (item,) = items(1, n=2)
+    request = Request(**{**item.request.__dict__, "cache_group": "airline/direct/abc"})
+    body = api.line(BatchItem("c", request))["body"]
+    sync = model.call_fields(2, (), "airline/direct/abc")  # type: ignore[attr-defined]
+    assert body["prompt_cache_key"] == sync["prompt_cache_key"] == "airline/direct/abc"
+    assert {k: v for k, v in body.items() if k not in ("model", "messages")} == sync

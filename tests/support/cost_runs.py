@@ -76,22 +76,31 @@ class Bill:
 
 
 def price_bill(bill: Sequence[Billed], spec: str) -> Bill:
+    """The bill at the published prices; an item processed in a batch at the batch price
+    (every figure less the batch discount, cache reads and writes included)."""
     p = PUBLISHED[spec]
+
+    def rate(b: Billed) -> float:
+        return (1.0 - p.batch_discount) if b.batch else 1.0
+
     return Bill(
         calls=len(bill),
         input_tokens=sum(b.input_total for b in bill),
         cache_read=sum(b.cache_read for b in bill),
         cache_write=sum(b.cache_write_5m + b.cache_write_1h for b in bill),
         input_usd=sum(
-            b.uncached * p.input
-            + b.cache_write_5m * p.cache_write_5m
-            + b.cache_write_1h * p.cache_write_1h
-            + b.cache_read * p.cache_read
+            rate(b)
+            * (
+                b.uncached * p.input
+                + b.cache_write_5m * p.cache_write_5m
+                + b.cache_write_1h * p.cache_write_1h
+                + b.cache_read * p.cache_read
+            )
             for b in bill
         )
         / 1e6,
-        input_usd_uncached=sum(b.input_total for b in bill) * p.input / 1e6,
-        output_usd=sum(b.output for b in bill) * p.output / 1e6,
+        input_usd_uncached=sum(rate(b) * b.input_total for b in bill) * p.input / 1e6,
+        output_usd=sum(rate(b) * b.output for b in bill) * p.output / 1e6,
     )
 
 

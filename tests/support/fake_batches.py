@@ -19,8 +19,15 @@ streams are the real thing.  Scripted:
 * results come back in reverse order of the input (never the order sent).
 
 What it keeps: ``batches`` (every batch created, with its items), ``bill`` (one entry per
-item processed: custom_id, input and output tokens) and ``creates`` (create requests).
-Tokens are counted as words, like ``fakeproviders``.
+item processed: custom_id, input and output tokens, and the prompt-cache reads and
+writes within the input) and ``creates`` (create requests).
+
+Items read and write the providers' prompt caches exactly as the synchronous endpoints
+do (``fake_prompt_cache``: OpenAI's ``prompt_tokens_details.cached_tokens`` keyed by
+``prompt_cache_key``; Anthropic's ``cache_control`` breakpoints, TTLs and usage
+fields), processed one after another, each item's entries readable by the next: a batch
+run's price is tested against a bill that includes cached reads.  Tokens are counted as
+words, like ``fakeproviders``, unless ``tokenizer`` is given.
 """
 
 from __future__ import annotations
@@ -38,30 +45,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from fake_prompt_cache import Billed, PromptCache, Tokenizer
+
 __all__ = ["BilledItem", "FakeBatch", "FakeBatches"]
 
 Responder = Callable[[dict[str, Any], int], str]
 ItemFault = Callable[[str, int], "str | None"]
-
-
-def _words(text: str) -> int:
-    return len(text.split())
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
-    return ""
-
-
-def prompt_words(body: dict[str, Any]) -> int:
-    """Input tokens of one request: the words of its system field and messages."""
-    total = _words(_text(body.get("system")))
-    for message in body.get("messages") or []:
-        total += _words(_text(message.get("content")))
-    return total
 
 
 @dataclass
@@ -69,8 +58,17 @@ class BilledItem:
     api: str
     batch_id: str
     custom_id: str
-    input_tokens: int
-    output_tokens: int
+    billed: Billed
+    """The item's bill in the provider's categories (``batch`` set: at the batch price)."""
+
+    @property
+    def input_tokens(self) -> int:
+        """All its input: uncached, written to and read from the prompt cache."""
+        return self.billed.input_total
+
+    @property
+    def output_tokens(self) -> int:
+        return self.billed.output
 
 
 @dataclass
@@ -94,8 +92,9 @@ class FakeBatch:
 
 
 class _State:
-    def __init__(self, responder: Responder, delay_s: float) -> None:
+    def __init__(self, responder: Responder, delay_s: float, cache: PromptCache) -> None:
         self.responder = responder
+        self.cache = cache
         self.delay_s = delay_s
         self.item_fault: ItemFault = lambda custom_id, tries: None
         self.rejects: list[list[str]] = []
@@ -313,15 +312,17 @@ class _Handler(BaseHTTPRequestHandler):
             body = item.get("body") or item.get("params") or {}
             if fault is None:
                 texts = [state.responder(body, c) for c in range(int(body.get("n") or 1))]
-                billed = BilledItem(
-                    batch.api,
-                    batch.id,
-                    custom_id,
-                    prompt_words(body),
-                    sum(_words(t) for t in texts),
+                output = sum(state.cache.count(t) for t in texts)
+                bill = (
+                    state.cache.anthropic_usage
+                    if batch.api == "anthropic"
+                    else state.cache.openai_usage
                 )
-                state.bill.append(billed)
-                batch.results.append(self._success(batch.api, custom_id, body, texts, billed))
+                usage, billed, pending = bill(body, output, batch=True)
+                # Processed one at a time: what this item wrote, the next one can read.
+                state.cache.land(pending)
+                state.bill.append(BilledItem(batch.api, batch.id, custom_id, billed))
+                batch.results.append(self._success(batch.api, custom_id, body, texts, usage))
             else:
                 self._failure(batch, custom_id, fault)
         # Never in the order sent.
@@ -329,7 +330,12 @@ class _Handler(BaseHTTPRequestHandler):
         batch.errors.reverse()
 
     def _success(
-        self, api: str, custom_id: str, body: dict[str, Any], texts: list[str], bill: BilledItem
+        self,
+        api: str,
+        custom_id: str,
+        body: dict[str, Any],
+        texts: list[str],
+        usage: dict[str, Any],
     ) -> dict[str, Any]:
         if api == "anthropic":
             message = {
@@ -340,7 +346,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "content": [{"type": "text", "text": texts[0]}],
                 "stop_reason": "end_turn",
                 "stop_sequence": None,
-                "usage": {"input_tokens": bill.input_tokens, "output_tokens": bill.output_tokens},
+                "usage": usage,
             }
             return {"custom_id": custom_id, "result": {"type": "succeeded", "message": message}}
         reply = {
@@ -356,11 +362,7 @@ class _Handler(BaseHTTPRequestHandler):
                 }
                 for i, t in enumerate(texts)
             ],
-            "usage": {
-                "prompt_tokens": bill.input_tokens,
-                "completion_tokens": bill.output_tokens,
-                "total_tokens": bill.input_tokens + bill.output_tokens,
-            },
+            "usage": usage,
         }
         return {
             "id": f"batch_req_{custom_id}",
@@ -510,8 +512,16 @@ def default_responder(body: dict[str, Any], choice: int) -> str:
 class FakeBatches:
     """The loopback batch server; a context manager that starts and stops it."""
 
-    def __init__(self, responder: Responder | None = None, *, delay_s: float = 0.0) -> None:
-        self._state = _State(responder or default_responder, delay_s)
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        delay_s: float = 0.0,
+        tokenizer: Tokenizer | None = None,
+        cache_min_tokens: int = 1024,
+    ) -> None:
+        cache = PromptCache(tokenizer or str.split, cache_min_tokens)
+        self._state = _State(responder or default_responder, delay_s, cache)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 

@@ -24,19 +24,10 @@ real thing.  Only the model behind the endpoint is scripted:
 * ``refuse(field)``: answer any request carrying that top-level field with a 400 (or the
   status given) naming it, like a server that does not take the field.
 
-Both endpoints bill prompt caching as the providers document it, so tests can measure
-what caching saves (``bill``: one ``Billed`` per answered call):
-
-* Anthropic: entries are written at ``cache_control`` breakpoints (at most four), for
-  their TTL (5 minutes, or ``"ttl": "1h"``), refreshed when read; a breakpoint finds an
-  entry at its own block or one of the 19 blocks before it (the 20-block lookback); a
-  prefix shorter than ``cache_min_tokens`` is never written; an entry becomes readable
-  only when the response that wrote it is sent (these backends do not stream).  Usage
-  says ``input_tokens`` (after the last read or write), ``cache_creation_input_tokens``,
-  ``cache_read_input_tokens`` and ``cache_creation.ephemeral_{5m,1h}_input_tokens``.
-* OpenAI: every prompt of 1,024 tokens or more is cached after its response, keyed by
-  ``prompt_cache_key``; a later prompt reads the longest shared prefix in steps of 128
-  tokens past 1,024, as ``usage.prompt_tokens_details.cached_tokens``.
+Both endpoints bill prompt caching as the providers document it (``fake_prompt_cache``,
+shared with the batch fake), so tests can measure what caching saves (``bill``: one
+``Billed`` per answered call); an entry becomes readable only when the response that
+wrote it is sent (these backends do not stream).
 
 Tokens are words unless ``tokenizer`` is given (a text -> token list function; the cost
 tests pass cl100k, the dry run's unit).  ``advance(seconds)`` moves the cache's clock.
@@ -49,7 +40,6 @@ Usage::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import time
@@ -58,6 +48,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fake_prompt_cache import Billed, Pending, PromptCache, Tokenizer
 
 __all__ = ["Billed", "FakeProvider", "FakeRequest", "Fault", "ToolTurn", "echo_responder"]
 
@@ -185,48 +177,13 @@ def _logprobs(text: str) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class Billed:
-    """What one answered call was billed for, in the provider's own categories."""
-
-    api: str
-    model: str
-    uncached: int
-    """Input tokens at the full input price."""
-    cache_write_5m: int
-    cache_write_1h: int
-    cache_read: int
-    output: int
-
-    @property
-    def input_total(self) -> int:
-        return self.uncached + self.cache_write_5m + self.cache_write_1h + self.cache_read
-
-
-Tokenizer = Callable[[str], "list[Any]"]
-
-ANTHROPIC_LOOKBACK = 20
-ANTHROPIC_MAX_BREAKPOINTS = 4
-TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
-OPENAI_CACHE_MIN = 1024
-OPENAI_CACHE_STEP = 128
-
-
-@dataclass
-class _Entry:
-    ready_at: float
-    expires_at: float
-    ttl: str
-
-
 @dataclass
 class _State:
     responder: Responder
     latency_s: float
     max_choices: int | None
     api_key: str | None
-    tokenizer: Tokenizer
-    cache_min_tokens: int
+    cache: PromptCache
     faults: deque[Fault] = field(default_factory=deque)
     refused: dict[str, int] = field(default_factory=dict)
     """Top-level request fields the server refuses, with the status it answers."""
@@ -235,64 +192,9 @@ class _State:
     in_flight: int = 0
     max_in_flight: int = 0
     bill: list[Billed] = field(default_factory=list)
-    anthropic_cache: dict[str, _Entry] = field(default_factory=dict)
-    openai_cache: dict[str, _Entry] = field(default_factory=dict)
-    clock_offset: float = 0.0
-
-    def now(self) -> float:
-        return time.monotonic() + self.clock_offset
 
     def count(self, text: str) -> int:
-        return len(self.tokenizer(text))
-
-
-def _words(text: str) -> int:
-    return len(text.split())
-
-
-def _block_text(block: Any) -> str:
-    """What a content block, system block or tool definition costs in tokens: its text,
-    or for structured blocks their JSON without the cache marker."""
-    if isinstance(block, str):
-        return block
-    if not isinstance(block, dict):
-        return str(block)
-    if block.get("type") == "text":
-        return str(block.get("text") or "")
-    if block.get("type") == "tool_result":
-        content = block.get("content")
-        if isinstance(content, list):
-            return "".join(_block_text(b) for b in content)
-        return str(content or "")
-    return json.dumps({k: v for k, v in block.items() if k != "cache_control"}, sort_keys=True)
-
-
-def _anthropic_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request's blocks in the order the cache reads them: tools, system, messages."""
-    blocks: list[dict[str, Any]] = [dict(t) for t in body.get("tools") or []]
-    system = body.get("system")
-    if isinstance(system, str):
-        blocks += [{"type": "text", "text": system}] if system else []
-    elif isinstance(system, list):
-        blocks += [dict(b) for b in system]
-    for message in body.get("messages") or []:
-        content = message.get("content")
-        if isinstance(content, str):
-            blocks += [{"type": "text", "text": content, "_role": message.get("role")}]
-        else:
-            blocks += [{**b, "_role": message.get("role")} for b in content or []]
-    return blocks
-
-
-def _prefix_keys(model: str, blocks: list[dict[str, Any]]) -> list[str]:
-    """A key per block boundary: the hash of the model and every block up to it."""
-    digest = hashlib.sha256(model.encode())
-    keys = []
-    for block in blocks:
-        clean = {k: v for k, v in block.items() if k != "cache_control"}
-        digest.update(json.dumps(clean, sort_keys=True).encode("utf-8", "surrogatepass"))
-        keys.append(digest.copy().hexdigest())
-    return keys
+        return self.cache.count(text)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -301,7 +203,7 @@ class _Handler(BaseHTTPRequestHandler):
     # for the client's delayed ACK, which a real provider's front end does not add.
     disable_nagle_algorithm = True
     server: _Server
-    _pending_entries: tuple[tuple[dict[str, _Entry], str, str], ...] = ()
+    _pending_entries: Pending = ()
     """Prompt-cache entries this request wrote: (table, key, TTL), registered by _land."""
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
@@ -399,11 +301,7 @@ class _Handler(BaseHTTPRequestHandler):
         pending = self._pending_entries
         if pending:
             self._pending_entries = ()
-            state = self.server.state
-            with state.lock:
-                now = state.now()
-                for table, key, ttl in pending:
-                    table[key] = _Entry(ready_at=now, expires_at=now + TTL_SECONDS[ttl], ttl=ttl)
+            self.server.state.cache.land(pending)
         if getattr(self, "_counted", False):
             self._counted = False
             state = self.server.state
@@ -492,28 +390,16 @@ class _Handler(BaseHTTPRequestHandler):
         ]
         out = sum(self.server.state.count(_plain(t)) for t in texts)
         state = self.server.state
-        tokens: list[Any] = []
-        for message in request.messages:
-            tokens += state.tokenizer(message["content"])
-        prompt = len(tokens)
-        cached = self._openai_cached(request.body, tokens)
+        usage, billed, self._pending_entries = state.cache.openai_usage(request.body, out)
         with state.lock:
-            state.bill.append(
-                Billed("openai", str(request.body.get("model", "")), prompt - cached, 0, 0,
-                       cached, out)
-            )  # fmt: skip
+            state.bill.append(billed)
         return {
             "id": f"chatcmpl-{len(self.server.state.log)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.body.get("model", ""),
             "choices": choices,
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": out,
-                "total_tokens": prompt + out,
-                "prompt_tokens_details": {"cached_tokens": cached},
-            },
+            "usage": usage,
         }
 
     def _anthropic_reply(self, request: FakeRequest) -> dict[str, Any]:
@@ -543,89 +429,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _anthropic_usage(self, body: dict[str, Any], output: int) -> dict[str, Any]:
         """Bill one messages call as Anthropic documents prompt caching (module doc)."""
         state = self.server.state
-        model = str(body.get("model", ""))
-        blocks = _anthropic_blocks(body)
-        sizes = [state.count(_block_text({k: v for k, v in b.items() if k != "_role"}))
-                 for b in blocks]  # fmt: skip
-        prefix: list[int] = []
-        for size in sizes:
-            prefix.append((prefix[-1] if prefix else 0) + size)
-        total = prefix[-1] if prefix else 0
-        keys = _prefix_keys(model, blocks)
-        marks = [i for i, b in enumerate(blocks) if isinstance(b.get("cache_control"), dict)]
-        if len(marks) > ANTHROPIC_MAX_BREAKPOINTS:
-            raise ValueError("more than four cache_control breakpoints")
-        read_at = -1
-        with state.lock:
-            now = state.now()
-            for mark in marks:
-                for position in range(mark, max(mark - ANTHROPIC_LOOKBACK, -1), -1):
-                    entry = state.anthropic_cache.get(keys[position])
-                    if entry and entry.ready_at <= now < entry.expires_at:
-                        read_at = max(read_at, position)
-                        break
-            if read_at >= 0:
-                hit = state.anthropic_cache[keys[read_at]]
-                hit.expires_at = now + TTL_SECONDS[hit.ttl]  # a read refreshes the entry
-        read = prefix[read_at] if read_at >= 0 else 0
-        writable = [m for m in marks if m > read_at and prefix[m] >= state.cache_min_tokens]
-        written = prefix[writable[-1]] - read if writable else 0
-        ttl = "5m"
-        if writable:
-            ttl = str(blocks[writable[-1]]["cache_control"].get("ttl") or "5m")
-            # Readable once this response is sent: registered by _land (see there).
-            self._pending_entries = tuple(
-                (state.anthropic_cache, keys[m], str(blocks[m]["cache_control"].get("ttl") or "5m"))
-                for m in writable
-            )
-        billed = Billed(
-            api="anthropic",
-            model=model,
-            uncached=total - read - written,
-            cache_write_5m=written if ttl == "5m" else 0,
-            cache_write_1h=written if ttl == "1h" else 0,
-            cache_read=read,
-            output=output,
-        )
+        usage, billed, self._pending_entries = state.cache.anthropic_usage(body, output)
         with state.lock:
             state.bill.append(billed)
-        return {
-            "input_tokens": billed.uncached,
-            "cache_creation_input_tokens": written,
-            "cache_read_input_tokens": read,
-            "cache_creation": {
-                "ephemeral_5m_input_tokens": billed.cache_write_5m,
-                "ephemeral_1h_input_tokens": billed.cache_write_1h,
-            },
-            "output_tokens": output,
-        }
-
-    def _openai_cached(self, body: dict[str, Any], tokens: list[Any]) -> int:
-        """OpenAI's automatic caching: the longest earlier prefix of 1,024 tokens or
-        more, in steps of 128, under the same prompt_cache_key."""
-        state = self.server.state
-        route = f"{body.get('model', '')}|{body.get('prompt_cache_key') or ''}"
-        keys: list[str] = []
-        digest = hashlib.sha256(route.encode())
-        for start in range(0, len(tokens), OPENAI_CACHE_STEP):
-            chunk = tokens[start : start + OPENAI_CACHE_STEP]
-            if len(chunk) < OPENAI_CACHE_STEP:
-                break
-            digest.update(json.dumps(chunk).encode("utf-8", "surrogatepass"))
-            end = start + OPENAI_CACHE_STEP
-            if end >= OPENAI_CACHE_MIN:
-                keys.append(f"{end}:{digest.copy().hexdigest()}")
-        cached = 0
-        with state.lock:
-            now = state.now()
-            for key in reversed(keys):
-                entry = state.openai_cache.get(key)
-                if entry and entry.ready_at <= now < entry.expires_at:
-                    entry.expires_at = now + TTL_SECONDS["5m"]
-                    cached = int(key.split(":", 1)[0])
-                    break
-        self._pending_entries = tuple((state.openai_cache, key, "5m") for key in keys)
-        return cached
+        return usage
 
 
 def _plain(reply: str | ToolTurn) -> str:
@@ -688,8 +495,7 @@ class FakeProvider:
             latency_s=latency_s,
             max_choices=max_choices,
             api_key=api_key,
-            tokenizer=tokenizer or str.split,
-            cache_min_tokens=cache_min_tokens,
+            cache=PromptCache(tokenizer or str.split, cache_min_tokens),
         )
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -801,7 +607,7 @@ class FakeProvider:
     def advance(self, seconds: float) -> None:
         """Move the prompt cache's clock forward (entries expire by it)."""
         with self._state.lock:
-            self._state.clock_offset += seconds
+            self._state.cache.clock_offset += seconds
 
     def generation_requests(self) -> list[FakeRequest]:
         """Logged POSTs to the chat-completions or messages endpoint."""

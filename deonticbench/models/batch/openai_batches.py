@@ -20,8 +20,7 @@ from typing import Any
 
 from .._sdk import MalformedResponse, classify_sdk_error, field_of, import_sdk
 from ..base import Completion
-from ..openai_backend import OpenAIModel, _read_reply
-from ..remote import split_usage
+from ..openai_backend import OpenAIModel, reply_completions
 from ..retry import call_with_retries, is_retryable_status, short
 from ..tool_calls import openai_messages
 from .base import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError
@@ -53,15 +52,20 @@ class OpenAIBatches(BatchAPI):
 
     def line(self, item: BatchItem) -> dict[str, Any]:
         request = item.request
-        # a paper-protocol first attempt carries upstream's fields, as interactively
-        fields = self.backend.sampling_fields(
-            request.n, self.backend.first_attempt_sampling(request)
+        # The synchronous call's own fields, prompt_cache_key included (the batch reads
+        # the same cache, so it routes the same way), and on a paper-protocol first
+        # attempt upstream's sampling fields, as interactively.
+        fields = self.backend.call_fields(
+            request.n,
+            request.tools,
+            request.cache_group,
+            self.backend.first_attempt_sampling(request),
         )
         # extra_body is the client's way to add fields; in a file they are plain fields.
         extra = fields.pop("extra_body", {})
         body = {
             "model": self.backend.model_name,
-            "messages": openai_messages(item.request.messages),
+            "messages": openai_messages(request.messages),
             **fields,
             **extra,
         }
@@ -197,10 +201,9 @@ def _item(text: str) -> ItemResult:
         )
     n = len(body.get("choices") or []) or 1
     try:
-        reply = _read_reply(body, n)
+        completions = reply_completions(body, n)
     except MalformedResponse as exc:
         return ItemResult(custom_id, None, f"malformed response: {exc}", True)
-    completions = split_usage(reply.texts, reply.prompt_tokens, reply.output_tokens, 0.0)
     return ItemResult(custom_id, [_batched(c) for c in completions])
 
 

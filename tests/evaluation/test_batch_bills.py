@@ -1,0 +1,127 @@
+"""What an ``eval --batch`` run says it cost, against what the batch fakes bill: the
+fakes read and write the providers' prompt caches and report them in the usage fields
+each provider documents (``fake_prompt_cache``), as the synchronous fakes do.
+
+Issue 37's measured goal: on smoke (airline + SARA numeric, direct and zero-shot, K 2)
+an OpenAI batch run put $0.1286 in results.json for a bill of $0.0472, because the batch
+reader dropped ``prompt_tokens_details.cached_tokens``; now results.json is the bill
+within 1 %, and a batch and a synchronous run of the same selection read the same share
+of their input from the cache (within the fakes' rules)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cost_runs import DATA, KEY, cl100k, price_bill, results_of
+from fake_batches import FakeBatches
+from fakeproviders import FakeProvider
+
+pytestmark = pytest.mark.skipif(
+    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+)
+SMOKE = (
+    "--split", "smoke", "--domains", "sara_numeric,airline", "--modes", "direct,zero-shot",
+    "-k", "2", "--attempts", "1", "--param", "batch_poll_s=0.05",
+)  # fmt: skip
+
+
+def answer(body: object, choice: int) -> str:
+    return f"Answer: {choice}"
+
+
+@pytest.fixture
+def batches() -> Iterator[FakeBatches]:
+    with FakeBatches(answer, tokenizer=cl100k()) as server:
+        yield server
+
+
+def run(env_urls: dict[str, str], home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k and "BASE_URL" not in k}
+    env.update(
+        DEONTICBENCH_DATA=DATA,
+        DEONTICBENCH_CACHE=str(home / "cache"),
+        OPENAI_API_KEY=KEY,
+        ANTHROPIC_API_KEY=KEY,
+        **env_urls,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", *args],
+        env=env,
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def score_usage_usd(home: Path, run_dir: Path) -> float:
+    """What ``score --format json``'s usage rows (the cost of each setting, which the
+    report prints too) add up to."""
+    import json
+    import os
+
+    env = {**os.environ, "DEONTICBENCH_DATA": DATA}
+    done = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "score", str(run_dir), "--format", "json"],
+        env=env,
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return float(sum(row["cost_usd"] for row in json.loads(done.stdout)["usage"]))
+
+
+def batch_urls(fake: FakeBatches) -> dict[str, str]:
+    return {"OPENAI_BASE_URL": fake.openai_url, "ANTHROPIC_BASE_URL": fake.url}
+
+
+def test_an_openai_batch_run_prices_its_cache_reads_as_the_bill_does(
+    batches: FakeBatches, tmp_path: Path
+) -> None:
+    spec = "openai:gpt-4.1"
+    out = tmp_path / "batch"
+    done = run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    bill = price_bill([b.billed for b in batches.bill], spec)
+    assert bill.cache_read > 0, "the fake read nothing from the cache: no test"
+    # Every line routes to the cache its synchronous call would: the key is sent.
+    lines = [item["body"] for batch in batches.batches for item in batch.items]
+    assert lines and all(line.get("prompt_cache_key") for line in lines)
+    results = results_of(out)
+    assert results["totals"]["cache_read_tokens_paid"] == bill.cache_read
+    assert results["estimated_cost"]["usd"] == pytest.approx(bill.usd, rel=0.01)
+    # One run, one dollar figure: score's cost of each setting adds up to results.json's.
+    assert score_usage_usd(tmp_path, out) == pytest.approx(bill.usd, rel=0.01)
+
+    # The same selection, synchronous: the same share of the input read from the cache.
+    with FakeProvider(api_key=KEY, tokenizer=cl100k()) as sync:
+        urls = {"OPENAI_BASE_URL": sync.openai_url, "ANTHROPIC_BASE_URL": sync.url}
+        done = run(
+            urls, tmp_path, "--model", spec, *SMOKE, "--no-cache", "--out", str(tmp_path / "s")
+        )
+        assert done.returncode == 0, done.stderr
+        sync_bill = price_bill(sync.bill, spec)
+    assert bill.read_share == pytest.approx(sync_bill.read_share, abs=0.02)
+
+
+def test_an_anthropic_batch_run_prices_its_cache_reads_and_writes_as_the_bill_does(
+    batches: FakeBatches, tmp_path: Path
+) -> None:
+    spec = "anthropic:claude-sonnet-4-5"
+    out = tmp_path / "batch"
+    done = run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    bill = price_bill([b.billed for b in batches.bill], spec)
+    assert bill.cache_read > 0 and bill.cache_write > 0, bill
+    results = results_of(out)
+    assert results["totals"]["cache_read_tokens_paid"] == bill.cache_read
+    assert results["estimated_cost"]["usd"] == pytest.approx(bill.usd, rel=0.01)
+    assert score_usage_usd(tmp_path, out) == pytest.approx(bill.usd, rel=0.01)

@@ -33,7 +33,7 @@ from .evaluation.cache import ResponseCache, default_cache_path
 from .evaluation.dryrun import DryRunEstimate, estimate
 from .evaluation.runner import Observer, Runner
 from .models import Model, count_prompt_tokens, load_model
-from .models.batch import batch_api
+from .models.batch import BatchAPI, batch_api
 from .models.loader import check_spec
 from .models.reference import ReferenceModel
 from .prompting.paper import paper_sampling
@@ -180,12 +180,33 @@ def _open_cache(cache: CacheChoice) -> ResponseCache | None:
     return ResponseCache(cache if cache is not None else default_cache_path())
 
 
+def batch_preflight(model: Model, batch: bool, cache: CacheChoice) -> BatchAPI | None:
+    """The batch API ``--batch`` will use (None without ``--batch``), or the sentence
+    the run refuses it with: a backend without one, or no response cache to keep the
+    results in.  The run and its dry run refuse alike."""
+    if not batch:
+        return None
+    batches = batch_api(model)
+    if cache is False:
+        raise ConfigError(
+            "--batch keeps each result in the response cache as soon as it is read, "
+            "so that a stopped run loses nothing: run it without --no-cache."
+        )
+    return batches
+
+
 def dry_run(
-    prepared: PreparedRun, *, cache: CacheChoice = None, retry_errors: bool = False
+    prepared: PreparedRun,
+    *,
+    cache: CacheChoice = None,
+    retry_errors: bool = False,
+    batch: bool = False,
 ) -> DryRunEstimate:
     """What the run would send (first-attempt requests and prompt tokens); sends nothing.
 
-    Refuses a folder the real run would refuse, now rather than after the estimate."""
+    Refuses a folder, or options, the real run would refuse, now rather than after the
+    estimate."""
+    batches = batch_preflight(prepared.model, batch, cache)
     out = prepared.out
     done: dict[RecordKey, Record] = {}
     if prepared.fresh:
@@ -207,6 +228,7 @@ def dry_run(
             attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
             count_tokens=count_prompt_tokens,
             agent=prepared.spec.agent,
+            batches=batches,
         )
     finally:
         if opened is not None:
@@ -232,12 +254,7 @@ async def arun(
     try:
         # Before any work: a missing key or an unreachable server is one sentence, and so
         # is an unusable cache or sandbox; only then is the run folder touched.
-        batches = batch_api(model) if batch else None
-        if batch and cache is False:
-            raise ConfigError(
-                "--batch keeps each result in the response cache as soon as it is read, "
-                "so that a stopped run loses nothing: run it without --no-cache."
-            )
+        batches = batch_preflight(model, batch, cache)
         await model.check()
         opened_cache = _open_cache(cache)
         solver = Solver(workers=workers, limits=spec.limits, executor=executor)

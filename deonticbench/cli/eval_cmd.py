@@ -499,7 +499,9 @@ def _dry_run(
 
     from ..models import token_count_method  # start-up, as above
 
-    est = dry_run(prepared, cache=options.cache, retry_errors=options.retry_errors)
+    est = dry_run(
+        prepared, cache=options.cache, retry_errors=options.retry_errors, batch=options.batch
+    )
     model, plan = prepared.model, prepared.plan
     if as_json:
         doc = est.to_json(batch=options.batch, assume_output_tokens=assume_output_tokens)
@@ -553,14 +555,25 @@ def _price_lines(est: DryRunEstimate, batch: bool, assume_output: int | None) ->
             f"prompt caching: expect {expected.cache_write:,} tokens written to the cache and "
             f"{expected.cache_read:,} read from it (order of sending as the runner does it)."
         )
+    # Only the choices this backend and these options leave open are priced.
+    choices = [f"{usd(est.input_cost(caching=False, batch=False))} uncached"]
+    if est.prompt_cache:
+        choices.append(f"{usd(est.input_cost(caching=True, batch=False))} with prompt caching")
+    if est.batchable:
+        choices.append(f"{usd(est.input_cost(caching=False, batch=True))} as batches")
+    if est.prompt_cache and est.batchable:
+        choices.append(f"{usd(est.input_cost(caching=True, batch=True))} with both")
+    interactive = (
+        " (agentic trials stay interactive, at full price)"
+        if (est.batchable and est.trials_left)
+        else ""
+    )
     lines.append(
-        "first-attempt input: "
-        f"{usd(est.input_cost(caching=False, batch=False))} uncached, "
-        f"{usd(est.input_cost(caching=True, batch=False))} with prompt caching, "
-        f"{usd(est.input_cost(caching=False, batch=True))} as batches, "
-        f"{usd(est.input_cost(caching=True, batch=True))} with both; "
+        f"first-attempt input: {', '.join(choices)}{interactive}; "
         f"chosen: {usd(est.input_cost(caching=est.prompt_cache, batch=batch))}."
     )
+    if not est.prompt_cache:
+        lines.append("prompt caching is off for this run: no breakpoints, no cache key sent.")
     if assume_output is None:
         lines.append(
             "output, reasoning tokens and retries cannot be known beforehand: "

@@ -7,13 +7,20 @@ billed: a request of K samples is one call where the API draws K choices at once
 (OpenAI), K calls where each sample is a call (Anthropic, and servers that ignore ``n``).
 Prompt tokens are an estimate (``models.tokens``: cl100k, the paper's unit).
 
-Under the chosen caching it expects, per shared prefix, what the runner's order of
-sending makes the provider do (docs/cost.md):
+It restates none of the backend's or the runner's rules: it asks them.  The backend
+says where it puts cache breakpoints in each request (``Model.cache_breakpoints``: which
+of them pass its threshold, tool definitions counted), what else it bills as input
+(``Model.billed_extra_text``: Anthropic's tool definitions), and its batch API the cache
+lifetime its lines ask for (``BatchAPI.cache_ttl``); the runner says which requests go
+by batch under ``--batch`` (``trials.goes_by_batch``: agentic trials stay interactive)
+and builds the requests (``runner.prompt_request``, ``trials.turn_request``).  What is
+left here is the provider's side, per shared prefix, under the runner's order of
+sending (docs/cost.md):
 
-* Anthropic: the first call of a prefix group writes the whole prompt (a breakpoint at
-  the end of the shared prefix and one at the end); every later case of the group reads
-  the shared prefix and writes the rest; a case's other K - 1 calls read the whole
-  prompt.  A breakpoint whose prefix is below the model's minimum writes nothing.
+* breakpoints (Anthropic): the first call of a prefix group writes up to its last
+  breakpoint; every later case of the group reads the shared prefix and writes the rest;
+  a case's other K - 1 calls read the whole prompt.  A prefix below the model's minimum
+  in tokens writes nothing.
 * OpenAI: it caches by itself; with the order of sending, every case after a group's
   first reads the shared prefix in 128-token steps past 1,024.
 
@@ -31,11 +38,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..agents.loop import TrialSetup, conversation_hash, first_messages, offered_tools
+from ..agents.loop import first_messages, offered_tools
 from ..agents.scripted import as_agent
 from ..agents.tool_table import tool_specs
-from ..models.base import Model
-from ..models.registry import Cost, Prices, model_prices, price_tokens
+from ..errors import ConfigError
+from ..models.base import Model, Request
+from ..models.batch import BatchAPI, batch_api
+from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
 from ..prompting import Prompt
 from ..prompting.chat import Message
 from ..prompting.modes import is_agentic
@@ -43,13 +52,12 @@ from ..prompting.plan import RunPlan, Unit
 from ..store.record import Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
 from .cache import CachedResponse, ResponseCache, cache_key
-from .runner import prefix_group, split_requests
+from .runner import prefix_group, prompt_request, split_requests
+from .trials import goes_by_batch, trial_setup, turn_key, turn_request
 
 OPENAI_CACHE_MIN = 1024
 OPENAI_CACHE_STEP = 128
 """OpenAI caches prefixes of 1,024 tokens and more, in steps of 128 tokens."""
-ANTHROPIC_CHARS_PER_TOKEN = 4
-"""The backend's own rule for flagging a block (``anthropic_backend.CHARS_PER_TOKEN``)."""
 
 
 @dataclass
@@ -87,6 +95,9 @@ class DryRunRow:
     """The same input under the chosen caching: written, read, the rest uncached."""
     first_turns: bool = False
     """An agentic row: only each trial's first turn is counted."""
+    by_batch: bool = False
+    """Under ``--batch`` its requests go by the provider's batch API (the runner's rule,
+    ``trials.goes_by_batch``); otherwise they stay interactive, at full price."""
 
 
 @dataclass
@@ -100,6 +111,11 @@ class DryRunEstimate:
     prices: Prices | None = None
     max_turns: int = AgentOptions.max_turns
     cache_ttl: str = "5m"
+    """The cache lifetime the backend's interactive calls ask for."""
+    batch_cache_ttl: str | None = None
+    """The one its batch lines ask for (``BatchAPI.cache_ttl``)."""
+    batchable: bool = False
+    """The backend has a batch API: the batch figures can be priced."""
 
     @property
     def requests(self) -> int:
@@ -131,28 +147,41 @@ class DryRunEstimate:
         return total
 
     def input_cost(self, *, caching: bool, batch: bool) -> Cost | None:
-        """The first attempts' input in dollars; None without prices for it."""
-        if self.prices is None:
+        """The first attempts' input in dollars; None without prices for it, for caching
+        the options turned off (``--no-prompt-cache``), or for batches a backend without
+        a batch API.  Under ``batch`` only the rows that go by batch get its price and
+        its cache lifetime; the others stay interactive."""
+        if self.prices is None or (caching and not self.prompt_cache):
             return None
-        if not caching:
-            return price_tokens(self.prices, uncached=self.prompt_tokens, batch=batch)
-        use = self.expected
-        # Batches wait longer than five minutes: they write one-hour entries.
-        hour = batch or self.cache_ttl == "1h"
-        return price_tokens(
-            self.prices,
-            uncached=use.uncached,
-            cache_write_5m=0 if hour else use.cache_write,
-            cache_write_1h=use.cache_write if hour else 0,
-            cache_read=use.cache_read,
-            batch=batch,
-        )
+        if batch and not self.batchable:
+            return None
+        total: Cost | None = ZERO_COST
+        for row in self.rows:
+            batched = batch and row.by_batch
+            ttl = (self.batch_cache_ttl or self.cache_ttl) if batched else self.cache_ttl
+            use = row.cached_tokens if caching else Tokens(uncached=row.prompt_tokens)
+            hour = ttl == "1h"
+            cost = price_tokens(
+                self.prices,
+                uncached=use.uncached,
+                cache_write_5m=0 if hour else use.cache_write,
+                cache_write_1h=use.cache_write if hour else 0,
+                cache_read=use.cache_read,
+                batch=batched,
+            )
+            total = None if cost is None or total is None else total + cost
+        return total
 
     def output_cost(self, tokens_per_sample: int, *, batch: bool) -> Cost | None:
         """Output of the first attempts at ``tokens_per_sample`` each (an assumption)."""
-        if self.prices is None:
+        if self.prices is None or (batch and not self.batchable):
             return None
-        return price_tokens(self.prices, output=tokens_per_sample * self.samples_left, batch=batch)
+        total: Cost | None = ZERO_COST
+        for row in self.rows:
+            left = tokens_per_sample * (row.samples - row.done)
+            cost = price_tokens(self.prices, output=left, batch=batch and row.by_batch)
+            total = None if cost is None or total is None else total + cost
+        return total
 
     def to_json(
         self, *, batch: bool = False, assume_output_tokens: int | None = None
@@ -209,18 +238,40 @@ class DryRunEstimate:
         return doc
 
 
+@dataclass(frozen=True)
+class _Marks:
+    """Which prefixes of a request the backend marks for caching and the provider
+    will cache (long enough in tokens)."""
+
+    end: bool = False
+    """The whole prompt."""
+    shared: bool = False
+    """The prefix every case of its group shares."""
+
+
 @dataclass
 class _Caching:
-    """How the chosen caching bills a call, per provider (see the module doc)."""
+    """What the provider bills a call under the runner's order of sending (module doc)."""
 
     kind: str
-    """``anthropic``, ``openai`` or ``none``."""
+    """``breakpoints`` (the backend marks prefixes), ``openai`` (automatic) or ``none``."""
     min_tokens: int = 1024
     written: set[str] = field(default_factory=set)
     """Prefix groups whose first call has been counted."""
 
-    def first_call(self, group: str | None, prompt: int, shared: int, shared_chars: int,
-                   prompt_chars: int) -> Tokens:  # fmt: skip
+    def marks(self, model: Model, request: Request, prompt: int, shared: int) -> _Marks:
+        """Ask the backend where the request's breakpoints are; keep those the provider
+        caches (a prefix of ``min_tokens`` or more)."""
+        found = model.cache_breakpoints(request) if self.kind == "breakpoints" else None
+        if not found:
+            return _Marks()
+        breakpoints, total = found
+        return _Marks(
+            end=total in breakpoints and prompt >= self.min_tokens,
+            shared=any(b < total for b in breakpoints) and shared >= self.min_tokens,
+        )
+
+    def first_call(self, group: str | None, prompt: int, shared: int, marks: _Marks) -> Tokens:
         """The first call of a case (or a group's very first)."""
         if self.kind == "none":
             return Tokens(uncached=prompt)
@@ -230,29 +281,23 @@ class _Caching:
         if self.kind == "openai":
             read = _openai_steps(shared) if known else 0
             return Tokens(uncached=prompt - read, cache_read=read)
-        end = self._flagged(prompt, prompt_chars)
-        mid = group is not None and self._flagged(shared, shared_chars)
+        mid = group is not None and marks.shared
         read = shared if known and mid else 0
-        if end:
+        if marks.end:
             return Tokens(cache_write=prompt - read, cache_read=read)
         if mid and not known:
             return Tokens(uncached=prompt - shared, cache_write=shared)
         return Tokens(uncached=prompt - read, cache_read=read)
 
-    def later_call(self, prompt: int, shared: int, shared_chars: int, prompt_chars: int,
-                   grouped: bool) -> Tokens:  # fmt: skip
-        """One of a case's other samples, after its first answered (Anthropic only)."""
-        if self.kind != "anthropic":
+    def later_call(self, prompt: int, shared: int, marks: _Marks, grouped: bool) -> Tokens:
+        """One of a case's other samples, after its first answered (breakpoints only)."""
+        if self.kind != "breakpoints":
             return Tokens(uncached=prompt)
-        if self._flagged(prompt, prompt_chars):
+        if marks.end:
             return Tokens(cache_read=prompt)
-        if grouped and self._flagged(shared, shared_chars):
+        if grouped and marks.shared:
             return Tokens(uncached=prompt - shared, cache_read=shared)
         return Tokens(uncached=prompt)
-
-    def _flagged(self, tokens: int, chars: int) -> bool:
-        # The backend flags by characters, the provider caches by tokens: both must pass.
-        return tokens >= self.min_tokens and chars >= self.min_tokens * ANTHROPIC_CHARS_PER_TOKEN
 
 
 def _openai_steps(tokens: int) -> int:
@@ -264,12 +309,21 @@ def _openai_steps(tokens: int) -> int:
 def _caching_of(model: Model) -> _Caching:
     if not model.prompt_cache:
         return _Caching("none")
-    minimum = int(getattr(model, "cache_min_tokens", OPENAI_CACHE_MIN))
-    if model.provider == "anthropic":
-        return _Caching("anthropic", minimum)
-    if model.provider == "openai":
+    if model.cache_routed:
         return _Caching("openai", OPENAI_CACHE_MIN)
-    return _Caching("none")
+    minimum = int(getattr(model, "cache_min_tokens", OPENAI_CACHE_MIN))
+    return _Caching("breakpoints", minimum)
+
+
+def _batch_api_of(model: Model, chosen: BatchAPI | None) -> BatchAPI | None:
+    """The batch API the run uses, or the one it would (for the batch figures); None
+    for a backend without one."""
+    if chosen is not None:
+        return chosen
+    try:
+        return batch_api(model)
+    except ConfigError:
+        return None
 
 
 def estimate(
@@ -281,6 +335,7 @@ def estimate(
     attempts: int = DEFAULT_ATTEMPTS,
     count_tokens: Callable[[Model, Sequence[Message]], int],
     agent: AgentOptions | None = None,
+    batches: BatchAPI | None = None,
 ) -> DryRunEstimate:
     """Count the first-attempt calls, their prompt tokens and what caching makes of
     them, exactly as ``Runner`` would batch and order them (finished samples and cached
@@ -289,10 +344,14 @@ def estimate(
     use_cache = cache if model.cacheable else None
     identity = model.identity()
     caching = _caching_of(model)
+    batch = _batch_api_of(model, batches)
     rows: dict[tuple[str, str], DryRunRow] = {}
     shared_counts: dict[str, int] = {}
     for unit in plan.units:
-        row = rows.setdefault((unit.domain.name, unit.mode), DryRunRow(unit.domain.name, unit.mode))
+        row = rows.setdefault(
+            (unit.domain.name, unit.mode),
+            DryRunRow(unit.domain.name, unit.mode, by_batch=goes_by_batch(unit.mode)),
+        )
         row.samples += unit.k
         pending = [s for s, key in enumerate(unit.sample_keys()) if key not in finished]
         row.done += unit.k - len(pending)
@@ -309,29 +368,27 @@ def estimate(
                 return None
             return use_cache.get(cache_key(identity, prompt.prompt_hash, s, 0))
 
-        hits, batches = split_requests(pending, cached)
+        hits, requests = split_requests(pending, cached)
         row.cached += len(hits)
-        if not batches:
+        if not requests:
             continue
         tokens = count_tokens(model, prompt.messages)
         route = f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
-        group, shared, shared_chars = _shared(
+        group, shared = _shared(
             model, prompt, count_tokens, shared_counts, route if model.cache_routed else ""
         )
-        prompt_chars = sum(len(m.content) for m in prompt.messages)
         first = True
-        for batch in batches:
-            calls = model.calls_for(len(batch))
+        for samples in requests:
+            marks = caching.marks(model, prompt_request(unit, prompt, samples, 0), tokens, shared)
+            calls = model.calls_for(len(samples))
             row.requests += calls
             row.prompt_tokens += calls * tokens
             for _ in range(calls):
                 if first:
-                    use = caching.first_call(group, tokens, shared, shared_chars, prompt_chars)
+                    use = caching.first_call(group, tokens, shared, marks)
                     first = False
                 else:
-                    use = caching.later_call(
-                        tokens, shared, shared_chars, prompt_chars, group is not None
-                    )
+                    use = caching.later_call(tokens, shared, marks, group is not None)
                 row.cached_tokens.add(use)
     return DryRunEstimate(
         list(rows.values()),
@@ -340,6 +397,8 @@ def estimate(
         prices=model_prices(model.spec),
         max_turns=(agent or AgentOptions()).max_turns,
         cache_ttl=str(getattr(model, "cache_ttl", "5m")),
+        batch_cache_ttl=None if batch is None else batch.cache_ttl,
+        batchable=batch is not None,
     )
 
 
@@ -349,21 +408,20 @@ def _shared(
     count_tokens: Callable[[Model, Sequence[Message]], int],
     known: dict[str, int],
     route: str,
-) -> tuple[str | None, int, int]:
+) -> tuple[str | None, int]:
     """The prompt's shared prefix: its group (``runner.prefix_group``, as the runner
-    orders by it), its tokens and characters; (None, 0, 0) when only the system message
-    is shared."""
+    orders by it) and its tokens; (None, 0) when only the system message is shared."""
     if prompt.shared_prefix <= 0:
-        return None, 0, 0
+        return None, 0
     head = [m for m in prompt.messages if m.role == "system"]
     user = next((m for m in prompt.messages if m.role == "user"), None)
     if user is None:
-        return None, 0, 0
+        return None, 0
     part = replace(user, content=user.content[: prompt.shared_prefix])
     group = prefix_group(prompt, route)
     if group not in known:
         known[group] = count_tokens(model, (*head, part))
-    return group, known[group], sum(len(m.content) for m in (*head, part))
+    return group, known[group]
 
 
 def _first_turns(
@@ -381,27 +439,27 @@ def _first_turns(
     are bounded by ``max_turns``, never counted."""
     options = agent or AgentOptions()
     agent_model = as_agent(model)
-    native, constrained = agent_model.native_tools, agent_model.constrained
-    setup = TrialSetup(unit.domain, unit.case, unit.mode, 0, options.tool_set, native,
-                       Path("."), model.spec, unit.exemplars, constrained=constrained,
-                       argument_chars=agent_model.argument_chars)  # fmt: skip
-    messages = first_messages(setup)
-    with tempfile.TemporaryDirectory() as empty:  # a first turn's workspace: nothing written
-        tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
-    shape = agent_model.reply_shape(tools)
     identity = model.identity()
+    with tempfile.TemporaryDirectory() as empty:  # a first turn's workspace: nothing written
+        setup = trial_setup(unit, 0, model, agent_model, options, Path(empty))
+        messages = first_messages(setup)
+        tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
+    request = turn_request(unit, 0, messages, tools, 0, options.tool_set)
     tokens = count_tokens(model, messages)
-    chars = sum(len(m.content) for m in messages)
+    extra = model.billed_extra_text(request)
+    if extra:
+        # Only the text's own tokens: the message wrapper is not sent.
+        tokens += count_tokens(model, (Message("user", extra),)) - count_tokens(model, ())
+    # Trials start together: every first turn writes its opening (none reads another's).
+    marks = caching.marks(model, request, tokens, 0)
     for sample in pending:
-        turn = conversation_hash(messages, tools, shape, case=f"{unit.domain.name}/{unit.case.id}")
-        key = cache_key(identity, turn, sample, 0)
+        key = turn_key(identity, agent_model, unit, sample, messages, tools)
         if cache is not None and cache.get(key) is not None:
             row.cached += 1
             continue
         row.requests += 1
         row.prompt_tokens += tokens
-        # Trials start together: every first turn writes its opening (none reads another's).
-        if caching.kind == "anthropic" and caching._flagged(tokens, chars):
+        if marks.end:
             row.cached_tokens.add(Tokens(cache_write=tokens))
         else:
             row.cached_tokens.add(Tokens(uncached=tokens))

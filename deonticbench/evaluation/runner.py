@@ -34,10 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from ..agents.context import context_length
 from ..agents.loop import (
-    TrialSetup,
-    conversation_hash,
     decode_turn,
     encode_turn,
     run_trial,
@@ -67,6 +64,7 @@ from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
 from ..store.trajectory import trajectory_path, write_trajectory
 from .batching import BatchBroker
 from .cache import CachedResponse, ResponseCache, cache_key
+from .trials import goes_by_batch, trial_setup, turn_key, turn_request
 
 T = TypeVar("T")
 
@@ -202,8 +200,8 @@ class Runner:
         waiting, so none may be held back by a bound), the agentic ones as usual."""
         assert self.batcher is not None
         done = self.run_folder.done
-        prompted = [u for u in todo if not is_agentic(u.mode)]
-        agentic = [u for u in todo if is_agentic(u.mode)]
+        prompted = [u for u in todo if goes_by_batch(u.mode)]
+        agentic = [u for u in todo if not goes_by_batch(u.mode)]
         self.batcher.expect(sum(1 for u in prompted for k in u.sample_keys() if k not in done))
         try:
             await self.batcher.start()
@@ -278,17 +276,7 @@ class Runner:
     async def _request(
         self, unit: Unit, prompt: Prompt, batch: list[int], attempt: int
     ) -> list[Completion]:
-        request = Request(
-            messages=tuple(prompt.messages),
-            n=len(batch),
-            domain=unit.domain.name,
-            case_id=unit.case.id,
-            mode=unit.mode,
-            sample_start=batch[0],
-            attempt=attempt,
-            shared_prefix=prompt.shared_prefix,
-            cache_group=_cache_group(unit, prompt),
-        )
+        request = prompt_request(unit, prompt, batch, attempt)
         assert self._requests is not None
         if self.batcher is not None:
             # Waiting for a batch holds no HTTP slot: the bound is for interactive calls.
@@ -342,10 +330,7 @@ class Runner:
     ) -> tuple[Completion, bool]:
         """One model call of a trial, through the response cache keyed by the whole
         conversation so far (and the tools offered)."""
-        shape = self.agent_model.reply_shape(tools)
-        case = f"{unit.domain.name}/{unit.case.id}"
-        sent = conversation_hash(messages, tools, shape, case=case)
-        key = cache_key(self._identity, sent, sample, 0)
+        key = turn_key(self._identity, self.agent_model, unit, sample, messages, tools)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -353,17 +338,7 @@ class Runner:
                 text, calls = decode_turn(hit.text)
                 kept = hit.completion(batch=False)
                 return replace(kept, text=text, tool_calls=calls), True
-        request = Request(
-            messages=messages,
-            n=1,
-            domain=unit.domain.name,
-            case_id=unit.case.id,
-            mode=unit.mode,
-            sample_start=sample,
-            attempt=turn,
-            tools=tools,
-            cache_group=f"{unit.domain.name}/{unit.mode}/{self.agent.tool_set}",
-        )
+        request = turn_request(unit, sample, messages, tools, turn, self.agent.tool_set)
         # No request slot taken here: the trial holds one for its whole course (_trial).
         self._result.requests += 1
         completions = await self.agent_model.generate(request)
@@ -380,20 +355,8 @@ class Runner:
         options = self.agent
         workdir = Path(tempfile.mkdtemp(prefix="deonticbench-trial-"))
         try:
-            setup = TrialSetup(
-                domain=unit.domain,
-                case=unit.case,
-                mode=unit.mode,
-                sample=sample,
-                tool_set=options.tool_set,
-                native=self.agent_model.native_tools,
-                constrained=self.agent_model.constrained,
-                argument_chars=self.agent_model.argument_chars,
-                workdir=workdir / "workspace",
-                model_name=self.model.spec,
-                exemplars=unit.exemplars,
-                budget=options,
-                context_tokens=context_length(self.model),
+            setup = trial_setup(
+                unit, sample, self.model, self.agent_model, options, workdir / "workspace"
             )
 
             async def generate(
@@ -568,6 +531,22 @@ async def evaluate_attempt(
     return attempt, None
 
 
+def prompt_request(unit: Unit, prompt: Prompt, samples: list[int], attempt: int) -> Request:
+    """The request for consecutive ``samples`` of a prompt (``n`` = how many), as the
+    runner sends it and the dry run asks the backend about it."""
+    return Request(
+        messages=tuple(prompt.messages),
+        n=len(samples),
+        domain=unit.domain.name,
+        case_id=unit.case.id,
+        mode=unit.mode,
+        sample_start=samples[0],
+        attempt=attempt,
+        shared_prefix=prompt.shared_prefix,
+        cache_group=_cache_group(unit, prompt),
+    )
+
+
 def _cache_group(unit: Unit, prompt: Prompt) -> str:
     """``<domain>/<mode>/<template hash>``: OpenAI's ``prompt_cache_key``."""
     return f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
@@ -666,5 +645,6 @@ __all__ = [
     "Runner",
     "evaluate_attempt",
     "prefix_group",
+    "prompt_request",
     "split_requests",
 ]

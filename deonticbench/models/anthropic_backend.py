@@ -159,6 +159,23 @@ def with_cache_breakpoints(
     return out
 
 
+def breakpoint_chars(fields: Mapping[str, Any]) -> tuple[tuple[int, ...], int]:
+    """The characters up to each ``cache_control`` breakpoint of a call's fields, in the
+    order the cache reads blocks (tools, system, messages), and the characters in all,
+    counted as ``with_cache_breakpoints`` counts them for its threshold."""
+    order: list[Mapping[str, Any]] = [*(fields.get("tools") or [])]
+    system = fields.get("system")
+    order += _blocks(system) if system else []
+    for message in fields.get("messages") or []:
+        order += _blocks(message["content"])
+    marks, chars = [], 0
+    for block in order:
+        chars += _block_chars(block)
+        if "cache_control" in block:
+            marks.append(chars)
+    return tuple(marks), chars
+
+
 def _read_message(message: Any) -> Completion:
     """The text and token counts of a messages reply, or MalformedResponse.  Thinking
     blocks are the model's scratchpad, not its answer: only text blocks are joined."""
@@ -296,6 +313,16 @@ class AnthropicModel(RemoteModel):
                 fields, request, min_tokens=self.cache_min_tokens, ttl=self.cache_ttl
             )
         return fields
+
+    def cache_breakpoints(self, request: Request) -> tuple[tuple[int, ...], int] | None:
+        if not self.prompt_cache:
+            return None
+        return breakpoint_chars(self.request_fields(request))
+
+    def billed_extra_text(self, request: Request) -> str:
+        # Tool definitions are input the API bills (and caches, first in its order).
+        tools = anthropic_tools(request.tools) if request.tools else []
+        return "".join(json.dumps(t, ensure_ascii=False) for t in tools)
 
     async def _one(self, fields: dict[str, Any]) -> Completion:
         # optional: the anthropic extra, only when chosen

@@ -219,6 +219,19 @@ class Model(ABC):
         each as a note), e.g. a tool protocol it had to fall back from."""
         return ()
 
+    def cache_breakpoints(self, request: Request) -> tuple[tuple[int, ...], int] | None:
+        """Where this backend asks the provider to cache ``request``: the characters (in
+        the order the cache reads them: tools, system, messages) up to each breakpoint it
+        sends, and the request's characters in all.  None: the backend sends no
+        breakpoints (the provider caches by itself, or not at all).  The dry run prices
+        caching by this, not by a copy of the backend's rules."""
+        return None
+
+    def billed_extra_text(self, request: Request) -> str:
+        """Text the provider bills as input beyond the messages (Anthropic: the tool
+        definitions as sent); the dry run counts it with the prompt."""
+        return ""
+
     def calls_for(self, n: int) -> int:
         """Provider calls (billed requests) that a request of ``n`` samples becomes: 1
         where the API draws ``n`` choices at once, ``n`` where each sample is a call."""

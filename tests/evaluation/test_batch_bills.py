@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cost_runs import DATA, KEY, cl100k, price_bill, results_of
@@ -79,6 +80,16 @@ def score_usage_usd(home: Path, run_dir: Path) -> float:
     return float(sum(row["cost_usd"] for row in json.loads(done.stdout)["usage"]))
 
 
+def dry_run(env_urls: dict[str, str], home: Path, *args: str) -> dict[str, Any]:
+    import json
+
+    done = run(env_urls, home, *args, "--out", str(home / "dry"), "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert isinstance(doc, dict)
+    return doc
+
+
 def batch_urls(fake: FakeBatches) -> dict[str, str]:
     return {"OPENAI_BASE_URL": fake.openai_url, "ANTHROPIC_BASE_URL": fake.url}
 
@@ -88,6 +99,7 @@ def test_an_openai_batch_run_prices_its_cache_reads_as_the_bill_does(
 ) -> None:
     spec = "openai:gpt-4.1"
     out = tmp_path / "batch"
+    dry = dry_run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch")
     done = run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch", "--out", str(out))
     assert done.returncode == 0, done.stderr
     bill = price_bill([b.billed for b in batches.bill], spec)
@@ -100,6 +112,8 @@ def test_an_openai_batch_run_prices_its_cache_reads_as_the_bill_does(
     assert results["estimated_cost"]["usd"] == pytest.approx(bill.usd, rel=0.01)
     # One run, one dollar figure: score's cost of each setting adds up to results.json's.
     assert score_usage_usd(tmp_path, out) == pytest.approx(bill.usd, rel=0.01)
+    # The dry run priced the batches' input (sent with the key) within 5 % of the bill.
+    assert dry["usd_input"] == pytest.approx(bill.input_usd, rel=0.05)
 
     # The same selection, synchronous: the same share of the input read from the cache.
     with FakeProvider(api_key=KEY, tokenizer=cl100k()) as sync:
@@ -117,6 +131,7 @@ def test_an_anthropic_batch_run_prices_its_cache_reads_and_writes_as_the_bill_do
 ) -> None:
     spec = "anthropic:claude-sonnet-4-5"
     out = tmp_path / "batch"
+    dry = dry_run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch")
     done = run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch", "--out", str(out))
     assert done.returncode == 0, done.stderr
     bill = price_bill([b.billed for b in batches.bill], spec)
@@ -125,3 +140,9 @@ def test_an_anthropic_batch_run_prices_its_cache_reads_and_writes_as_the_bill_do
     assert results["totals"]["cache_read_tokens_paid"] == bill.cache_read
     assert results["estimated_cost"]["usd"] == pytest.approx(bill.usd, rel=0.01)
     assert score_usage_usd(tmp_path, out) == pytest.approx(bill.usd, rel=0.01)
+    # The dry run asked the batch API its cache lifetime (1 h) and priced within 5 %.
+    assert dry["usd_input"] == pytest.approx(bill.input_usd, rel=0.05)
+    # (the parts are at list price; the batch discount is a part of its own)
+    written = sum(b.billed.cache_write_1h for b in batches.bill)
+    assert written and sum(b.billed.cache_write_5m for b in batches.bill) == 0
+    assert dry["usd_input_parts"]["cache_writes"] == pytest.approx(written * 6.00 / 1e6, rel=0.05)

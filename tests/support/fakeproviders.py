@@ -76,6 +76,8 @@ class FakeRequest:
     received_at: float
     choice: int = 0
     """Index of the choice being produced (the responder is called once per choice)."""
+    billed: Billed | None = None
+    """What the server billed for this request, once answered."""
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -391,6 +393,7 @@ class _Handler(BaseHTTPRequestHandler):
         out = sum(self.server.state.count(_plain(t)) for t in texts)
         state = self.server.state
         usage, billed, self._pending_entries = state.cache.openai_usage(request.body, out)
+        request.billed = billed
         with state.lock:
             state.bill.append(billed)
         return {
@@ -414,7 +417,7 @@ class _Handler(BaseHTTPRequestHandler):
                     {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": given}
                 )
         output = self.server.state.count(_plain(text))
-        usage = self._anthropic_usage(request.body, output)
+        usage = self._anthropic_usage(request, output)
         return {
             "id": f"msg_{len(self.server.state.log)}",
             "type": "message",
@@ -426,10 +429,11 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": usage,
         }
 
-    def _anthropic_usage(self, body: dict[str, Any], output: int) -> dict[str, Any]:
+    def _anthropic_usage(self, request: FakeRequest, output: int) -> dict[str, Any]:
         """Bill one messages call as Anthropic documents prompt caching (module doc)."""
         state = self.server.state
-        usage, billed, self._pending_entries = state.cache.anthropic_usage(body, output)
+        usage, billed, self._pending_entries = state.cache.anthropic_usage(request.body, output)
+        request.billed = billed
         with state.lock:
             state.bill.append(billed)
         return usage

@@ -50,6 +50,7 @@ class AnthropicBatches(BatchAPI):
         self.lines_from: AnthropicModel = copy.copy(model)
         if "cache_ttl" not in model.settings.options:
             self.lines_from.cache_ttl = BATCH_CACHE_TTL
+        self.cache_ttl = self.lines_from.cache_ttl
 
     def line(self, item: BatchItem) -> dict[str, Any]:
         params = self.lines_from.request_fields(item.request)

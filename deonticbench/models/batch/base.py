@@ -89,6 +89,9 @@ class BatchAPI(ABC):
     """True when each sample must be its own item (no ``n`` in the API)."""
     poll_s: float = DEFAULT_POLL_S
     """Seconds between two looks at a batch in flight (the ``batch_poll_s`` option)."""
+    cache_ttl: str | None = None
+    """The prompt-cache lifetime the lines' breakpoints ask for (None: the provider
+    caches by itself, without breakpoints)."""
 
     def __init__(self, model: Model) -> None:
         self.model = model

@@ -1,0 +1,105 @@
+"""The dry run asks the backend and the runner how a run will send, instead of keeping
+its own copy of their rules (issue 37): which requests go by batch, which options a
+backend refuses, whether prompt caching is on, the batch lines' cache lifetime, and
+what a first agent turn carries (its tool definitions count toward the threshold and
+the bill).  Each test failed on the copies the dry run kept before."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cost_runs import DATA, KEY, cl100k, dry_run_json, eval_cli, price_bill, reading_agent
+from fakeproviders import FakeProvider
+
+pytestmark = pytest.mark.skipif(
+    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+)
+SONNET = "anthropic:claude-sonnet-4-5"
+SELECTION = ("--split", "smoke", "--domains", "airline", "-k", "2", "--attempts", "1")
+
+
+def dry(home: Path, *args: str, as_json: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k and "BASE_URL" not in k}
+    env.update(
+        DEONTICBENCH_DATA=DATA,
+        DEONTICBENCH_CACHE=str(home / "cache"),
+        ANTHROPIC_API_KEY=KEY,
+        OPENAI_API_KEY=KEY,
+    )
+    extra = ("--json",) if as_json else ()
+    return subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", *args, *SELECTION, "--dry-run", *extra,
+         "--out", str(home / "run")],
+        env=env, cwd=home, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def doc(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert isinstance(out, dict)
+    return out
+
+
+def test_a_backend_that_refuses_batch_is_refused_by_its_dry_run_too(tmp_path: Path) -> None:
+    done = dry(tmp_path, "--model", "reference", "--modes", "direct", "--batch")
+    assert done.returncode == 2
+    assert "--batch needs a provider batch API" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_agentic_trials_under_batch_are_priced_interactive(tmp_path: Path) -> None:
+    args = ("--model", SONNET, "--modes", "agent-zero-shot")
+    alone = doc(dry(tmp_path, *args))
+    batched = doc(dry(tmp_path, *args, "--batch"))
+    assert batched["usd_input"] == alone["usd_input"] > 0
+
+
+def test_no_prompt_cache_prices_no_caching(tmp_path: Path) -> None:
+    args = ("--model", SONNET, "--modes", "direct", "--no-prompt-cache")
+    out = doc(dry(tmp_path, *args))
+    assert out["prompt_cache"] is False
+    assert out["usd_input_cached"] is None and out["usd_input_cached_batch"] is None
+    assert out["usd_input"] == out["usd_input_uncached"]
+    text = dry(tmp_path, *args, as_json=False)
+    assert text.returncode == 0, text.stderr
+    assert "with prompt caching" not in text.stdout
+    assert "prompt caching is off" in text.stdout
+
+
+def test_batch_lines_cache_lifetime_is_the_batch_api_s(tmp_path: Path) -> None:
+    """The user's cache_ttl is kept in batches: the dry run prices 5-minute writes."""
+    args = ("--model", SONNET, "--modes", "direct,zero-shot", "--batch")
+    hour = doc(dry(tmp_path, *args))
+    five = doc(dry(tmp_path, *args, "--param", "cache_ttl=5m"))
+    assert hour["cache_write_tokens"] == five["cache_write_tokens"] > 0
+    writes = five["cache_write_tokens"]
+    assert five["usd_input_parts"]["cache_writes"] == pytest.approx(writes * 3.75 / 1e6, rel=1e-3)
+    assert hour["usd_input_parts"]["cache_writes"] == pytest.approx(writes * 6.00 / 1e6, rel=1e-3)
+
+
+def test_first_agent_turns_are_priced_within_5_percent_of_the_bill(tmp_path: Path) -> None:
+    """The first turns of the trials, billed by the fake, against the dry run.  The tool
+    definitions are input the provider bills, and count toward the breakpoint's
+    threshold, as the backend counts them."""
+    with FakeProvider(api_key=KEY, tokenizer=cl100k()) as fake:
+        fake.responder = reading_agent(turns=1)
+        args = ("--model", SONNET, "--split", "smoke", "--domains", "airline",
+                "--modes", "agent-zero-shot", "-k", "2", "--out", str(tmp_path / "r"))  # fmt: skip
+        estimate = dry_run_json(fake, tmp_path, *args)
+        done = eval_cli(fake, tmp_path, *args)
+        assert done.returncode == 0, done.stderr
+        first = [
+            r.billed
+            for r in fake.generation_requests()
+            if r.billed and not any(m["role"] == "assistant" for m in r.body["messages"])
+        ]
+        bill = price_bill(first, SONNET)
+    assert bill.calls == estimate["requests"] == 10
+    assert estimate["usd_input"] == pytest.approx(bill.input_usd, rel=0.05)

@@ -1,4 +1,4 @@
-"""Guard rails that any agent meets, weak or strong (issue 28): the one statement of them.
+"""Guard rails that any agent meets, weak or strong (issue 28), each stated once here.
 
 * ``early_submit``: in program modes ``submit`` before ``solution.pl`` exists, and in
   direct modes ``submit`` with no answer (neither the argument nor
@@ -17,10 +17,13 @@
   with ``TRUNCATED`` instead.
 
 Where a turn is decoded under a schema (the constrained protocol on ``local:``, ``vllm:``
-and ``openai-compatible:``), ``admitted`` states the ``early_submit`` and ``input_file``
-rails as schema too: the turn's union leaves out a ``submit`` the rail would refuse and
-admits no ``write_file`` onto an input, so a weak model cannot spend its turn on one.
-The rails stay for every other protocol (and as a backstop).
+and ``openai-compatible:``), ``admitted`` derives the turn's schema from the same
+statements as the ``early_submit`` and ``input_file`` rails: the union leaves out a
+``submit`` the rail would refuse, a direct ``submit``'s answer must match
+``ANSWER_PATTERN`` (built from the rail's ``ANSWER_BLANKS``), and a ``write_file`` path
+must match ``constrained.path_pattern`` without the inputs; so the schema admits nothing a
+rail refuses, and a weak model cannot spend its turn on one.  The rails stay for every
+other protocol (and as a backstop).
 
 The loop records each rail that acts in the step's ``extra`` under ``guard`` (the rule
 and the observation it gave); a trial no rail acts on records nothing new.
@@ -42,11 +45,14 @@ from .tool_table import SUBMIT
 from .workspace import ANSWER_FILE, CASE_FILE, EXAMPLES_DIR, SOLUTION_FILE, STATUTE_FILE
 
 __all__ = [
+    "ANSWER_BLANKS",
+    "ANSWER_PATTERN",
     "NO_ANSWER",
     "NO_PROGRAM",
     "TRUNCATED",
     "RepeatGuard",
     "admitted",
+    "answer_given",
     "early_submit",
     "protected_input",
     "refusal_rule",
@@ -105,13 +111,33 @@ def repeat_note(times: int) -> str:
     )
 
 
+ANSWER_BLANKS = " \t\r\n"
+"""What does not make an answer: a direct ``submit`` whose ``answer`` has nothing else is
+refused by the rail (``answer_given``), and the schema of a schema-decoded turn admits
+no such answer (``ANSWER_PATTERN``, built from the same characters)."""
+# The blanks other than the space, as a character class writes them (escaped).
+_CONTROL_BLANKS = "".join(repr(c)[1:-1] for c in ANSWER_BLANKS if c != " ")
+_UNSAID = '"' + "\\\\" + _CONTROL_BLANKS
+ANSWER_PATTERN = f"^ *[^ {_UNSAID}][^{_UNSAID}]*$"
+"""Spaces, then a character that is none of ``ANSWER_BLANKS``, then more of the same: an
+answer the rail accepts.  The quote, the backslash and the control blanks are left out of
+its classes because the decoder writes the pattern's characters into a JSON string as they
+are (no escapes): a raw control character or quote there is no JSON.  Anchored, as
+llama.cpp's schema converter needs; Python's ``re`` and the converter read it alike."""
+
+
+def answer_given(answer: object) -> bool:
+    """Whether a ``submit``'s ``answer`` is one: the rail's test, of which the schema's
+    ``ANSWER_PATTERN`` admits a part (its ``.`` stops at a line break)."""
+    return isinstance(answer, str) and bool(answer.strip(ANSWER_BLANKS))
+
+
 def early_submit(call: ToolCall, mode: Mode, root: Path) -> str | None:
     """The error observation for a ``submit`` that comes too early, or None to run it."""
     if call.name != SUBMIT or call.error is not None:
         return None
     if prompted_counterpart(mode) == "direct":
-        answer = call.arguments.get("answer")
-        given = isinstance(answer, str) and answer.strip()
+        given = answer_given(call.arguments.get("answer"))
         return None if given or (root / ANSWER_FILE).is_file() else NO_ANSWER
     return None if (root / SOLUTION_FILE).is_file() else NO_PROGRAM
 
@@ -146,8 +172,9 @@ def _no_input_path(spec: ToolSpec) -> ToolSpec:
 
 
 def _answer_required(spec: ToolSpec) -> ToolSpec:
-    """``submit`` with its ``answer`` required and not empty."""
-    return spec.narrowed({"answer": {"type": "string", "minLength": 1}}, required=["answer"])
+    """``submit`` with its ``answer`` required and not blank (``answer_given``)."""
+    answer = {"type": "string", "minLength": 1, "pattern": ANSWER_PATTERN}
+    return spec.narrowed({"answer": answer}, required=["answer"])
 
 
 def truncated(completion: Completion) -> bool:

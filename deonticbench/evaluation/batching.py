@@ -46,9 +46,8 @@ from ..errors import ConfigError
 from ..models.base import Completion, Model, Request
 from ..models.batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError
 from ..models.tokens import count_prompt_tokens
-from ..prompting.render import prompt_hash
 from ..store.batches import BatchLog, Chunk
-from .cache import CachedResponse, ResponseCache, cache_key
+from .cache import CachedResponse, ResponseCache, prompted_keys
 
 MAX_TRIES = 3
 """Batches one item may go through before its failure is the sample's error."""
@@ -164,9 +163,8 @@ class BatchBroker:
 
     async def generate(self, request: Request) -> list[Completion]:
         """The runner's request, answered by a batch (exactly ``request.n`` completions)."""
-        digest = prompt_hash(request.messages)
         samples = range(request.sample_start, request.sample_start + request.n)
-        keys = [cache_key(self.identity, digest, s, request.attempt) for s in samples]
+        keys = prompted_keys(self.identity, request)
         if self.api.splits_n:
             parts = [
                 (replace(request, n=1, sample_start=s), [key])

@@ -14,14 +14,16 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._paths import RESPONSES_FILE, cache_root
 from ..errors import ConfigError
-from ..models.base import Completion
+from ..models.base import Completion, Request
+from ..prompting.chat import Message
+from ..prompting.render import prompt_hash
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,24 @@ def cache_key(identity: Mapping[str, Any], prompt_hash: str, sample: int, attemp
         default=str,
     )
     return hashlib.sha256(payload.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def prompted_key(
+    identity: Mapping[str, Any], messages: Sequence[Message], sample: int, attempt: int
+) -> str:
+    """The key of one sample of a prompted request: the one way the runner, the batch
+    broker (``prompted_keys``) and the dry run key it (an agent turn is keyed by
+    ``trials.turn_key``)."""
+    return cache_key(identity, prompt_hash(messages), sample, attempt)
+
+
+def prompted_keys(identity: Mapping[str, Any], request: Request) -> list[str]:
+    """The keys of a request's samples (``sample_start`` on, ``n`` of them)."""
+    start = request.sample_start
+    return [
+        prompted_key(identity, request.messages, s, request.attempt)
+        for s in range(start, start + request.n)
+    ]
 
 
 _SCHEMA = """

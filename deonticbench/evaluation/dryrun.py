@@ -51,7 +51,7 @@ from ..prompting.modes import is_agentic
 from ..prompting.plan import RunPlan, Unit
 from ..store.record import Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
-from .cache import CachedResponse, ResponseCache, cache_key
+from .cache import CachedResponse, ResponseCache, prompted_key
 from .runner import prefix_group, prompt_request, split_requests
 from .trials import goes_by_batch, trial_setup, turn_key, turn_request
 
@@ -366,7 +366,7 @@ def estimate(
         def cached(s: int, prompt: Prompt = prompt) -> CachedResponse | None:
             if use_cache is None:
                 return None
-            return use_cache.get(cache_key(identity, prompt.prompt_hash, s, 0))
+            return use_cache.get(prompted_key(identity, prompt.messages, s, 0))
 
         hits, requests = split_requests(pending, cached)
         row.cached += len(hits)

@@ -63,7 +63,7 @@ from ..store.record import AgentInfo, Attempt, Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
 from ..store.trajectory import trajectory_path, write_trajectory
 from .batching import BatchBroker
-from .cache import CachedResponse, ResponseCache, cache_key
+from .cache import CachedResponse, ResponseCache, prompted_key
 from .trials import goes_by_batch, trial_setup, turn_key, turn_request
 
 T = TypeVar("T")
@@ -295,7 +295,7 @@ class Runner:
     def _cached(self, prompt: Prompt, sample: int, attempt: int) -> Completion | None:
         if self.cache is None:
             return None
-        key = cache_key(self._identity, prompt.prompt_hash, sample, attempt)
+        key = prompted_key(self._identity, prompt.messages, sample, attempt)
         hit = self.cache.get(key)
         if hit is None:
             return None
@@ -309,7 +309,7 @@ class Runner:
         if self.cache is None or completion.error is not None or completion.text is None:
             return
         self.cache.put(
-            cache_key(self._identity, prompt.prompt_hash, sample, attempt),
+            prompted_key(self._identity, prompt.messages, sample, attempt),
             CachedResponse.of(completion, completion.text),
         )
 

@@ -7,7 +7,8 @@ the backend makes a call the only thing the model can emit:
 
 * engines that decode under a JSON schema (``local:`` through llama.cpp's own
   schema-to-grammar conversion, ``vllm:`` through its structured outputs,
-  ``openai-compatible:`` servers through ``response_format``) decode the reply under
+  ``openai-compatible:`` servers through the structured-output field they take,
+  ``openai_backend.CONSTRAINED_FIELDS``) decode the reply under
   ``call_schema(tools)``: one object ``{"name": <an offered tool>, "arguments": {...}}``
   with the arguments valid for that tool.  The conversation is the text protocol's
   (no native tool messages), and the decoded object is read back by ``schema_calls``
@@ -18,13 +19,15 @@ the backend makes a call the only thing the model can emit:
 A schema-decoded call must fit in its turn: its string arguments (a file's
 ``content``, a ``path``) are bounded (``bounded``) to ``argument_chars(max_tokens)``
 characters between them, what the turn's output limit holds at one token per character
-less the call's frame.  A
+less the call's frame; a ``path`` gets at most ``path_chars`` of them, whatever bound a
+rail's pattern gave it.  A
 runaway argument (a small model counting "1, 2, 3, ..." into a ``write_file``) is
 then closed by the decoder and run, instead of being cut off mid-call by the limit and
 lost; the loop tells the model when an argument reached the bound (``bound_note``).
 
-Whatever shapes the reply beyond the conversation (the schema, ``tool_choice``,
-``response_format``) is the backend's ``Model.reply_shape``, which the response cache
+Whatever shapes the reply beyond the conversation (the schema in the server's
+structured-output field, or the forced ``tool_choice``) is the backend's
+``Model.reply_shape``, which the response cache
 keys an agentic turn on; the protocol itself is recorded in config.json, each trial's
 trajectory and record.
 """
@@ -76,10 +79,17 @@ def argument_chars(max_tokens: int | None) -> int | None:
     return max(max_tokens - CALL_FRAME_TOKENS, 16)
 
 
+def path_chars(chars: int) -> int:
+    """The bound on a ``path`` argument in a call of ``chars`` characters: ``PATH_CHARS``
+    (the most ``path_pattern`` admits), at most a quarter of the call."""
+    return min(PATH_CHARS, chars // 4)
+
+
 def bounded(tools: Sequence[ToolSpec], chars: int | None) -> tuple[ToolSpec, ...]:
     """``tools`` with each string argument given a ``maxLength`` so that the arguments
-    of any one call have at most ``chars`` characters between them: one that has a bound
-    keeps it, a ``path`` gets ``PATH_CHARS`` (at most a quarter of ``chars``), and the
+    of any one call have at most ``chars`` characters between them: a ``path`` gets
+    ``path_chars`` (or less, if it came with less: a path pattern's own ``PATH_CHARS``
+    never overrides the call's budget), another string with a bound keeps it, and the
     other strings of the tool share the rest.  Unchanged when ``chars`` is None."""
     if chars is None:
         return tuple(tools)
@@ -88,9 +98,8 @@ def bounded(tools: Sequence[ToolSpec], chars: int | None) -> tuple[ToolSpec, ...
         properties = tool.parameters.get("properties", {})
         strings = [k for k, v in properties.items() if v.get("type") == "string"]
         given = {k: properties[k]["maxLength"] for k in strings if "maxLength" in properties[k]}
-        for key in strings:
-            if key == "path" and key not in given:
-                given[key] = min(PATH_CHARS, chars // 4)
+        if "path" in strings:
+            given["path"] = min(given.get("path", PATH_CHARS), path_chars(chars))
         free = [k for k in strings if k not in given]
         rest = max((chars - sum(given.values())) // max(len(free), 1), 1)
         out.append(tool.narrowed({key: {"maxLength": given.get(key, rest)} for key in strings}))

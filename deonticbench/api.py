@@ -102,7 +102,10 @@ class EvalResult:
     new: int = 0
     resumed: int = 0
     requests: int = 0
-    """Model requests actually sent (cache hits excluded)."""
+    """Model requests actually sent (cache hits excluded); one may be several calls."""
+    calls: int = 0
+    """Provider calls sent, every try included: what the server received
+    (``RunResult.calls``)."""
     cache_hits: int = 0
     interrupted: bool = False
     truncated: bool = False
@@ -312,6 +315,7 @@ async def arun(
         new=done.new,
         resumed=done.resumed,
         requests=done.requests,
+        calls=done.calls,
         cache_hits=done.cache_hits,
         interrupted=interrupted,
         truncated=run.loaded.truncated,

@@ -590,14 +590,6 @@ def _price_lines(est: DryRunEstimate, batch: bool, assume_output: int | None) ->
     return lines
 
 
-def _calls(prepared: PreparedRun, requests: int) -> int:
-    """The calls the server received (an Anthropic request of K samples is K calls, a
-    retried call counts each try), from the backend's own count; a backend without HTTP
-    sends one per request."""
-    sent = getattr(prepared.model, "calls_sent", None)
-    return sent if isinstance(sent, int) else requests
-
-
 class _Progress(LiveProgress):
     """The live display, plus what the folder held when it was opened."""
 
@@ -686,7 +678,7 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
             )
         click.echo(
             f"{result.new} new records, {result.resumed} kept from before, "
-            f"{_calls(prepared, result.requests)} calls sent, "
+            f"{result.calls} calls sent, "
             f"{result.cache_hits} cached responses used; "
             f"records in {result.records_path}",
             err=True,

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ConfigError
-from ..models.base import Completion, Model, Request
+from ..models.base import Completion, Model, Request, add_calls
 from ..models.batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError
 from ..models.tokens import count_prompt_tokens
 from ..store.batches import BatchLog, Chunk
@@ -319,10 +319,8 @@ class BatchBroker:
             return
         self.log.submitted(name, batch_id)
         self._paid.update(k for keys in chunk.keys.values() for k in keys)
-        sent = getattr(self.model, "calls_sent", None)
-        if isinstance(sent, int):
-            # Each item is one call the provider bills: the closing line counts calls.
-            setattr(self.model, "calls_sent", sent + len(waiters))  # noqa: B010
+        # Each item is one call the provider bills: the closing line counts calls.
+        add_calls(self.model, len(waiters))
         if self.api.queue_tokens is not None:
             self._enqueued[name] = tokens
         self._watch(chunk)

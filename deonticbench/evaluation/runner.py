@@ -42,7 +42,7 @@ from ..agents.loop import (
 from ..agents.scripted import as_agent
 from ..data.cases import Case
 from ..data.domains import Domain
-from ..models.base import Completion, Model, Request
+from ..models.base import Completion, Model, Request, calls_sent
 from ..prompting import (
     NO_PROGRAM_REPORT,
     Prompt,
@@ -169,7 +169,7 @@ class Runner:
         self._executions = asyncio.Semaphore(max(1, int(getattr(self.solver, "size", 2))))
         todo = [u for u in plan.units if any(key not in done for key in u.sample_keys())]
         limit = max(2 * self.concurrency, 4)
-        calls_before = self._calls_sent()
+        calls_before = calls_sent(self.model)
         try:
             if self.batcher is None:
                 await _bounded(todo, self._unit, limit=limit)
@@ -182,14 +182,10 @@ class Runner:
             self._count_calls(calls_before)
         return self._result
 
-    def _calls_sent(self) -> int | None:
-        sent = getattr(self.model, "calls_sent", None)
-        return sent if isinstance(sent, int) else None
-
     def _count_calls(self, before: int | None) -> None:
         """The provider calls this run sent (what the server received); a backend that
         does not count calls (no HTTP) is said to send one per request."""
-        after = self._calls_sent()
+        after = calls_sent(self.model)
         if before is None or after is None:
             self._result.calls = self._result.requests
         else:

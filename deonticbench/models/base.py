@@ -120,6 +120,22 @@ class Completion:
         return cls(text=None, latency_s=latency_s, error=error)
 
 
+def calls_sent(model: object) -> int | None:
+    """The provider calls a backend has sent (``RemoteModel.calls_sent``: every try of
+    every call, batch items included); None for a backend that does not count (no HTTP).
+    The one reader of the count."""
+    sent = getattr(model, "calls_sent", None)
+    return sent if isinstance(sent, int) and not isinstance(sent, bool) else None
+
+
+def add_calls(model: object, calls: int) -> None:
+    """Count ``calls`` more on a backend that counts its calls (a batch's items, each a
+    call the provider bills, are sent by the batch API, not by the backend)."""
+    sent = calls_sent(model)
+    if sent is not None:
+        setattr(model, "calls_sent", sent + calls)  # noqa: B010 - a counter of the backend
+
+
 class Model(ABC):
     """A model backend.  Construct through ``load_model(spec)``."""
 

@@ -16,10 +16,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from .._sdk import MalformedResponse, classify_sdk_error, field_of, import_sdk
+from .._sdk import MalformedResponse, field_of
 from ..anthropic_backend import AnthropicModel, _read_message
-from ..retry import call_with_retries, short
-from .base import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError
+from ..retry import short
+from .base import BatchAPI, BatchItem, ItemResult, ProviderBatch
 
 MAX_REQUESTS = 100_000
 MAX_BYTES = 256 * 1024 * 1024
@@ -36,6 +36,7 @@ _RETRYABLE_ERRORS = frozenset(
 
 class AnthropicBatches(BatchAPI):
     provider = "anthropic"
+    sdk_name = "anthropic"
     max_requests = MAX_REQUESTS
     max_bytes = MAX_BYTES
     splits_n = True
@@ -58,31 +59,12 @@ class AnthropicBatches(BatchAPI):
         params.update(params.pop("extra_body", {}))
         return {"custom_id": item.custom_id, "params": params}
 
-    async def _retried(self, call: Any) -> Any:
-        anthropic = import_sdk("anthropic")
-        outcome = await call_with_retries(
-            call, lambda exc: classify_sdk_error(exc, anthropic), self.backend.policy
-        )
-        if outcome.value is None:
-            raise ConnectionError(outcome.error or "the batch API did not answer")
-        return outcome.value
-
     async def submit(self, items: Sequence[BatchItem], metadata: Mapping[str, str]) -> str:
         # Message Batches carry no metadata: a killed run finds its batch by creation time
         # and request count instead (evaluation.batching).
-        anthropic = import_sdk("anthropic")
         client = self.backend.client()
         requests = [self.line(i) for i in items]
-        try:
-            batch = await client.messages.batches.create(requests=requests)
-        except anthropic.APIStatusError as exc:
-            status = int(exc.status_code)
-            raise SubmitError(
-                f"Anthropic refused the batch (HTTP {status}): {short(exc.message)}",
-                ambiguous=status >= 500,
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            raise SubmitError(f"creating the batch failed: {short(exc)}", ambiguous=True) from None
+        batch = await self._created(lambda: client.messages.batches.create(requests=requests))
         return str(batch.id)
 
     async def retrieve(self, batch_id: str) -> ProviderBatch:
@@ -93,18 +75,12 @@ class AnthropicBatches(BatchAPI):
         client = self.backend.client()
         return _batch(await self._retried(lambda: client.messages.batches.cancel(batch_id)))
 
-    async def listing(self, created_after: float) -> AsyncIterator[ProviderBatch]:
+    def listing(self, created_after: float) -> AsyncIterator[ProviderBatch]:
         client = self.backend.client()
-        page = await self._retried(lambda: client.messages.batches.list(limit=100))
-        while True:
-            for raw in page.data:
-                batch = _batch(raw)
-                if batch.created_at < created_after:
-                    return  # most recent first: everything further is older
-                yield batch
-            if not page.has_next_page():
-                return
-            page = await self._retried(page.get_next_page)
+        return self._pages(lambda: client.messages.batches.list(limit=100), created_after)
+
+    def _batch(self, raw: Any) -> ProviderBatch:
+        return _batch(raw)
 
     async def results(self, batch: ProviderBatch) -> AsyncIterator[ItemResult]:
         client = self.backend.client()

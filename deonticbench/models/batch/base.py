@@ -8,7 +8,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._sdk import classify_sdk_error, import_sdk
 from ..base import Completion, Model, Request
+from ..retry import RetryPolicy, call_with_retries, short
 
 BATCH_PROVIDERS = ("openai", "anthropic")
 """Backends with a batch API; every other backend says it has none."""
@@ -93,11 +95,69 @@ class BatchAPI(ABC):
     """The prompt-cache lifetime the lines' breakpoints ask for (None: the provider
     caches by itself, without breakpoints)."""
 
+    sdk_name: str = ""
+    """The provider's SDK module (``openai``, ``anthropic``): its errors are classified
+    by ``classify_sdk_error`` and mapped to ``SubmitError``."""
+    policy: RetryPolicy
+    """The backend's retry policy, which every call to the batch API follows."""
+
     def __init__(self, model: Model) -> None:
         self.model = model
         settings = getattr(model, "settings", None)
         if settings is not None:
             self.poll_s = float(settings.option("batch_poll_s", DEFAULT_POLL_S))
+        self.policy = getattr(model, "policy", None) or RetryPolicy()
+
+    # --- plumbing both providers share ---------------------------------------------------
+
+    async def _retried(self, call: Any) -> Any:
+        """``call()`` under the backend's retry policy; ConnectionError when it never
+        answered."""
+        sdk = import_sdk(self.sdk_name)
+        outcome = await call_with_retries(
+            call, lambda exc: classify_sdk_error(exc, sdk), self.policy
+        )
+        if outcome.value is None:
+            raise ConnectionError(outcome.error or "the batch API did not answer")
+        return outcome.value
+
+    async def _created(self, create: Any) -> Any:
+        """The batch ``create()`` made (not retried: a retry could create it twice), or
+        the ``SubmitError`` its failure means: a 4xx is a refusal; a 5xx or a dropped
+        connection may have created the batch before failing."""
+        sdk = import_sdk(self.sdk_name)
+        try:
+            return await create()
+        except sdk.APIStatusError as exc:
+            status = int(exc.status_code)
+            raise SubmitError(
+                f"{self.provider_title} refused the batch (HTTP {status}): {short(exc.message)}",
+                ambiguous=status >= 500,
+            ) from None
+        except sdk.APIConnectionError as exc:
+            raise SubmitError(f"creating the batch failed: {short(exc)}", ambiguous=True) from None
+
+    async def _pages(self, first: Any, created_after: float) -> AsyncIterator[ProviderBatch]:
+        """The batches of a listing (``first()`` its first page), newest first, down to
+        ``created_after``; each read by ``_batch``."""
+        page = await self._retried(first)
+        while True:
+            for raw in page.data:
+                batch = self._batch(raw)
+                if batch.created_at < created_after:
+                    return  # newest first: everything further is older
+                yield batch
+            if not page.has_next_page():
+                return
+            page = await self._retried(page.get_next_page)
+
+    @property
+    def provider_title(self) -> str:
+        return {"openai": "OpenAI", "anthropic": "Anthropic"}.get(self.provider, self.provider)
+
+    @abstractmethod
+    def _batch(self, raw: Any) -> ProviderBatch:
+        """A provider's batch object in the runner's terms."""
 
     @abstractmethod
     def line(self, item: BatchItem) -> dict[str, Any]:

@@ -18,10 +18,10 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .._sdk import MalformedResponse, classify_sdk_error, field_of, import_sdk
+from .._sdk import MalformedResponse, field_of
 from ..base import Completion
 from ..openai_backend import OpenAIModel, reply_completions
-from ..retry import call_with_retries, is_retryable_status, short
+from ..retry import is_retryable_status, short
 from ..tool_calls import openai_messages
 from .base import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError
 
@@ -40,6 +40,7 @@ _RETRYABLE_CODES = frozenset({"batch_expired", "batch_cancelled", "rate_limit_ex
 
 class OpenAIBatches(BatchAPI):
     provider = "openai"
+    sdk_name = "openai"
     max_requests = MAX_REQUESTS
     max_bytes = MAX_BYTES
 
@@ -71,17 +72,7 @@ class OpenAIBatches(BatchAPI):
         }
         return {"custom_id": item.custom_id, "method": "POST", "url": ENDPOINT, "body": body}
 
-    async def _retried(self, call: Any) -> Any:
-        openai = import_sdk("openai")
-        outcome = await call_with_retries(
-            call, lambda exc: classify_sdk_error(exc, openai), self.backend.policy
-        )
-        if outcome.value is None:
-            raise ConnectionError(outcome.error or "the batch API did not answer")
-        return outcome.value
-
     async def submit(self, items: Sequence[BatchItem], metadata: Mapping[str, str]) -> str:
-        openai = import_sdk("openai")
         client = self.backend.client()
         data = "".join(json.dumps(self.line(i), ensure_ascii=False) + "\n" for i in items)
 
@@ -96,22 +87,14 @@ class OpenAIBatches(BatchAPI):
         except ConnectionError as exc:
             # An uploaded file alone costs nothing: failing here creates no batch.
             raise SubmitError(f"uploading the batch file failed: {exc}", ambiguous=False) from None
-        try:
-            batch = await client.batches.create(
+        batch = await self._created(
+            lambda: client.batches.create(
                 input_file_id=uploaded.id,
                 endpoint=ENDPOINT,
                 completion_window="24h",
                 metadata=dict(metadata),
             )
-        except openai.APIStatusError as exc:
-            status = int(exc.status_code)
-            # A 4xx is a refusal; a 5xx may have created the batch before failing.
-            raise SubmitError(
-                f"OpenAI refused the batch (HTTP {status}): {short(exc.message)}",
-                ambiguous=status >= 500,
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise SubmitError(f"creating the batch failed: {short(exc)}", ambiguous=True) from None
+        )
         return str(batch.id)
 
     async def retrieve(self, batch_id: str) -> ProviderBatch:
@@ -122,18 +105,12 @@ class OpenAIBatches(BatchAPI):
         client = self.backend.client()
         return _batch(await self._retried(lambda: client.batches.cancel(batch_id)))
 
-    async def listing(self, created_after: float) -> AsyncIterator[ProviderBatch]:
+    def listing(self, created_after: float) -> AsyncIterator[ProviderBatch]:
         client = self.backend.client()
-        page = await self._retried(lambda: client.batches.list(limit=100))
-        while True:
-            for raw in page.data:
-                batch = _batch(raw)
-                if batch.created_at < created_after:
-                    return  # newest first: everything further is older
-                yield batch
-            if not page.has_next_page():
-                return
-            page = await self._retried(page.get_next_page)
+        return self._pages(lambda: client.batches.list(limit=100), created_after)
+
+    def _batch(self, raw: Any) -> ProviderBatch:
+        return _batch(raw)
 
     async def results(self, batch: ProviderBatch) -> AsyncIterator[ItemResult]:
         client = self.backend.client()

@@ -101,7 +101,7 @@ def hard_protocol(models: Sequence[str]) -> None:
 
             use = est.expected
             share = use.cache_read / use.input if use.input else 0.0
-            print(f"{spec_text:<30} {est.requests:>6} {est.prompt_tokens:>14,} "
+            print(f"{spec_text:<30} {est.calls:>6} {est.prompt_tokens:>14,} "
                   f"{usd(False, False):>10} {usd(True, False):>10} {usd(True, True):>13} "
                   f"{share:>10.1%}")  # fmt: skip
 

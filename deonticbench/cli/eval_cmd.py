@@ -515,11 +515,11 @@ def _dry_run(
     click.echo(header + f"{'calls':>6} {'prompt tokens':>13}")
     for r in est.rows:
         click.echo(
-            f"{r.domain:<13} {r.mode:<{wide}} {r.samples:>7} {r.done:>5} {r.cached:>6} "
-            f"{r.requests:>6} {r.prompt_tokens:>13,}" + ("  (first turns)" if r.first_turns else "")
+            f"{r.domain:<13} {r.mode:<{wide}} {r.samples:>7} {r.done:>5} {r.response_hits:>6} "
+            f"{r.calls:>6} {r.prompt_tokens:>13,}" + ("  (first turns)" if r.first_turns else "")
         )
     click.echo(
-        f"total: {est.requests} calls, {est.prompt_tokens:,} prompt tokens (an estimate) "
+        f"total: {est.calls} calls, {est.prompt_tokens:,} prompt tokens (an estimate) "
         f"for the first attempt of {est.samples_left} samples (tokens counted with "
         f"{token_count_method(model)})."
     )

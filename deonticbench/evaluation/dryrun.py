@@ -1,10 +1,11 @@
 """The dry run: what a run would send and what its first attempts' input will cost,
 before anything is spent.
 
-It walks the plan as the runner does (``runner.split_requests`` batches the samples,
-finished samples and cached responses are left out) and counts calls as they will be
-billed: a request of K samples is one call where the API draws K choices at once
-(OpenAI), K calls where each sample is a call (Anthropic, and servers that ignore ``n``).
+It walks the plan as the runner does (``runner.split_requests`` groups the samples into
+requests; finished samples and response-cache hits are left out) and counts calls as they
+will be billed: a request of K samples is one call where the API draws K choices at
+once (OpenAI), K calls where each sample is a call (Anthropic, and servers that ignore
+``n``).
 Prompt tokens are an estimate (``models.tokens``: cl100k, the paper's unit).
 
 It restates none of the backend's or the runner's rules: it asks them.  The backend
@@ -86,18 +87,35 @@ class DryRunRow:
     mode: str
     samples: int = 0
     done: int = 0
-    cached: int = 0
-    requests: int = 0
+    response_hits: int = 0
+    """Samples the response cache answers: nothing is sent for them."""
+    calls: int = 0
     """Provider calls that will be sent (billed) for the first attempts."""
     prompt_tokens: int = 0
     """Their prompt tokens, every call counted (an estimate: see the module doc)."""
-    cached_tokens: Tokens = field(default_factory=Tokens)
-    """The same input under the chosen caching: written, read, the rest uncached."""
+    prompt_cache_tokens: Tokens = field(default_factory=Tokens)
+    """The same input under the chosen prompt caching: written, read, the rest uncached."""
     first_turns: bool = False
     """An agentic row: only each trial's first turn is counted."""
     by_batch: bool = False
     """Under ``--batch`` its requests go by the provider's batch API (the runner's rule,
     ``trials.goes_by_batch``); otherwise they stay interactive, at full price."""
+
+    # The names before issue 37 ("cached" and "requests" each had two meanings).
+    @property
+    def cached(self) -> int:
+        """Deprecated: ``response_hits``."""
+        return self.response_hits
+
+    @property
+    def requests(self) -> int:
+        """Deprecated: ``calls``."""
+        return self.calls
+
+    @property
+    def cached_tokens(self) -> Tokens:
+        """Deprecated: ``prompt_cache_tokens``."""
+        return self.prompt_cache_tokens
 
 
 @dataclass
@@ -118,8 +136,14 @@ class DryRunEstimate:
     """The backend has a batch API: the batch figures can be priced."""
 
     @property
+    def calls(self) -> int:
+        """Provider calls the first attempts will send."""
+        return sum(r.calls for r in self.rows)
+
+    @property
     def requests(self) -> int:
-        return sum(r.requests for r in self.rows)
+        """Deprecated: ``calls`` (the dry run counts calls, not requests of n samples)."""
+        return self.calls
 
     @property
     def prompt_tokens(self) -> int:
@@ -143,7 +167,7 @@ class DryRunEstimate:
         """First-attempt input under the chosen caching (reads, writes, uncached)."""
         total = Tokens()
         for row in self.rows:
-            total.add(row.cached_tokens)
+            total.add(row.prompt_cache_tokens)
         return total
 
     def input_cost(self, *, caching: bool, batch: bool) -> Cost | None:
@@ -159,7 +183,7 @@ class DryRunEstimate:
         for row in self.rows:
             batched = batch and row.by_batch
             ttl = (self.batch_cache_ttl or self.cache_ttl) if batched else self.cache_ttl
-            use = row.cached_tokens if caching else Tokens(uncached=row.prompt_tokens)
+            use = row.prompt_cache_tokens if caching else Tokens(uncached=row.prompt_tokens)
             hour = ttl == "1h"
             cost = price_tokens(
                 self.prices,
@@ -186,16 +210,22 @@ class DryRunEstimate:
     def to_json(
         self, *, batch: bool = False, assume_output_tokens: int | None = None
     ) -> dict[str, Any]:
-        """The ``eval --dry-run --json`` object: ``requests`` (calls that will be sent) and
-        ``usd_input`` (first-attempt input under the chosen options), with the rest."""
+        """The ``eval --dry-run --json`` object: ``calls`` that will be sent (also under its
+        old name ``requests``) and ``usd_input`` (first-attempt input under the chosen
+        options), with the rest."""
 
         def usd(cost: Cost | None) -> float | None:
             return None if cost is None else round(cost.usd, 6)
 
         chosen = self.input_cost(caching=self.prompt_cache, batch=batch)
         expected = self.expected if self.prompt_cache else Tokens(uncached=self.prompt_tokens)
+
+        def prompt_cache(tokens: Tokens) -> Tokens:
+            return tokens if self.prompt_cache else Tokens()
+
         doc: dict[str, Any] = {
-            "requests": self.requests,
+            "requests": self.calls,
+            "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "prompt_tokens_are": "an estimate",
             "cache_write_tokens": expected.cache_write,
@@ -220,11 +250,15 @@ class DryRunEstimate:
                     "mode": r.mode,
                     "samples": r.samples,
                     "done": r.done,
-                    "cached": r.cached,
-                    "requests": r.requests,
+                    "cached": r.response_hits,
+                    "requests": r.calls,
                     "prompt_tokens": r.prompt_tokens,
-                    "cache_write_tokens": r.cached_tokens.cache_write if self.prompt_cache else 0,
-                    "cache_read_tokens": r.cached_tokens.cache_read if self.prompt_cache else 0,
+                    "cache_write_tokens": r.prompt_cache_tokens.cache_write
+                    if self.prompt_cache
+                    else 0,
+                    "cache_read_tokens": r.prompt_cache_tokens.cache_read
+                    if self.prompt_cache
+                    else 0,
                     "first_turns_only": r.first_turns,
                 }
                 for r in self.rows
@@ -369,7 +403,7 @@ def estimate(
             return use_cache.get(prompted_key(identity, prompt.messages, s, 0))
 
         hits, requests = split_requests(pending, cached)
-        row.cached += len(hits)
+        row.response_hits += len(hits)
         if not requests:
             continue
         tokens = count_tokens(model, prompt.messages)
@@ -381,7 +415,7 @@ def estimate(
         for samples in requests:
             marks = caching.marks(model, prompt_request(unit, prompt, samples, 0), tokens, shared)
             calls = model.calls_for(len(samples))
-            row.requests += calls
+            row.calls += calls
             row.prompt_tokens += calls * tokens
             for _ in range(calls):
                 if first:
@@ -389,7 +423,7 @@ def estimate(
                     first = False
                 else:
                     use = caching.later_call(tokens, shared, marks, group is not None)
-                row.cached_tokens.add(use)
+                row.prompt_cache_tokens.add(use)
     return DryRunEstimate(
         list(rows.values()),
         attempts,
@@ -455,14 +489,14 @@ def _first_turns(
     for sample in pending:
         key = turn_key(identity, agent_model, unit, sample, messages, tools)
         if cache is not None and cache.get(key) is not None:
-            row.cached += 1
+            row.response_hits += 1
             continue
-        row.requests += 1
+        row.calls += 1
         row.prompt_tokens += tokens
         if marks.end:
-            row.cached_tokens.add(Tokens(cache_write=tokens))
+            row.prompt_cache_tokens.add(Tokens(cache_write=tokens))
         else:
-            row.cached_tokens.add(Tokens(uncached=tokens))
+            row.prompt_cache_tokens.add(Tokens(uncached=tokens))
 
 
 __all__ = ["DryRunEstimate", "DryRunRow", "Tokens", "estimate"]

@@ -253,26 +253,26 @@ class Runner:
         self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int
     ) -> dict[int, _Response]:
         """Responses for ``samples`` of one prompt: from the cache, else requested in
-        batches of consecutive sample indices (one request per batch, ``n`` = its size)."""
-        hits, batches = split_requests(samples, lambda s: self._cached(prompt, s, attempt))
+        runs of consecutive sample indices (one request per run, ``n`` = its length)."""
+        hits, requests = split_requests(samples, lambda s: self._cached(prompt, s, attempt))
         # A response a batch of this run drew counts as paid here, even from the cache.
         out = {s: _Response(hit, cached=not hit.batch) for s, hit in hits.items()}
         # The samples the cache answered wait for the others: to the batches, waiting.
         held = self.batcher.holding(len(hits)) if self.batcher else contextlib.nullcontext()
         with held:
             drawn = await asyncio.gather(
-                *(self._request(unit, prompt, batch, attempt) for batch in batches)
+                *(self._request(unit, prompt, run, attempt) for run in requests)
             )
-        for batch, completions in zip(batches, drawn, strict=True):
-            for s, completion in zip(batch, completions, strict=True):
+        for run, completions in zip(requests, drawn, strict=True):
+            for s, completion in zip(run, completions, strict=True):
                 out[s] = _Response(completion, cached=False)
                 self._store(prompt, s, attempt, completion)
         return out
 
     async def _request(
-        self, unit: Unit, prompt: Prompt, batch: list[int], attempt: int
+        self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int
     ) -> list[Completion]:
-        request = prompt_request(unit, prompt, batch, attempt)
+        request = prompt_request(unit, prompt, samples, attempt)
         assert self._requests is not None
         if self.batcher is not None:
             # Waiting for a batch holds no HTTP slot: the bound is for interactive calls.
@@ -282,10 +282,10 @@ class Runner:
             async with self._requests:
                 self._result.requests += 1
                 completions = await self.model.generate(request)
-        if len(completions) != len(batch):
-            # A backend bug must not shift answers between samples: fail the batch.
-            error = f"backend returned {len(completions)} completions for n={len(batch)}"
-            return [Completion.failed(error) for _ in batch]
+        if len(completions) != len(samples):
+            # A backend bug must not shift answers between samples: fail the request.
+            error = f"backend returned {len(completions)} completions for n={len(samples)}"
+            return [Completion.failed(error) for _ in samples]
         return completions
 
     def _cached(self, prompt: Prompt, sample: int, attempt: int) -> Completion | None:
@@ -578,7 +578,7 @@ def _set_answer(
 def split_requests(
     samples: Iterable[int], cached: Callable[[int], T | None]
 ) -> tuple[dict[int, T], list[list[int]]]:
-    """The one batching rule, for the runner and the dry-run estimate alike: the samples
+    """The one rule of requests, for the runner and the dry-run estimate alike: the samples
     the cache answers (``cached`` returns a response or None), and the requests for the
     rest, one per run of consecutive sample indices (``n`` = its length)."""
     hits: dict[int, T] = {}

@@ -66,7 +66,7 @@ def turn_request(
         case_id=unit.case.id,
         mode=unit.mode,
         sample_start=sample,
-        attempt=turn,
+        turn=turn,
         tools=tools,
         cache_group=f"{unit.domain.name}/{unit.mode}/{tool_set}",
     )

@@ -17,9 +17,9 @@ works without any optional extra.
 from __future__ import annotations
 
 from ..prompting.chat import Message
-from .base import Completion, GenerationParams, Model, Request
+from .base import Completion, GenerationParams, Model, Request, add_calls, calls_sent
 from .batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError, batch_api
-from .constrained import PATH_CHARS, at_bound, bound_note, bounded, path_pattern
+from .constrained import PATH_CHARS, at_bound, bound_note, bounded, path_chars, path_pattern
 from .loader import BACKENDS, check_spec, load_model
 from .reference import ReferenceModel
 from .registry import (
@@ -57,17 +57,20 @@ __all__ = [
     "Request",
     "RetryPolicy",
     "SubmitError",
+    "add_calls",
     "at_bound",
     "batch_api",
     "bound_note",
     "bounded",
     "call_from_json",
+    "calls_sent",
     "check_spec",
     "count_prompt_tokens",
     "load_model",
     "load_registry",
     "match_entry",
     "model_prices",
+    "path_chars",
     "path_pattern",
     "price_tokens",
     "token_count_method",

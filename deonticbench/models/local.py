@@ -131,7 +131,8 @@ def draw_seed(base: int, request: Request, index: int) -> int:
     that shared a seed drew the same opening turn (three housing trials, one draw), and a
     trial whose turns shared one repeated itself wherever its context did."""
     case = zlib.crc32(f"{request.domain}/{request.case_id}".encode())
-    turn = SEED_STRIDE * request.attempt
+    # One of the two is 0: a prompted request has no turn, a trial's turn no retry.
+    turn = SEED_STRIDE * (request.attempt + request.turn)
     return (base + request.sample_start + index + turn + case) % 2**31
 
 
@@ -360,7 +361,7 @@ class LocalModel(Model):
                 self._executor, self._sample, llama, messages, seed, grammar
             )
             if grammar is not None and completion.error is None:
-                calls = schema_calls(completion.text, turn=request.attempt)
+                calls = schema_calls(completion.text, turn=request.turn)
                 completion = dataclasses.replace(completion, tool_calls=calls)
             out.append(completion)
         return out

@@ -464,15 +464,15 @@ class OpenAIModel(RemoteModel):
         if request.tools:
             # An agentic turn: one sample per call, each its own conversation.
             turns = await asyncio.gather(
-                *(self._call(messages, 1, request.tools, group, request.attempt) for _ in range(n))
+                *(self._call(messages, 1, request.tools, group, request.turn) for _ in range(n))
             )
-            return [c for batch in turns for c in batch][:n]
+            return [c for reply in turns for c in reply][:n]
         paper = self.first_attempt_sampling(request)
         if (self._server_ignores_n or (paper is not None and paper.one_per_call)) and n > 1:
             singles = await asyncio.gather(
                 *(self._call(messages, 1, (), group, paper=paper) for _ in range(n))
             )
-            return [c for batch in singles for c in batch]
+            return [c for reply in singles for c in reply]
         got = await self._call(messages, n, (), group, paper=paper)
         missing = n - len(got)
         if missing > 0:
@@ -482,5 +482,5 @@ class OpenAIModel(RemoteModel):
             rest = await asyncio.gather(
                 *(self._call(messages, 1, (), group, paper=paper) for _ in range(missing))
             )
-            got.extend(c for batch in rest for c in batch)
+            got.extend(c for reply in rest for c in reply)
         return got[:n]

@@ -182,7 +182,7 @@ class VLLMModel(Model):
         messages = openai_messages(request.messages)
         loop = asyncio.get_running_loop()
         out = await loop.run_in_executor(
-            self._executor, self._run, engine, messages, request.n, request.tools, request.attempt
+            self._executor, self._run, engine, messages, request.n, request.tools, request.turn
         )
         missing = request.n - len(out)
         return out + [Completion.failed("vllm returned fewer outputs than asked")] * missing

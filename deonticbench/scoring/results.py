@@ -46,8 +46,9 @@ class Totals:
     requests: int
     """Requests sent (not answered from the cache).  The K samples of a case share their
     first request (``n=K``), so those count once; an agentic trial sends one per turn."""
-    cached: int
-    """Attempts answered from the response cache."""
+    response_hits: int
+    """Attempts answered from the response cache (not sent; unlike prompt-cache reads,
+    which were sent and billed at the cache-read price)."""
     failed_requests: int
     tokens_in: int
     tokens_out: int
@@ -62,6 +63,11 @@ class Totals:
     paid_use: Mapping[bool, tuple[int, int, int, int, int]] | None = None
     """Paid tokens by whether they went through a provider batch: (uncached input,
     5-minute cache writes, 1-hour cache writes, cache reads, output), for the cost."""
+
+    @property
+    def cached(self) -> int:
+        """Deprecated: ``response_hits``."""
+        return self.response_hits
 
     def to_json(self) -> dict[str, Any]:
         # The prompt-cache counts only when a provider reported caching: runs without it
@@ -78,7 +84,7 @@ class Totals:
             "samples": self.samples,
             "attempts": self.attempts,
             "requests": self.requests,
-            "cached_responses": self.cached,
+            "cached_responses": self.response_hits,
             "failed_requests": self.failed_requests,
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
@@ -176,7 +182,7 @@ def run_totals(run: Run) -> Totals:
         samples=len(run.records),
         attempts=attempts,
         requests=requests,
-        cached=cached,
+        response_hits=cached,
         failed_requests=failed,
         tokens_in=tin,
         tokens_out=tout,

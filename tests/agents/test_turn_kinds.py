@@ -116,7 +116,7 @@ class ConstrainedAgent(Model):
 
     async def generate(self, request: Request) -> list[Completion]:
         self.seen.append(request)
-        turn = request.attempt
+        turn = request.turn
         body = json.dumps(self.script[turn]) if turn < len(self.script) else ""
         calls = schema_calls(body, turn=turn)
         return [Completion(text=body, tokens_in=10, tokens_out=5, tool_calls=calls)] * request.n

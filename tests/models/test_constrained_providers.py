@@ -42,7 +42,7 @@ TOOLS = (
 PROGRAM = {"path": "solution.pl", "content": "main :- format('Tax: ~w~n', [1166])."}
 
 
-def turn(attempt: int = 3, tools: tuple[ToolSpec, ...] = TOOLS) -> Request:
+def turn(number: int = 3, tools: tuple[ToolSpec, ...] = TOOLS) -> Request:
     """An agent turn: the conversation so far, the tools, and the turn's number."""
     return Request(
         messages=(
@@ -54,7 +54,7 @@ def turn(attempt: int = 3, tools: tuple[ToolSpec, ...] = TOOLS) -> Request:
         case_id="tax_case_1",
         mode="agent-zero-shot",
         sample_start=0,
-        attempt=attempt,
+        turn=number,
         tools=tools,
     )
 
@@ -123,7 +123,7 @@ async def test_compatible_decodes_under_the_call_schema_in_response_format(
 ) -> None:
     model = compatible(fake)
     assert model.constrained and not model.native_tools  # a text-form conversation
-    completion = await one_turn(model, turn(attempt=3))
+    completion = await one_turn(model, turn(3))
     (sent,) = fake.generation_requests()
     assert sent.body["response_format"] == {
         "type": "json_schema",
@@ -152,7 +152,7 @@ async def test_each_constrained_field_puts_the_schema_where_its_server_reads_it(
     fake: FakeProvider, field: str, expected: Any
 ) -> None:
     model = compatible(fake, constrained_field=field)
-    completion = await one_turn(model, turn(attempt=0))
+    completion = await one_turn(model, turn(0))
     (sent,) = fake.generation_requests()
     want = expected(call_schema(TOOLS))
     assert {k: sent.body[k] for k in want} == want
@@ -164,7 +164,7 @@ async def test_each_constrained_field_puts_the_schema_where_its_server_reads_it(
 
 async def test_a_reply_cut_short_is_a_call_with_an_error(fake: FakeProvider) -> None:
     fake.responder = lambda _r: ToolTurn(calls=[("write_file", '{"path": "solution.pl", "con')])
-    completion = await one_turn(compatible(fake), turn(attempt=1))
+    completion = await one_turn(compatible(fake), turn(1))
     (call,) = completion.tool_calls
     assert call.error is not None and call.id == "t1_0"
 

@@ -176,6 +176,7 @@ def test_a_request_carries_no_gold_by_type() -> None:
         "mode",
         "sample_start",
         "attempt",
+        "turn",
         "tools",
         "shared_prefix",
         "cache_group",

@@ -211,7 +211,7 @@ def test_an_agent_turn_past_the_lookback_gets_a_second_rolling_breakpoint(
 
     def agent_request(messages: tuple[Message, ...], turn: int) -> Request:
         return Request(messages=messages, n=1, domain="airline", case_id="c",
-                       mode="agent-zero-shot", sample_start=0, attempt=turn,
+                       mode="agent-zero-shot", sample_start=0, turn=turn,
                        tools=tools)  # fmt: skip
 
     model = claude()

@@ -4,11 +4,14 @@
     run = evaluate(RunSpec(model="reference", domains=("airline",), split="smoke"))
     print(score(run.path).to_frame())
 
-``evaluate`` does everything ``deonticbench eval`` does: the model, the data and the
+``evaluate`` runs a spec as ``deonticbench eval`` does: the model, the data and the
 run folder are checked before anything is written (a missing key or an unusable
 cache or sandbox is one sentence and the folder is untouched); a folder with a matching
-config is resumed; ``retry_errors`` redoes samples whose request failed.  The command
-line only parses flags into a ``RunSpec`` and prints what this returns.
+config is resumed; ``retry_errors`` redoes samples whose request failed.  What it does
+not take is a step of its own: provider batches are ``arun(..., batch=True)``,
+``--no-prompt-cache`` is ``prepared.model.prompt_cache = False`` before ``arun``, and
+``--score`` is ``score`` and ``report.write_report`` afterwards.  The command line
+parses flags into a ``RunSpec``, calls these steps and prints what they return.
 
 The steps are public too, for callers that print between them (the CLI) or run inside
 their own event loop: ``prepare`` (model, plan, config and folder), ``dry_run`` (what
@@ -31,7 +34,7 @@ from .errors import ConfigError, DeonticBenchError, missing_extra
 from .evaluation.batching import BatchBroker
 from .evaluation.cache import ResponseCache, default_cache_path
 from .evaluation.dryrun import DryRunEstimate, estimate
-from .evaluation.runner import Observer, Runner
+from .evaluation.runner import Observer, Runner, RunResult
 from .models import Model, count_prompt_tokens, load_model
 from .models.batch import BatchAPI, batch_api
 from .models.loader import check_spec
@@ -252,15 +255,12 @@ async def arun(
     and the result says ``interrupted``.  A cancellation before the run folder is
     opened propagates (nothing was changed).  ``batch``: the prompted modes' requests go
     through the provider's batch API (``evaluation.batching``)."""
-    spec, model, plan = prepared.spec, prepared.model, prepared.plan
+    model = prepared.model
     started = time.monotonic()
     try:
-        # Before any work: a missing key or an unreachable server is one sentence, and so
-        # is an unusable cache or sandbox; only then is the run folder touched.
-        batches = batch_preflight(model, batch, cache)
-        await model.check()
-        opened_cache = _open_cache(cache)
-        solver = Solver(workers=workers, limits=spec.limits, executor=executor)
+        batches, opened_cache, solver = await _preflight(
+            prepared, batch=batch, cache=cache, workers=workers, executor=executor
+        )
         interrupted = False
         try:
             if prepared.fresh:
@@ -270,29 +270,9 @@ async def arun(
             with RunFolder.open(prepared.out, prepared.config, retry_errors=retry_errors) as run:
                 if isinstance(observer, FolderObserver):
                     observer.opened(run)
-                batcher = None
-                if batches is not None and opened_cache is not None:
-                    batcher = BatchBroker(
-                        model,
-                        batches,
-                        BatchLog(run.path),
-                        opened_cache,
-                        notify=observer.note if isinstance(observer, FolderObserver) else None,
-                        show=getattr(observer, "batches", None),
-                    )
-                runner = Runner(
-                    model,
-                    solver,
-                    run,
-                    opened_cache,
-                    attempts=spec.attempts or DEFAULT_ATTEMPTS,
-                    concurrency=spec.concurrency,
-                    observer=observer,
-                    agent=spec.agent,
-                    batcher=batcher,
-                )
+                runner = _wired(prepared, run, solver, opened_cache, batches, observer)
                 try:
-                    await runner.run(plan)
+                    await runner.run(prepared.plan)
                 except asyncio.CancelledError:
                     interrupted = True
         finally:
@@ -302,13 +282,80 @@ async def arun(
                 opened_cache.close()
     finally:
         await model.aclose()
+    return _closing(prepared, run, runner.result, interrupted=interrupted, started=started)
+
+
+async def _preflight(
+    prepared: PreparedRun,
+    *,
+    batch: bool,
+    cache: CacheChoice,
+    workers: int | None,
+    executor: ExecutorKind,
+) -> tuple[BatchAPI | None, ResponseCache | None, Solver]:
+    """Before any work: a refused option, a missing key or an unreachable server is one
+    sentence, and so is an unusable cache or sandbox; only then is the run folder
+    touched.  The batch API (or None), the opened response cache and the solver."""
+    batches = batch_preflight(prepared.model, batch, cache)
+    await prepared.model.check()
+    opened_cache = _open_cache(cache)
+    try:
+        solver = Solver(workers=workers, limits=prepared.spec.limits, executor=executor)
+    except BaseException:
+        if opened_cache is not None:
+            opened_cache.close()
+        raise
+    return batches, opened_cache, solver
+
+
+def _wired(
+    prepared: PreparedRun,
+    run: RunFolder,
+    solver: Solver,
+    opened_cache: ResponseCache | None,
+    batches: BatchAPI | None,
+    observer: Observer | None,
+) -> Runner:
+    """The runner of an opened run folder, with its batch broker under ``--batch``."""
+    spec, model = prepared.spec, prepared.model
+    batcher = None
+    if batches is not None and opened_cache is not None:
+        batcher = BatchBroker(
+            model,
+            batches,
+            BatchLog(run.path),
+            opened_cache,
+            notify=observer.note if isinstance(observer, FolderObserver) else None,
+            show=getattr(observer, "batches", None),
+        )
+    return Runner(
+        model,
+        solver,
+        run,
+        opened_cache,
+        attempts=spec.attempts or DEFAULT_ATTEMPTS,
+        concurrency=spec.concurrency,
+        observer=observer,
+        agent=spec.agent,
+        batcher=batcher,
+    )
+
+
+def _closing(
+    prepared: PreparedRun,
+    run: RunFolder,
+    done: RunResult,
+    *,
+    interrupted: bool,
+    started: float,
+) -> EvalResult:
+    """After a run, a stopped one too: its results.json (what is there so far), and
+    what ``arun`` returns."""
     in_plan = prepared.sample_keys()
-    done = runner.result
-    # results.json after every run, a stopped one too: what is there so far.
     write_run_results(prepared.out, wall_time_s=time.monotonic() - started)
     return EvalResult(
         path=prepared.out,
-        spec=spec,
+        spec=prepared.spec,
         config=run.config,
         records=[r for key, r in run.done.items() if key in in_plan],
         planned=len(in_plan),

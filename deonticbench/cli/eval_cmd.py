@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from ..api import CacheChoice, PreparedRun, arun, dry_run, prepare, score
+from ..api import CacheChoice, EvalResult, PreparedRun, arun, dry_run, prepare, score
 from ..data.domains import DOMAINS, parse_domains
 from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..evaluation.batching import BatchStats
 from ..evaluation.progress import LiveProgress, summary_table
-from ..prompting.modes import MODES, VERBAL_MODE, Mode, is_agentic, parse_modes
+from ..evaluation.trials import goes_by_batch
+from ..prompting.modes import MODES, VERBAL_MODE, Mode, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..prompting.protocol import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ..scoring.notes import run_notes
@@ -368,7 +369,12 @@ def command(
     )
     if dry_run:
         _dry_run(prepared, options, as_json=as_json, assume_output_tokens=assume_output_tokens)
-        return
+    else:
+        _run(prepared, options, score_after=score_after)
+
+
+def _run(prepared: PreparedRun, options: _Options, *, score_after: bool) -> None:
+    """The run, then (``--score``) its table and report, then the notes under them."""
     notes: list[str] = []
     code = asyncio.run(_evaluate(prepared, options, notes))
     if code:
@@ -628,28 +634,9 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
     """Run; ``notes`` receives the sentences that explain the summary's numbers (see
     ``scoring.notes.run_notes``), for the caller to print under the last table."""
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    assert task is not None
-    stopping = False
-
-    def stop() -> None:
-        nonlocal stopping
-        if stopping:
-            return  # already stopping; a second Ctrl-C must not break the clean-up
-        stopping = True
-        click.echo("stopping: finished records are kept...", err=True)
-        task.cancel()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop)
+    _stop_on_signals(loop)
+    _preflight_notes(prepared, options)
     progress = _Progress()
-    agentic = [m for m in prepared.spec.modes if is_agentic(m)]
-    if options.batch and agentic:
-        click.echo(
-            f"note: --batch sends the prompted modes as batches; {', '.join(agentic)} "
-            "stay interactive (a trial's next turn depends on its last).",
-            err=True,
-        )
     try:
         try:
             result = await arun(
@@ -664,36 +651,71 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
         finally:
             if progress.rows:
                 progress.finish()
-        click.echo(summary_table(result.records, order=DOMAINS))
-        reference = prepared.model.provider == "reference"
-        notes.extend(f"note: {n}" for n in run_notes(result.records, reference=reference))
-        # What the settings left out, and why (also in config.json's "settings").
-        notes.extend(f"note: {text}" for text in prepared.plan.setting_notes.values())
-        misses = getattr(prepared.model, "misses", 0)
-        if prepared.model.provider == "replay" and misses:
-            # A partial replay is honest, but its errors must not pass unremarked.
-            notes.append(
-                f"note: {misses} sample(s) found no saved response in {prepared.model.spec} "
-                "(or a saved trajectory that ended early); they are recorded as errors."
-            )
-        click.echo(
-            f"{result.new} new records, {result.resumed} kept from before, "
-            f"{result.calls} calls sent, "
-            f"{result.cache_hits} cached responses used; "
-            f"records in {result.records_path}",
-            err=True,
-        )
-        if result.interrupted:
-            click.echo(
-                f"interrupted: {result.missing} samples left; run the same command to resume.",
-                err=True,
-            )
-            _batches_left(prepared.out)
-            return 130
-        return 0
+        return _closing_lines(prepared, result, notes)
     except asyncio.CancelledError:
         click.echo("interrupted before any work; nothing was changed.", err=True)
         return 130
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+
+
+def _stop_on_signals(loop: asyncio.AbstractEventLoop) -> None:
+    """Ctrl-C or SIGTERM cancels the running task once: the run stops cleanly."""
+    task = asyncio.current_task()
+    assert task is not None
+    stopping = False
+
+    def stop() -> None:
+        nonlocal stopping
+        if stopping:
+            return  # already stopping; a second Ctrl-C must not break the clean-up
+        stopping = True
+        click.echo("stopping: finished records are kept...", err=True)
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+
+
+def _preflight_notes(prepared: PreparedRun, options: _Options) -> None:
+    """What the user should know before the run starts: under ``--batch``, the modes
+    that stay interactive (the runner's rule, ``goes_by_batch``)."""
+    interactive = [m for m in prepared.spec.modes if not goes_by_batch(m)]
+    if options.batch and interactive:
+        click.echo(
+            f"note: --batch sends the prompted modes as batches; {', '.join(interactive)} "
+            "stay interactive (a trial's next turn depends on its last).",
+            err=True,
+        )
+
+
+def _closing_lines(prepared: PreparedRun, result: EvalResult, notes: list[str]) -> int:
+    """The summary table and the closing line of a run; the exit code (130: stopped)."""
+    click.echo(summary_table(result.records, order=DOMAINS))
+    reference = prepared.model.provider == "reference"
+    notes.extend(f"note: {n}" for n in run_notes(result.records, reference=reference))
+    # What the settings left out, and why (also in config.json's "settings").
+    notes.extend(f"note: {text}" for text in prepared.plan.setting_notes.values())
+    misses = getattr(prepared.model, "misses", 0)
+    if prepared.model.provider == "replay" and misses:
+        # A partial replay is honest, but its errors must not pass unremarked.
+        notes.append(
+            f"note: {misses} sample(s) found no saved response in {prepared.model.spec} "
+            "(or a saved trajectory that ended early); they are recorded as errors."
+        )
+    click.echo(
+        f"{result.new} new records, {result.resumed} kept from before, "
+        f"{result.calls} calls sent, "
+        f"{result.cache_hits} cached responses used; "
+        f"records in {result.records_path}",
+        err=True,
+    )
+    if result.interrupted:
+        click.echo(
+            f"interrupted: {result.missing} samples left; run the same command to resume.",
+            err=True,
+        )
+        _batches_left(prepared.out)
+        return 130
+    return 0

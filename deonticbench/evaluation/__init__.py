@@ -17,11 +17,19 @@ from .validate import DomainReport, reference_program, validate
 
 if TYPE_CHECKING:
     from .batching import BatchBroker, BatchStats, adopt, cancel_open, refresh_states
-    from .cache import CachedResponse, ResponseCache, cache_key, default_cache_path
+    from .cache import (
+        CachedResponse,
+        ResponseCache,
+        cache_key,
+        default_cache_path,
+        prompted_key,
+        prompted_keys,
+    )
     from .catalog import build_catalog
     from .dryrun import DryRunEstimate, estimate
     from .progress import LiveProgress, fit_block, summary_rows, summary_table
-    from .runner import Observer, Runner, RunResult, evaluate_attempt
+    from .runner import Observer, Runner, RunResult, evaluate_attempt, prompt_request
+    from .trials import goes_by_batch, trial_setup, turn_key, turn_request
 
 _HOME = {
     "BatchBroker": "batching",
@@ -44,6 +52,13 @@ _HOME = {
     "fit_block": "progress",
     "summary_rows": "progress",
     "summary_table": "progress",
+    "prompted_key": "cache",
+    "prompted_keys": "cache",
+    "prompt_request": "runner",
+    "goes_by_batch": "trials",
+    "trial_setup": "trials",
+    "turn_key": "trials",
+    "turn_request": "trials",
 }
 """Each public name's module, imported on first use: ``deonticbench validate`` needs
 none of the runner, the agents or the dry run, whose imports were most of its start-up
@@ -68,10 +83,17 @@ __all__ = [
     "estimate",
     "evaluate_attempt",
     "fit_block",
+    "goes_by_batch",
+    "prompt_request",
+    "prompted_key",
+    "prompted_keys",
     "reference_program",
     "refresh_states",
     "summary_rows",
     "summary_table",
+    "trial_setup",
+    "turn_key",
+    "turn_request",
     "validate",
 ]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cost_runs import DATA, KEY, cl100k, price_bill, results_of
+from cost_runs import DATA, KEY, Bill, cl100k, eval_at, price_bill, results_of
 from fake_batches import FakeBatches
 from fakeproviders import FakeProvider
 
@@ -38,27 +38,6 @@ def answer(body: object, choice: int) -> str:
 def batches() -> Iterator[FakeBatches]:
     with FakeBatches(answer, tokenizer=cl100k()) as server:
         yield server
-
-
-def run(env_urls: dict[str, str], home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    import os
-
-    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k and "BASE_URL" not in k}
-    env.update(
-        DEONTICBENCH_DATA=DATA,
-        DEONTICBENCH_CACHE=str(home / "cache"),
-        OPENAI_API_KEY=KEY,
-        ANTHROPIC_API_KEY=KEY,
-        **env_urls,
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "deonticbench", "eval", *args],
-        env=env,
-        cwd=home,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def score_usage_usd(home: Path, run_dir: Path) -> float:
@@ -83,7 +62,7 @@ def score_usage_usd(home: Path, run_dir: Path) -> float:
 def dry_run(env_urls: dict[str, str], home: Path, *args: str) -> dict[str, Any]:
     import json
 
-    done = run(env_urls, home, *args, "--out", str(home / "dry"), "--dry-run", "--json")
+    done = eval_at(env_urls, home, *args, "--out", str(home / "dry"), "--dry-run", "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert isinstance(doc, dict)
@@ -94,31 +73,38 @@ def batch_urls(fake: FakeBatches) -> dict[str, str]:
     return {"OPENAI_BASE_URL": fake.openai_url, "ANTHROPIC_BASE_URL": fake.url}
 
 
+def batch_run(batches: FakeBatches, home: Path, spec: str) -> tuple[dict[str, Any], Path, Bill]:
+    """A dry run and then the run of SMOKE by batch; the fake's bill.  The run's
+    results.json is the bill within 1 %, and so is what ``score``'s usage rows add up to
+    (one run, one dollar figure); the dry run priced the batches' input within 5 %."""
+    out = home / "batch"
+    urls = batch_urls(batches)
+    dry = dry_run(urls, home, "--model", spec, *SMOKE, "--batch")
+    done = eval_at(urls, home, "--model", spec, *SMOKE, "--batch", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    bill = price_bill([b.billed for b in batches.bill], spec)
+    results = results_of(out)
+    assert results["totals"]["cache_read_tokens_paid"] == bill.cache_read
+    assert results["estimated_cost"]["usd"] == pytest.approx(bill.usd, rel=0.01)
+    assert score_usage_usd(home, out) == pytest.approx(bill.usd, rel=0.01)
+    assert dry["usd_input"] == pytest.approx(bill.input_usd, rel=0.05)
+    return dry, out, bill
+
+
 def test_an_openai_batch_run_prices_its_cache_reads_as_the_bill_does(
     batches: FakeBatches, tmp_path: Path
 ) -> None:
     spec = "openai:gpt-4.1"
-    out = tmp_path / "batch"
-    dry = dry_run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch")
-    done = run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch", "--out", str(out))
-    assert done.returncode == 0, done.stderr
-    bill = price_bill([b.billed for b in batches.bill], spec)
+    _, _, bill = batch_run(batches, tmp_path, spec)
     assert bill.cache_read > 0, "the fake read nothing from the cache: no test"
     # Every line routes to the cache its synchronous call would: the key is sent.
     lines = [item["body"] for batch in batches.batches for item in batch.items]
     assert lines and all(line.get("prompt_cache_key") for line in lines)
-    results = results_of(out)
-    assert results["totals"]["cache_read_tokens_paid"] == bill.cache_read
-    assert results["estimated_cost"]["usd"] == pytest.approx(bill.usd, rel=0.01)
-    # One run, one dollar figure: score's cost of each setting adds up to results.json's.
-    assert score_usage_usd(tmp_path, out) == pytest.approx(bill.usd, rel=0.01)
-    # The dry run priced the batches' input (sent with the key) within 5 % of the bill.
-    assert dry["usd_input"] == pytest.approx(bill.input_usd, rel=0.05)
 
     # The same selection, synchronous: the same share of the input read from the cache.
     with FakeProvider(api_key=KEY, tokenizer=cl100k()) as sync:
         urls = {"OPENAI_BASE_URL": sync.openai_url, "ANTHROPIC_BASE_URL": sync.url}
-        done = run(
+        done = eval_at(
             urls, tmp_path, "--model", spec, *SMOKE, "--no-cache", "--out", str(tmp_path / "s")
         )
         assert done.returncode == 0, done.stderr
@@ -130,19 +116,10 @@ def test_an_anthropic_batch_run_prices_its_cache_reads_and_writes_as_the_bill_do
     batches: FakeBatches, tmp_path: Path
 ) -> None:
     spec = "anthropic:claude-sonnet-4-5"
-    out = tmp_path / "batch"
-    dry = dry_run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch")
-    done = run(batch_urls(batches), tmp_path, "--model", spec, *SMOKE, "--batch", "--out", str(out))
-    assert done.returncode == 0, done.stderr
-    bill = price_bill([b.billed for b in batches.bill], spec)
+    dry, _, bill = batch_run(batches, tmp_path, spec)
     assert bill.cache_read > 0 and bill.cache_write > 0, bill
-    results = results_of(out)
-    assert results["totals"]["cache_read_tokens_paid"] == bill.cache_read
-    assert results["estimated_cost"]["usd"] == pytest.approx(bill.usd, rel=0.01)
-    assert score_usage_usd(tmp_path, out) == pytest.approx(bill.usd, rel=0.01)
-    # The dry run asked the batch API its cache lifetime (1 h) and priced within 5 %.
-    assert dry["usd_input"] == pytest.approx(bill.input_usd, rel=0.05)
-    # (the parts are at list price; the batch discount is a part of its own)
+    # The dry run asked the batch API its cache lifetime (1 h): 1-hour writes, priced at
+    # list price in the parts (the batch discount is a part of its own).
     written = sum(b.billed.cache_write_1h for b in batches.bill)
     assert written and sum(b.billed.cache_write_5m for b in batches.bill) == 0
     assert dry["usd_input_parts"]["cache_writes"] == pytest.approx(written * 6.00 / 1e6, rel=0.05)

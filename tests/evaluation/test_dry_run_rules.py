@@ -7,14 +7,12 @@ the bill).  Each test failed on the copies the dry run kept before."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cost_runs import DATA, KEY, cl100k, dry_run_json, eval_cli, price_bill, reading_agent
+from cost_runs import DATA, KEY, cl100k, dry_run_json, eval_at, eval_cli, price_bill, reading_agent
 from fakeproviders import FakeProvider
 
 pytestmark = pytest.mark.skipif(
@@ -25,19 +23,9 @@ SELECTION = ("--split", "smoke", "--domains", "airline", "-k", "2", "--attempts"
 
 
 def dry(home: Path, *args: str, as_json: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if "API_KEY" not in k and "BASE_URL" not in k}
-    env.update(
-        DEONTICBENCH_DATA=DATA,
-        DEONTICBENCH_CACHE=str(home / "cache"),
-        ANTHROPIC_API_KEY=KEY,
-        OPENAI_API_KEY=KEY,
-    )
     extra = ("--json",) if as_json else ()
-    return subprocess.run(
-        [sys.executable, "-m", "deonticbench", "eval", *args, *SELECTION, "--dry-run", *extra,
-         "--out", str(home / "run")],
-        env=env, cwd=home, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    run = ("--out", str(home / "run"))
+    return eval_at({}, home, *args, *SELECTION, "--dry-run", *extra, *run, timeout=300)
 
 
 def doc(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:

@@ -104,32 +104,45 @@ def price_bill(bill: Sequence[Billed], spec: str) -> Bill:
     )
 
 
-def env_for(fake: FakeProvider, home: Path) -> dict[str, str]:
-    """The environment of a user run pointed at the fake: a placeholder key only."""
-    out = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
+def env_with(home: Path, urls: dict[str, str]) -> dict[str, str]:
+    """The environment of a user run with placeholder keys, pointed at ``urls``
+    (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``; none: no server at all)."""
+    out = {k: v for k, v in os.environ.items() if "API_KEY" not in k and "BASE_URL" not in k}
     out.update(
         DEONTICBENCH_DATA=DATA,
         DEONTICBENCH_CACHE=str(home / "cache"),
-        ANTHROPIC_BASE_URL=fake.url,
         ANTHROPIC_API_KEY=KEY,
-        OPENAI_BASE_URL=fake.openai_url,
         OPENAI_API_KEY=KEY,
+        **urls,
     )
     return out
 
 
-def eval_cli(
-    fake: FakeProvider, home: Path, *args: str, timeout: float = 600
+def env_for(fake: FakeProvider, home: Path) -> dict[str, str]:
+    """The environment of a user run pointed at the fake: a placeholder key only."""
+    return env_with(home, {"ANTHROPIC_BASE_URL": fake.url, "OPENAI_BASE_URL": fake.openai_url})
+
+
+def eval_at(
+    urls: dict[str, str], home: Path, *args: str, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    """``deonticbench eval ARGS`` in a subprocess, as a user runs it."""
+    """``deonticbench eval ARGS`` in a subprocess, as a user runs it, against ``urls``."""
     return subprocess.run(
         [sys.executable, "-m", "deonticbench", "eval", *args],
-        env=env_for(fake, home),
+        env=env_with(home, urls),
         cwd=home,
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def eval_cli(
+    fake: FakeProvider, home: Path, *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``deonticbench eval ARGS`` against the fake."""
+    urls = {"ANTHROPIC_BASE_URL": fake.url, "OPENAI_BASE_URL": fake.openai_url}
+    return eval_at(urls, home, *args, timeout=timeout)
 
 
 def dry_run_json(fake: FakeProvider, home: Path, *args: str) -> dict[str, Any]:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .dryrun import DryRunEstimate, estimate
     from .progress import LiveProgress, fit_block, summary_rows, summary_table
     from .runner import Observer, Runner, RunResult, evaluate_attempt, prompt_request
-    from .trials import goes_by_batch, trial_setup, turn_key, turn_request
+    from .trials import TrialDriver, goes_by_batch, trial_setup, turn_key, turn_request
 
 _HOME = {
     "BatchBroker": "batching",
@@ -56,6 +56,7 @@ _HOME = {
     "prompted_keys": "cache",
     "prompt_request": "runner",
     "goes_by_batch": "trials",
+    "TrialDriver": "trials",
     "trial_setup": "trials",
     "turn_key": "trials",
     "turn_request": "trials",
@@ -75,6 +76,7 @@ __all__ = [
     "ResponseCache",
     "RunResult",
     "Runner",
+    "TrialDriver",
     "adopt",
     "build_catalog",
     "cache_key",

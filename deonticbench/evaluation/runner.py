@@ -27,18 +27,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import shutil
-import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ..agents.loop import (
-    decode_turn,
-    encode_turn,
-    run_trial,
-)
 from ..agents.scripted import as_agent
 from ..data.cases import Case
 from ..data.domains import Domain
@@ -49,7 +41,6 @@ from ..prompting import (
     render_feedback,
     solver_report,
 )
-from ..prompting.chat import Message, ToolSpec
 from ..prompting.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from ..prompting.plan import RunPlan, Unit
 from ..reading.answers import Answer
@@ -61,10 +52,9 @@ from ..solver import Execution, Limits, Solver
 from ..store.folder import RunFolder
 from ..store.record import AgentInfo, Attempt, Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
-from ..store.trajectory import trajectory_path, write_trajectory
 from .batching import BatchBroker
 from .cache import CachedResponse, ResponseCache, prompted_key
-from .trials import goes_by_batch, trial_setup, turn_key, turn_request
+from .trials import TrialDriver, goes_by_batch
 
 T = TypeVar("T")
 
@@ -149,6 +139,16 @@ class Runner:
         self.batcher = batcher
         """``eval --batch``: the prompted requests go through provider batches (agentic
         trials stay interactive); see ``batching``."""
+        self._trials = TrialDriver(
+            model,
+            self.agent_model,
+            self.agent,
+            self.cache,
+            self._result,
+            self._execute,
+            solver.limits,
+            run.path,
+        )
 
     async def run(self, plan: RunPlan) -> RunResult:
         """Do every sample of the plan that has no record yet.  Cancellation stops
@@ -316,64 +316,11 @@ class Runner:
         async with self._executions:
             return await self.solver.arun(program, limits)
 
-    async def _turn(
-        self,
-        unit: Unit,
-        sample: int,
-        messages: tuple[Message, ...],
-        tools: tuple[ToolSpec, ...],
-        turn: int,
-    ) -> tuple[Completion, bool]:
-        """One model call of a trial, through the response cache keyed by the whole
-        conversation so far (and the tools offered)."""
-        key = turn_key(self._identity, self.agent_model, unit, sample, messages, tools)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self._result.cache_hits += 1
-                text, calls = decode_turn(hit.text)
-                kept = hit.completion(batch=False)
-                return replace(kept, text=text, tool_calls=calls), True
-        request = turn_request(unit, sample, messages, tools, turn, self.agent.tool_set)
-        # No request slot taken here: the trial holds one for its whole course (_trial).
-        self._result.requests += 1
-        completions = await self.agent_model.generate(request)
-        if len(completions) != 1:
-            return Completion.failed(
-                f"backend returned {len(completions)} completions for n=1"
-            ), False
-        completion = completions[0]
-        if self.cache is not None and completion.error is None and completion.text is not None:
-            self.cache.put(key, CachedResponse.of(completion, encode_turn(completion)))
-        return completion, False
-
     async def _trial(self, unit: Unit, sample: int) -> None:
-        options = self.agent
-        workdir = Path(tempfile.mkdtemp(prefix="deonticbench-trial-"))
-        try:
-            setup = trial_setup(
-                unit, sample, self.model, self.agent_model, options, workdir / "workspace"
-            )
-
-            async def generate(
-                messages: tuple[Message, ...], tools: tuple[ToolSpec, ...], turn: int
-            ) -> tuple[Completion, bool]:
-                return await self._turn(unit, sample, messages, tools, turn)
-
-            # A trial holds a request slot from its first turn to its last, so that its
-            # wall-clock budget is its own: never spent waiting for a slot between turns
-            # behind other trials or prompted samples (issue 28: on one engine thread,
-            # trials queued at every turn and timed out).
-            assert self._requests is not None
-            async with self._requests:
-                trial = await run_trial(setup, generate, self._execute, limits=self.solver.limits)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-        relative = trajectory_path(unit.domain.name, unit.case.id, unit.mode, sample)
-        digest = write_trajectory(self.run_folder.path, relative, trial.trajectory)
-        info = trial.info
-        info.trajectory, info.trajectory_sha256 = relative, digest
-        self._record(unit, sample, [trial.attempt(unit.case.gold)], agent=info)
+        """An agentic trial (``trials.TrialDriver``), recorded when it ends."""
+        assert self._requests is not None
+        attempt, info = await self._trials.trial(unit, sample, self._requests)
+        self._record(unit, sample, [attempt], agent=info)
 
     def _record(
         self,

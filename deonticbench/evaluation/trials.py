@@ -1,4 +1,6 @@
-"""What an agentic trial sends, in one place for the runner and the dry run: the trial's
+"""The agentic trials of a run: ``TrialDriver`` carries each one out for the runner (its
+turns through the response cache, its trajectory written, its attempt judged), and what
+a trial sends is stated once here, for the driver and the dry run alike: the trial's
 setup, the request of each turn and the response-cache key of a turn (the whole
 conversation so far, the tools offered, the reply's shape and the case).
 
@@ -8,19 +10,27 @@ run's); here each is written once and both import it.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..agents.context import context_length
 from ..agents.conversation import conversation_hash
-from ..agents.loop import TrialSetup
-from ..models.base import Model, Request
+from ..agents.loop import TrialSetup, decode_turn, encode_turn, run_trial
+from ..agents.tool_base import Execute
+from ..models.base import Completion, Model, Request
 from ..prompting.chat import Message, ToolSpec
 from ..prompting.modes import is_agentic
 from ..prompting.plan import Unit
+from ..solver import Limits
+from ..store.record import AgentInfo, Attempt
 from ..store.spec import AgentOptions
-from .cache import cache_key
+from ..store.trajectory import trajectory_path, write_trajectory
+from .cache import CachedResponse, ResponseCache, cache_key
 
 
 def trial_setup(
@@ -93,4 +103,98 @@ def goes_by_batch(mode: str) -> bool:
     return not is_agentic(mode)
 
 
-__all__ = ["goes_by_batch", "trial_setup", "turn_key", "turn_request"]
+class Counts(Protocol):
+    """What the driver adds to the run's counts (``runner.RunResult``)."""
+
+    requests: int
+    cache_hits: int
+
+
+@dataclass
+class TrialDriver:
+    """Carries out a run's agentic trials: the loop (``agents.loop.run_trial``) with each
+    turn sent through the response cache, the trajectory written into the run folder,
+    and the trial's attempt and ``AgentInfo`` for the runner to record."""
+
+    model: Model
+    agent_model: Model
+    """The backend as an agent (``scripted.as_agent``)."""
+    options: AgentOptions
+    cache: ResponseCache | None
+    counts: Counts
+    execute: Execute
+    """Runs a program (the runner's, bounded by its workers)."""
+    limits: Limits
+    folder: Path
+    """The run folder, where trajectories go."""
+
+    def __post_init__(self) -> None:
+        self.identity = self.model.identity()
+
+    async def trial(
+        self, unit: Unit, sample: int, slot: AbstractAsyncContextManager[Any]
+    ) -> tuple[Attempt, AgentInfo]:
+        """One trial of ``unit``'s case, holding ``slot`` (a request slot) from its first
+        turn to its last, so that its wall-clock budget is its own: never spent waiting
+        for a slot between turns behind other trials or prompted samples (issue 28: on one
+        engine thread, trials queued at every turn and timed out)."""
+        workdir = Path(tempfile.mkdtemp(prefix="deonticbench-trial-"))
+        try:
+            setup = trial_setup(
+                unit, sample, self.model, self.agent_model, self.options, workdir / "workspace"
+            )
+
+            async def generate(
+                messages: tuple[Message, ...], tools: tuple[ToolSpec, ...], turn: int
+            ) -> tuple[Completion, bool]:
+                return await self.turn(unit, sample, messages, tools, turn)
+
+            async with slot:
+                trial = await run_trial(setup, generate, self.execute, limits=self.limits)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        relative = trajectory_path(unit.domain.name, unit.case.id, unit.mode, sample)
+        digest = write_trajectory(self.folder, relative, trial.trajectory)
+        info = trial.info
+        info.trajectory, info.trajectory_sha256 = relative, digest
+        return trial.attempt(unit.case.gold), info
+
+    async def turn(
+        self,
+        unit: Unit,
+        sample: int,
+        messages: tuple[Message, ...],
+        tools: tuple[ToolSpec, ...],
+        turn: int,
+    ) -> tuple[Completion, bool]:
+        """One model call of a trial, through the response cache keyed by the whole
+        conversation so far (``turn_key``); True when the cache answered."""
+        key = turn_key(self.identity, self.agent_model, unit, sample, messages, tools)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.counts.cache_hits += 1
+                text, calls = decode_turn(hit.text)
+                kept = hit.completion(batch=False)
+                return replace(kept, text=text, tool_calls=calls), True
+        request = turn_request(unit, sample, messages, tools, turn, self.options.tool_set)
+        # No request slot taken here: the trial holds one for its whole course (trial).
+        self.counts.requests += 1
+        completions = await self.agent_model.generate(request)
+        if len(completions) != 1:
+            return Completion.failed(
+                f"backend returned {len(completions)} completions for n=1"
+            ), False
+        completion = completions[0]
+        if self.cache is not None and completion.error is None and completion.text is not None:
+            self.cache.put(key, CachedResponse.of(completion, encode_turn(completion)))
+        return completion, False
+
+
+__all__ = [
+    "TrialDriver",
+    "goes_by_batch",
+    "trial_setup",
+    "turn_key",
+    "turn_request",
+]

@@ -1,0 +1,53 @@
+"""The tool protocols' options: which protocol a backend's options ask for
+(``--param tool_protocol=native|text|constrained``) and a constrained turn's own output
+limit (``--param constrained_max_tokens=N``).  What the constrained protocol is:
+``models.constrained``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import ConfigError
+
+TOOL_PROTOCOL_PARAM = "tool_protocol"
+"""``--param tool_protocol=native|text|constrained``."""
+NATIVE, TEXT, CONSTRAINED = "native", "text", "constrained"
+TOOL_PROTOCOLS = (NATIVE, TEXT, CONSTRAINED)
+"""The three protocols an agentic trial can use (docs/agents.md)."""
+CONSTRAINED_MAX_TOKENS_PARAM = "constrained_max_tokens"
+"""``--param constrained_max_tokens=N``: the output limit of a constrained turn, which may
+need more room than a text turn for a ``write_file`` of a whole program.  It changes
+what comes back, so a backend puts it in its identity (the cache key)."""
+
+
+def tool_protocol(
+    options: Mapping[str, Any] | None,
+    *,
+    default: str = NATIVE,
+    offered: Sequence[str] = TOOL_PROTOCOLS,
+    backend: str = "this backend",
+) -> str:
+    """The protocol the backend's options ask for (``default`` when they name none); one
+    that the backend does not offer is one sentence naming those it does."""
+    value = str((options or {}).get(TOOL_PROTOCOL_PARAM) or default).strip().lower()
+    if value not in TOOL_PROTOCOLS:
+        raise ConfigError(
+            f"tool_protocol should be one of {', '.join(TOOL_PROTOCOLS)}, not {value!r}."
+        )
+    if value not in offered:
+        raise ConfigError(
+            f"{backend} has no {value} tool protocol; use tool_protocol={' or '.join(offered)}."
+        )
+    return value
+
+
+def constrained_max_tokens(options: Mapping[str, Any] | None, default: int | None) -> int | None:
+    """The output limit of a constrained turn: the option when set, else ``default``."""
+    value = (options or {}).get(CONSTRAINED_MAX_TOKENS_PARAM)
+    if value is None:
+        return default
+    limit = int(value)
+    if limit < 1:
+        raise ConfigError(f"{CONSTRAINED_MAX_TOKENS_PARAM} should be at least 1, not {limit}.")
+    return limit

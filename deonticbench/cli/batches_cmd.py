@@ -25,7 +25,7 @@ from ..errors import ConfigError
 def command(run: Path, cancel: bool, adoption: str | None) -> None:
     """List a run's provider batches (chunk, round, requests, batch id, state)."""
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..evaluation.batching import adopt, cancel_open, refresh_states
+    from ..evaluation.batch_admin import adopt, cancel_open, refresh_states
     from ..models import load_model
     from ..models.batch import batch_api
     from ..store.batches import BATCHES_NAME, BatchLog

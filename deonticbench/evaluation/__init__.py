@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .validate import DomainReport, reference_program, validate
 
 if TYPE_CHECKING:
-    from .batching import BatchBroker, BatchStats, adopt, cancel_open, refresh_states
+    from .batch_admin import adopt, cancel_open, refresh_states
+    from .batching import BatchBroker, BatchStats
     from .cache import (
         CachedResponse,
         ResponseCache,
@@ -38,9 +39,9 @@ _HOME = {
     "DryRunEstimate": "dryrun",
     "LiveProgress": "progress",
     "Observer": "runner",
-    "adopt": "batching",
-    "cancel_open": "batching",
-    "refresh_states": "batching",
+    "adopt": "batch_admin",
+    "cancel_open": "batch_admin",
+    "refresh_states": "batch_admin",
     "ResponseCache": "cache",
     "RunResult": "runner",
     "Runner": "runner",

@@ -40,13 +40,16 @@ import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from ..errors import ConfigError
 from ..models.base import Completion, Model, Request, add_calls
 from ..models.batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError
 from ..models.tokens import count_prompt_tokens
 from ..store.batches import BatchLog, Chunk
+
+# The commands on a run's batches from outside a run (``deonticbench batches``) live in
+# ``batch_admin``; their names stay importable from here.
+from .batch_admin import adopt, cancel_open, describe, refresh_states
 from .cache import CachedResponse, ResponseCache, prompted_keys
 
 MAX_TRIES = 3
@@ -273,24 +276,15 @@ class BatchBroker:
 
     def _chunks(self, waiters: list[_Waiter]) -> Iterator[list[_Waiter]]:
         """Consecutive runs of the waiters within the provider's limits per batch."""
-        api = self.api
-        part: list[_Waiter] = []
-        size = tokens = 0
-        for waiter in waiters:
-            line = len(json.dumps(api.line(waiter.item), ensure_ascii=False).encode()) + 1
-            full = part and (
-                len(part) + 1 > api.max_requests
-                or size + line > api.max_bytes
-                or (api.queue_tokens is not None and tokens + waiter.tokens > api.queue_tokens)
-            )
-            if full:
-                yield part
-                part, size, tokens = [], 0, 0
-            part.append(waiter)
-            size += line
-            tokens += waiter.tokens
-        if part:
-            yield part
+        sizes = (
+            (len(json.dumps(self.api.line(w.item), ensure_ascii=False).encode()) + 1, w.tokens)
+            for w in waiters
+        )
+        runs = chunk_runs(list(sizes), self.api)
+        start = 0
+        for length in runs:
+            yield waiters[start : start + length]
+            start += length
 
     async def _submit(self, waiters: list[_Waiter], round_: int) -> None:
         tokens = sum(w.tokens for w in waiters)
@@ -488,57 +482,27 @@ class BatchBroker:
             )
 
 
-def describe(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
-    """Rows for ``deonticbench batches``: one per chunk, as the run folder records it."""
-    return [
-        {
-            "chunk": c.name,
-            "round": c.round,
-            "requests": c.requests,
-            "batch_id": c.batch_id,
-            "state": c.state or ("never created" if c.abandoned else "unknown"),
-            "collected": c.collected,
-            "failed": len(c.failed),
-        }
-        for c in chunks
-    ]
-
-
-# --- a run's batches, from outside a run (``deonticbench batches``) -----------------------
-
-
-async def refresh_states(api: BatchAPI, log: BatchLog) -> list[dict[str, Any]]:
-    """Ask the provider for the state of each batch the run folder records."""
-    for chunk in log.chunks.values():
-        if chunk.batch_id is not None and not chunk.collected:
-            batch = await api.retrieve(chunk.batch_id)
-            log.state(chunk.name, batch.state)
-    return describe(list(log.chunks.values()))
-
-
-async def cancel_open(api: BatchAPI, log: BatchLog) -> list[str]:
-    """Cancel every batch of the run that has not ended; the ids cancelled."""
-    cancelled = []
-    for chunk in log.chunks.values():
-        if chunk.batch_id is None or chunk.collected:
-            continue
-        batch = await api.retrieve(chunk.batch_id)
-        if not batch.ended:
-            batch = await api.cancel(chunk.batch_id)
-            cancelled.append(chunk.batch_id)
-        log.state(chunk.name, batch.state)
-    return cancelled
-
-
-def adopt(log: BatchLog, chunk_name: str, batch_id: str) -> None:
-    """Record ``batch_id`` as the batch of an intent that has none (the user's choice
-    when the provider's list could not tell)."""
-    chunk = log.chunks.get(chunk_name)
-    if chunk is None:
-        raise ConfigError(f"{chunk_name} is not a chunk of this run (see deonticbench batches).")
-    if chunk.batch_id is not None:
-        raise ConfigError(f"{chunk_name} already has batch {chunk.batch_id}.")
-    log.submitted(chunk_name, batch_id, adopted=True)
+def chunk_runs(sizes: Sequence[tuple[int, int]], api: BatchAPI) -> list[int]:
+    """How many consecutive lines go into each batch, given each line's (bytes, input
+    tokens): as many as the provider's limits per batch allow (requests, bytes and, for
+    OpenAI, the tokens that may wait in its queue at once)."""
+    runs: list[int] = []
+    count = size = tokens = 0
+    for line, line_tokens in sizes:
+        full = count and (
+            count + 1 > api.max_requests
+            or size + line > api.max_bytes
+            or (api.queue_tokens is not None and tokens + line_tokens > api.queue_tokens)
+        )
+        if full:
+            runs.append(count)
+            count, size, tokens = 0, 0, 0
+        count += 1
+        size += line
+        tokens += line_tokens
+    if count:
+        runs.append(count)
+    return runs
 
 
 __all__ = [
@@ -547,6 +511,7 @@ __all__ = [
     "BatchStats",
     "adopt",
     "cancel_open",
+    "chunk_runs",
     "describe",
     "refresh_states",
 ]

@@ -34,7 +34,7 @@ from typing import Any
 from ..data.cases import Case
 from ..data.domains import Domain
 from ..models.base import Completion
-from ..models.constrained import at_bound, bound_note, bounded
+from ..models.constrained import at_bound, bound_note, bounded, decoded_under_schema
 from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
 from ..prompting.render import prompt_hash
@@ -113,6 +113,11 @@ class TrialSetup:
     argument_chars: int | None = None
     """Under a schema, the bound on each free-text argument (``Model.argument_chars``):
     written into the tools offered, and an argument that reached it is told so."""
+
+    @property
+    def schema_decoded(self) -> bool:
+        """Its turns are decoded under the call schema (``decoded_under_schema``)."""
+        return decoded_under_schema(self.constrained, self.native)
 
     @property
     def protocol(self) -> str:
@@ -333,7 +338,7 @@ async def _take_turns(run: _Progress, generate: Generate, start: float, deadline
     """Turns until one of the stop rules holds; returns the stop reason."""
     setup = run.setup
     every = run.toolbox.specs
-    schema_decoded = setup.constrained and not setup.native
+    schema_decoded = setup.schema_decoded
     for turn in itertools.count():
         tokens = run.tokens_in + run.tokens_out
         elapsed = time.monotonic() - start

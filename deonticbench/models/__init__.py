@@ -19,7 +19,15 @@ from __future__ import annotations
 from ..prompting.chat import Message
 from .base import Completion, GenerationParams, Model, Request, add_calls, calls_sent
 from .batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError, batch_api
-from .constrained import PATH_CHARS, at_bound, bound_note, bounded, path_chars, path_pattern
+from .constrained import (
+    PATH_CHARS,
+    at_bound,
+    bound_note,
+    bounded,
+    decoded_under_schema,
+    path_chars,
+    path_pattern,
+)
 from .loader import BACKENDS, check_spec, load_model
 from .reference import ReferenceModel
 from .registry import (
@@ -66,6 +74,7 @@ __all__ = [
     "calls_sent",
     "check_spec",
     "count_prompt_tokens",
+    "decoded_under_schema",
     "load_model",
     "load_registry",
     "match_entry",

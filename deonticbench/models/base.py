@@ -23,7 +23,7 @@ from ..prompting.chat import Message, ToolCall, ToolSpec
 from ..prompting.modes import Mode
 from ..prompting.paper import PaperSampling
 from ..prompting.protocol import mode_protocol
-from .constrained import argument_chars
+from .constrained import argument_chars, decoded_under_schema
 
 
 @dataclass(frozen=True)
@@ -194,9 +194,14 @@ class Model(ABC):
         (``constrained.argument_chars`` of ``turn_max_tokens``): the loop writes it into
         the tools it offers and tells the model when an argument reached it.  None where
         no turn is decoded under a schema (text, native, a forced native call)."""
-        if not self.constrained or self.native_tools:
+        if not self.schema_decodes:
             return None
         return argument_chars(self.turn_max_tokens)
+
+    @property
+    def schema_decodes(self) -> bool:
+        """Agent turns are decoded under the call schema (``decoded_under_schema``)."""
+        return decoded_under_schema(self.constrained, self.native_tools)
 
     @property
     def constrained(self) -> bool:

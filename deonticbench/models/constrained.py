@@ -53,6 +53,7 @@ from .tool_protocols import (
     TOOL_PROTOCOL_PARAM,
     TOOL_PROTOCOLS,
     constrained_max_tokens,
+    decoded_under_schema,
     tool_protocol,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "bounded",
     "call_schema",
     "constrained_max_tokens",
+    "decoded_under_schema",
     "path_chars",
     "path_pattern",
     "property_order",

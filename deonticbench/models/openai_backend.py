@@ -375,7 +375,7 @@ class OpenAIModel(RemoteModel):
     def schema_decoded(self, tools: tuple[ToolSpec, ...]) -> bool:
         """Whether a turn offering ``tools`` is decoded under the call schema (its reply
         text is the call) rather than answered with native tool calls."""
-        return bool(tools) and self.constrained and self.compatible
+        return bool(tools) and self.schema_decodes
 
     def _turn_request(self, fields: dict[str, Any], tools: tuple[ToolSpec, ...]) -> None:
         """Add an agent turn's fields to ``fields``: the native tools (unless the turn is

@@ -75,7 +75,9 @@ class Request:
     turn: int = 0
     """In an agentic trial, the model call's turn (0 for the first); 0 otherwise."""
     tools: tuple[ToolSpec, ...] = ()
-    """Tools the model may call natively (agentic modes); empty: plain chat."""
+    """The tools an agent turn offers (agentic modes): sent natively, or under the
+    constrained protocol as the call schema the reply is decoded under
+    (``Model.schema_decodes``); empty: plain chat."""
     shared_prefix: int = 0
     """Characters at the start of the first user message that every prompt of this
     domain and mode shares (the statutes where they come first); 0: only the system

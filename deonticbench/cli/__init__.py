@@ -28,6 +28,7 @@ _COMMANDS = {
     "export": "export_cmd",
     "import-inspect": "import_inspect_cmd",
     "import-harbor": "import_harbor_cmd",
+    "import-upstream": "import_upstream_cmd",
     "report": "report_cmd",
     "list": "list_cmd",
     "batches": "batches_cmd",

@@ -23,18 +23,27 @@ if TYPE_CHECKING:
     from .harbor.protocols import protocol_rows, render_protocol_table
     from .harbor.tasks import export_tasks
     from .inspect.importer import import_log
+    from .upstream_outputs import import_upstream
 
 _HOME = {
     "export_tasks": ".harbor.tasks",
     "import_jobs": ".harbor.importer",
     "import_log": ".inspect.importer",
+    "import_upstream": ".upstream_outputs",
     "protocol_rows": ".harbor.protocols",
     "render_protocol_table": ".harbor.protocols",
 }
 """Each name's module, imported on first use: ``import_log`` needs inspect_ai installed,
 and none of them is needed to start the command line."""
 
-__all__ = ["export_tasks", "import_jobs", "import_log", "protocol_rows", "render_protocol_table"]
+__all__ = [
+    "export_tasks",
+    "import_jobs",
+    "import_log",
+    "import_upstream",
+    "protocol_rows",
+    "render_protocol_table",
+]
 
 
 def __getattr__(name: str) -> Any:

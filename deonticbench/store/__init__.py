@@ -13,10 +13,10 @@ analysis, the report, rewards and exports.
 from __future__ import annotations
 
 from .batches import BATCHES_NAME, BatchLog, Chunk
-from .config import CONFIG_NAME, check_resumable, config_mismatch, read_config
+from .config import CASE_ORDER_KEY, CONFIG_NAME, check_resumable, config_mismatch, read_config
 from .environment import environment_facts
 from .folder import RunFolder, is_run_folder, set_aside
-from .imported import refuse_existing, write_imported_run
+from .imported import ImportedRun, refuse_existing, write_imported_run
 from .naming import find_resumable, model_slug, new_run_path
 from .provenance import build_config, imported_config
 from .record import STOP_REASONS, TURN_KINDS, AgentInfo, Attempt, Record, RecordKey
@@ -42,6 +42,7 @@ from .trajectory import (
 __all__ = [
     "AGENT_TOOL_SETS",
     "BATCHES_NAME",
+    "CASE_ORDER_KEY",
     "CONFIG_NAME",
     "DEFAULT_ATTEMPTS",
     "DEFAULT_CONCURRENCY",
@@ -54,6 +55,7 @@ __all__ = [
     "Attempt",
     "BatchLog",
     "Chunk",
+    "ImportedRun",
     "Record",
     "RecordKey",
     "RunFolder",

@@ -86,6 +86,11 @@ CASES: list[tuple[str, str, list[str], str]] = [
      "result.json"),
     ("import-harbor", "out of range", ["{w}/jobs_truncated", "--split", "train", "--out",
      "{w}/out"], "--split"),
+    ("import-upstream", "missing path", ["{w}/nowhere", "--out", "{w}/out"], "nowhere"),
+    ("import-upstream", "truncated JSON", ["{w}/upstream_truncated", "--out", "{w}/out"],
+     "source.json"),
+    ("import-upstream", "out of range", ["{w}/upstream_truncated", "--split", "train",
+     "--out", "{w}/out"], "--split"),
     ("import-inspect", "missing path", ["{w}/nowhere.eval", "--out", "{w}/out"], "nowhere"),
     ("import-inspect", "truncated JSON", ["{w}/truncated.json", "--out", "{w}/out"],
      "truncated.json"),
@@ -156,6 +161,9 @@ def work(tmp_path: Path) -> Path:
     (w / "truncated.jsonl").write_text(_truncated(record) + "\n")
     (w / "truncated.json").write_text(_truncated(json.dumps({"version": 2, "eval": {}})))
     (w / "truncated.yaml").write_text("airline:\n  abstain: [5,\n")
+    upstream = w / "upstream_truncated" / "airline" / "direct" / "openai" / "m" / "source.json"
+    upstream.parent.mkdir(parents=True)
+    upstream.write_text(_truncated(json.dumps([{"id": "x", "answers": ["1"]}])))
     trial = w / "jobs_truncated" / "job" / "trial__1"
     trial.mkdir(parents=True)
     (trial / "result.json").write_text('{"task_name": "deonticbench-zeroshot-airline-x", "tri')

@@ -1,0 +1,238 @@
+"""``deonticbench import-upstream``: outputs in the layout upstream's generate_e2e.py writes,
+built from real hard cases (replies made from reference programs, some broken), become a
+run folder whose ``upstream_bootstrap`` equals what upstream's own scripts give for the
+same outputs (process_generated_prolog.py, run_swipl.sh, bootstrap_outputs.py's parsers
+and bootstrap_accuracy, run from the shared mirror)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from deonticbench.cli import main
+from deonticbench.data.cases import Case, load_cases
+from deonticbench.data.domains import DOMAINS
+from deonticbench.data.sources import resolve_source
+
+DATA = Path(
+    os.environ.get("DEONTICBENCH_DATA")
+    or Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
+)
+SCRIPTS = DATA / "scripts"
+CASES_PER_DOMAIN = 5
+MODEL = "openai/gpt-test"
+FILES = {"direct": "source.json", "few_shot": "prolog.json", "zero_shot": "standalone_prolog.json"}
+OUR_MODE = {"direct": "direct", "few_shot": "few-shot", "zero_shot": "zero-shot"}
+
+pytestmark = [
+    pytest.mark.skipif(not (SCRIPTS / "run_swipl.sh").is_file(), reason="no upstream scripts"),
+    pytest.mark.skipif(shutil.which("swipl") is None, reason="swipl is not installed"),
+]
+
+
+def upstream_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "upstream_bootstrap_outputs", SCRIPTS / "bootstrap_outputs.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def program_reply(case: Case, sample: int, index: int) -> tuple[str, str]:
+    """(reply, status) of a program mode: the reference program in several wrappings, and
+    broken ones."""
+    kind = (sample + index) % 5
+    if kind == 0:
+        return f"Here is the program.\n```prolog\n{case.reference_prolog}\n```\n", "ok"
+    if kind == 1:
+        return f"```\n{case.reference_prolog}\n```", "ok"
+    if kind == 2:
+        return "```prolog\nthis is ( not prolog.\n```", "ok"
+    if kind == 3:
+        return "I cannot write this program.", "ok"
+    return "", "empty_output"
+
+
+def direct_reply(case: Case, sample: int, index: int) -> tuple[str, str]:
+    kind = (sample + index) % 5
+    gold = case.gold
+    if kind == 0:
+        return f"Reasoning...\n\\boxed{{{gold}}}", "ok"
+    if kind == 1:
+        wrong = (
+            gold + 500
+            if isinstance(gold, int)
+            else next(c for c in DOMAINS[case.domain].classes if c != gold)
+        )
+        return f"The answer is {wrong}.", "ok"
+    if kind == 2:
+        return "I am not sure.", "ok"
+    if kind == 3:
+        return f"Answer: {gold}", "ok"
+    return "", "request_error"
+
+
+def upstream_label(upstream: ModuleType, domain: str, raw: Any) -> Any:
+    if domain == "housing":
+        return upstream._norm_housing(raw)
+    if domain == "uscis":
+        return upstream._norm_uscis(raw)
+    return int(raw)
+
+
+def build_outputs(root: Path, upstream: ModuleType) -> None:
+    source = resolve_source(DATA)
+    for dom in DOMAINS.values():
+        raw = json.loads((DATA / "data" / dom.mirror_dir / "hard.json").read_text())
+        cases = load_cases(dom, "hard", source)[:CASES_PER_DOMAIN]
+        for folder, file_name in FILES.items():
+            rows = []
+            for index, (case, row) in enumerate(zip(cases, raw, strict=False)):
+                make = direct_reply if folder == "direct" else program_reply
+                replies = [make(case, s, index) for s in range(dom.default_k)]
+                rows.append(
+                    {
+                        "text": row.get("text", ""),
+                        "question": row["question"],
+                        "label": upstream_label(upstream, dom.name, row["label"]),
+                        "prompt": f"prompt of {case.id}",
+                        "dataset": dom.name,
+                        "id": case.id,
+                        "answers": [r for r, _ in replies],
+                        "generation_statuses": [s for _, s in replies],
+                        "generation_errors": [None if s == "ok" else s for _, s in replies],
+                        "generated_tokens": 100,
+                        "prompt_tokens": 1000,
+                    }
+                )
+            target = root / dom.name / folder / MODEL / file_name
+            target.parent.mkdir(parents=True)
+            target.write_text(json.dumps(rows, indent=2))
+
+
+def upstream_figures(root: Path, work: Path, upstream: ModuleType) -> dict[tuple[str, str], Any]:
+    """What upstream's scripts give for every file of ``root``."""
+    out = {}
+    for dom in DOMAINS.values():
+        labels = upstream.load_labels(dom.name)
+        for folder, file_name in FILES.items():
+            path = root / dom.name / folder / MODEL / file_name
+            if folder == "direct":
+                combined = upstream.parse_source_json(str(path), dom.name)
+            else:
+                pl_dir = work / dom.name / folder
+                subprocess.run(
+                    [
+                        sys.executable,
+                        str(SCRIPTS / "process_generated_prolog.py"),
+                        "--llm-output",
+                        str(path),
+                        "--save-dir",
+                        str(pl_dir),
+                        "--dataset",
+                        dom.name,
+                    ],
+                    check=True,
+                    capture_output=True,
+                )
+                run = subprocess.run(
+                    ["bash", str(SCRIPTS / "run_swipl.sh"), str(pl_dir)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    env={**os.environ, "TIMEOUT_DURATION": "10"},
+                )
+                txt = work / f"{dom.name}-{folder}.txt"
+                txt.write_text(run.stdout)
+                combined = upstream.parse_swipl_txt(str(txt), dom.name, labels)
+            out[(dom.name, OUR_MODE[folder])] = upstream.bootstrap_accuracy(combined, dom.name)
+    return out
+
+
+def test_imported_outputs_score_as_upstreams_scripts_score_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    upstream = upstream_script()
+    outputs = tmp_path / "outputs"
+    build_outputs(outputs, upstream)
+    run = tmp_path / "run"
+    argv = [
+        "import-upstream",
+        str(outputs),
+        "--out",
+        str(run),
+        "--data-dir",
+        str(DATA),
+        "--timeout",
+        "10",
+    ]
+    assert main(argv) in (None, 0)
+    config = json.loads((run / "config.json").read_text())
+    assert config["protocol"] == "paper" and config["model"]["spec"] == MODEL
+    assert config["k"] == {d.name: d.default_k for d in DOMAINS.values()}
+
+    expected = upstream_figures(outputs, tmp_path / "upstream", upstream)
+    assert main(["score", str(run), "--out", str(tmp_path / "scored")]) in (None, 0)
+    results = json.loads((tmp_path / "scored" / "results.json").read_text())
+    got = results["upstream_bootstrap"]
+    for (domain, mode), stats in expected.items():
+        assert got[domain][mode] == stats, (domain, mode)
+    assert len(expected) == 15
+
+    # the same folder again is refused, and nothing of it is lost
+    before = (run / "records.jsonl").read_bytes()
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and "already holds a run" in capsys.readouterr().err
+    assert (run / "records.jsonl").read_bytes() == before
+
+
+def _write(path: Path, rows: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("layout", "says"),
+    [
+        ({}, "holds no output of upstream's generate_e2e.py"),
+        ({"bogus/direct/openai/m/source.json": []}, "unknown domain(s) bogus"),
+        ({"airline/direct/source.json": []}, "its model cannot be told"),
+        (
+            {"airline/direct/a/m/source.json": [], "airline/direct/b/m/source.json": []},
+            "outputs of 2 models (a/m, b/m); choose one with --model",
+        ),
+        ({"airline/direct/a/m/source.json": {"not": "a list"}}, "is not an output of"),
+        (
+            {"airline/direct/a/m/source.json": [{"id": "nope", "answers": []}]},
+            "case nope is not a case of the hard split of airline",
+        ),
+    ],
+)
+def test_a_folder_that_is_not_upstreams_layout_is_one_sentence_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: dict[str, Any], says: str
+) -> None:
+    root = tmp_path / "outputs"
+    root.mkdir()
+    for relative, rows in layout.items():
+        _write(root / relative, rows)
+    with pytest.raises(SystemExit) as stop:
+        main(
+            ["import-upstream", str(root), "--out", str(tmp_path / "run"), "--data-dir", str(DATA)]
+        )
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and says in err and "Traceback" not in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "run").exists()

@@ -160,6 +160,30 @@ def upstream_figures(root: Path, work: Path, upstream: ModuleType) -> dict[tuple
     return out
 
 
+def replay_lines(root: Path) -> str:
+    """The generated replies of ``root`` as a replay file (a reply upstream recorded as not
+    generated has none: the replay model then fails that request, as upstream's did)."""
+    lines = []
+    for path in sorted(root.rglob("*.json")):
+        domain, folder = path.relative_to(root).parts[:2]
+        for row in json.loads(path.read_text()):
+            for sample, (reply, status) in enumerate(
+                zip(row["answers"], row["generation_statuses"], strict=True)
+            ):
+                if status == "ok":
+                    entry = {"domain": domain, "case_id": row["id"], "mode": OUR_MODE[folder],
+                             "sample": sample, "response": reply}  # fmt: skip
+                    lines.append(json.dumps(entry) + "\n")
+    return "".join(lines)
+
+
+def first_outcomes(run: Path) -> dict[tuple[str, str, str, int], tuple[Any, Any]]:
+    return {
+        (r["domain"], r["case_id"], r["mode"], r["sample"]): (r["first_outcome"], r["first_answer"])
+        for r in map(json.loads, (run / "records.jsonl").read_text().splitlines())
+    }
+
+
 def test_imported_outputs_score_as_upstreams_scripts_score_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -189,6 +213,18 @@ def test_imported_outputs_score_as_upstreams_scripts_score_them(
     for (domain, mode), stats in expected.items():
         assert got[domain][mode] == stats, (domain, mode)
     assert len(expected) == 15
+
+    # the same replies sent through eval --protocol paper (replayed) give the same records
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text(replay_lines(outputs))
+    live = tmp_path / "live"
+    sent = ["eval", "--model", f"replay:{replay}", "--protocol", "paper", "--split", "hard",
+            "--limit", str(CASES_PER_DOMAIN), "--attempts", "1", "--timeout", "10",
+            "--data-dir", str(DATA), "--no-cache", "--out", str(live)]  # fmt: skip
+    assert main(sent) in (None, 0)
+    imported, replayed = first_outcomes(run), first_outcomes(live)
+    assert imported.keys() == replayed.keys() and len(imported) == 270
+    assert imported == replayed
 
     # the same folder again is refused, and nothing of it is lost
     before = (run / "records.jsonl").read_bytes()

@@ -49,10 +49,12 @@ def upstream_script() -> ModuleType:
     return module
 
 
-def program_reply(case: Case, sample: int, index: int) -> tuple[str, str]:
-    """(reply, status) of a program mode: the reference program in several wrappings, and
-    broken ones."""
-    kind = (sample + index) % 5
+def program_reply(case: Case, other: Case, sample: int, index: int) -> tuple[str, str]:
+    """(reply, status) of a program mode: the reference program in several wrappings,
+    another case's (mostly a wrong answer), and broken ones."""
+    kind = (sample + index) % 6
+    if kind == 5:
+        return f"```prolog\n{other.reference_prolog}\n```\n```prolog\nfoo.\n```", "ok"
     if kind == 0:
         return f"Here is the program.\n```prolog\n{case.reference_prolog}\n```\n", "ok"
     if kind == 1:
@@ -99,8 +101,13 @@ def build_outputs(root: Path, upstream: ModuleType) -> None:
         for folder, file_name in FILES.items():
             rows = []
             for index, (case, row) in enumerate(zip(cases, raw, strict=False)):
-                make = direct_reply if folder == "direct" else program_reply
-                replies = [make(case, s, index) for s in range(dom.default_k)]
+                other = cases[(index + 1) % len(cases)]
+                replies = [
+                    direct_reply(case, s, index)
+                    if folder == "direct"
+                    else program_reply(case, other, s, index)
+                    for s in range(dom.default_k)
+                ]
                 rows.append(
                     {
                         "text": row.get("text", ""),

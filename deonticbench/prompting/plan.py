@@ -12,7 +12,7 @@ it without carrying anything out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -21,7 +21,13 @@ from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
 from .distractors import SectionsNeeded, with_distractors
-from .exemplars import SplitExemplars, choose_exemplars, exemplar_pool, retrieve_exemplars
+from .exemplars import (
+    ExemplarChooser,
+    SplitExemplars,
+    choose_exemplars,
+    exemplar_pool,
+    retrieve_exemplars,
+)
 from .modes import SETTINGS, Mode, prompted_counterpart
 from .paper import AirlinePool, PaperTexts, render_paper
 from .paper import load_paper_texts as _load_paper_texts
@@ -200,89 +206,25 @@ def plan_run(
         if settings and given_parts is not None:
             given, setting_notes[domain.name] = given_parts.given(domain, cases)
         if distractors is not None:
-            needed = None
-            if domain.statute_source == "shared" and domain.section_terms:
-                if given_parts is None:
-                    raise ValueError(f"{domain.name} distractors need the sections cases use")
-                needed = given_parts.needed_sections(domain, cases)
-            cases, note = with_distractors(
-                domain, cases, distractors, material=everything, seed=seed, needed=needed
+            cases = _with_distractors(
+                domain, cases, distractors, everything, seed, given_parts, setting_notes
             )
-            if note:
-                setting_notes[f"{domain.name}/distractors"] = note
-        if isinstance(k, int):
-            ks[domain.name] = k
-        else:  # None, or per domain (a resumed run's config): the domain's default else
-            ks[domain.name] = dict(k or ()).get(domain.name, domain.default_k)
-        pool: list[Case] = []
-        # Under the paper protocol few-shot takes upstream's exemplars: the harness's
-        # pool is needed only by the modes that keep the harness's (agent-few-shot).
-        harness_shots = [m for m in modes if mode_protocol(protocol, m) == "harness"]
-        if any(prompted_counterpart(m) == "few-shot" for m in harness_shots) or settings:
-            pool_cases, note = exemplar_pool(domain, source)
-            pool = list(pool_cases)
-            notes[domain.name] = note
-        airline_pool = None
-        if (
-            paper is not None
-            and "few-shot" in modes
-            and shows_reference_programs(protocol, domain.name, "few-shot")
-        ):
-            # generate_e2e.py's default pool is the cases file itself: the whole split
-            # being evaluated, whatever --limit or --ids select.
-            airline_pool = AirlinePool(paper, everything)
-            leak = (
-                "paper protocol: few-shot exemplars are upstream's cabin-class retrieval "
-                "from the evaluated split itself (leave-one-out by text), so each prompt "
-                "shows another evaluated case's reference program"
-            )
-            harness_note = notes.get(domain.name)
-            notes[domain.name] = f"{harness_note}; {leak}" if harness_note else leak
-        choose = retrieve_exemplars if exemplars == "retrieved" else choose_exemplars
-        split_shots = None
-        if settings and given_parts is not None:
-            split_shots = SplitExemplars(domain, pool, given_parts.exemplar_parts)
-            split_shots.prepare(
-                [c for c in cases if any((c.id, m) in given for m in settings)], choose, seed
-            )
+        ks[domain.name] = _k_of(domain, k)
+        planner = _DomainPlanner(
+            domain=domain,
+            k=ks[domain.name],
+            modes=modes,
+            protocol=protocol,
+            paper=paper,
+            seed=seed,
+            retrieved=exemplars == "retrieved",
+            given=given,
+        )
+        planner.find_exemplars(source, everything, cases, given_parts, notes)
         for case in cases:
-            for mode in modes:
-                shots: tuple[Case, ...] = ()
-                shot_parts: tuple[tuple[str, str], ...] = ()
-                unit_paper = paper if mode_protocol(protocol, mode) == "paper" else None
-                paper_exemplar = ""
-                if unit_paper is not None:
-                    if mode == "few-shot" and airline_pool is not None:
-                        paper_exemplar, shown = airline_pool.exemplar(case)
-                        shots = (shown,) if shown is not None else ()
-                # agent-few-shot gets the very exemplars few-shot gets: a fair pairing
-                elif prompted_counterpart(mode) == "few-shot":
-                    shots = tuple(choose(domain, pool, case, domain.few_shot_count, seed))
-                part = given.get((case.id, mode), "") if mode in SETTINGS else ""
-                if mode in SETTINGS:
-                    if not part:
-                        continue  # left out of the setting: counted in setting_notes
-                    assert split_shots is not None
-                    shots, shot_parts = split_shots.choose(case, mode, choose, seed)
-                    if not shots:
-                        continue  # no usable exemplar: counted in split_shots.note
-                retrieved = bool(shots) and exemplars == "retrieved"
-                units.append(
-                    Unit(
-                        domain,
-                        case,
-                        mode,
-                        ks[domain.name],
-                        shots,
-                        retrieved=retrieved,
-                        given=part,
-                        exemplar_parts=shot_parts,
-                        paper=unit_paper,
-                        paper_exemplar=paper_exemplar,
-                    )
-                )
-        if split_shots is not None and settings:
-            setting_notes[f"{domain.name}/exemplars"] = split_shots.note()
+            units.extend(planner.units(case))
+        if planner.split_shots is not None and settings:
+            setting_notes[f"{domain.name}/exemplars"] = planner.split_shots.note()
     check_ids_found(case_ids, selected)
     return RunPlan(
         list(domains),
@@ -296,3 +238,142 @@ def plan_run(
         setting_notes,
         protocol=protocol,
     )
+
+
+def _k_of(domain: Domain, k: int | Sequence[tuple[str, int]] | None) -> int:
+    """Samples per case of ``domain``: one number for all, else per domain (a resumed
+    run's config), else the domain's default."""
+    if isinstance(k, int):
+        return k
+    return dict(k or ()).get(domain.name, domain.default_k)
+
+
+def _with_distractors(
+    domain: Domain,
+    cases: list[Case],
+    distractors: int,
+    everything: list[Case],
+    seed: int,
+    given_parts: GivenParts | None,
+    setting_notes: dict[str, str],
+) -> list[Case]:
+    """``cases`` with unrelated statute sections shuffled in; the note, if any, goes to
+    ``setting_notes``."""
+    needed = None
+    if domain.statute_source == "shared" and domain.section_terms:
+        if given_parts is None:
+            raise ValueError(f"{domain.name} distractors need the sections cases use")
+        needed = given_parts.needed_sections(domain, cases)
+    shuffled, note = with_distractors(
+        domain, cases, distractors, material=everything, seed=seed, needed=needed
+    )
+    if note:
+        setting_notes[f"{domain.name}/distractors"] = note
+    return list(shuffled)
+
+
+AIRLINE_LEAK_NOTE = (
+    "paper protocol: few-shot exemplars are upstream's cabin-class retrieval from the "
+    "evaluated split itself (leave-one-out by text), so each prompt shows another "
+    "evaluated case's reference program"
+)
+
+
+@dataclass
+class _DomainPlanner:
+    """What planning one domain's cases shares: its K, modes, protocol and exemplars."""
+
+    domain: Domain
+    k: int
+    modes: Sequence[Mode]
+    protocol: ProtocolName
+    paper: PaperTexts | None
+    seed: int
+    retrieved: bool
+    given: Mapping[tuple[str, str], str]
+    pool: list[Case] = field(default_factory=list)
+    airline_pool: AirlinePool | None = None
+    split_shots: SplitExemplars | None = None
+
+    @property
+    def choose(self) -> ExemplarChooser:
+        return retrieve_exemplars if self.retrieved else choose_exemplars
+
+    def find_exemplars(
+        self,
+        source: DataSource,
+        everything: list[Case],
+        cases: list[Case],
+        given_parts: GivenParts | None,
+        notes: dict[str, str],
+    ) -> None:
+        """The harness's pool where a mode keeps the harness's exemplars, upstream's
+        airline retrieval where few-shot follows the paper, and the settings' split
+        exemplars; each pool's note goes to ``notes``."""
+        domain, modes = self.domain, self.modes
+        settings = [m for m in modes if m in SETTINGS]
+        # Under the paper protocol few-shot takes upstream's exemplars: the harness's
+        # pool is needed only by the modes that keep the harness's (agent-few-shot).
+        harness_shots = [m for m in modes if mode_protocol(self.protocol, m) == "harness"]
+        if any(prompted_counterpart(m) == "few-shot" for m in harness_shots) or settings:
+            pool_cases, note = exemplar_pool(domain, source)
+            self.pool = list(pool_cases)
+            notes[domain.name] = note
+        if (
+            self.paper is not None
+            and "few-shot" in modes
+            and shows_reference_programs(self.protocol, domain.name, "few-shot")
+        ):
+            # generate_e2e.py's default pool is the cases file itself: the whole split
+            # being evaluated, whatever --limit or --ids select.
+            self.airline_pool = AirlinePool(self.paper, everything)
+            harness_note = notes.get(domain.name)
+            notes[domain.name] = (
+                f"{harness_note}; {AIRLINE_LEAK_NOTE}" if harness_note else AIRLINE_LEAK_NOTE
+            )
+        if settings and given_parts is not None:
+            self.split_shots = SplitExemplars(domain, self.pool, given_parts.exemplar_parts)
+            self.split_shots.prepare(
+                [c for c in cases if any((c.id, m) in self.given for m in settings)],
+                self.choose,
+                self.seed,
+            )
+
+    def units(self, case: Case) -> Iterator[Unit]:
+        """The case's unit in each mode (a setting's only when its part and an exemplar
+        are there: the notes count the others)."""
+        domain = self.domain
+        for mode in self.modes:
+            shots: tuple[Case, ...] = ()
+            shot_parts: tuple[tuple[str, str], ...] = ()
+            unit_paper = self.paper if mode_protocol(self.protocol, mode) == "paper" else None
+            paper_exemplar = ""
+            if unit_paper is not None:
+                if mode == "few-shot" and self.airline_pool is not None:
+                    paper_exemplar, shown = self.airline_pool.exemplar(case)
+                    shots = (shown,) if shown is not None else ()
+            # agent-few-shot gets the very exemplars few-shot gets: a fair pairing
+            elif prompted_counterpart(mode) == "few-shot":
+                shots = tuple(
+                    self.choose(domain, self.pool, case, domain.few_shot_count, self.seed)
+                )
+            part = self.given.get((case.id, mode), "") if mode in SETTINGS else ""
+            if mode in SETTINGS:
+                if not part:
+                    continue  # left out of the setting: counted in setting_notes
+                assert self.split_shots is not None
+                shots, shot_parts = self.split_shots.choose(case, mode, self.choose, self.seed)
+                if not shots:
+                    continue  # no usable exemplar: counted in split_shots.note
+            yield Unit(
+                domain,
+                case,
+                mode,
+                self.k,
+                shots,
+                retrieved=bool(shots) and self.retrieved,
+                given=part,
+                exemplar_parts=shot_parts,
+                paper=unit_paper,
+                paper_exemplar=paper_exemplar,
+            )

@@ -29,7 +29,7 @@ from ..data.cases import Case, load_cases, variant_case_id
 from ..data.domains import Domain
 from ..data.sources import DataSource
 from ..data.statutes import fetch_statute, statute_paths
-from ..data.upstream import upstream_files
+from ..data.upstream import GENERATE_SCRIPT, upstream_files
 from ..errors import DataError
 from ..reading.answers import answer_from_execution
 from ..solver import Solver
@@ -222,10 +222,13 @@ def write_variants(
                 json.dumps(others, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
             )
     # The paper protocol reads upstream's prompt texts from the data folder it evaluates:
-    # the variants carry the same verified files, so a run on them needs no download.
-    for path, text in upstream_files(source).texts:
-        (out / path).parent.mkdir(parents=True, exist_ok=True)
-        (out / path).write_text(text, encoding="utf-8", newline="")
+    # variants of a local mirror that has them carry the same verified files, so a run on
+    # them needs no download (from elsewhere, that run downloads them as it would anyway).
+    local = source.path if source.kind == "local" else None
+    if local is not None and (local / GENERATE_SCRIPT).is_file():
+        for path, text in upstream_files(source).texts:
+            (out / path).parent.mkdir(parents=True, exist_ok=True)
+            (out / path).write_text(text, encoding="utf-8", newline="")
     if domain.statute_source != "shared":
         return
     target = out / "statutes" / domain.statute_dir

@@ -164,9 +164,9 @@ def test_validate_runs_programs_without_label_first_and_reports_in_case_order() 
     with Solver(workers=1) as solver:
         run = solver.run
 
-        def recording(program: str, limits: object = None) -> Execution:
+        def recording(program: str, limits: object = None, **how: object) -> Execution:
             ran.append(program)
-            return run(program, limits)  # type: ignore[arg-type]
+            return run(program, limits, **how)  # type: ignore[arg-type]
 
         solver.run = recording  # type: ignore[method-assign]
         (report,) = validate([domain], "hard", solver=solver)

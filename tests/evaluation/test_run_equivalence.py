@@ -60,7 +60,11 @@ def _digest(value: Any) -> str:
 
 
 def _eval(*args: str) -> None:
-    cmd = [sys.executable, "-m", "deonticbench", "eval", "--split", "hard", "-k", "1", *args]
+    # The harness protocol: its records must stay as they were before the paper protocol
+    # existed (issue 36: "--protocol harness: today's templates, exemplars, sampling and
+    # reader, unchanged").
+    cmd = [sys.executable, "-m", "deonticbench", "eval", "--split", "hard", "-k", "1"]
+    cmd += ["--protocol", "harness", *args]
     subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ.copy())
 
 

@@ -14,6 +14,7 @@ between machines; sorted, ours do not).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from ...data.cases import Case
@@ -106,7 +107,11 @@ def render_paper(texts: PaperTexts, case: Case, mode: Mode, *, exemplar: str = "
         if not exemplar:
             raise ValueError(f"airline few-shot case {case.id} needs its retrieved exemplar")
         values["exemplar"] = exemplar
-    user = str(composer(statutes, values, **kwargs))
+
+    def compose(case_values: dict[str, Any]) -> str:
+        return str(composer(statutes, case_values, **kwargs))
+
+    user = compose(values)
     messages = (
         Message(role="system", content=texts.system_message),
         Message(role="user", content=user),
@@ -116,7 +121,7 @@ def render_paper(texts: PaperTexts, case: Case, mode: Mode, *, exemplar: str = "
         template=f"paper:{case.domain}/{mode}",
         template_hash=_template_hash(texts, case.domain, mode),
         prompt_hash=prompt_hash(messages),
-        shared_prefix=_shared_prefix(user, statutes),
+        shared_prefix=_shared_prefix(compose, values),
     )
 
 
@@ -128,10 +133,16 @@ def _template_hash(texts: PaperTexts, domain: str, mode: str) -> str:
     ).hexdigest()
 
 
-def _shared_prefix(user: str, statutes: str) -> int:
-    """Through the statutes when they open the message (every SARA and airline prompt:
-    ``Statutes:\\n``, ``## Statutes:\\n``, ``Statutory Terms:\\n``); 0 otherwise."""
-    if not statutes:
-        return 0
-    head = user.find(statutes)
-    return head + len(statutes) if 0 <= head <= 40 else 0
+def _shared_prefix(compose: Callable[[dict[str, Any]], str], values: dict[str, Any]) -> int:
+    """How much of the user message every prompt of its template shares: what the
+    composer writes before the first case-specific value (the case, its question, its own
+    statutes, a retrieved exemplar).  Measured by composing once more with a marker in
+    place of each such value: a SARA few-shot prompt shares the statutes and upstream's
+    fixed exemplars, an airline one the statutes only (its exemplar is the case's).  The
+    dry run prices the prompt cache by it; it never changes the text sent."""
+    marker = "\x00"
+    probe = compose(
+        {k: marker if isinstance(v, str) and k != "id" else v for k, v in values.items()}
+    )
+    at = probe.find(marker)
+    return at if at >= 0 else len(probe)

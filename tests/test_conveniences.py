@@ -208,12 +208,13 @@ def test_figure_draws_intervals_and_leaves_out_modes_not_run(tmp_path: Path) -> 
     scores = score_runs([a, b], bootstrap=50)
     fig = build_figure(scores, "first")
     top = fig.axes[0]
-    assert [t.get_text() for t in top.get_xticklabels()] == ["Direct", "Zero-Shot"]
+    # the tables' order (MODE_ORDER): Zero-Shot before Direct, as in Table 2
+    assert [t.get_text() for t in top.get_xticklabels()] == ["Zero-Shot", "Direct"]
     # two runs x two modes: four metric bars, each with an error bar at its interval
     bars = [p for p in top.patches]
     assert len(bars) == 4
     assert len(top.collections) == 4  # one errorbar line collection per bar
-    g = scores[0].group(TABLE_DOMAINS[0], "direct", "first")
+    g = scores[0].group(TABLE_DOMAINS[0], "zero-shot", "first")
     assert g is not None
     segments = top.collections[0].get_segments()[0]
     assert segments[0][1] == pytest.approx(100 * g.estimate.low)

@@ -16,6 +16,7 @@ from .exemplars import choose_exemplars, excluded_ids, exemplar_pool, problem_ke
 from .modes import (
     ALL_MODES,
     DIRECT_MODES,
+    MODE_ORDER,
     MODE_TITLES,
     MODES,
     SETTINGS,
@@ -99,6 +100,7 @@ __all__ = [
     "LEAK_MARK",
     "LEGACY_PROTOCOL",
     "MODES",
+    "MODE_ORDER",
     "MODE_TITLES",
     "NO_PROGRAM_REPORT",
     "PROTOCOLS",

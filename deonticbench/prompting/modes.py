@@ -46,18 +46,26 @@ model's program before running it.  Chosen only by name, never by ``all``; each 
 compared with zero-shot (its ``prompted_counterpart``)."""
 ALL_MODES: tuple[Mode, ...] = (*MODES, VERBAL_MODE, *AGENT_MODES, *SETTINGS)
 """Every mode a run may hold and ``--modes`` accepts, in the order a run does them (and the
-progress summary and the figure show them)."""
-TABLE_MODE_ORDER: tuple[Mode, ...] = (
+progress summary shows them); the tables and the figure use ``MODE_ORDER``."""
+MODE_ORDER: tuple[Mode, ...] = (
     "few-shot",
     "zero-shot",
     "direct",
+    VERBAL_MODE,
     "agent-few-shot",
     "agent-zero-shot",
     "agent-direct",
     *SETTINGS,
 )
-"""Row order of the paper's tables; the agentic rows follow the paper's, the settings last
-(the verbal variant is in the long and reliability tables only)."""
+"""The one order in which the tables and the figure show modes: the paper's Table 2 rows
+(few-shot, zero-shot, direct), the verbal variant after its direct, the agentic rows in
+the paper's order, the settings last.  It names every mode (checked below), so a mode a
+run holds always has a place, in the figure as in the tables."""
+if sorted(MODE_ORDER) != sorted(ALL_MODES):  # a mode added to ALL_MODES must be placed here
+    raise AssertionError("MODE_ORDER must list every mode of ALL_MODES once")
+TABLE_MODE_ORDER: tuple[Mode, ...] = tuple(m for m in MODE_ORDER if m != VERBAL_MODE)
+"""Row order of the paper's tables: ``MODE_ORDER`` without the verbal variant (it is in
+the long and reliability tables only)."""
 MODE_TITLES: dict[str, str] = {
     "direct": "Direct",
     "zero-shot": "Zero-Shot",

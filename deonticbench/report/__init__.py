@@ -37,10 +37,10 @@ from .._paths import RESOURCES
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..errors import DeonticBenchError
 from ..prompting.chat import Message
-from ..prompting.modes import ALL_MODES
+from ..prompting.modes import MODE_ORDER
 from ..prompting.render import Prompt, prompt_hash
 from ..scoring.agent_format import format_rows, format_table
-from ..scoring.figures import figure_png
+from ..scoring.figures import figure_png_and_modes
 from ..scoring.notes import cross_protocol_note, protocol_notes
 from ..scoring.paper import match_model
 from ..scoring.results import estimated_cost, run_totals
@@ -53,7 +53,7 @@ from ..scoring.tables import (
     table2,
 )
 from ..scoring.usage import usage_rows, usage_table
-from ..store.record import Attempt, Record
+from ..store.record import STOP_EXPLANATIONS, Attempt, Record
 from ..store.trajectory import read_trajectory
 from ._analysis_section import ANALYSIS_FILE, load_analysis
 from ._prompt_book import prompt_book
@@ -119,9 +119,19 @@ def _figure_html(scores: Sequence[RunScores]) -> str:
     stages = [st for st in STAGES if any(st in s.stages for s in scores)]
     out = []
     for stage in stages:
-        data = base64.b64encode(figure_png(scores, stage)).decode("ascii")
+        png, modes = figure_png_and_modes(scores, stage)
+        data = base64.b64encode(png).decode("ascii")
+        # The modes each panel's axis shows, read back from the drawn figure, so what the
+        # figure holds can be checked without its pixels; the alt text says it in words.
+        shown = html.escape(_dumps(modes), quote=True)
+        alt = html.escape(
+            f"scores, {stage} attempt: "
+            + "; ".join(f"{domain}: {', '.join(labels)}" for domain, labels in modes.items()),
+            quote=True,
+        )
         out.append(
-            f'<figure><img alt="scores, {stage} attempt" src="data:image/png;base64,{data}">'
+            f'<figure data-stage="{stage}" data-modes="{shown}">'
+            f'<img alt="{alt}" src="data:image/png;base64,{data}">'
             f"<figcaption>{stage} attempt. Top: the table's metric with its bootstrap 95% "
             "interval. Bottom: correct (run colour), wrong (pink) and abstained (hatched) "
             "shares of the samples. A mode that was not run is left out.</figcaption></figure>"
@@ -221,7 +231,7 @@ def _samples(
     interner = _Interner()
     notes: list[str] = []
     domain_order = {d: i for i, d in enumerate(DISPLAY_ORDER)}
-    mode_order = {m: i for i, m in enumerate(ALL_MODES)}
+    mode_order = {m: i for i, m in enumerate(MODE_ORDER)}
     for run_index, s in enumerate(scores):
         run = s.run
         book = prompt_book(run.config, run.records, data_dir)
@@ -292,6 +302,7 @@ def _trajectory_json(
         "turns": info.turns,
         "tool_calls": info.tool_calls,
         "stop_reason": info.stop_reason,
+        "stop_text": STOP_EXPLANATIONS.get(info.stop_reason, info.stop_reason),
         "wall_s": info.wall_s,
         "cost_usd": info.cost_usd,
     }

@@ -1,9 +1,11 @@
-"""The paper's Figure 2 for one run: correct / wrong / abstained shares as stacked bars.
+"""The figure of one or more scored runs: the metric with its interval above the paper's
+Figures 2 and 4 (correct / wrong / abstained shares as stacked bars).
 
-One panel per domain, one bar per mode (Direct, Zero-Shot, Few-Shot from left to right,
-as in the paper).  As in the paper's Figure 4, the coloured part is correct answers,
-solid pink wrong answers and hatched pink abstentions.  matplotlib is imported only
-here and only when a figure is drawn, with the file-only Agg backend.
+One panel per domain, one group per mode the runs hold, in ``MODE_ORDER`` (the tables'
+order, agentic modes and settings included).  As in the paper's Figure 4, the coloured
+part is correct answers, solid pink wrong answers and hatched pink abstentions.
+matplotlib is imported only here and only when a figure is drawn, with the file-only
+Agg backend.
 """
 
 from __future__ import annotations
@@ -15,75 +17,12 @@ from typing import IO, Any
 
 from ..data.domains import DOMAINS
 from ..errors import missing_extra
-from ..prompting.modes import MODE_TITLES, MODES
+from ..prompting.modes import MODE_ORDER, MODE_TITLES
 from .scores import RunScores, Stage
 from .tables import TABLE_DOMAINS, run_labels
 
-FIGURE_MODE_ORDER = MODES
-_MODE_LABELS = MODE_TITLES
 _CORRECT = "#3a78b5"
 _PINK = "#f2a7b8"
-
-
-def draw_run_figure(scores: RunScores, path: str | Path, stage: Stage = "first") -> Path:
-    """Write the figure of ``scores`` at ``stage`` to ``path`` (PNG) and return the path."""
-    try:
-        # start-up: matplotlib only when a figure is drawn
-        import matplotlib
-    except ImportError:
-        raise missing_extra("drawing figures", None, package="matplotlib") from None
-
-    matplotlib.use("Agg")
-    # start-up: matplotlib only when a figure is drawn
-    import matplotlib.pyplot as plt
-
-    present = {g.domain for g in scores.groups}
-    domains = [DOMAINS[name] for name in TABLE_DOMAINS if name in present]
-    columns = max(len(domains), 1)
-    fig, axes = plt.subplots(
-        1, columns, figsize=(max(2.6 * columns + 0.6, 4.5), 3.9), sharey=True, squeeze=False
-    )
-    for ax, domain in zip(axes[0], domains, strict=False):
-        # Fixed slots per mode, so a run without some mode keeps the paper's bar order.
-        x, correct, wrong, abstain = [], [], [], []
-        for slot, mode in enumerate(FIGURE_MODE_ORDER):
-            g = scores.group(domain.name, mode, stage)
-            if g is None:
-                continue
-            x.append(slot)
-            correct.append(100 * g.rates.accuracy)
-            wrong.append(100 * g.rates.wrong)
-            abstain.append(100 * g.rates.abstain)
-        ax.bar(x, correct, width=0.75, color=_CORRECT, label="correct")
-        ax.bar(x, wrong, width=0.75, bottom=correct, color=_PINK, label="wrong")
-        bottoms = [c + w for c, w in zip(correct, wrong, strict=True)]
-        ax.bar(
-            x,
-            abstain,
-            width=0.75,
-            bottom=bottoms,
-            color="white",
-            edgecolor=_PINK,
-            hatch="///",
-            label="abstained",
-        )
-        labels = [_MODE_LABELS[m] for m in FIGURE_MODE_ORDER]
-        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
-        ax.set_xlim(-0.6, len(labels) - 0.4)
-        cases = max((g.n_cases for g in scores.groups if g.domain == domain.name), default=0)
-        ax.set_title(f"{domain.display_name}\n{cases} cases", fontsize=9)
-        ax.set_ylim(0, 100)
-        ax.grid(axis="y", alpha=0.3)
-        ax.set_axisbelow(True)
-    axes[0][0].set_ylabel("share of samples (%)")
-    handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.suptitle(f"{scores.run.model} — {stage} attempt", fontsize=10)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    out = Path(path)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
 
 
 _RUN_COLOURS = ("#3a78b5", "#e08a2c", "#4a9e5c", "#8c5fb0", "#b5483a", "#6f6f6f")
@@ -99,18 +38,40 @@ def draw_figure(scores: Sequence[RunScores], path: str | Path, stage: Stage = "f
 
 def figure_png(scores: Sequence[RunScores], stage: Stage = "first") -> bytes:
     """The same figure as PNG bytes (the HTML report embeds it)."""
+    return figure_png_and_modes(scores, stage)[0]
+
+
+def figure_png_and_modes(
+    scores: Sequence[RunScores], stage: Stage = "first"
+) -> tuple[bytes, dict[str, list[str]]]:
+    """The figure as PNG bytes and ``figure_modes`` of that same figure (the report
+    puts both in the page, so what the figure shows can be checked without its pixels)."""
     buffer = io.BytesIO()
-    _render(scores, buffer, stage)
-    return buffer.getvalue()
+    modes = _render(scores, buffer, stage)
+    return buffer.getvalue(), modes
 
 
-def _render(scores: Sequence[RunScores], target: IO[bytes], stage: Stage) -> None:
+def figure_modes(fig: Any) -> dict[str, list[str]]:
+    """Read back from a drawn figure the mode labels on each domain's axis, keyed by the
+    domain's display name (the first line of the panel's title)."""
+    shown: dict[str, list[str]] = {}
+    for ax in fig.axes:
+        title = ax.get_title()
+        if not ax.get_visible() or not title:
+            continue  # the lower row repeats the upper row's ticks and has no title
+        shown[title.split("\n")[0]] = [t.get_text() for t in ax.get_xticklabels()]
+    return shown
+
+
+def _render(scores: Sequence[RunScores], target: IO[bytes], stage: Stage) -> dict[str, list[str]]:
     # start-up: matplotlib only when a figure is drawn
     import matplotlib.pyplot as plt
 
     fig = build_figure(scores, stage)
+    modes = figure_modes(fig)
     fig.savefig(target, dpi=100, format="png")
     plt.close(fig)
+    return modes
 
 
 def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
@@ -148,9 +109,7 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
     labels = run_labels(scores)
     for col, domain in enumerate(domains):
         top, bottom = axes[0][col], axes[1][col]
-        modes = [
-            m for m in FIGURE_MODE_ORDER if any(s.group(domain.name, m, stage) for s in scores)
-        ]
+        modes = [m for m in MODE_ORDER if any(s.group(domain.name, m, stage) for s in scores)]
         for r, s in enumerate(scores):
             colour = _RUN_COLOURS[r % len(_RUN_COLOURS)]
             for slot, mode in enumerate(modes):
@@ -181,7 +140,7 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
                     edgecolor=_PINK,
                     hatch="///",
                 )
-        ticks = [_MODE_LABELS[m] for m in modes]
+        ticks = [MODE_TITLES[m] for m in modes]
         for ax in (top, bottom):
             ax.set_xticks(range(len(ticks)), ticks, fontsize=8)
             ax.set_xlim(-0.6, max(len(ticks), 1) - 0.4)

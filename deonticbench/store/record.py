@@ -113,6 +113,17 @@ STOP_REASONS: tuple[str, ...] = (
     "context",
 )
 """Why a trial of the harness's own agent loop ended (docs/agents.md, "Budgets")."""
+STOP_EXPLANATIONS: dict[str, str] = {
+    "submit": "the agent called submit",
+    "no_tool_call": "the model replied without a tool call",
+    "max_turns": "the trial used up its turns (--agent-max-turns)",
+    "max_tokens": "the trial used up its tokens (--agent-max-tokens)",
+    "timeout": "the trial ran out of wall-clock time (--agent-timeout)",
+    "error": "a model request failed or the trial was cut short",
+    "repeat": "the repeat rail: the agent repeated the same turn again after being warned",
+    "context": "the conversation no longer fit the model's context window",
+}
+"""Each of ``STOP_REASONS`` in words, for a reader of one trial (the report)."""
 
 
 @dataclass

@@ -70,9 +70,9 @@ def test_the_browser_shows_the_trajectory_step_by_step(report: Path) -> None:
         )
         web.find_element(By.CSS_SELECTOR, "#sample-list tbody tr").click()
         detail = web.find_element(By.ID, "detail")
-        WebDriverWait(web, 20).until(lambda d: "Trajectory: 4 turns" in detail.text)
+        WebDriverWait(web, 20).until(lambda d: "Trial: 4 turns" in detail.text)
         turns = detail.find_elements(By.CSS_SELECTOR, "details.turn > summary")
-        assert [t.text.split(" · ")[-1] for t in turns] == [
+        assert [t.text.split(" · ")[2] for t in turns] == [
             "read_file", "write_file", "run_prolog", "submit",
         ]  # fmt: skip
         turns[2].click()

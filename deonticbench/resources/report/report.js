@@ -199,8 +199,31 @@
     parts.push(el('div', { cls: 'role', text: 'Response' + (a.cached ? ' (from the cache)' : '') +
       ' · ' + a.tokens_in + ' tokens in, ' + a.tokens_out + ' out' }));
     parts.push(textBlock(a.response === null ? '(no response)' : a.response, 'response'));
+    return el('div', { cls: 'attempt' }, parts.concat(runParts(a)));
+  }
+
+  // An agentic trial has no reply to show: what is judged is the program it left.
+  function trialResultSection(paras, a, t) {
+    var title = 'Judged final state: ' + a.outcome + (a.reason ? ' (' + a.reason + ')' : '');
+    var parts = [el('h4', { text: title }), promptSection(paras, a)];
+    if (a.error) parts.push(el('p', { cls: 'bad', text: 'Request failed: ' + a.error }));
+    parts.push(el('p', { cls: 'muted', text: 'Tokens over the ' + t.turns + ' turns: ' +
+      a.tokens_in + ' in, ' + a.tokens_out + ' out' }));
+    if (a.response !== null && a.response !== undefined && a.response !== a.program) {
+      parts.push(el('div', { cls: 'role', text: 'Final program: solution.pl as the agent left it' }));
+      parts.push(programBlock(a.response));
+    }
+    if (a.program === null || a.program === undefined) {
+      parts.push(el('p', { cls: 'muted', text: 'The trial left no program to run.' }));
+    }
+    return el('div', { cls: 'attempt trial-result' }, parts.concat(runParts(a, 'Final program')));
+  }
+
+  // The program as run, SWI-Prolog's output and the verdict: alike for a reply and a trial.
+  function runParts(a, programTitle) {
+    var parts = [];
     if (a.program !== null && a.program !== undefined) {
-      parts.push(el('div', { cls: 'role', text: 'Program as run' +
+      parts.push(el('div', { cls: 'role', text: (programTitle || 'Program') + ' as run' +
         (a.repaired ? ' (entrypoint repaired by the harness)' : '') }));
       parts.push(programBlock(a.program));
     }
@@ -218,7 +241,7 @@
       el('dt', { text: 'Answer read' }), el('dd', { text: a.answer === null ? '—' : String(a.answer) }),
       el('dt', { text: 'Verdict' }), el('dd', { cls: 'o-' + a.outcome, text: a.outcome }),
     ]));
-    return el('div', { cls: 'attempt' }, parts);
+    return parts;
   }
 
   // An agentic trial, turn by turn: what the model said, each tool call and what it saw.
@@ -227,19 +250,23 @@
     var calls = Object.keys(t.tool_calls || {}).map(function (k) {
       return k + ' ×' + t.tool_calls[k];
     }).join(', ');
-    var parts = [el('h4', { text: 'Trajectory: ' + t.turns + ' turns, stopped by ' +
-      t.stop_reason + ', tools ' + t.tool_set + ' (' + (calls || 'no calls') + '), ' +
-      Number(t.wall_s).toFixed(2) + ' s' })];
+    var parts = [el('h4', { text: 'Trial: ' + t.turns + ' turns, tools ' + t.tool_set + ' (' +
+      (calls || 'no calls') + '), ' + Number(t.wall_s).toFixed(2) + ' s' }),
+      el('p', { cls: 'stop', text: 'Stopped after turn ' + t.turns + ' (' + t.stop_reason +
+        '): ' + (t.stop_text || t.stop_reason) + '.' })];
     if (t.problem) {
       parts.push(el('p', { cls: 'bad', text: 'The trajectory cannot be shown: ' + t.problem }));
       return el('div', { cls: 'trajectory' }, parts);
     }
-    (t.steps || []).forEach(function (step, n) {
-      var box = el('details', { cls: 'turn' }, [el('summary', {
+    var steps = t.steps || [];
+    steps.forEach(function (step, n) {
+      var last = n === steps.length - 1;
+      var box = el('details', { cls: 'turn' + (last ? ' stopped' : '') }, [el('summary', {
         text: 'Turn ' + (n + 1) + ' · ' + (step.tokens[0] === null ? '?' : step.tokens[0]) +
           ' tokens in, ' + (step.tokens[1] === null ? '?' : step.tokens[1]) + ' out' +
           (step.cached ? ' (from the cache)' : '') + ' · ' +
-          (step.calls.length ? step.calls.map(function (c) { return c[0]; }).join(', ') : 'no tool call'),
+          (step.calls.length ? step.calls.map(function (c) { return c[0]; }).join(', ') : 'no tool call') +
+          (last ? ' · stopped here: ' + t.stop_reason : ''),
       })]);
       box.appendChild(el('div', { cls: 'role', text: 'message' }));
       box.appendChild(textBlock(promptText(paras, step.message), 'message'));
@@ -247,6 +274,10 @@
         box.appendChild(el('div', { cls: 'role', text: 'call ' + c[0] + ' ' + c[1] }));
         box.appendChild(textBlock(promptText(paras, c[2]), 'observation'));
       });
+      if (last) {
+        box.appendChild(el('p', { cls: 'stop', text: 'The trial stopped after this turn: ' +
+          (t.stop_text || t.stop_reason) + '.' }));
+      }
       parts.push(box);
     });
     return el('div', { cls: 'trajectory' }, parts);
@@ -297,10 +328,12 @@
     if (state.open !== i) return;
     var d = data.samples[i];
     var r = rows[i];
-    var chain = el('div', { cls: 'chain' }, ['Retry chain: '].concat(d.attempts.map(function (a) {
-      return el('span', { cls: 'o-' + a.outcome,
-        text: (a.index + 1) + ': ' + a.outcome + (a.reason ? ' (' + a.reason + ')' : '') });
-    })));
+    // A trial never retries: its chain would be one link that says nothing.
+    var chain = d.trajectory ? null : el('div', { cls: 'chain' }, ['Retry chain: '].concat(
+      d.attempts.map(function (a) {
+        return el('span', { cls: 'o-' + a.outcome,
+          text: (a.index + 1) + ': ' + a.outcome + (a.reason ? ' (' + a.reason + ')' : '') });
+      })));
     var parts = [
       el('button', { type: 'button', cls: 'close', text: 'close' }),
       el('h3', { text: (meta.domains[r[C.domain]] || r[C.domain]) + ' · ' + r[C.case_id] +
@@ -316,7 +349,10 @@
       analysisSection(d.analysis),
       trajectorySection(data.paras, d.trajectory),
     ];
-    d.attempts.forEach(function (a) { parts.push(attemptSection(data.paras, a, d.attempts.length)); });
+    d.attempts.forEach(function (a) {
+      parts.push(d.trajectory ? trialResultSection(data.paras, a, d.trajectory)
+        : attemptSection(data.paras, a, d.attempts.length));
+    });
     box.textContent = '';
     parts.forEach(function (p) { if (p) box.appendChild(p); });
     box.scrollIntoView({ block: 'start' });

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from ..prompting.modes import mode_rank
+from ..prompting.modes import is_agentic, mode_rank
 from ..store.record import Record
 
 _REDRAW_S = 0.25
@@ -273,24 +273,18 @@ def summary_rows(records: Iterable[Record], *, order: Iterable[str] = ()) -> lis
 
 
 def summary_table(records: Iterable[Record], *, order: Iterable[str] = ()) -> str:
-    """A plain-text table of ``summary_rows``."""
+    """A plain-text table of ``summary_rows``.  A trial is never retried, so the first
+    attempt's accuracy and the retry count are shown only for prompted rows: an agentic
+    row has a dash there, and a run of agentic modes alone has neither column."""
     rows = summary_rows(records, order=order)
     if not rows:
         return "no records"
-    header = (
-        "domain",
-        "mode",
-        "n",
-        "correct",
-        "wrong",
-        "abstain",
-        "errors",
-        "acc",
-        "first acc",
-        "retried",
-    )
-    body = [
-        (
+    retrying = any(not is_agentic(r.mode) for r in rows)
+    header: tuple[str, ...] = ("domain", "mode", "n", "correct", "wrong", "abstain", "errors")
+    header += ("acc", "first acc", "retried") if retrying else ("acc",)
+    body = []
+    for r in rows:
+        row: tuple[str, ...] = (
             r.domain,
             r.mode,
             str(r.n),
@@ -299,11 +293,14 @@ def summary_table(records: Iterable[Record], *, order: Iterable[str] = ()) -> st
             str(r.abstain),
             str(r.errors),
             f"{100 * r.accuracy:.1f}%",
-            f"{100 * r.first_accuracy:.1f}%",
-            str(r.retried),
         )
-        for r in rows
-    ]
+        if retrying:
+            trial = is_agentic(r.mode)
+            row += (
+                "—" if trial else f"{100 * r.first_accuracy:.1f}%",
+                "—" if trial else str(r.retried),
+            )
+        body.append(row)
     widths = [max(len(row[i]) for row in (header, *body)) for i in range(len(header))]
 
     def fmt(row: tuple[str, ...]) -> str:
@@ -314,9 +311,14 @@ def summary_table(records: Iterable[Record], *, order: Iterable[str] = ()) -> st
         return "  ".join(cells).rstrip()
 
     lines = [fmt(header), fmt(tuple("-" * w for w in widths)), *(fmt(row) for row in body)]
-    lines.append(
+    legend = (
         "acc: share of samples answered correctly after all attempts; first acc: on the "
-        "first attempt (the paper's protocol); errors: samples whose last request failed. "
+        "first attempt (the paper's protocol); "
+        if retrying
+        else "acc: share of trials whose final program answered correctly; "
+    )
+    lines.append(
+        legend + "errors: samples whose last request failed. "
         "Paper metrics (macro-F1 for binary domains, bootstrap CIs): deonticbench score."
     )
     return "\n".join(lines)

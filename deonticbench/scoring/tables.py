@@ -385,7 +385,11 @@ def comparison_rows(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
 
 
 def comparison_table(comparisons: Sequence[Comparison]) -> Table:
-    headers = ["B - A", "Protocols", "Domain", "Setting", "Stage", "A", "B", "B - A [95% CI]"]
+    # Two modes of one run folder (score --pair-modes, --pair) are told apart by the
+    # Setting column; "run - run" would say nothing, so such rows name their one run.
+    within = bool(comparisons) and all(c.run_a == c.run_b for c in comparisons)
+    first = "Run" if within else "B - A"
+    headers = [first, "Protocols", "Domain", "Setting", "Stage", "A", "B", "B - A [95% CI]"]
     headers.append("Cases")
     rows = []
     for c in comparisons:
@@ -396,7 +400,7 @@ def comparison_table(comparisons: Sequence[Comparison]) -> Table:
         diff = c.difference
         rows.append(
             [
-                f"{c.run_b} - {c.run_a}",
+                c.run_a if within else f"{c.run_b} - {c.run_a}",
                 c.protocol_b
                 if c.protocol_a == c.protocol_b
                 else f"{c.protocol_b} - {c.protocol_a}",
@@ -414,8 +418,9 @@ def comparison_table(comparisons: Sequence[Comparison]) -> Table:
     return Table(
         headers,
         rows,
-        title="Paired bootstrap differences over the cases both runs scored, %: A and B "
-        "are point values on those cases, B - A the bootstrap mean [95% interval]",
+        title=f"Paired bootstrap differences over the cases both {'modes' if within else 'runs'}"
+        " scored, %: A and B are point values on those cases, B - A the bootstrap mean "
+        "[95% interval]",
     )
 
 

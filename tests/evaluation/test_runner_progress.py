@@ -82,3 +82,26 @@ def test_the_block_fits_the_terminal() -> None:
     assert all(len(line) <= 79 for line in folded)
     assert fit_block(rows, "total", 80, 3) == ["... 15 more domain x mode rows", "total"]
     assert fit_block(rows, "total", 80, 2) == ["total"]
+
+
+def test_an_agent_only_summary_has_no_first_attempt_or_retry_columns() -> None:
+    """A trial never retries: "first acc" and "retried" would mean nothing for it."""
+    records = [
+        record("a", "agent-zero-shot", ["correct"]),
+        record("b", "agent-zero-shot", ["wrong"]),
+    ]
+    table = summary_table(records)
+    header = table.splitlines()[0].split()
+    assert header[-1] == "acc" and "first" not in header and "retried" not in header
+    assert "first acc" not in table.splitlines()[-1]
+
+
+def test_a_mixed_summary_dashes_the_retry_columns_of_its_agentic_rows() -> None:
+    records = [
+        record("a", "zero-shot", ["abstain", "correct"]),
+        record("a", "agent-zero-shot", ["correct"]),
+    ]
+    lines = summary_table(records).splitlines()
+    assert lines[0].split()[-3:] == ["first", "acc", "retried"]
+    agent = next(line for line in lines if "agent-zero-shot" in line)
+    assert agent.split()[-2:] == ["—", "—"]

@@ -12,7 +12,8 @@ from synthetic_runs import write_synthetic_run
 
 from deonticbench.cli import cli
 from deonticbench.errors import ConfigError
-from deonticbench.scoring.scores import compare_modes, score_runs
+from deonticbench.scoring.metrics import BootstrapEstimate
+from deonticbench.scoring.scores import Comparison, compare_modes, score_runs
 
 
 def _only(folder: Path, keep: set[str], rename: dict[str, str] | None = None) -> None:
@@ -65,3 +66,18 @@ def test_score_pair_finds_the_setting_and_its_baseline_across_two_folders(tmp_pa
     )
     assert isinstance(result.exception, ConfigError)
     assert "no run folder given holds facts-given" in str(result.exception)
+
+
+def test_pairs_within_one_folder_name_the_run_not_run_minus_run(tmp_path: Path) -> None:
+    """score --pair-modes on one folder: the Setting column tells the two modes apart,
+    and the first column names the one run, never "agents - agents"."""
+    from deonticbench.scoring.tables import comparison_table
+
+    a = Comparison(
+        run_a="agents", run_b="agents", domain="airline", mode="agent-zero-shot - zero-shot",
+        stage="first", metric="accuracy", n_common=1, only_a=0, only_b=0, point_a=0.5, point_b=0.5,
+        difference=BootstrapEstimate(0.0, 0.0, 0.0, 0.0),
+    )  # fmt: skip
+    table = comparison_table([a])
+    assert table.headers[0] == "Run" and table.rows[0][0] == "agents"
+    assert "both modes" in table.title

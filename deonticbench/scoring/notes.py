@@ -3,11 +3,13 @@ under a run's summary, results.json's ``notes`` and the report's first page.
 
 A note says why a number that looks like a broken harness is right: reference programs
 that disagree with their gold label (a defect of the data), a binary domain whose gold
-labels are all one class (macro-F1 capped at 50).
+labels are all one class (macro-F1 capped at 50), a cell whose bootstrap mean lies far
+from its point value (``bootstrap_gap_note``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from ..data.domains import DOMAINS
@@ -91,4 +93,39 @@ def cross_protocol_note(compared: Sequence[tuple[str, str, str]]) -> str | None:
         f"{len(mixed)} of {len(compared)} differences set figures of different protocols "
         f"against each other (first: {label}, {a} against {b}), so each also measures "
         "their prompts, sampling and reader."
+    )
+
+
+BOOTSTRAP_GAP_NOTE = 0.02
+"""A cell whose bootstrap mean lies this far (2 points) or more from its point value gets
+a note: the tables print the mean (paper B.3), and a gap this size changes how it reads."""
+
+
+def bootstrap_gap_note(
+    domain: str, mode: str, stage: str, *, point: float, mean: float, gold: Sequence[int] | None
+) -> str | None:
+    """Why a cell's bootstrap mean lies far from its point value, or None when it does
+    not; the same rule for every domain.  ``gold``: a binary domain's gold class index of
+    each case (None for a numeric domain)."""
+    if not (math.isfinite(point) and math.isfinite(mean)) or abs(mean - point) < BOOTSTRAP_GAP_NOTE:
+        return None
+    n = len(gold) if gold is not None else 0
+    where = "below" if mean < point else "above"
+    head = (
+        f"{domain} {mode} ({stage}): the bootstrap mean {100 * mean:.1f} lies "
+        f"{100 * abs(mean - point):.1f} points {where} the point value {100 * point:.1f}"
+    )
+    if gold is not None and n and len(set(gold)) > 1:
+        # A replicate draws n cases with replacement; it holds one class only with
+        # probability sum over classes of (share of the class) ** n.
+        one_class = sum((list(gold).count(c) / n) ** n for c in set(gold))
+        return (
+            f"{head}: with {n} cases, about {100 * one_class:.0f}% of the replicates draw "
+            "cases of one gold class only, whose macro-F1 is at most 50 (paper B.3 "
+            "averages both classes); the point value is the metric on the cases as they are."
+        )
+    return (
+        f"{head}: the split is too small for the metric to be stable under resampling "
+        "(each replicate draws the cases again); the point value is the metric on the cases "
+        "as they are."
     )

@@ -55,7 +55,7 @@ from .metrics import (
     point_metric,
     rates,
 )
-from .notes import run_notes
+from .notes import bootstrap_gap_note, run_notes
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -516,6 +516,17 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
                 if o.n_cases == 0:
                     continue
                 rng = domain_rng(seed, domain.name)
+                estimate = bootstrap(o, bootstrap_b, rng)
+                gap = bootstrap_gap_note(
+                    domain.name,
+                    mode,
+                    stage,
+                    point=estimate.point,
+                    mean=estimate.mean,
+                    gold=[int(g) for g in o.gold] if o.kind == "binary" else None,
+                )
+                if gap:
+                    notes.append(gap)
                 groups.append(
                     GroupScore(
                         run=run.name,
@@ -527,7 +538,7 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
                         n_cases=o.n_cases,
                         k=o.k,
                         n_samples=int(o.present.sum()),
-                        estimate=bootstrap(o, bootstrap_b, rng),
+                        estimate=estimate,
                         rates=rates(o),
                         encoded=encoded,
                     )

@@ -29,8 +29,9 @@ from ..prompting.modes import writes_program
 from ..reading.programs import prepare_program, unwrap_fenced
 from ..solver import Solver
 from ..store.config import read_config
+from ..store.folder import require_run_folder
 from ..store.record import Attempt, Record
-from ..store.records_file import iter_records
+from ..store.records_file import RECORDS_NAME, iter_records
 from .compare import CaseVocabulary
 from .diagnose import Diagnosis, Proven, diagnose
 from .engine import AnalyserMode, analyse_many, analyser_version, canonical
@@ -182,9 +183,9 @@ def analyse_run(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[AnalysisRow], dict[str, int]]:
     """Analyse a run folder and write ``analysis.jsonl``; the rows and some counts."""
-    folder = Path(run_dir)
-    if not (folder / "records.jsonl").is_file():
-        raise DataError(f"{folder} is not a run folder: it has no records.jsonl.")
+    folder = require_run_folder(run_dir)
+    if not (folder / RECORDS_NAME).is_file():
+        raise DataError(f"{folder} holds no records yet: nothing to analyse.")
     config = read_config(folder)
     records = [r for r in iter_records(folder) if writes_program(r.mode)]
     split = str(config.get("split", "hard"))

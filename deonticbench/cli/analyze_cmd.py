@@ -9,7 +9,7 @@ import click
 
 
 @click.command()
-@click.argument("run", type=click.Path(file_okay=False))
+@click.argument("run", type=click.Path(path_type=Path))
 @click.option(
     "--out",
     type=click.Path(file_okay=False),
@@ -30,7 +30,7 @@ import click
     default=None,
     help="Prolog workers (default: cores + 1).",
 )
-def command(run: str, out: str | None, as_json: bool, stage: str, workers: int | None) -> None:
+def command(run: Path, out: str | None, as_json: bool, stage: str, workers: int | None) -> None:
     """Analyse the program-mode records of the run folder RUN: writes RUN/analysis.jsonl
     and prints the failure taxonomy, the outcome × derivation table, mean structural
     measures and their correlation with correctness."""
@@ -63,10 +63,12 @@ def _require_programs(folder: Path) -> None:
     # start-up: ``deonticbench --help`` imports every command's module
     from ..errors import DataError
     from ..prompting.modes import writes_program
+    from ..store.folder import require_run_folder
     from ..store.records_file import RECORDS_NAME, iter_records
 
+    require_run_folder(folder)
     if not (folder / RECORDS_NAME).is_file():
-        return  # analyse_run says it is no run folder
+        return  # analyse_run says it holds no records yet
     if not any(writes_program(r.mode) for r in iter_records(folder)):
         raise DataError(
             f"{folder} holds no record of a mode that writes a program (zero-shot, "

@@ -13,7 +13,7 @@ from ..errors import ConfigError
 
 
 @click.command("batches")
-@click.argument("run", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("run", type=click.Path(path_type=Path))
 @click.option("--cancel", is_flag=True, help="Cancel the run's batches that have not ended.")
 @click.option(
     "--adopt",
@@ -30,9 +30,15 @@ def command(run: Path, cancel: bool, adoption: str | None) -> None:
     from ..models.batch import batch_api
     from ..store.batches import BATCHES_NAME, BatchLog
     from ..store.config import read_config
+    from ..store.folder import require_run_folder
 
+    require_run_folder(run)
     if not (run / BATCHES_NAME).exists():
-        raise ConfigError(f"{run} has no {BATCHES_NAME}: it was not run with eval --batch.")
+        # Not an error: a run without batches has none to list.
+        click.echo(
+            f"{run} has no provider batches (it was not run with eval --batch): nothing to list."
+        )
+        return
     log = BatchLog(run)
     if adoption is not None:
         chunk, sep, batch_id = adoption.partition("=")

@@ -83,13 +83,16 @@ def command(
 
     if signal not in SIGNALS:
         raise click.BadParameter(f"choose from {', '.join(SIGNALS)}", param_hint="--signal")
+    # The paths first, so a wrong one is told in the sentence every command gives.
+    small = load_run(small_run)
+    large = load_run(large_run) if large_run is not None else None
     if defer_to == "model" and large_run is None:
         raise CascadeError("cascade needs LARGE_RUN (or --defer-to human).")
     if defer_to == "human" and large_run is not None:
         raise CascadeError("--defer-to human takes one run folder, not two.")
     results = cascade(
-        load_run(small_run),
-        load_run(large_run) if large_run is not None else None,
+        small,
+        large,
         signal=signal,
         prices=load_prices(prices) if prices else None,
         defer_to="human" if defer_to == "human" else "model",

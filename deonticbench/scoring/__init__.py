@@ -10,6 +10,7 @@ to analysis, the report and the command line.
 
 from __future__ import annotations
 
+from ..store.folder import RunFolderError
 from .agent_format import FormatRow, first_turn_stop, format_rows, format_table
 from .figures import build_figure, draw_figure, figure_png
 from .metrics import (
@@ -56,7 +57,6 @@ from .scores import (
     LoadReport,
     NothingToScoreError,
     Run,
-    RunFolderError,
     RunScores,
     ScoreRow,
     Stage,

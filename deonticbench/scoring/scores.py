@@ -39,6 +39,8 @@ from ..prompting.protocol import (
     shows_reference_programs,
 )
 from ..store.config import CONFIG_NAME
+from ..store.folder import RunFolderError as RunFolderError  # re-exported: its old home
+from ..store.folder import require_run_folder
 from ..store.record import Attempt, Record
 from ..store.records_file import RECORDS_NAME, read_records
 from ..store.spec import RunSpec
@@ -60,10 +62,6 @@ from .notes import bootstrap_gap_note, run_notes
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
 """``first`` is attempt 0 (the paper's protocol); ``final`` the last retry with feedback."""
-
-
-class RunFolderError(DeonticBenchError):
-    """A path given to ``score`` is not a readable run folder."""
 
 
 # -- loading ---------------------------------------------------------------------------
@@ -161,15 +159,9 @@ def reading_of(run: Run, mode: str) -> ReaderName:
 
 def load_run(path: str | Path) -> Run:
     """Read a run folder; raises ``RunFolderError`` for a path that is not one."""
-    folder = Path(path)
-    if not folder.is_dir():
-        raise RunFolderError(f"{folder} is not a run folder: no such directory.")
+    folder = require_run_folder(path)
     config_path = folder / CONFIG_NAME
     records_path = folder / RECORDS_NAME
-    if not config_path.is_file() and not records_path.is_file():
-        raise RunFolderError(
-            f"{folder} is not a run folder: it has neither {CONFIG_NAME} nor {RECORDS_NAME}."
-        )
     report = LoadReport()
     config = _read_config(config_path, report)
     records = _read_records(records_path, report) if records_path.is_file() else []

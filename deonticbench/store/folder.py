@@ -13,12 +13,31 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DeonticBenchError
 from .config import CONFIG_NAME, check_resumable, merge_config
 from .record import Record, RecordKey
 from .records_file import RECORDS_NAME, LoadedRecords, drop_error_records, read_records, record_line
 
 LOCK_NAME = ".lock"
+
+
+class RunFolderError(DeonticBenchError):
+    """A path given as a run folder is not one (``require_run_folder``)."""
+
+
+def require_run_folder(path: str | os.PathLike[str]) -> Path:
+    """The path as a run folder, or ``RunFolderError`` with the one sentence every
+    command (score, report, analyze, batches, cascade) gives for a path that is not one."""
+    folder = Path(path)
+    if not folder.exists():
+        raise RunFolderError(f"{folder} is not a run folder: no such directory.")
+    if not folder.is_dir():
+        raise RunFolderError(f"{folder} is not a run folder: it is a file.")
+    if not (folder / CONFIG_NAME).is_file() and not (folder / RECORDS_NAME).is_file():
+        raise RunFolderError(
+            f"{folder} is not a run folder: it has neither {CONFIG_NAME} nor {RECORDS_NAME}."
+        )
+    return folder
 
 
 class RunFolder:

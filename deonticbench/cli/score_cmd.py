@@ -30,7 +30,6 @@ from ..scoring.scores import pair_modes as pair_modes_of
 from ..scoring.tables import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
-    TERMINAL_WIDTH,
     Table,
     against_paper,
     cases_csv,
@@ -43,6 +42,7 @@ from ..scoring.tables import (
     render_markdown,
     sensitivity_table,
     table2,
+    terminal_width,
     to_json,
 )
 from ..scoring.usage import UsageRow, usage_rows, usage_table
@@ -240,7 +240,7 @@ def command(
 
 def _wrapped(note: str) -> str:
     """A note within the terminal's width, its continuation lines indented."""
-    return textwrap.fill(note, TERMINAL_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    return textwrap.fill(note, terminal_width(), subsequent_indent="  ", break_on_hyphens=False)
 
 
 def _pair(scores: Sequence[RunScores], spec: str, replicates: int, seed: int) -> list[Comparison]:

@@ -93,6 +93,7 @@ from .tables import (
     render_text,
     sensitivity_table,
     table2,
+    terminal_width,
     to_json,
 )
 from .usage import UsageRow, usage_rows, usage_table
@@ -180,6 +181,7 @@ __all__ = [
     "sensitivity_table",
     "stage_attempt",
     "table2",
+    "terminal_width",
     "to_json",
     "usage_rows",
     "usage_table",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import shutil
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,12 +48,18 @@ class Table:
     rows: list[list[str]]
     title: str = ""
     key_columns: int = 0
-    """The leading columns that name a row: when set, plain text no wider than
-    ``TERMINAL_WIDTH`` splits the other columns into parts, each repeating these."""
+    """The leading columns that name a row: when set, a table wider than the terminal
+    (``terminal_width``) splits the other columns into parts, each repeating these."""
 
 
 TERMINAL_WIDTH = 100
-"""The widest line a wide table (one with ``key_columns``) prints as plain text."""
+"""The terminal's width when it cannot be told (output to a file or a pipe, no COLUMNS)."""
+
+
+def terminal_width() -> int:
+    """The width plain text is fitted to: ``COLUMNS`` if set, else the terminal's, else
+    ``TERMINAL_WIDTH``."""
+    return shutil.get_terminal_size((TERMINAL_WIDTH, 24)).columns
 
 
 # -- numbers as text -------------------------------------------------------------------
@@ -129,31 +136,39 @@ def table2(scores: Sequence[RunScores]) -> Table:
 # -- rendering -------------------------------------------------------------------------
 
 
-def render_text(table: Table) -> str:
-    text = _plain(table)
-    if table.key_columns and max(len(line) for line in text.splitlines()) > TERMINAL_WIDTH:
-        return _fitted(table)
-    return text
+def render_text(table: Table, width: int | None = None) -> str:
+    """The table as plain text; one with ``key_columns`` wider than ``width`` (default:
+    ``terminal_width()``) is split into parts that fit, and says so."""
+    width = terminal_width() if width is None else width
+    body = _plain(Table(table.headers, table.rows))
+    widest = max(len(line) for line in body.splitlines())
+    if table.key_columns and widest > width:
+        return _fitted(table, width, widest)
+    if table.key_columns and table.title:
+        # A title is prose: wrapped to the terminal, like the split table's.
+        return textwrap.fill(table.title, width) + "\n" + body
+    return _plain(table)
 
 
-def _fitted(table: Table) -> str:
-    """A wide table as parts no wider than the terminal: the key columns, then as many
-    of the other columns as fit, part after part; the title wrapped above the first."""
+def _fitted(table: Table, width: int, widest: int) -> str:
+    """A wide table as parts no wider than ``width``: the key columns, then as many of
+    the other columns as fit, part after part; the title wrapped above the first, and a
+    line saying why the table is split."""
     keep = table.key_columns
 
-    def width(i: int) -> int:
+    def column_width(i: int) -> int:
         return max([len(table.headers[i]), *(len(r[i]) for r in table.rows)])
 
-    key_width = sum(width(i) + 2 for i in range(keep))
+    key_width = sum(column_width(i) + 2 for i in range(keep))
     parts: list[list[int]] = [[]]
     used = key_width
     for i in range(keep, len(table.headers)):
-        if parts[-1] and used + width(i) > TERMINAL_WIDTH:
+        if parts[-1] and used + column_width(i) > width:
             parts.append([])
             used = key_width
         parts[-1].append(i)
-        used += width(i) + 2
-    title = textwrap.fill(table.title, TERMINAL_WIDTH) if table.title else ""
+        used += column_width(i) + 2
+    title = textwrap.fill(table.title, width) if table.title else ""
     out = []
     for number, columns in enumerate(parts, start=1):
         chosen = [*range(keep), *columns]
@@ -163,6 +178,13 @@ def _fitted(table: Table) -> str:
             f"({number} of {len(parts)})",
         )
         out.append(_plain(part))
+    if len(parts) > 1:
+        why = textwrap.fill(
+            f"(split into {len(parts)} parts: the table is {widest} characters wide, the "
+            f"terminal {width}; a wider terminal or COLUMNS={widest} shows it whole)",
+            width,
+        )
+        title = f"{title}\n{why}" if title else why
     return (title + "\n" if title else "") + "\n".join(out)
 
 

@@ -1,13 +1,31 @@
-"""Options shared by several commands (one definition, so they read the same everywhere)."""
+"""The command line's one vocabulary: options shared by several commands, each defined
+once here, so a name means one thing, with one type, metavar and help, everywhere.
+
+A help's default is written one way, ``[default: ...]`` (click's own ``show_default``
+form); ``tests/cli/test_vocabulary.py`` walks every command and holds every option to
+this.  Renamed options keep their old spelling for a release (``RenamingCommand``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
 
-from ..solver import EXECUTORS
+from ..data.sources import SPLITS
+from ..solver import DEFAULT_TIMEOUT_S, EXECUTORS
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+PER_COMMAND_OPTIONS: dict[str, str] = {
+    "--out": "where this command writes what it makes: a folder, or report's one HTML file",
+    "--format": "the shape of what this command prints or writes, from its own choices",
+}
+"""The names whose help (and type) is each command's own, and why: one meaning ("this
+command's output"), whose details differ by command.  Every other shared name has one
+type and one help."""
 
 executor_option = click.option(
     "--executor",
@@ -19,15 +37,100 @@ executor_option = click.option(
     "Both give the same results.",
 )
 
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON instead of text (stdout; notes on stderr)."
+)
+
+hub_option = click.option("--hub", is_flag=True, help="Load the cases from the Hugging Face hub.")
+
+revision_option = click.option(
+    "--revision", default=None, help="Hub dataset revision (with --hub)."
+)
+
+timeout_option = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Seconds each program may run (the paper uses 20).",
+)
+
+workers_option = click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Prolog programs run at once [default: cores + 1].",
+)
+
+limit_option = click.option(
+    "--limit",
+    "limit_text",
+    default=None,
+    metavar="N|A-B",
+    help="Cases per domain: the first N (10), or a range counted from 1 (11-20).",
+)
+
+signal_option = click.option(
+    "--signal",
+    default="consistency",
+    show_default=True,
+    help="The confidence signal to use: consistency, verbal or logprob (docs/reliability.md).",
+)
+
+SPLIT_HELP = (
+    "Which cases: smoke (the first 5 of hard), hard (the paper's test set) or whole; "
+    "export also takes train (whole minus hard)."
+)
+
+
+def split_option(
+    default: str | None = "hard", *, choices: Sequence[str] = SPLITS, default_text: str = ""
+) -> Decorator:
+    """``--split``: the same help everywhere; ``choices`` only for export's train, and
+    ``default_text`` for a default that depends on other options (export's)."""
+    return click.option(
+        "--split",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=default is not None,
+        help=SPLIT_HELP + (f" [default: {default_text}]" if default_text else ""),
+    )
+
+
+def data_dir_option(default: str = "DEONTICBENCH_DATA, else the hub") -> Decorator:
+    """``--data-dir``: a local data folder in the upstream layout; ``default`` says where
+    the data comes from without it (the one part that differs by command)."""
+    return click.option(
+        "--data-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help=f"Local data folder in the upstream layout [default: {default}].",
+    )
+
+
+def domains_option(default: str = "all", dest: str = "domains") -> Decorator:
+    return click.option(
+        "--domains",
+        dest,
+        default=default,
+        show_default=True,
+        help="Domains, comma-separated, or all.",
+    )
+
 
 def bootstrap_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--bootstrap/-B`` (as ``replicates``) and ``--seed``: how score and report draw
-    the bootstrap intervals."""
+    """``--bootstrap/-B`` (as ``replicates``) and ``--bootstrap-seed`` (as ``seed``): how
+    score, report and cascade draw the bootstrap intervals."""
     # Imported here: metrics brings numpy, which exec and validate never need.
     from ..scoring.metrics import DEFAULT_BOOTSTRAP
 
     command = click.option(
-        "--seed", default=0, show_default=True, type=int, help="Bootstrap seed."
+        "--bootstrap-seed",
+        "seed",
+        default=0,
+        show_default=True,
+        type=int,
+        help="Seed of the bootstrap's draws.",
     )(command)
     return click.option(
         "--bootstrap",
@@ -38,3 +141,50 @@ def bootstrap_options(command: Callable[..., Any]) -> Callable[..., Any]:
         type=click.IntRange(min=1),
         help="Bootstrap replicates for the intervals.",
     )(command)
+
+
+exemplar_seed_option = click.option(
+    "--exemplar-seed",
+    "seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the few-shot exemplar choice.",
+)
+
+RENAMED_SEED = {"--seed": "--exemplar-seed"}
+RENAMED_BOOTSTRAP_SEED = {"--seed": "--bootstrap-seed"}
+
+
+class RenamingCommand(click.Command):
+    """A command whose renamed options still take their old spelling for a release, with
+    a one-line note on stderr (``renamed``: old spelling -> new)."""
+
+    def __init__(self, *args: Any, renamed: Mapping[str, str] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.renamed = dict(renamed or {})
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(
+            ctx, renamed_args(args, self.renamed, ctx.info_name or self.name or "")
+        )
+
+
+def renamed_args(args: Sequence[str], renamed: Mapping[str, str], where: str) -> list[str]:
+    """``args`` with each old spelling (``--seed`` or ``--seed=3``) replaced by its new
+    one, noting each once on stderr; nothing after ``--`` is touched."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            out.extend(args[i:])
+            break
+        name, eq, value = arg.partition("=")
+        new = renamed.get(name)
+        if new is not None:
+            click.echo(
+                f"note: {where} {name} is now {new}; the old spelling goes in a later release.",
+                err=True,
+            )
+            arg = new + eq + value
+        out.append(arg)
+    return out

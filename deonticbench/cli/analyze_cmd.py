@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from ._options import json_option, workers_option
+
 
 @click.command()
 @click.argument("run", type=click.Path(path_type=Path))
@@ -16,7 +18,7 @@ import click
     default=None,
     help="Also write the tables (text, markdown) and a per-sample CSV here.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the analysis rows as JSON lines.")
+@json_option
 @click.option(
     "--stage",
     type=click.Choice(["first", "final"]),
@@ -24,12 +26,7 @@ import click
     show_default=True,
     help="Which attempt the tables describe.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Prolog workers (default: cores + 1).",
-)
+@workers_option
 def command(run: Path, out: str | None, as_json: bool, stage: str, workers: int | None) -> None:
     """Analyse the program-mode records of the run folder RUN: writes RUN/analysis.jsonl
     and prints the failure taxonomy, the outcome × derivation table, mean structural

@@ -9,18 +9,18 @@ import click
 
 from ..scoring.scores import load_run
 from ..scoring.tables import render, render_csv
-from ._options import bootstrap_options
+from ._options import (
+    RENAMED_BOOTSTRAP_SEED,
+    RenamingCommand,
+    bootstrap_options,
+    signal_option,
+)
 
 
-@click.command(name="cascade")
+@click.command(name="cascade", cls=RenamingCommand, renamed=RENAMED_BOOTSTRAP_SEED)
 @click.argument("small_run", type=click.Path(path_type=Path))
 @click.argument("large_run", type=click.Path(path_type=Path), required=False)
-@click.option(
-    "--signal",
-    default="consistency",
-    show_default=True,
-    help="The small model's confidence signal (docs/reliability.md).",
-)
+@signal_option
 @click.option(
     "--prices",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -53,6 +53,7 @@ from ._options import bootstrap_options
     type=click.Choice(["table", "markdown", "csv"]),
     default="table",
     show_default=True,
+    help="What to print: the table as text or markdown, or its rows as CSV.",
 )
 @click.option(
     "--out",

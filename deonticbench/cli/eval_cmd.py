@@ -27,7 +27,20 @@ from ..solver import DEFAULT_TIMEOUT_S, ExecutorKind, Limits
 from ..store.batches import BatchLog
 from ..store.folder import RunFolder
 from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
-from ._options import executor_option
+from ._options import (
+    RENAMED_SEED,
+    RenamingCommand,
+    data_dir_option,
+    domains_option,
+    executor_option,
+    exemplar_seed_option,
+    hub_option,
+    json_option,
+    limit_option,
+    revision_option,
+    split_option,
+    workers_option,
+)
 
 if TYPE_CHECKING:
     from ..evaluation.dryrun import DryRunEstimate
@@ -72,7 +85,7 @@ def _positive(name: str, value: int | None) -> None:
         raise ConfigError(f"{name} must be at least 1, not {value}.")
 
 
-@click.command("eval")
+@click.command("eval", cls=RenamingCommand, renamed=RENAMED_SEED)
 @click.option(
     "--model",
     "model_spec",
@@ -81,15 +94,8 @@ def _positive(name: str, value: int | None) -> None:
     "openai-compatible:<model>@<url>, local:gemma3-270m, replay:<file>, reference "
     "(see deonticbench list).",
 )
-@click.option(
-    "--domains", default="all", show_default=True, help="Domains, comma-separated, or all."
-)
-@click.option(
-    "--split",
-    default="hard",
-    show_default=True,
-    help="smoke (5 cases), hard (the paper's) or whole.",
-)
+@domains_option()
+@split_option()
 @click.option(
     "--modes",
     default=",".join(MODES),
@@ -164,7 +170,7 @@ def _positive(name: str, value: int | None) -> None:
     show_default=True,
     help="Agentic modes: wall-clock seconds per trial.",
 )
-@click.option("-k", "k", type=int, default=None, help="Samples per case (default: per domain).")
+@click.option("-k", "k", type=int, default=None, help="Samples per case [default: per domain].")
 @click.option(
     "--attempts",
     type=int,
@@ -178,21 +184,14 @@ def _positive(name: str, value: int | None) -> None:
     show_default=True,
     help="HTTP requests in flight.",
 )
-@click.option(
-    "--limit",
-    "limit_text",
-    default=None,
-    help="Cases per domain: the first N (10), or a range counted from 1 (11-20).",
-)
+@limit_option
 @click.option(
     "--sample-id",
     "sample_ids",
     multiple=True,
     help="Only these case ids (comma-separated or repeated); with --fresh, a new run of them.",
 )
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the few-shot exemplar choice."
-)
+@exemplar_seed_option
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -200,14 +199,9 @@ def _positive(name: str, value: int | None) -> None:
     help="Run folder [default: the matching unfinished run, else runs/<model>-<split>-<time>].",
 )
 @click.option("--fresh", is_flag=True, help="Start a new run folder even if one matches.")
-@click.option(
-    "--data-dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Local data mirror (upstream layout) [default: DEONTICBENCH_DATA, else the hub].",
-)
-@click.option("--hub", is_flag=True, help="Load cases from the Hugging Face hub.")
-@click.option("--revision", default=None, help="Hub dataset revision (with --hub).")
+@data_dir_option()
+@hub_option
+@revision_option
 @click.option(
     "--param",
     "params",
@@ -217,15 +211,16 @@ def _positive(name: str, value: int | None) -> None:
 @click.option(
     "--cache",
     "cache_path",
-    type=click.Path(path_type=Path),
+    type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Response cache file [default: DEONTICBENCH_CACHE, else the user cache folder].",
+    help="Response cache file [default: responses.sqlite in the DEONTICBENCH_CACHE folder, "
+    "else in the user cache folder].",
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option(
     "--retry-errors", is_flag=True, help="Redo samples of this run whose last request failed."
 )
-@click.option("--workers", type=int, default=None, help="Prolog workers (default: cores + 1).")
+@workers_option
 @executor_option
 @click.option(
     "--dry-run",
@@ -233,12 +228,7 @@ def _positive(name: str, value: int | None) -> None:
     help="Count the calls and prompt tokens the first attempts will be billed for, and "
     "price their input with and without prompt caching and batches; then exit.",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="With --dry-run: print one JSON object (requests, usd_input, ...).",
-)
+@json_option
 @click.option(
     "--assume-output-tokens",
     type=int,

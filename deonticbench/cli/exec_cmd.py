@@ -11,8 +11,8 @@ from ..data.domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError, DataError
 from ..reading.answers import Answer, answer_from_execution
 from ..reading.programs import extract_program, has_fence, prepare_program
-from ..solver import DEFAULT_TIMEOUT_S, Execution, ExecutorKind, Limits, run_program
-from ._options import executor_option
+from ..solver import Execution, ExecutorKind, Limits, run_program
+from ._options import executor_option, json_option, timeout_option
 
 
 @click.command()
@@ -22,15 +22,9 @@ from ._options import executor_option
     default=None,
     help="Read the answer as this domain's (and apply its entrypoint repair).",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds.",
-)
+@timeout_option
 @executor_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 @click.option(
     "--explain", is_flag=True, help="Also print the proof of the answer (docs/analysis.md)."
 )

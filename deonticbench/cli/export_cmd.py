@@ -3,19 +3,35 @@ tasks (``--format harbor``: one evaluation task per case, see docs/harbor.md).""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
 from ..data.cases import resolve_source
 from ..data.domains import parse_domains
+from ..data.selection import parse_limit
+from ..data.sources import SPLITS
+from ..errors import ConfigError
 from ..export.formats import FORMATS
+from ._options import (
+    RENAMED_SEED,
+    RenamingCommand,
+    data_dir_option,
+    domains_option,
+    exemplar_seed_option,
+    hub_option,
+    limit_option,
+    revision_option,
+    split_option,
+    timeout_option,
+)
 
 HARBOR = "harbor"
 """Evaluation tasks, not training files: the integration writes them (docs/harbor.md)."""
 
 
-@click.command()
+@click.command(cls=RenamingCommand, renamed=RENAMED_SEED)
 @click.option(
     "--format",
     "fmt",
@@ -24,7 +40,7 @@ HARBOR = "harbor"
     help="The trainer's file shape, or harbor: one Harbor task per case.",
 )
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Output folder.")
-@click.option("--domains", default="all", show_default=True, help="Comma-separated domains.")
+@domains_option()
 @click.option(
     "--prompt-mode",
     type=click.Choice(["direct", "zero-shot", "few-shot"]),
@@ -33,13 +49,7 @@ HARBOR = "harbor"
     help="Which harness prompt the examples carry (harbor: the task's framing; direct "
     "only for harbor).",
 )
-@click.option(
-    "--split",
-    type=click.Choice(["train", "hard", "smoke", "whole"]),
-    default=None,
-    help="train (default): the whole split minus the hard split; hard: the test set "
-    "(--allow-test).  harbor: hard (default), smoke or whole, no --allow-test.",
-)
+@split_option(None, choices=("train", *SPLITS), default_text="train; with --format harbor, hard")
 @click.option("--allow-test", is_flag=True, help="Allow exporting the hard split (as test file).")
 @click.option(
     "--rejected-from",
@@ -47,18 +57,12 @@ HARBOR = "harbor"
     default=None,
     help="DPO: a run folder whose wrong or abstained answers are the rejected completions.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Few-shot exemplar seed.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Cases per domain.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=20.0,
-    show_default=True,
-    help="Seconds each reference program may run when re-verified.",
-)
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None)
-@click.option("--hub", is_flag=True, help="Read the data from the Hugging Face hub.")
-@click.option("--revision", default=None, help="Hub revision (with --hub).")
+@exemplar_seed_option
+@limit_option
+@timeout_option
+@data_dir_option()
+@hub_option
+@revision_option
 @click.option(
     "--tokenizer",
     default=None,
@@ -86,9 +90,9 @@ def command(
     allow_test: bool,
     rejected_from: str | None,
     seed: int,
-    limit: int | None,
+    limit_text: str | None,
     timeout: float,
-    data_dir: str | None,
+    data_dir: Path | None,
     hub: bool,
     revision: str | None,
     tokenizer: str | None,
@@ -100,6 +104,7 @@ def command(
     The training pool is the whole split minus the hard split; completions are the
     reference programs (Label: lines removed), kept only when they reproduce the gold
     label in the sandbox."""
+    limit = _first_cases(limit_text)
     source = resolve_source(data_dir, hub=hub, revision=revision)
     chosen = parse_domains(domains)
     skip_missing = domains.strip().lower() in ("", "all")
@@ -189,3 +194,14 @@ def _export_harbor(
     for name, reason in report.skipped.items():
         click.echo(f"{name}: skipped ({reason})")
     click.echo(f"wrote {len(report.tasks)} Harbor tasks ({prompt_mode}, {split}) to {report.out}")
+
+
+def _first_cases(limit_text: str | None) -> int | None:
+    """``--limit`` read as eval reads it; an export takes the first N cases of its pool
+    (a range names cases of a split, which an export's pool is not)."""
+    limit = parse_limit(limit_text)
+    if isinstance(limit, tuple):
+        raise ConfigError(
+            f"export takes --limit N (the first N cases), not a range ({limit_text})."
+        )
+    return limit

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..data.cases import resolve_source
+from ._options import data_dir_option, hub_option, revision_option, split_option
 
 
 @click.command(name="import-harbor")
@@ -17,23 +18,17 @@ from ..data.cases import resolve_source
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="The run folder to create (default: runs/harbor-<jobs folder name>).",
+    help="The run folder to create [default: runs/harbor-<jobs folder name>].",
 )
-@click.option(
-    "--split",
-    type=click.Choice(["hard", "smoke", "whole"]),
-    default="hard",
-    show_default=True,
-    help="The split the tasks were exported from (DAR's are hard).",
-)
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None)
-@click.option("--hub", is_flag=True, help="Read the data from the Hugging Face hub.")
-@click.option("--revision", default=None, help="Hub revision (with --hub).")
+@split_option()
+@data_dir_option()
+@hub_option
+@revision_option
 def command(
     jobs_dir: Path,
     out: Path | None,
     split: str,
-    data_dir: str | None,
+    data_dir: Path | None,
     hub: bool,
     revision: str | None,
 ) -> None:

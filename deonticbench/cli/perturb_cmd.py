@@ -7,34 +7,37 @@ from pathlib import Path
 import click
 
 from ..data.domains import parse_domains
-from ..data.sources import SPLITS, resolve_source
+from ..data.sources import resolve_source
 from ..settings.perturb import perturb_split
+from ._options import RenamingCommand, data_dir_option, domains_option, hub_option, split_option
 
 
-@click.command()
-@click.option(
-    "--domains",
-    "domains_spec",
-    default="sara_numeric,airline",
-    show_default=True,
-    help="Comma-separated numeric domains.",
-)
-@click.option("--split", type=click.Choice(SPLITS), default="hard", show_default=True)
+@click.command(cls=RenamingCommand, renamed={"--seed": "--perturb-seed"})
+@domains_option("sara_numeric,airline", dest="domains_spec")
+@split_option()
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
     help="A new data folder (upstream layout) for the variants; use it with --data-dir.",
 )
-@click.option("--variants", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the new amounts.")
 @click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Local data folder of the originals [default: DEONTICBENCH_DATA, else the hub].",
+    "--variants",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Variants made of each case, each with new amounts.",
 )
-@click.option("--hub", is_flag=True, help="Load the originals from the Hugging Face hub.")
+@click.option(
+    "--perturb-seed",
+    "seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the variants' new amounts.",
+)
+@data_dir_option()
+@hub_option
 def command(
     domains_spec: str,
     split: str,

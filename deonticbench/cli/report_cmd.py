@@ -6,10 +6,15 @@ from pathlib import Path
 
 import click
 
-from ._options import bootstrap_options
+from ._options import (
+    RENAMED_BOOTSTRAP_SEED,
+    RenamingCommand,
+    bootstrap_options,
+    data_dir_option,
+)
 
 
-@click.command(name="report")
+@click.command(name="report", cls=RenamingCommand, renamed=RENAMED_BOOTSTRAP_SEED)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--out",
@@ -19,12 +24,7 @@ from ._options import bootstrap_options
     "./report.html for several].",
 )
 @bootstrap_options
-@click.option(
-    "--data-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Data mirror to rebuild the prompts from [default: the run's, else DEONTICBENCH_DATA].",
-)
+@data_dir_option("the run's, else DEONTICBENCH_DATA; used to rebuild the prompts")
 @click.option(
     "--reader-sensitivity",
     is_flag=True,

@@ -46,7 +46,13 @@ from ..scoring.tables import (
     to_json,
 )
 from ..scoring.usage import UsageRow, usage_rows, usage_table
-from ._options import bootstrap_options
+from ._options import (
+    RENAMED_BOOTSTRAP_SEED,
+    RenamingCommand,
+    bootstrap_options,
+    json_option,
+    signal_option,
+)
 
 if TYPE_CHECKING:
     from ..reliability.api import ScoreExtras
@@ -59,7 +65,7 @@ class ReportWriteError(DeonticBenchError):
     pass
 
 
-@click.command(name="score")
+@click.command(name="score", cls=RenamingCommand, renamed=RENAMED_BOOTSTRAP_SEED)
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @bootstrap_options
 @click.option(
@@ -68,10 +74,11 @@ class ReportWriteError(DeonticBenchError):
     type=click.Choice(FORMATS),
     default="table",
     show_default=True,
-    help="What to print: Table 2 as text/markdown/latex, json, or one CSV table: the long "
+    help="What to print: Table 2 as text/markdown/latex, or one CSV table: the long "
     "table (with the paper's cells under --against paper) or, with --compare, the paired "
-    "differences.",
+    "differences (json: the old spelling of --json).",
 )
+@json_option
 @click.option(
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
@@ -106,12 +113,7 @@ class ReportWriteError(DeonticBenchError):
     help="YAML of what an abstention and a wrong answer cost per domain: expected cost per "
     "case of always-answer, always-abstain and the best selective policy.",
 )
-@click.option(
-    "--signal",
-    default="consistency",
-    show_default=True,
-    help="The confidence signal the selective policy of --costs thresholds.",
-)
+@signal_option
 @click.option(
     "--reading",
     type=click.Choice(READERS),
@@ -137,6 +139,7 @@ def command(
     replicates: int,
     seed: int,
     fmt: str,
+    as_json: bool,
     out: Path | None,
     against: str | None,
     compare: bool,
@@ -150,6 +153,13 @@ def command(
     dar_rules: bool,
 ) -> None:
     """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
+    if fmt == "json":
+        click.echo(
+            "note: score --format json is now --json; the old spelling goes in a later release.",
+            err=True,
+        )
+    elif as_json:
+        fmt = "json"
     if compare and len(run_dirs) < 2:
         raise click.UsageError("--compare needs at least two run folders.")
     # start-up: ``deonticbench --help`` imports every command's module

@@ -5,11 +5,18 @@ from __future__ import annotations
 import click
 
 from ..errors import missing_extra
+from ._options import timeout_option
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8000,
+    show_default=True,
+    help="TCP port to listen on.",
+)
 @click.option(
     "--mode",
     type=click.Choice(["paper", "eval", "grounded"]),
@@ -18,19 +25,14 @@ from ..errors import missing_extra
     help="paper: B.5.2's three-level reward; eval: the benchmark's own judging; grounded: "
     "correct and derived from the case's facts (labels need case_constants).",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=20.0,
-    show_default=True,
-    help="Seconds each program may run (the paper uses 20).",
-)
+@timeout_option
 @click.option(
     "--max-batches",
     type=click.IntRange(min=1),
     default=4,
     show_default=True,
-    help="Requests scored at once; later ones wait.",
+    help="Batches scored at once: each POST /get_reward request is one batch of "
+    "completions; later requests wait.",
 )
 @click.option(
     "--limit-concurrency",

@@ -7,45 +7,31 @@ import time
 
 import click
 
-from ..data.cases import SPLITS
 from ..data.domains import parse_domains
 from ..data.sources import resolve_source
 from ..evaluation.validate import DomainReport, validate
-from ..solver import DEFAULT_TIMEOUT_S, ExecutorKind, Limits
-from ._options import executor_option
+from ..solver import ExecutorKind, Limits
+from ._options import (
+    data_dir_option,
+    domains_option,
+    executor_option,
+    hub_option,
+    json_option,
+    split_option,
+    timeout_option,
+    workers_option,
+)
 
 
 @click.command()
-@click.option("--split", type=click.Choice(SPLITS), default="hard", show_default=True)
-@click.option(
-    "--domains",
-    "domains_spec",
-    default="all",
-    show_default=True,
-    help="Comma-separated domain names, or 'all'.",
-)
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Local data folder in the upstream layout (default: $DEONTICBENCH_DATA, else the hub).",
-)
-@click.option("--hub", is_flag=True, help="Load the cases from the Hugging Face hub.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Seconds per program.",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Programs run at once (default: cores + 1).",
-)
+@split_option()
+@domains_option(dest="domains_spec")
+@data_dir_option()
+@hub_option
+@timeout_option
+@workers_option
 @executor_option
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 def command(
     split: str,
     domains_spec: str,

@@ -122,14 +122,14 @@ def test_llamafactory_sft(tmp_path: Path, hard: dict[str, list[Case]]) -> None:
 
 
 def test_trl_sft_prompts_are_the_harness_prompts(tmp_path: Path) -> None:
-    export(tmp_path, "trl-sft", "--prompt-mode", "few-shot", "--seed", "3")
+    export(tmp_path, "trl-sft", "--prompt-mode", "few-shot", "--exemplar-seed", "3")
     rows = load("json", tmp_path / "train.jsonl", tmp_path)
     assert rows.column_names == ["prompt", "completion"]
     first = rows[0]
     assert [m["role"] for m in first["prompt"]] == ["system", "user"]
     assert [m["role"] for m in first["completion"]] == ["assistant"]
     grpo = tmp_path / "grpo"
-    export(grpo, "trl-grpo", "--prompt-mode", "few-shot", "--seed", "3")
+    export(grpo, "trl-grpo", "--prompt-mode", "few-shot", "--exemplar-seed", "3")
     ids = load("json", grpo / "train.jsonl", tmp_path)
     for row, meta in zip(rows, ids, strict=True):
         expected = harness_prompt(meta["domain"], meta["case_id"], "few-shot", seed=3)

@@ -135,7 +135,7 @@ def deonticbench_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[
 
 
 def scores_json(tmp_path: Path, run: Path) -> list[dict[str, Any]]:
-    done = deonticbench_cli(tmp_path, "score", str(run), "-B", str(B), "--format", "json")
+    done = deonticbench_cli(tmp_path, "score", str(run), "-B", str(B), "--json")
     assert done.returncode == 0, done.stderr
     rows: list[dict[str, Any]] = json.loads(done.stdout)["runs"][0]["scores"]
     return rows

@@ -230,7 +230,7 @@ def test_score_prints_the_format_table_after_the_usage_table(constrained: Path) 
 def test_score_json_and_the_written_files_hold_the_format_rows(
     constrained: Path, tmp_path: Path
 ) -> None:
-    result = CliRunner().invoke(cli, ["score", str(constrained), "--format", "json"])
+    result = CliRunner().invoke(cli, ["score", str(constrained), "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     housing = next(r for r in doc["format"] if r["domain"] == "housing")
@@ -255,7 +255,7 @@ def test_a_prompted_run_has_no_format_table(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["score", str(prompted), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert not (out / "format.csv").exists()
-    doc = json.loads(CliRunner().invoke(cli, ["score", str(prompted), "--format", "json"]).stdout)
+    doc = json.loads(CliRunner().invoke(cli, ["score", str(prompted), "--json"]).stdout)
     assert doc["format"] == []
 
 

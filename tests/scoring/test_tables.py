@@ -86,7 +86,7 @@ def test_latex_and_json_formats(runs: tuple[Path, Path]) -> None:
     assert code == 0
     assert out.startswith("\\begin{tabular}") and out.rstrip().endswith("\\end{tabular}")
     assert "$^{+" in out and "}_{-" in out
-    code, out, _ = _invoke(str(runs[0]), "-B", "50", "--format", "json", "--seed", "4")
+    code, out, _ = _invoke(str(runs[0]), "-B", "50", "--json", "--bootstrap-seed", "4")
     assert code == 0
     doc = json.loads(out)
     (run,) = doc["runs"]
@@ -96,9 +96,9 @@ def test_latex_and_json_formats(runs: tuple[Path, Path]) -> None:
 
 
 def test_seed_changes_the_intervals_and_repeats_exactly(runs: tuple[Path, Path]) -> None:
-    one = _invoke(str(runs[0]), "-B", "80", "--seed", "1", "--format", "csv")[1]
-    again = _invoke(str(runs[0]), "-B", "80", "--seed", "1", "--format", "csv")[1]
-    other = _invoke(str(runs[0]), "-B", "80", "--seed", "2", "--format", "csv")[1]
+    one = _invoke(str(runs[0]), "-B", "80", "--bootstrap-seed", "1", "--format", "csv")[1]
+    again = _invoke(str(runs[0]), "-B", "80", "--bootstrap-seed", "1", "--format", "csv")[1]
+    other = _invoke(str(runs[0]), "-B", "80", "--bootstrap-seed", "2", "--format", "csv")[1]
     assert one == again
     assert one != other
 

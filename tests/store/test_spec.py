@@ -95,7 +95,7 @@ def test_config_json_is_built_from_the_spec_and_scoring_reads_it_back(tmp_path: 
     out = tmp_path / "run"
     argv = [sys.executable, "-m", "deonticbench", "eval", "--model", "reference"]
     argv += ["--domains", "airline", "--split", "smoke", "--modes", "direct", "-k", "2"]
-    argv += ["--limit", "2", "--seed", "3", "--concurrency", "5", "--out", str(out)]
+    argv += ["--limit", "2", "--exemplar-seed", "3", "--concurrency", "5", "--out", str(out)]
     env = {**os.environ, "DEONTICBENCH_DATA": DATA}
     env["DEONTICBENCH_CACHE"] = str(tmp_path / "cache.sqlite")
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)

@@ -1,0 +1,137 @@
+"""One vocabulary across the command line: walks every click command there is (so an
+option added later is held to it too) and fails on an option without help, a default
+written other than ``[default: ...]``, one name with two types or two helps, one help
+under two names, and a command that prints JSON without ``--json``.  Old spellings of
+renamed options keep working for a release, with a one-line note on stderr."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+from synthetic_runs import write_synthetic_run
+
+from deonticbench.cli import cli
+from deonticbench.cli._options import PER_COMMAND_OPTIONS
+
+_DEFAULT = re.compile(r"\s*\[default: [^\]]*\]")
+_JSON = re.compile(r"(?<![.\w])json\b", re.IGNORECASE)  # not a file name (tokenizer.json)
+
+
+def _commands(group: click.Group, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
+        path = f"{prefix}{name}"
+        if isinstance(command, click.Group):
+            yield from _commands(command, f"{path} ")
+        else:
+            yield path, command
+
+
+def _options() -> list[tuple[str, click.Option]]:
+    return [
+        (path, p)
+        for path, command in _commands(cli)
+        for p in command.params
+        if isinstance(p, click.Option) and not p.hidden
+    ]
+
+
+def _name(option: click.Option) -> str:
+    longs = [o for o in option.opts if o.startswith("--")]
+    return longs[0] if longs else option.opts[0]
+
+
+def _kind(option: click.Option) -> str:
+    """What an option takes: its type's class (a Path also its file/folder rule), flag or
+    not, and its metavar."""
+    kind = type(option.type).__name__
+    if isinstance(option.type, click.Path):
+        kind += f"(file_okay={option.type.file_okay}, dir_okay={option.type.dir_okay})"
+    return f"{kind} flag={option.is_flag} metavar={option.metavar}"
+
+
+def _meaning(option: click.Option) -> str:
+    return _DEFAULT.sub("", option.help or "").strip()
+
+
+def test_there_are_commands_to_walk() -> None:
+    assert {"eval", "score", "report", "export", "perturb"} <= {p for p, _ in _commands(cli)}
+
+
+def test_every_option_has_help_with_its_default_written_one_way() -> None:
+    bare = [f"{path} {_name(o)}" for path, o in _options() if not (o.help or "").strip()]
+    assert bare == []
+    other_form = [f"{path} {_name(o)}" for path, o in _options() if "(default" in (o.help or "")]
+    assert other_form == []
+
+
+def test_one_name_has_one_type_and_one_help() -> None:
+    kinds: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    helps: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for path, option in _options():
+        kinds[_name(option)][_kind(option)].append(path)
+        helps[_name(option)][_meaning(option)].append(path)
+    two_types = {
+        n: dict(k) for n, k in kinds.items() if len(k) > 1 and n not in PER_COMMAND_OPTIONS
+    }
+    assert two_types == {}
+    two_helps = {
+        n: dict(h) for n, h in helps.items() if len(h) > 1 and n not in PER_COMMAND_OPTIONS
+    }
+    assert two_helps == {}
+    # An exemption names an option that several commands have, each in its own words.
+    assert all(sum(len(v) for v in helps[n].values()) > 1 for n in PER_COMMAND_OPTIONS)
+
+
+def test_one_help_has_one_name() -> None:
+    names: dict[str, set[str]] = defaultdict(set)
+    for _path, option in _options():
+        names[_meaning(option)].add(_name(option))
+    assert {h: n for h, n in names.items() if len(n) > 1} == {}
+
+
+def test_a_command_that_can_print_json_has_json() -> None:
+    """JSON named in an option's help or choices means the command can print it: then
+    ``--json`` is how it is asked for."""
+    lacking = []
+    for path, command in _commands(cli):
+        options = [p for p in command.params if isinstance(p, click.Option)]
+        if "--json" in {o for p in options for o in p.opts}:
+            continue
+        for p in options:
+            choices = list(p.type.choices) if isinstance(p.type, click.Choice) else []
+            if _JSON.search(p.help or "") or "json" in choices:
+                lacking.append(f"{path} {_name(p)}")
+    assert lacking == []
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "deonticbench", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_old_spellings_still_work_with_a_one_line_note(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    write_synthetic_run(run, "openai:gpt-4.1")
+    new = _cli("score", str(run), "--bootstrap-seed", "7", "-B", "50", "--json")
+    old = _cli("score", str(run), "--seed=7", "-B", "50", "--format", "json")
+    assert new.returncode == 0 and old.returncode == 0, old.stderr
+    assert json.loads(new.stdout) == json.loads(old.stdout)
+    notes = [line for line in old.stderr.splitlines() if "old spelling" in line]
+    assert notes == [
+        "note: score --seed is now --bootstrap-seed; the old spelling goes in a later release.",
+        "note: score --format json is now --json; the old spelling goes in a later release.",
+    ]
+    assert "old spelling" not in new.stderr
+    help_text = _cli("score", "--help").stdout
+    assert "--bootstrap-seed" in help_text and "--seed " not in help_text

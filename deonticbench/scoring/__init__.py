@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..store.folder import RunFolderError
 from .agent_format import FormatRow, first_turn_stop, format_rows, format_table
-from .figures import build_figure, draw_figure, figure_png
+from .figures import build_figure, draw_figure, figure_modes, figure_png, figure_png_and_modes
 from .metrics import (
     DEFAULT_BOOTSTRAP,
     NEGATIVE,
@@ -144,7 +144,9 @@ __all__ = [
     "effective_class",
     "encode",
     "estimated_cost",
+    "figure_modes",
     "figure_png",
+    "figure_png_and_modes",
     "first_turn_stop",
     "format_rows",
     "format_table",

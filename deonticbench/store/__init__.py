@@ -15,11 +15,19 @@ from __future__ import annotations
 from .batches import BATCHES_NAME, BatchLog, Chunk
 from .config import CASE_ORDER_KEY, CONFIG_NAME, check_resumable, config_mismatch, read_config
 from .environment import environment_facts
-from .folder import RunFolder, is_run_folder, set_aside
+from .folder import RunFolder, RunFolderError, is_run_folder, require_run_folder, set_aside
 from .imported import ImportedRun, refuse_existing, write_imported_run
 from .naming import find_resumable, model_slug, new_run_path
 from .provenance import build_config, imported_config
-from .record import STOP_REASONS, TURN_KINDS, AgentInfo, Attempt, Record, RecordKey
+from .record import (
+    STOP_EXPLANATIONS,
+    STOP_REASONS,
+    TURN_KINDS,
+    AgentInfo,
+    Attempt,
+    Record,
+    RecordKey,
+)
 from .records_file import RECORDS_NAME, iter_records, read_records, write_replay_file
 from .spec import (
     AGENT_TOOL_SETS,
@@ -48,6 +56,7 @@ __all__ = [
     "DEFAULT_CONCURRENCY",
     "RECORDS_NAME",
     "SPEC_SCHEMA",
+    "STOP_EXPLANATIONS",
     "STOP_REASONS",
     "TURN_KINDS",
     "AgentInfo",
@@ -59,6 +68,7 @@ __all__ = [
     "Record",
     "RecordKey",
     "RunFolder",
+    "RunFolderError",
     "RunSpec",
     "add_agent_turn",
     "add_step",
@@ -78,6 +88,7 @@ __all__ = [
     "read_records",
     "read_trajectory",
     "refuse_existing",
+    "require_run_folder",
     "set_aside",
     "trajectory_path",
     "write_imported_run",

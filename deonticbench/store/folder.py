@@ -33,7 +33,7 @@ def require_run_folder(path: str | os.PathLike[str]) -> Path:
         raise RunFolderError(f"{folder} is not a run folder: no such directory.")
     if not folder.is_dir():
         raise RunFolderError(f"{folder} is not a run folder: it is a file.")
-    if not (folder / CONFIG_NAME).is_file() and not (folder / RECORDS_NAME).is_file():
+    if not is_run_folder(folder):
         raise RunFolderError(
             f"{folder} is not a run folder: it has neither {CONFIG_NAME} nor {RECORDS_NAME}."
         )

@@ -23,7 +23,7 @@ from ..prompting.modes import MODES, VERBAL_MODE, Mode, parse_modes
 from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
 from ..prompting.protocol import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ..scoring.notes import run_notes
-from ..solver import DEFAULT_TIMEOUT_S, ExecutorKind, Limits
+from ..solver import ExecutorKind, Limits
 from ..store.batches import BatchLog
 from ..store.folder import RunFolder
 from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
@@ -39,6 +39,7 @@ from ._options import (
     limit_option,
     revision_option,
     split_option,
+    timeout_option,
     workers_option,
 )
 
@@ -126,16 +127,7 @@ def _positive(name: str, value: int | None) -> None:
     "exemplars, the registry's sampling).  Agentic modes and the settings always use the "
     "harness's templates (docs/prompts.md, Protocols).",
 )
-@click.option(
-    "--timeout",
-    "program_timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Wall-clock seconds each program may run (the paper's B.1: 20 s, under either "
-    "protocol).  Upstream's scripts/run_swipl.sh stops programs at 10 s: --timeout 10 "
-    "reproduces that.",
-)
+@timeout_option("program_timeout")
 @click.option(
     "--distractors",
     type=click.IntRange(min=0),

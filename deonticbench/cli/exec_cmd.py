@@ -22,7 +22,7 @@ from ._options import executor_option, json_option, timeout_option
     default=None,
     help="Read the answer as this domain's (and apply its entrypoint repair).",
 )
-@timeout_option
+@timeout_option()
 @executor_option
 @json_option
 @click.option(

@@ -59,7 +59,7 @@ HARBOR = "harbor"
 )
 @exemplar_seed_option
 @limit_option
-@timeout_option
+@timeout_option()
 @data_dir_option()
 @hub_option
 @revision_option

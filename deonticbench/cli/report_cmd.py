@@ -11,6 +11,7 @@ from ._options import (
     RenamingCommand,
     bootstrap_options,
     data_dir_option,
+    reader_sensitivity_option,
 )
 
 
@@ -25,13 +26,7 @@ from ._options import (
 )
 @bootstrap_options
 @data_dir_option("the run's, else DEONTICBENCH_DATA; used to rebuild the prompts")
-@click.option(
-    "--reader-sensitivity",
-    is_flag=True,
-    help="Also a section on how far each first-attempt figure moves between the harness's "
-    "reader and the paper's on the same stored replies (runs every program again in the "
-    "sandbox, so it takes as long as the run's programs did).",
-)
+@reader_sensitivity_option
 def command(
     run_dirs: tuple[Path, ...],
     out: Path | None,

@@ -51,6 +51,7 @@ from ._options import (
     RenamingCommand,
     bootstrap_options,
     json_option,
+    reader_sensitivity_option,
     signal_option,
 )
 
@@ -121,13 +122,7 @@ class ReportWriteError(DeonticBenchError):
     "reader before scoring: paper (upstream's scripts') or harness; programs run again in "
     "the sandbox where needed; records.jsonl is not changed.",
 )
-@click.option(
-    "--reader-sensitivity",
-    is_flag=True,
-    help="Also how far each first-attempt figure moves between the harness's reader and "
-    "the paper's on the same stored replies (runs every program again in the sandbox, so "
-    "it takes as long as the run's programs did).",
-)
+@reader_sensitivity_option
 @click.option(
     "--dar-rules",
     is_flag=True,

@@ -25,7 +25,7 @@ from ._options import timeout_option
     help="paper: B.5.2's three-level reward; eval: the benchmark's own judging; grounded: "
     "correct and derived from the case's facts (labels need case_constants).",
 )
-@timeout_option
+@timeout_option()
 @click.option(
     "--max-batches",
     type=click.IntRange(min=1),

@@ -28,7 +28,7 @@ from ._options import (
 @domains_option(dest="domains_spec")
 @data_dir_option()
 @hub_option
-@timeout_option
+@timeout_option()
 @workers_option
 @executor_option
 @json_option

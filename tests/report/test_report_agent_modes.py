@@ -81,8 +81,11 @@ def _figure_modes(web: Any) -> dict[str, list[str]]:
 def _table_settings(web: Any) -> list[str]:
     return list(
         web.execute_script(
+            "var heads = Array.from(document.querySelectorAll('#table2 thead th'))"
+            ".map(function (th) { return th.textContent; });"
+            "var at = heads.indexOf('Setting');"
             "return Array.from(document.querySelectorAll('#table2 tbody tr'))"
-            ".map(function (tr) { return tr.cells[1].textContent; });"
+            ".map(function (tr) { return tr.cells[at].textContent; });"
         )
     )
 

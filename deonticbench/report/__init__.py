@@ -37,7 +37,7 @@ from .._paths import RESOURCES
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..errors import DeonticBenchError
 from ..prompting.chat import Message
-from ..prompting.modes import MODE_ORDER
+from ..prompting.modes import ALL_MODES
 from ..prompting.render import Prompt, prompt_hash
 from ..scoring.agent_format import format_rows, format_table
 from ..scoring.figures import figure_png_and_modes
@@ -231,7 +231,7 @@ def _samples(
     interner = _Interner()
     notes: list[str] = []
     domain_order = {d: i for i, d in enumerate(DISPLAY_ORDER)}
-    mode_order = {m: i for i, m in enumerate(MODE_ORDER)}
+    mode_order = {m: i for i, m in enumerate(ALL_MODES)}
     for run_index, s in enumerate(scores):
         run = s.run
         book = prompt_book(run.config, run.records, data_dir)

@@ -10,9 +10,19 @@ import click
 
 from ..data.cases import resolve_source
 from ..solver import Limits
+from ._options import (
+    RenamingCommand,
+    data_dir_option,
+    hub_option,
+    revision_option,
+    split_option,
+    timeout_option,
+)
 
 
-@click.command(name="import-upstream")
+# --model is eval's backend spec; here the option names a folder of upstream's outputs,
+# another thing, so it has its own name (the first spelling still works for a release).
+@click.command(name="import-upstream", cls=RenamingCommand, renamed={"--model": "--model-folder"})
 @click.argument("outputs_dir", type=click.Path(path_type=Path))
 @click.option(
     "--out",
@@ -21,41 +31,25 @@ from ..solver import Limits
     help="The run folder to create (it must not hold a run yet).",
 )
 @click.option(
-    "--model",
+    "--model-folder",
+    "model",
     default=None,
     help="The model whose outputs to import, as its folder path below each mode folder "
     "(e.g. openai/gpt-4.1-2025-04-14): needed when OUTPUTS_DIR holds several models, or "
     "names the model when the files sit directly in the mode folders.",
 )
-@click.option(
-    "--split",
-    type=click.Choice(["hard", "smoke", "whole"]),
-    default="hard",
-    show_default=True,
-    help="The split the outputs were generated from (their cases are matched to it by id).",
-)
-@click.option(
-    "--timeout",
-    type=float,
-    default=Limits.timeout_s,
-    show_default=True,
-    help="Seconds each program may run (upstream's run_swipl.sh uses 10).",
-)
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="The data folder in the upstream layout (default: $DEONTICBENCH_DATA, else the hub).",
-)
-@click.option("--hub", is_flag=True, help="Read the data from the Hugging Face hub.")
-@click.option("--revision", default=None, help="Hub revision (with --hub).")
+@split_option()
+@timeout_option()
+@data_dir_option()
+@hub_option
+@revision_option
 def command(
     outputs_dir: Path,
     out: Path,
     model: str | None,
     split: str,
     timeout: float,
-    data_dir: str | None,
+    data_dir: Path | None,
     hub: bool,
     revision: str | None,
 ) -> None:

@@ -116,9 +116,7 @@ def test_score_uses_one_domain_order_everywhere(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["score", str(run), "-B", "20", "--format", "csv"])
     domains = list(dict.fromkeys(r["domain"] for r in csv.DictReader(io.StringIO(result.stdout))))
     assert domains == list(TABLE_DOMAINS) == list(DISPLAY_ORDER)
-    listed = json.loads(
-        CliRunner().invoke(cli, ["score", str(run), "-B", "20", "--json"]).stdout
-    )
+    listed = json.loads(CliRunner().invoke(cli, ["score", str(run), "-B", "20", "--json"]).stdout)
     assert list(dict.fromkeys(s["domain"] for s in listed["runs"][0]["scores"])) == domains
 
 

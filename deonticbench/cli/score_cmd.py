@@ -16,13 +16,14 @@ from ..errors import ConfigError, DeonticBenchError
 from ..prompting.modes import ALL_MODES
 from ..prompting.protocol import READERS
 from ..scoring.agent_format import FormatRow, format_rows, format_table
-from ..scoring.notes import cross_protocol_note, protocol_notes
+from ..scoring.notes import protocol_notes
 from ..scoring.scores import (
     Comparison,
     NothingToScoreError,
     RunScores,
     compare,
     compare_modes,
+    comparisons_note,
     require_scorable,
     score_runs,
 )
@@ -173,32 +174,8 @@ def command(
             click.echo(_wrapped(f"{s.run.path}: {note}"), err=True)
     require_scorable(scores)
     if against == "paper":
-        for note in protocol_notes([(str(s.run.path), s.run.protocol) for s in scores]):
-            click.echo(_wrapped(f"note: {note}"), err=True)
-    if against == "paper":
-        for s in scores:
-            split = s.run.split
-            if split not in (None, "hard"):
-                click.echo(
-                    f"{s.run.path}: note: the paper's rows are on the hard split; "
-                    f"this run is on {split!r}, so the two are not comparable.",
-                    err=True,
-                )
-    comparisons = _compare_all(scores, replicates, seed) if compare else []
-    comparisons += [c for p in pairs for c in _pair(scores, p, replicates, seed)]
-    if pair_modes:
-        paired = pair_modes_of(scores, replicates, seed)
-        if not paired:
-            raise NothingToScoreError(
-                "--pair-modes found no agentic mode with its prompted counterpart in the "
-                "given run folders."
-            )
-        comparisons += paired
-    across = cross_protocol_note(
-        [(f"{c.run_b} - {c.run_a} {c.mode}", c.protocol_a, c.protocol_b) for c in comparisons]
-    )
-    if across:
-        click.echo(_wrapped(f"note: {across}"), err=True)
+        _note_against_paper(scores)
+    comparisons = _comparisons(scores, compare, pairs, pair_modes, replicates, seed)
     extras = None
     if reliability or costs_file is not None:
         # start-up: ``deonticbench --help`` imports every command's module
@@ -217,18 +194,7 @@ def command(
 
         sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=seed)
     if out is None:
-        click.echo(
-            _stdout_text(scores, comparisons, fmt, against == "paper", sensitivity), nl=False
-        )
-        if sensitivity and fmt == "csv":
-            click.echo("note: the reader-sensitivity table is written with --out.", err=True)
-        if extras and fmt in ("csv", "json"):
-            # One loadable document on stdout: the extra tables go to --out.
-            click.echo("note: the reliability and cost tables are written with --out.", err=True)
-        elif extras:
-            for table in extras.tables:
-                text = render(table, fmt if fmt in ("markdown", "latex") else "table")
-                click.echo("\n" + text, nl=False)
+        _print_stdout(scores, comparisons, fmt, against == "paper", sensitivity, extras)
         if dar_rules:
             _print_dar_rules(scores)
         return
@@ -241,6 +207,69 @@ def command(
             f"Cannot write the report to {out}: {exc.strerror or exc}."
         ) from None
     click.echo(f"wrote {len(written)} files to {out}: {', '.join(p.name for p in written)}")
+
+
+def _note_against_paper(scores: Sequence[RunScores]) -> None:
+    """``--against paper``: say which runs' figures the published cells do not compare
+    with (another protocol, another split)."""
+    for note in protocol_notes([(str(s.run.path), s.run.protocol) for s in scores]):
+        click.echo(_wrapped(f"note: {note}"), err=True)
+    for s in scores:
+        split = s.run.split
+        if split not in (None, "hard"):
+            click.echo(
+                f"{s.run.path}: note: the paper's rows are on the hard split; "
+                f"this run is on {split!r}, so the two are not comparable.",
+                err=True,
+            )
+
+
+def _comparisons(
+    scores: Sequence[RunScores],
+    compare: bool,
+    pairs: Sequence[str],
+    pair_modes: bool,
+    replicates: int,
+    seed: int,
+) -> list[Comparison]:
+    """The paired differences asked for (--compare, --pair, --pair-modes), with a note
+    when any sets figures of two protocols against each other."""
+    comparisons = _compare_all(scores, replicates, seed) if compare else []
+    comparisons += [c for p in pairs for c in _pair(scores, p, replicates, seed)]
+    if pair_modes:
+        paired = pair_modes_of(scores, replicates, seed)
+        if not paired:
+            raise NothingToScoreError(
+                "--pair-modes found no agentic mode with its prompted counterpart in the "
+                "given run folders."
+            )
+        comparisons += paired
+    across = comparisons_note(comparisons)
+    if across:
+        click.echo(_wrapped(f"note: {across}"), err=True)
+    return comparisons
+
+
+def _print_stdout(
+    scores: Sequence[RunScores],
+    comparisons: Sequence[Comparison],
+    fmt: str,
+    paper: bool,
+    sensitivity: Sequence[tuple[str, SensitivityRow]],
+    extras: ScoreExtras | None,
+) -> None:
+    """Without --out: the tables on stdout in ``fmt``; what one loadable document (CSV,
+    JSON) cannot hold is said to go to --out."""
+    click.echo(_stdout_text(scores, comparisons, fmt, paper, sensitivity), nl=False)
+    if sensitivity and fmt == "csv":
+        click.echo("note: the reader-sensitivity table is written with --out.", err=True)
+    if extras and fmt in ("csv", "json"):
+        # One loadable document on stdout: the extra tables go to --out.
+        click.echo("note: the reliability and cost tables are written with --out.", err=True)
+    elif extras:
+        for table in extras.tables:
+            text = render(table, fmt if fmt in ("markdown", "latex") else "table")
+            click.echo("\n" + text, nl=False)
 
 
 def _wrapped(note: str) -> str:

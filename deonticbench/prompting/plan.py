@@ -211,14 +211,7 @@ def plan_run(
             )
         ks[domain.name] = _k_of(domain, k)
         planner = _DomainPlanner(
-            domain=domain,
-            k=ks[domain.name],
-            modes=modes,
-            protocol=protocol,
-            paper=paper,
-            seed=seed,
-            retrieved=exemplars == "retrieved",
-            given=given,
+            domain, ks[domain.name], modes, protocol, paper, seed, exemplars == "retrieved", given
         )
         planner.find_exemplars(source, everything, cases, given_parts, notes)
         for case in cases:
@@ -227,16 +220,7 @@ def plan_run(
             setting_notes[f"{domain.name}/exemplars"] = planner.split_shots.note()
     check_ids_found(case_ids, selected)
     return RunPlan(
-        list(domains),
-        split,
-        list(modes),
-        ks,
-        units,
-        seed,
-        notes,
-        source,
-        setting_notes,
-        protocol=protocol,
+        list(domains), split, list(modes), ks, units, seed, notes, source, setting_notes, protocol
     )
 
 

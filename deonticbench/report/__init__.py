@@ -41,16 +41,17 @@ from ..prompting.modes import ALL_MODES
 from ..prompting.render import Prompt, prompt_hash
 from ..scoring.agent_format import format_rows, format_table
 from ..scoring.figures import figure_png_and_modes
-from ..scoring.notes import cross_protocol_note, protocol_notes
+from ..scoring.notes import protocol_notes
 from ..scoring.paper import match_model
 from ..scoring.results import estimated_cost, run_totals
-from ..scoring.scores import STAGES, Comparison, RunScores
+from ..scoring.scores import STAGES, Comparison, RunScores, comparisons_note
 from ..scoring.tables import (
     Table,
     against_paper,
     comparison_table,
     sensitivity_table,
     table2,
+    upstream_bootstrap_table,
 )
 from ..scoring.usage import usage_rows, usage_table
 from ..store.record import STOP_EXPLANATIONS, Attempt, Record
@@ -428,6 +429,67 @@ def _agents_html(scores: Sequence[RunScores]) -> str | None:
     )
 
 
+def _paper_sections(scores: Sequence[RunScores]) -> list[str]:
+    """Beside the paper (the runs of a model it reports, with a note where a split or a
+    protocol makes its cells incomparable), and upstream's own statistics of each run's
+    prompted modes (``upstream_bootstrap``, as its ``bootstrap_outputs.py`` prints them)."""
+    out: list[str] = []
+    matched = [s for s in scores if match_model(s.run.model)]
+    if matched:
+        other_split = [
+            s.run.name for s in matched if s.run.config.get("split") not in (None, "hard")
+        ]
+        caution = (
+            '<p class="muted">The paper\'s rows are on the hard split; '
+            + html.escape(", ".join(other_split))
+            + " ran on another split, so the numbers are not comparable.</p>"
+            if other_split
+            else ""
+        )
+        caution += "".join(
+            f'<p class="muted protocol-note">{html.escape(note)}</p>'
+            for note in protocol_notes([(s.run.name, s.run.protocol) for s in matched])
+        )
+        out.append(
+            '<section id="paper"><h2>Beside the paper</h2>'
+            + caution
+            + table_html(against_paper(matched), "paper-table", paper_rows=True)
+            + "</section>"
+        )
+    table = upstream_bootstrap_table(scores)
+    if table.rows:
+        out.append(
+            '<section id="upstream-bootstrap"><h2>Upstream\'s statistics</h2>'
+            '<p class="muted">Accuracy, abstention and wrong rates with 95% intervals as '
+            "upstream's bootstrap_outputs.py computes them (1,000 replicates, seed 42): "
+            "beside the paper's B.3 metrics above, not instead of them.</p>"
+            + table_html(table, "upstream-bootstrap-table")
+            + "</section>"
+        )
+    return out
+
+
+def _comparison_section(comparisons: Sequence[Comparison]) -> str:
+    note = comparisons_note(comparisons)
+    return (
+        '<section id="comparison"><h2>Paired differences</h2>'
+        + (f'<p class="muted">{html.escape(note)}</p>' if note else "")
+        + table_html(comparison_table(comparisons), "comparison-table")
+        + "</section>"
+    )
+
+
+def _sensitivity_section(sensitivity: Sequence[tuple[str, SensitivityRow]]) -> str:
+    return (
+        '<section id="reader-sensitivity"><h2>How much the figures depend on the reader'
+        '</h2><p class="muted">The same stored replies read by the harness\'s reader and '
+        "by the paper's (upstream's scripts'): a figure that moves far depends on how its "
+        "replies are read as much as on the model.</p>"
+        + table_html(sensitivity_table(sensitivity), "sensitivity-table")
+        + "</section>"
+    )
+
+
 def build_report(
     scores: Sequence[RunScores],
     comparisons: Sequence[Comparison] = (),
@@ -445,51 +507,14 @@ def build_report(
         + table_html(table2(scores), "table2")
         + "</section>"
     )
-    matched = [s for s in scores if match_model(s.run.model)]
-    if matched:
-        other_split = [
-            s.run.name for s in matched if s.run.config.get("split") not in (None, "hard")
-        ]
-        caution = (
-            '<p class="muted">The paper\'s rows are on the hard split; '
-            + html.escape(", ".join(other_split))
-            + " ran on another split, so the numbers are not comparable.</p>"
-            if other_split
-            else ""
-        )
-        caution += "".join(
-            f'<p class="muted protocol-note">{html.escape(note)}</p>'
-            for note in protocol_notes([(s.run.name, s.run.protocol) for s in matched])
-        )
-        sections.append(
-            '<section id="paper"><h2>Beside the paper</h2>'
-            + caution
-            + table_html(against_paper(matched), "paper-table", paper_rows=True)
-            + "</section>"
-        )
+    sections += _paper_sections(scores)
     agents = _agents_html(scores)
     if agents is not None:
         sections.append(agents)
     if comparisons:
-        note = cross_protocol_note(
-            [(f"{c.run_b} - {c.run_a} {c.mode}", c.protocol_a, c.protocol_b) for c in comparisons]
-        )
-        across = [note] if note else []
-        sections.append(
-            '<section id="comparison"><h2>Paired differences</h2>'
-            + "".join(f'<p class="muted">{html.escape(n)}</p>' for n in across)
-            + table_html(comparison_table(comparisons), "comparison-table")
-            + "</section>"
-        )
+        sections.append(_comparison_section(comparisons))
     if sensitivity:
-        sections.append(
-            '<section id="reader-sensitivity"><h2>How much the figures depend on the reader'
-            '</h2><p class="muted">The same stored replies read by the harness\'s reader and '
-            "by the paper's (upstream's scripts'): a figure that moves far depends on how its "
-            "replies are read as much as on the model.</p>"
-            + table_html(sensitivity_table(sensitivity), "sensitivity-table")
-            + "</section>"
-        )
+        sections.append(_sensitivity_section(sensitivity))
     if any(s.groups for s in scores):
         sections.append(f'<section id="figures"><h2>Figures</h2>{_figure_html(scores)}</section>')
     if reliability:

@@ -61,8 +61,11 @@ def paper_models() -> list[str]:
 
 
 def normalise_model(name: str) -> str:
-    """A model name reduced for matching: ``openai:gpt-4.1`` and ``GPT-4.1`` agree."""
+    """A model name reduced for matching: ``openai:gpt-4.1``, ``GPT-4.1`` and a dated pin
+    such as ``openai/gpt-4.1-2025-04-14`` (the folder upstream's scripts write, which
+    ``import-upstream`` takes as the model) agree."""
     base = name.rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+    base = re.sub(r"-(\d{4}-\d{2}-\d{2}|\d{8})$", "", base)
     return re.sub(r"[^a-z0-9]", "", base.lower())
 
 

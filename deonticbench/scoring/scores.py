@@ -57,7 +57,7 @@ from .metrics import (
     point_metric,
     rates,
 )
-from .notes import bootstrap_gap_note, run_notes
+from .notes import bootstrap_gap_note, cross_protocol_note, run_notes
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
@@ -480,27 +480,8 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
             for stage in stages:
                 encoded = encode(domain, chosen, stage)
                 o = encoded.outcomes
-                n_cases_total = len({r.case_id for r in chosen})
-                if o.n_cases < n_cases_total and stage == "first":
-                    notes.append(
-                        f"{domain.name} {mode}: {n_cases_total - o.n_cases} case(s) with an "
-                        "unreadable gold label were not scored"
-                    )
-                planned = run.planned_k(domain.name)
-                short = int((o.present < planned).sum()) if planned else 0
-                if short and stage == "first":
-                    notes.append(
-                        f"{domain.name} {mode}: {short} of {o.n_cases} case(s) have fewer than "
-                        f"K={planned} samples; each is scored on the samples present"
-                    )
-                failed = sum(1 for r in chosen if (r.first if stage == "first" else r.final).error)
-                if failed:
-                    notes.append(
-                        f"{domain.name} {mode} ({stage}): {failed} sample(s) are abstentions "
-                        "because the request failed, not the model; re-run the eval command "
-                        "with --retry-errors to redo them"
-                    )
-                if encoded.disagreements and stage == stages[-1]:
+                notes.extend(_group_notes(run, domain.name, mode, stage, chosen, encoded))
+                if stage == stages[-1] and encoded.disagreements:
                     notes.append(
                         f"{domain.name} {mode} ({stage}): {encoded.disagreements} sample(s) "
                         "whose stored outcome differs from re-judging; re-judged verdicts used"
@@ -535,16 +516,69 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
                         encoded=encoded,
                     )
                 )
-    # Beside the marked figures (``tables``): prompts that showed other cases' answers.
-    notes.extend(
+    notes.extend(_leak_notes(run, groups))
+    return RunScores(
+        run=run, groups=groups, stages=stages, bootstrap=bootstrap_b, seed=seed, notes=notes
+    )
+
+
+IMPORTED_PROVIDERS = frozenset({"inspect", "harbor", "upstream"})
+"""``config.json``'s ``model.provider`` of a run brought in from another tool's outputs."""
+
+
+def _group_notes(
+    run: Run, domain: str, mode: str, stage: str, chosen: list[Record], encoded: Encoded
+) -> list[str]:
+    """The caveats of one group's figure: cases not scored, cases short of K, samples
+    whose request failed (first stage: the first attempts; final: the last)."""
+    notes: list[str] = []
+    o = encoded.outcomes
+    n_cases_total = len({r.case_id for r in chosen})
+    if o.n_cases < n_cases_total and stage == "first":
+        notes.append(
+            f"{domain} {mode}: {n_cases_total - o.n_cases} case(s) with an "
+            "unreadable gold label were not scored"
+        )
+    planned = run.planned_k(domain)
+    short = int((o.present < planned).sum()) if planned else 0
+    if short and stage == "first":
+        notes.append(
+            f"{domain} {mode}: {short} of {o.n_cases} case(s) have fewer than "
+            f"K={planned} samples; each is scored on the samples present"
+        )
+    failed = sum(1 for r in chosen if (r.first if stage == "first" else r.final).error)
+    if failed:
+        model = run.config.get("model")
+        provider = model.get("provider") if isinstance(model, dict) else None
+        redo = (
+            "they failed in the tool that made the replies, so redo them there and import again"
+            if provider in IMPORTED_PROVIDERS
+            else "re-run the eval command with --retry-errors to redo them"
+        )
+        notes.append(
+            f"{domain} {mode} ({stage}): {failed} sample(s) are abstentions "
+            f"because the request failed, not the model; {redo}"
+        )
+    return notes
+
+
+def _leak_notes(run: Run, groups: Sequence[GroupScore]) -> list[str]:
+    """Beside the marked figures (``tables``): prompts that showed other cases' answers,
+    one sentence per domain."""
+    return list(
         dict.fromkeys(
             reference_leak_note(DOMAINS[g.domain].display_name)
             for g in groups
             if shows_reference_programs(run.protocol, g.domain, g.mode)
         )
     )
-    return RunScores(
-        run=run, groups=groups, stages=stages, bootstrap=bootstrap_b, seed=seed, notes=notes
+
+
+def comparisons_note(comparisons: Sequence[Comparison]) -> str | None:
+    """``notes.cross_protocol_note`` of these differences, each labelled as the tables
+    label it: what ``score`` and the report say once under their paired differences."""
+    return cross_protocol_note(
+        [(f"{c.run_b} - {c.run_a} {c.mode}", c.protocol_a, c.protocol_b) for c in comparisons]
     )
 
 

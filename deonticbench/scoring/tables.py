@@ -29,6 +29,7 @@ from .paper import PaperCell, match_model, paper_cells
 if TYPE_CHECKING:  # only a type: re-reading (and the solver) load when asked for
     from .rereading import SensitivityRow
 from .scores import Comparison, GroupScore, RunScores, ScoreRow, score_row, score_rows
+from .upstream_bootstrap import upstream_bootstrap
 
 MISSING = "—"
 
@@ -475,6 +476,48 @@ def sensitivity_table(rows: Sequence[tuple[str, SensitivityRow]]) -> Table:
     )
 
 
+# -- upstream's statistics ---------------------------------------------------------------
+
+
+def upstream_bootstrap_table(scores: Sequence[RunScores]) -> Table:
+    """Each run's ``upstream_bootstrap`` (results.json), as upstream's
+    ``bootstrap_outputs.py`` prints it: accuracy, abstention and wrong rates, bootstrap
+    mean [95% interval], %, in Table 2's domain order."""
+    headers = ["Run", "Domain", "Setting", "Accuracy", "Abstain", "Wrong", "Cases"]
+    rows: list[list[str]] = []
+    for label, s in zip(run_labels(scores), scores, strict=True):
+        block, _ = upstream_bootstrap(s.run.records, s.run.config)
+        for domain in TABLE_DOMAINS:
+            for mode in TABLE_MODE_ORDER:
+                stats = block.get(domain, {}).get(mode)
+                if stats is None:
+                    continue
+                rows.append(
+                    [
+                        label,
+                        DOMAINS[domain].display_name,
+                        MODE_TITLES[mode],
+                        *(
+                            f"{100 * stats[f'mean_{key}']:.1f} "
+                            f"[{100 * stats[f'{short}_ci_low_95']:.1f}, "
+                            f"{100 * stats[f'{short}_ci_high_95']:.1f}]"
+                            for key, short in (
+                                ("accuracy", "acc"),
+                                ("abstain_rate", "abstain"),
+                                ("wrong_rate", "wrong"),
+                            )
+                        ),
+                        str(stats["n_items"]),
+                    ]
+                )
+    return Table(
+        headers,
+        rows,
+        title="Upstream's statistics (scripts/bootstrap_outputs.py), %: the bootstrap mean "
+        "[95% interval] of 1,000 replicates, seed 42, first attempts",
+    )
+
+
 # -- the paper side by side ------------------------------------------------------------
 
 
@@ -551,6 +594,7 @@ def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ())
                 "model": s.run.model,
                 "split": s.run.split,
                 "protocol": s.run.protocol,
+                "upstream_bootstrap": upstream_bootstrap(s.run.records, s.run.config)[0],
                 "stages": list(s.stages),
                 "bootstrap": s.bootstrap,
                 "seed": s.seed,

@@ -42,3 +42,21 @@ def test_runs_table_and_paper_section_name_the_protocol(tmp_path: Path) -> None:
     assert "set figures of different protocols" in " ".join(_text(page, "comparison").split())
     assert LEAK_MARK in _text(page, "scores")
     assert "reference program" in " ".join(_text(page, "notes").split())
+
+
+def test_upstream_statistics_are_shown_as_results_json_holds_them(tmp_path: Path) -> None:
+    from deonticbench.scoring.tables import to_json
+    from deonticbench.scoring.upstream_bootstrap import upstream_bootstrap
+
+    run = _run(tmp_path / "p", "openai:gpt-4.1", "paper")
+    scores = score_runs([run], bootstrap=20)
+    block, _ = upstream_bootstrap(scores[0].run.records, scores[0].run.config)
+    assert to_json(scores)["runs"][0]["upstream_bootstrap"] == block
+    section = " ".join(_text(build_report(scores), "upstream-bootstrap").split())
+    airline = block["airline"]["few-shot"]
+    shown = (
+        f"Airline Few-Shot {100 * airline['mean_accuracy']:.1f} "
+        f"[{100 * airline['acc_ci_low_95']:.1f}, {100 * airline['acc_ci_high_95']:.1f}]"
+    )
+    assert shown in section
+    assert section.count("openai:gpt-4.1") == sum(len(m) for m in block.values())

@@ -225,6 +225,11 @@ def test_model_specs_match_paper_names() -> None:
     assert match_model("anthropic:claude-sonnet-4.5") == "Claude Sonnet 4.5"
     assert match_model("openai:o3") == "o3"
     assert match_model("reference") is None
+    # Dated pins, as upstream's output folders name them (import-upstream's model).
+    assert match_model("openai/gpt-4.1-2025-04-14") == "GPT-4.1"
+    assert match_model("openai:o3-2025-04-16") == "o3"
+    assert match_model("anthropic:claude-sonnet-4-5-20250929") == "Claude Sonnet 4.5"
+    assert match_model("openai:gpt-4.1-mini") is None
 
 
 def test_an_unwritable_out_folder_is_one_sentence(

@@ -220,6 +220,9 @@ def test_imported_outputs_score_as_upstreams_scripts_score_them(
     for (domain, mode), stats in expected.items():
         assert got[domain][mode] == stats, (domain, mode)
     assert len(expected) == 15
+    # Its empty generations are failed requests, to be redone where they were made.
+    failed = [n for n in results["notes"] if "because the request failed" in n]
+    assert failed and all("import again" in n and "--retry-errors" not in n for n in failed)
 
     # the same replies sent through eval --protocol paper (replayed) give the same records
     replay = tmp_path / "replay.jsonl"

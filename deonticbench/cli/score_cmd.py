@@ -17,6 +17,7 @@ from ..prompting.modes import ALL_MODES
 from ..prompting.protocol import READERS
 from ..scoring.agent_format import FormatRow, format_rows, format_table
 from ..scoring.notes import protocol_notes
+from ..scoring.rereading import sensitivity_table
 from ..scoring.scores import (
     Comparison,
     NothingToScoreError,
@@ -41,7 +42,6 @@ from ..scoring.tables import (
     render,
     render_csv,
     render_markdown,
-    sensitivity_table,
     table2,
     terminal_width,
     to_json,

@@ -43,13 +43,13 @@ from ..scoring.agent_format import format_rows, format_table
 from ..scoring.figures import figure_png_and_modes
 from ..scoring.notes import protocol_notes
 from ..scoring.paper import match_model
+from ..scoring.rereading import sensitivity_table
 from ..scoring.results import estimated_cost, run_totals
 from ..scoring.scores import STAGES, Comparison, RunScores, comparisons_note
 from ..scoring.tables import (
     Table,
     against_paper,
     comparison_table,
-    sensitivity_table,
     table2,
     upstream_bootstrap_table,
 )

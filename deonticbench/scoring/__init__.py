@@ -39,6 +39,7 @@ from .rereading import (
     reader_sensitivity,
     reread_run,
     sensitivity_lines,
+    sensitivity_table,
 )
 from .results import (
     PRICE_IN,
@@ -62,6 +63,7 @@ from .scores import (
     Stage,
     compare,
     compare_modes,
+    comparisons_note,
     domain_rng,
     encode,
     load_run,
@@ -91,10 +93,10 @@ from .tables import (
     render_csv,
     render_markdown,
     render_text,
-    sensitivity_table,
     table2,
     terminal_width,
     to_json,
+    upstream_bootstrap_table,
 )
 from .usage import UsageRow, usage_rows, usage_table
 
@@ -137,6 +139,7 @@ __all__ = [
     "compare_modes",
     "comparison_rows",
     "comparison_table",
+    "comparisons_note",
     "correct_matrix",
     "cross_protocol_note",
     "domain_rng",
@@ -185,6 +188,7 @@ __all__ = [
     "table2",
     "terminal_width",
     "to_json",
+    "upstream_bootstrap_table",
     "usage_rows",
     "usage_table",
     "write_results",

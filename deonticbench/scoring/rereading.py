@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.domains import DOMAINS, Domain
-from ..prompting.modes import DIRECT_MODES
+from ..prompting.modes import DIRECT_MODES, MODE_TITLES
 from ..prompting.protocol import (
     PROTOCOL_MODES,
     READERS,
@@ -41,7 +41,7 @@ from ..reading.reader import Reader, reader_for
 from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.record import Attempt, Record
 from .scores import DEFAULT_BOOTSTRAP, READING_KEY, Run, RunScores, load_run, score_run
-from .tables import run_labels
+from .tables import Table, pct, run_labels, signed_points
 
 
 @dataclass(frozen=True)
@@ -285,3 +285,29 @@ def labelled_sensitivity(
         for label, s in zip(run_labels(scores), scores, strict=True)
         for row in reader_sensitivity(s.run, bootstrap=bootstrap, seed=seed)
     ]
+
+
+def sensitivity_table(rows: Sequence[tuple[str, SensitivityRow]]) -> Table:
+    """How far each first-attempt figure moves between the two readers, from each run's
+    (label, ``rereading.SensitivityRow``): point values on the same stored replies."""
+    headers = ["Run", "Domain", "Setting", "Metric", "harness", "paper", "paper - harness"]
+    headers.append("Samples read differently")
+    body = [
+        [
+            label,
+            DOMAINS[r.domain].display_name,
+            MODE_TITLES.get(r.mode, r.mode),
+            r.metric,
+            pct(r.harness),
+            pct(r.paper),
+            signed_points(r.difference),
+            f"{r.changed} of {r.n_samples}",
+        ]
+        for label, r in rows
+    ]
+    return Table(
+        headers,
+        body,
+        title="Reader sensitivity, %: each first-attempt figure (point value) read from the "
+        "same stored replies by the harness's reader and by the paper's (upstream's scripts')",
+    )

@@ -14,7 +14,7 @@ import shutil
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..prompting.modes import MODE_TITLES, TABLE_MODE_ORDER
@@ -25,9 +25,6 @@ from ..prompting.protocol import (
 )
 from .metrics import BootstrapEstimate
 from .paper import PaperCell, match_model, paper_cells
-
-if TYPE_CHECKING:  # only a type: re-reading (and the solver) load when asked for
-    from .rereading import SensitivityRow
 from .scores import Comparison, GroupScore, RunScores, ScoreRow, score_row, score_rows
 from .upstream_bootstrap import upstream_bootstrap
 
@@ -75,7 +72,8 @@ def estimate_text(e: BootstrapEstimate) -> str:
     return f"{pct(e.mean)} +{pct(e.upper)} -{pct(e.lower)}"
 
 
-def _signed(x: float) -> str:
+def signed_points(x: float) -> str:
+    """A fraction's difference in points, signed, one decimal: ``+3.2``."""
     return "nan" if math.isnan(x) else f"{100 * x:+.1f}"
 
 
@@ -432,7 +430,8 @@ def comparison_table(comparisons: Sequence[Comparison]) -> Table:
                 c.stage,
                 pct(c.point_a) if c.n_common else MISSING,
                 pct(c.point_b) if c.n_common else MISSING,
-                f"{_signed(diff.mean)} [{_signed(diff.low)}, {_signed(diff.high)}]"
+                f"{signed_points(diff.mean)} "
+                f"[{signed_points(diff.low)}, {signed_points(diff.high)}]"
                 if c.n_common
                 else "no common cases",
                 cases,
@@ -444,35 +443,6 @@ def comparison_table(comparisons: Sequence[Comparison]) -> Table:
         title=f"Paired bootstrap differences over the cases both {'modes' if within else 'runs'}"
         " scored, %: A and B are point values on those cases, B - A the bootstrap mean "
         "[95% interval]",
-    )
-
-
-# -- reader sensitivity -----------------------------------------------------------------
-
-
-def sensitivity_table(rows: Sequence[tuple[str, SensitivityRow]]) -> Table:
-    """How far each first-attempt figure moves between the two readers, from each run's
-    (label, ``rereading.SensitivityRow``): point values on the same stored replies."""
-    headers = ["Run", "Domain", "Setting", "Metric", "harness", "paper", "paper - harness"]
-    headers.append("Samples read differently")
-    body = [
-        [
-            label,
-            DOMAINS[r.domain].display_name,
-            MODE_TITLES.get(r.mode, r.mode),
-            r.metric,
-            pct(r.harness),
-            pct(r.paper),
-            _signed(r.difference),
-            f"{r.changed} of {r.n_samples}",
-        ]
-        for label, r in rows
-    ]
-    return Table(
-        headers,
-        body,
-        title="Reader sensitivity, %: each first-attempt figure (point value) read from the "
-        "same stored replies by the harness's reader and by the paper's (upstream's scripts')",
     )
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from typing import Any
 import pytest
 from agent_runs import SANDBOXED
 from browser import chromium, chromium_path, console_errors
+from reliability_runs import cli
 
 pytestmark = [
     *SANDBOXED,
@@ -28,12 +27,9 @@ DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
 
 
 def _cli(*args: str) -> str:
-    env = {**os.environ, "DEONTICBENCH_DATA": DATA}
-    done = subprocess.run(
-        [sys.executable, "-m", "deonticbench", *args], env=env, capture_output=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    return done.stdout.decode()
+    done = cli(*args, data=DATA)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def _eval(out: Path, modes: str) -> Path:

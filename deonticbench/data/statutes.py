@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -126,15 +126,25 @@ def fetch_statute(path: str, manifest: Manifest | None = None) -> bytes:
     )
 
 
-def shared_statutes(dom: Domain, src: DataSource) -> str:
-    """The statute text shared by every case of ``dom``, from ``src`` or the pinned download."""
+def shared_statutes(dom: Domain, src: DataSource, *, by_name: bool = False) -> str:
+    """The statute text shared by every case of ``dom``, from ``src`` or the pinned download.
+
+    Files are joined in natural file-name order (section2 before section10); ``by_name``
+    joins them in plain sorted file-name order instead, which the paper protocol uses:
+    upstream joins them in directory-listing order, which differs between filesystems,
+    and the issue that pinned the protocol fixed sorted order in its place."""
+    key = _file_name if by_name else natural_key
     m = _manifest()
     folder = _local_statutes(src)
     if folder is not None and (folder / dom.statute_dir).is_dir():
-        return _read_local(folder / dom.statute_dir)
-    paths = statute_paths(dom, m)
+        return _read_local(folder / dom.statute_dir, key)
+    paths = sorted(statute_paths(dom, m), key=lambda p: key(p.rsplit("/", 1)[1]))
     texts = [fetch_statute(p, m).decode("utf-8") for p in paths]
     return SEPARATOR.join(texts)
+
+
+def _file_name(name: str) -> str:
+    return name
 
 
 def describe_statutes(src: DataSource) -> str:
@@ -180,10 +190,10 @@ def _local_statutes(src: DataSource) -> Path | None:
     return None
 
 
-def _read_local(folder: Path) -> str:
+def _read_local(folder: Path, key: Callable[[str], Any]) -> str:
     files = sorted(
         (p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")),
-        key=lambda p: natural_key(p.name),
+        key=lambda p: key(p.name),
     )
     if not files:
         raise DataError(f"the statute folder {folder} holds no files.")

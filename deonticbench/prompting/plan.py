@@ -20,6 +20,7 @@ from ..data.cases import Case, load_cases, pin_source
 from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
+from ..data.statutes import shared_statutes
 from .distractors import SectionsNeeded, with_distractors
 from .exemplars import (
     ExemplarChooser,
@@ -91,6 +92,9 @@ class Unit:
     """Upstream's texts when the unit follows the paper protocol (``--protocol paper``,
     direct, zero-shot and few-shot only); None: the harness's templates."""
     paper_exemplar: str = ""
+    paper_statutes: str = ""
+    """Under the paper protocol, the domain's shared statutes as upstream's prompts join
+    them (sorted file names, ``data.statutes.shared_statutes``); empty: the case's own."""
     """Airline few-shot under the paper protocol: upstream's retrieved exemplar, which
     shows another case's reference program (``exemplars`` holds that case)."""
 
@@ -108,7 +112,13 @@ class Unit:
     def render(self) -> Prompt:
         """The unit's first prompt: the one place a unit becomes messages."""
         if self.paper is not None:
-            return render_paper(self.paper, self.case, self.mode, exemplar=self.paper_exemplar)
+            return render_paper(
+                self.paper,
+                self.case,
+                self.mode,
+                exemplar=self.paper_exemplar,
+                statutes=self.paper_statutes,
+            )
         return render(
             self.case,
             self.mode,
@@ -213,6 +223,9 @@ def plan_run(
         planner = _DomainPlanner(
             domain, ks[domain.name], modes, protocol, paper, seed, exemplars == "retrieved", given
         )
+        if paper is not None and domain.statute_source == "shared" and distractors is None:
+            # Distractors change each case's statutes: those prompts keep the case's own.
+            planner.paper_statutes = shared_statutes(domain, source, by_name=True)
         planner.find_exemplars(source, everything, cases, given_parts, notes)
         for case in cases:
             units.extend(planner.units(case))
@@ -278,6 +291,7 @@ class _DomainPlanner:
     pool: list[Case] = field(default_factory=list)
     airline_pool: AirlinePool | None = None
     split_shots: SplitExemplars | None = None
+    paper_statutes: str = ""
 
     @property
     def choose(self) -> ExemplarChooser:
@@ -360,4 +374,5 @@ class _DomainPlanner:
                 exemplar_parts=shot_parts,
                 paper=unit_paper,
                 paper_exemplar=paper_exemplar,
+                paper_statutes=self.paper_statutes if unit_paper is not None else "",
             )

@@ -66,6 +66,24 @@ def test_every_hard_prompt_is_upstreams_byte_for_byte(
         assert unit.shows_reference_programs == (domain == "airline" and unit.mode == "few-shot")
 
 
+def test_paper_statutes_are_joined_in_sorted_file_name_order() -> None:
+    """Upstream joins in directory-listing order; the paper protocol fixes plain sorted
+    order (section151 before section2), not the harness's natural order."""
+    folder = MIRROR / "statutes" / "sara"
+    names = sorted(p.name for p in folder.iterdir() if p.is_file())
+    assert names.index("section151") < names.index("section2")
+    expected = statutes.SEPARATOR.join((folder / n).read_text(encoding="utf-8") for n in names)
+    plan = plan_run(
+        [get_domain("sara_numeric")], split="smoke", modes=("direct",), source=_source(),
+        protocol="paper",
+    )  # fmt: skip
+    for unit in plan.units:
+        user = unit.render().messages[1].content
+        assert user.startswith(f"Statutes:\n{expected}\n\nCase: ")
+        # the harness keeps its own order for the same case
+        assert unit.case.statutes != expected
+
+
 def test_harness_protocol_is_unchanged_and_other_modes_keep_the_harness() -> None:
     modes: list[Mode] = ["direct", "direct-verbal", "agent-zero-shot"]
     paper = plan_run(

@@ -2,9 +2,9 @@
 
 The scripts live in the shared data mirror (never in this repository).  They are run
 with this venv's python (which has their imports: openai, httpx, yaml, tqdm, tenacity),
-in a subprocess, with one change: ``os.listdir`` lists a statute folder in natural
+in a subprocess, with one change: ``os.listdir`` lists a statute folder in sorted
 file-name order.  Upstream joins statute files in directory-listing order, which differs
-between filesystems; the paper protocol fixes natural order, and so must the upstream run
+between filesystems; the paper protocol fixes sorted order, and so must the upstream run
 it is compared with, or the two would differ by the filesystem alone.
 """
 
@@ -33,13 +33,11 @@ TASKS = {"direct": "direct", "zero-shot": "standalone", "few-shot": "prolog"}
 PAPER_K = {"sara_numeric": 4, "sara_binary": 4, "airline": 3, "housing": 3, "uscis": 4}
 
 _SORTED_LISTDIR = """
-import os, re
+import os
 _listdir = os.listdir
-def _natural(name):
-    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\\d+)", name)]
 def _listdir_sorted(path="."):
     names = _listdir(path)
-    return sorted(names, key=_natural) if "statutes" in str(path) else names
+    return sorted(names) if "statutes" in str(path) else names
 os.listdir = _listdir_sorted
 """
 

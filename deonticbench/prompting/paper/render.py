@@ -91,14 +91,18 @@ def upstream_case(case: Case) -> dict[str, Any]:
     return {"id": case.id, "text": case.text, "question": case.question}
 
 
-def render_paper(texts: PaperTexts, case: Case, mode: Mode, *, exemplar: str = "") -> Prompt:
+def render_paper(
+    texts: PaperTexts, case: Case, mode: Mode, *, exemplar: str = "", statutes: str = ""
+) -> Prompt:
     """The system and user messages upstream sends for ``case`` in ``mode``; airline
-    few-shot needs its retrieved ``exemplar`` (``exemplars.airline_exemplar``)."""
+    few-shot needs its retrieved ``exemplar`` (``exemplars.airline_exemplar``).
+    ``statutes``: the domain's shared statutes joined as the paper protocol joins them
+    (sorted file names); empty: the case's own."""
     if mode_protocol("paper", mode) != "paper":
         raise ValueError(f"the paper protocol has no prompt for {mode}")
     task, dataset = UPSTREAM_TASKS[mode], UPSTREAM_DATASETS[case.domain]
     composer = texts.function(_COMPOSERS[(task, dataset)])
-    statutes = case.statutes if dataset in _SHARED_STATUTES else ""
+    statutes = (statutes or case.statutes) if dataset in _SHARED_STATUTES else ""
     values = upstream_case(case)
     kwargs: dict[str, Any] = {}
     if task == "prolog" and dataset in _FIXED_EXEMPLARS:

@@ -39,7 +39,7 @@ from .domains import (
 )
 from .selection import CaseLimit, check_ids_found, parse_ids, parse_limit, select_cases
 from .sources import DATA_ENV, HUB_REPO, SPLITS, DataSource, resolve_source
-from .statutes import fetch_statute, statute_paths
+from .statutes import fetch_statute, shared_statutes, statute_paths
 from .upstream import (
     CASE_EXEMPLARS,
     DATASET_PROMPTS,
@@ -90,6 +90,7 @@ __all__ = [
     "pin_source",
     "resolve_source",
     "select_cases",
+    "shared_statutes",
     "statute_paths",
     "upstream_files",
     "variant_case_id",

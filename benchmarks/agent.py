@@ -47,12 +47,12 @@ from deonticbench.evaluation.validate import reference_program, validate  # noqa
 from deonticbench.models import load_model  # noqa: E402
 from deonticbench.models.base import Model  # noqa: E402
 from deonticbench.models.reference import ReferenceModel, reference_table  # noqa: E402
-from deonticbench.prompting.chat import ToolCall  # noqa: E402
 from deonticbench.prompting.plan import RunPlan, plan_run  # noqa: E402
 from deonticbench.reading.programs import unwrap_fenced  # noqa: E402
 from deonticbench.solver import Execution, Limits, Solver  # noqa: E402
 from deonticbench.store.folder import RunFolder  # noqa: E402
 from deonticbench.store.record import Record  # noqa: E402
+from deonticbench.vocabulary.chat import ToolCall  # noqa: E402
 
 
 def hard_cases() -> list[tuple[Domain, Case]]:

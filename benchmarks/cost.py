@@ -40,9 +40,9 @@ from deonticbench.evaluation.dryrun import estimate  # noqa: E402
 from deonticbench.models.base import Model  # noqa: E402
 from deonticbench.models.registry import load_registry, prices_of  # noqa: E402
 from deonticbench.models.tokens import count_prompt_tokens  # noqa: E402
-from deonticbench.prompting.chat import Message  # noqa: E402
-from deonticbench.prompting.modes import MODES  # noqa: E402
 from deonticbench.store.spec import RunSpec  # noqa: E402
+from deonticbench.vocabulary.chat import Message  # noqa: E402
+from deonticbench.vocabulary.modes import MODES  # noqa: E402
 
 # A registry key is a glob: the model each priced entry is shown with.
 SHOWN = {

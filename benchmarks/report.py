@@ -43,11 +43,11 @@ def build_run(folder: Path) -> int:
     from deonticbench.data.domains import get_domain
     from deonticbench.data.sources import resolve_source
     from deonticbench.prompting import render, render_feedback, solver_report
-    from deonticbench.prompting.modes import MODES
     from deonticbench.prompting.plan import plan_run
     from deonticbench.reading.programs import prepare_program
     from deonticbench.store.environment import environment_facts
     from deonticbench.store.record import Attempt, Record
+    from deonticbench.vocabulary.modes import MODES
 
     source = resolve_source()
     plan = plan_run(

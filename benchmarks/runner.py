@@ -48,11 +48,11 @@ from deonticbench.evaluation.runner import Runner  # noqa: E402
 from deonticbench.models import Request, load_model  # noqa: E402
 from deonticbench.models.base import Model  # noqa: E402
 from deonticbench.prompting import Prompt, render  # noqa: E402
-from deonticbench.prompting.modes import Mode  # noqa: E402
 from deonticbench.prompting.plan import plan_run  # noqa: E402
 from deonticbench.reading.programs import prepare_program  # noqa: E402
 from deonticbench.solver import Solver  # noqa: E402
 from deonticbench.store.folder import RunFolder  # noqa: E402
+from deonticbench.vocabulary.modes import Mode  # noqa: E402
 
 
 def load(n: int) -> list[Case]:

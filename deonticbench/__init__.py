@@ -41,8 +41,8 @@ _PUBLIC = {
     "Domain": "data",
     "DOMAINS": "data",
     "get_domain": "data",
-    "Mode": "prompting",
-    "MODES": "prompting",
+    "Mode": "vocabulary",
+    "MODES": "vocabulary",
     # the pipeline's stages
     "Solver": "solver",
     "Limits": "solver",
@@ -112,10 +112,10 @@ if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .data.sources import DataSource, resolve_source
     from .errors import DeonticBenchError
     from .models import Model, load_model
-    from .prompting.modes import MODES, Mode
     from .reading.answers import Answer, answer_from_execution
     from .reading.outcomes import Outcome, judge
     from .reading.programs import prepare_program
     from .solver import Execution, Limits, Solver
     from .store.record import Attempt, Record
     from .store.spec import RunSpec
+    from .vocabulary.modes import MODES, Mode

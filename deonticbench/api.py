@@ -34,6 +34,7 @@ from .errors import ConfigError, DeonticBenchError, missing_extra
 from .evaluation.batching import BatchBroker
 from .evaluation.cache import ResponseCache, default_cache_path
 from .evaluation.dryrun import DryRunEstimate, estimate
+from .evaluation.provenance import build_config
 from .evaluation.runner import Observer, Runner, RunResult
 from .models import Model, count_prompt_tokens, load_model
 from .models.batch import BatchAPI, batch_api
@@ -50,7 +51,6 @@ from .store.batches import BatchLog
 from .store.config import CONFIG_NAME, check_resumable, read_config
 from .store.folder import RunFolder, is_run_folder, set_aside
 from .store.naming import find_resumable, new_run_path
-from .store.provenance import build_config
 from .store.record import Record, RecordKey
 from .store.records_file import RECORDS_NAME, read_records
 from .store.spec import DEFAULT_ATTEMPTS, RunSpec

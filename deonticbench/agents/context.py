@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models.registry import ModelSettings
-from ..prompting.chat import Message, ToolCall
+from ..vocabulary.chat import Message, ToolCall
 
 __all__ = [
     "CHARS_PER_TOKEN",

@@ -17,10 +17,10 @@ from typing import Any
 
 from ..data.cases import Case
 from ..models.base import Completion
-from ..prompting.chat import Message, ToolCall, ToolSpec
-from ..prompting.modes import Mode
 from ..prompting.templates import SYSTEM_FILE, prompts_root, read_template
 from ..solver import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
+from ..vocabulary.chat import Message, ToolCall, ToolSpec
+from ..vocabulary.modes import Mode
 from .protocol import constrained_section, protocol_section
 from .tool_table import tool_specs
 from .workspace import instruction_text

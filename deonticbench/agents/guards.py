@@ -39,8 +39,8 @@ from pathlib import Path
 
 from ..models.base import Completion
 from ..models.constrained import PATH_CHARS, path_pattern
-from ..prompting.chat import ToolCall, ToolSpec
-from ..prompting.modes import Mode, prompted_counterpart
+from ..vocabulary.chat import ToolCall, ToolSpec
+from ..vocabulary.modes import Mode, prompted_counterpart
 from .tool_table import SUBMIT
 from .workspace import ANSWER_FILE, CASE_FILE, EXAMPLES_DIR, SOLUTION_FILE, STATUTE_FILE
 

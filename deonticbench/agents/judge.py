@@ -22,12 +22,12 @@ from pathlib import Path
 
 from ..data.cases import Gold
 from ..data.domains import Domain
-from ..prompting.modes import Mode, prompted_counterpart
 from ..reading.answers import Answer, answer_from_execution, read_direct_answer
 from ..reading.outcomes import Outcome, judge
 from ..reading.programs import prepare_program
 from ..solver import Execution, Limits, Solver
 from ..store.record import Attempt
+from ..vocabulary.modes import Mode, prompted_counterpart
 from .workspace import ANSWER_FILE, SOLUTION_FILE
 
 MAX_JUDGED_BYTES = 1 << 20

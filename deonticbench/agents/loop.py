@@ -35,14 +35,14 @@ from ..data.cases import Case
 from ..data.domains import Domain
 from ..models.base import Completion
 from ..models.constrained import at_bound, bound_note, bounded, decoded_under_schema
-from ..prompting.chat import Message, ToolCall, ToolSpec
-from ..prompting.modes import Mode
 from ..prompting.render import prompt_hash
 from ..solver import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
 from ..solver import Limits, ShellLimits
 from ..store.record import AgentInfo, Attempt
 from ..store.spec import AgentOptions
 from ..store.trajectory import add_agent_turn
+from ..vocabulary.chat import Message, ToolCall, ToolSpec
+from ..vocabulary.modes import Mode
 from .context import Elidable, fit
 from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
 from .guards import TRUNCATED, RepeatGuard, admitted, refusal_rule, repeat_note, truncated

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..models.tool_calls import call_from_json
-from ..prompting.chat import Message, ToolCall, ToolSpec
-from ..prompting.modes import Mode, prompted_counterpart
 from ..prompting.templates import fill, prompts_root, read_template
+from ..vocabulary.chat import Message, ToolCall, ToolSpec
+from ..vocabulary.modes import Mode, prompted_counterpart
 from .workspace import AGENT_PROMPTS
 
 PROTOCOL_FILE = f"{AGENT_PROMPTS}/text-protocol.txt"

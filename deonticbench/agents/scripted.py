@@ -21,10 +21,10 @@ from typing import Any
 from ..models.base import Completion, Model, Request
 from ..models.reference import ReferenceModel
 from ..models.replay import ReplayModel
-from ..prompting.chat import ToolCall
-from ..prompting.modes import is_agentic, prompted_counterpart
 from ..reading.programs import unwrap_fenced
 from ..store.trajectory import read_trajectory, trajectory_path
+from ..vocabulary.chat import ToolCall
+from ..vocabulary.modes import is_agentic, prompted_counterpart
 from .workspace import ANSWER_FILE, SOLUTION_FILE, STATUTE_FILE
 
 

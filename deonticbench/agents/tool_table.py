@@ -25,7 +25,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.validators import extend
 
-from ..prompting.chat import ToolSpec
+from ..vocabulary.chat import ToolSpec
 from . import file_tools, shell_tool
 from .tool_base import Observation, ToolError, ToolState
 

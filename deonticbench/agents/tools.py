@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.domains import Domain
-from ..prompting.chat import ToolCall, ToolSpec
-from ..prompting.modes import Mode
 from ..solver import Limits, ShellLimits
+from ..vocabulary.chat import ToolCall, ToolSpec
+from ..vocabulary.modes import Mode
 from .file_tools import execution_report
 from .guards import early_submit, protected_input
 from .tool_base import (

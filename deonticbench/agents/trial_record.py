@@ -23,9 +23,9 @@ from typing import Any
 
 from ..data.cases import Gold
 from ..data.domains import Domain
-from ..prompting.chat import Message, ToolCall
 from ..store.record import TURN_KINDS, AgentInfo, Attempt
 from ..store.trajectory import add_step, finish_trajectory, new_trajectory
+from ..vocabulary.chat import Message, ToolCall
 from .judge import Judgement
 from .tool_table import tool_specs
 

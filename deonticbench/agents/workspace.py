@@ -27,11 +27,11 @@ from pathlib import Path
 from ..data.cases import Case
 from ..data.domains import Domain, get_domain
 from ..prompting.exemplars import problem_key
-from ..prompting.modes import Mode, is_agentic, prompted_counterpart
 from ..prompting.render import demonstration
 from ..prompting.templates import AGENT_DIR as AGENT_PROMPTS
 from ..prompting.templates import fill, hash_template_files, prompts_root, read_template
 from ..solver import DEFAULT_TIMEOUT_S
+from ..vocabulary.modes import Mode, is_agentic, prompted_counterpart
 
 STATUTE_FILE = "statute.txt"
 CASE_FILE = "case.txt"

@@ -25,13 +25,13 @@ from ..data.cases import Case, DataSource, load_cases, resolve_source
 from ..data.domains import Domain, get_domain
 from ..data.sources import SPLITS
 from ..errors import DataError
-from ..prompting.modes import writes_program
 from ..reading.programs import prepare_program, unwrap_fenced
 from ..solver import Solver
 from ..store.config import read_config
 from ..store.folder import require_run_folder
 from ..store.record import Attempt, Record
 from ..store.records_file import RECORDS_NAME, iter_records
+from ..vocabulary.modes import writes_program
 from .compare import CaseVocabulary
 from .diagnose import Diagnosis, Proven, diagnose
 from .engine import AnalyserMode, analyse_many, analyser_version, canonical

@@ -59,9 +59,9 @@ def _require_programs(folder: Path) -> None:
     tables would be empty and say nothing of why."""
     # start-up: ``deonticbench --help`` imports every command's module
     from ..errors import DataError
-    from ..prompting.modes import writes_program
     from ..store.folder import require_run_folder
     from ..store.records_file import RECORDS_NAME, iter_records
+    from ..vocabulary.modes import writes_program
 
     require_run_folder(folder)
     if not (folder / RECORDS_NAME).is_file():

@@ -19,14 +19,14 @@ from ..errors import ConfigError
 from ..evaluation.batching import BatchStats
 from ..evaluation.progress import LiveProgress, summary_table
 from ..evaluation.trials import goes_by_batch
-from ..prompting.modes import MODES, VERBAL_MODE, Mode, parse_modes
-from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
-from ..prompting.protocol import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind, Limits
 from ..store.batches import BatchLog
 from ..store.folder import RunFolder
 from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
+from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
+from ..vocabulary.modes import MODES, VERBAL_MODE, Mode, parse_modes
+from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ._options import (
     RENAMED_SEED,
     RenamingCommand,

@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import ConfigError, DeonticBenchError
-from ..prompting.modes import ALL_MODES
-from ..prompting.protocol import READERS
 from ..scoring.agent_format import FormatRow, format_rows, format_table
 from ..scoring.notes import protocol_notes
 from ..scoring.rereading import sensitivity_table
@@ -47,6 +45,8 @@ from ..scoring.tables import (
     to_json,
 )
 from ..scoring.usage import UsageRow, usage_rows, usage_table
+from ..vocabulary.modes import ALL_MODES
+from ..vocabulary.protocols import READERS
 from ._options import (
     RENAMED_BOOTSTRAP_SEED,
     RenamingCommand,

@@ -1,6 +1,6 @@
 """Upstream's own prompt and script files, read at run time and checked against sha256.
 
-The paper protocol (``prompting.protocol``) sends what upstream's released
+The paper protocol (``vocabulary.protocols``) sends what upstream's released
 ``scripts/generate_e2e.py`` sends.  Its texts stay upstream's: this project never carries
 a copy of them.  They are read from the local data folder when it has the upstream layout
 (``--data-dir`` / ``DEONTICBENCH_DATA`` with ``scripts/`` and ``prompts/``), or downloaded

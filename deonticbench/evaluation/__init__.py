@@ -2,8 +2,9 @@
 
 The runner takes a plan through prompt -> completion -> program -> execution -> answer ->
 outcome for every sample, with the response cache (a completion is never paid for twice),
-the live progress display, the dry run (what a run would send) and the catalog of what
-there is to run; ``validate`` runs the published reference programs.  Hands records to the
+the live progress display, the dry run (what a run would send), the catalog of what
+there is to run and a run's provenance (``provenance``: what config.json says produced
+its numbers); ``validate`` runs the published reference programs.  Hands records to the
 store; no later stage imports it.
 """
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .catalog import build_catalog
     from .dryrun import DryRunEstimate, estimate
     from .progress import LiveProgress, fit_block, summary_rows, summary_table
+    from .provenance import build_config, imported_config
     from .runner import Observer, Runner, RunResult, evaluate_attempt, prompt_request
     from .trials import TrialDriver, goes_by_batch, trial_setup, turn_key, turn_request
 
@@ -46,6 +48,8 @@ _HOME = {
     "RunResult": "runner",
     "Runner": "runner",
     "build_catalog": "catalog",
+    "build_config": "provenance",
+    "imported_config": "provenance",
     "cache_key": "cache",
     "default_cache_path": "cache",
     "estimate": "dryrun",
@@ -80,6 +84,7 @@ __all__ = [
     "TrialDriver",
     "adopt",
     "build_catalog",
+    "build_config",
     "cache_key",
     "cancel_open",
     "default_cache_path",
@@ -87,6 +92,7 @@ __all__ = [
     "evaluate_attempt",
     "fit_block",
     "goes_by_batch",
+    "imported_config",
     "prompt_request",
     "prompted_key",
     "prompted_keys",

@@ -22,8 +22,8 @@ from typing import Any
 from .._paths import RESPONSES_FILE, cache_root
 from ..errors import ConfigError
 from ..models.base import Completion, Request
-from ..prompting.chat import Message
 from ..prompting.render import prompt_hash
+from ..vocabulary.chat import Message
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from ..data.sources import DataSource
 from ..errors import DataError
 from ..models.loader import BACKENDS
 from ..models.registry import load_registry
-from ..prompting.modes import ALL_MODES
+from ..vocabulary.modes import ALL_MODES
 
 
 @dataclass(frozen=True)

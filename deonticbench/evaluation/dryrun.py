@@ -47,11 +47,11 @@ from ..models.base import Model, Request
 from ..models.batch import BatchAPI, batch_api
 from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
 from ..prompting import Prompt
-from ..prompting.chat import Message
-from ..prompting.modes import is_agentic
 from ..prompting.plan import RunPlan, Unit
 from ..store.record import Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
+from ..vocabulary.chat import Message
+from ..vocabulary.modes import is_agentic
 from .cache import CachedResponse, ResponseCache, prompted_key
 from .runner import prefix_group, prompt_request, split_requests
 from .trials import goes_by_batch, trial_setup, turn_key, turn_request

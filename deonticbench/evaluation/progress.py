@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from ..prompting.modes import is_agentic, mode_rank
 from ..store.record import Record
+from ..vocabulary.modes import is_agentic, mode_rank
 
 _REDRAW_S = 0.25
 _PLAIN_S = 5.0

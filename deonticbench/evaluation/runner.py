@@ -41,7 +41,6 @@ from ..prompting import (
     render_feedback,
     solver_report,
 )
-from ..prompting.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from ..prompting.plan import RunPlan, Unit
 from ..reading.answers import Answer
 from ..reading.confidence import without_confidence
@@ -52,6 +51,7 @@ from ..solver import Execution, Limits, Solver
 from ..store.folder import RunFolder
 from ..store.record import AgentInfo, Attempt, Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
+from ..vocabulary.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from .batching import BatchBroker
 from .cache import CachedResponse, ResponseCache, prompted_key
 from .trials import TrialDriver, goes_by_batch

@@ -23,13 +23,13 @@ from ..agents.conversation import conversation_hash
 from ..agents.loop import TrialSetup, decode_turn, encode_turn, run_trial
 from ..agents.tool_base import Execute
 from ..models.base import Completion, Model, Request
-from ..prompting.chat import Message, ToolSpec
-from ..prompting.modes import is_agentic
 from ..prompting.plan import Unit
 from ..solver import Limits
 from ..store.record import AgentInfo, Attempt
 from ..store.spec import AgentOptions
 from ..store.trajectory import trajectory_path, write_trajectory
+from ..vocabulary.chat import Message, ToolSpec
+from ..vocabulary.modes import is_agentic
 from .cache import CachedResponse, ResponseCache, cache_key
 
 

@@ -25,8 +25,8 @@ from ..data.cases import DataSource, describe_source, load_cases
 from ..data.domains import Domain
 from ..errors import ConfigError, DataError
 from ..prompting import template_hashes
-from ..prompting.modes import Mode
 from ..rewards.signatures import prefetch_signatures
+from ..vocabulary.modes import Mode
 from .examples import (
     PROGRAM_MODES,
     DomainCounts,

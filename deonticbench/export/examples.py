@@ -18,11 +18,11 @@ from ..data.cases import Case, DataSource, load_cases
 from ..data.domains import Domain
 from ..errors import ConfigError, DataError
 from ..prompting import demonstration, problem_key, render
-from ..prompting.chat import Message
-from ..prompting.modes import Mode
 from ..prompting.plan import plan_run
 from ..rewards.core import RewardTarget, score_batch
 from ..store.records_file import iter_records
+from ..vocabulary.chat import Message
+from ..vocabulary.modes import Mode
 
 PROGRAM_MODES: tuple[Mode, ...] = ("zero-shot", "few-shot")
 """Prompt modes whose completion is a program (direct mode has no program to train on)."""

@@ -34,20 +34,20 @@ from ..data.cases import Case, describe_source, load_cases
 from ..data.domains import DOMAINS, Domain
 from ..data.sources import DataSource
 from ..errors import DataError
+from ..evaluation.provenance import imported_config
 from ..evaluation.runner import evaluate_attempt
 from ..models.base import Completion
-from ..prompting.chat import Message
-from ..prompting.modes import Mode
-from ..prompting.protocol import ProtocolName
 from ..prompting.render import Prompt, prompt_hash
 from ..reading.reader import Reader, reader_for
 from ..solver import Limits, Solver
 from ..solver.execution import Execution
 from ..store.config import CASE_ORDER_KEY
 from ..store.imported import ImportedRun, refuse_existing, write_imported_run
-from ..store.provenance import imported_config
 from ..store.record import Record
 from ..store.spec import RunSpec
+from ..vocabulary.chat import Message
+from ..vocabulary.modes import Mode
+from ..vocabulary.protocols import ProtocolName
 
 PROTOCOL: ProtocolName = "paper"
 """Upstream's outputs are the paper protocol's first attempts, read by its reader."""

@@ -16,7 +16,7 @@ works without any optional extra.
 
 from __future__ import annotations
 
-from ..prompting.chat import Message
+from ..vocabulary.chat import Message
 from .base import Completion, GenerationParams, Model, Request, add_calls, calls_sent
 from .batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError, batch_api
 from .constrained import (

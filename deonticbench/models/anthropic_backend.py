@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..prompting.chat import ToolSpec
+from ..vocabulary.chat import ToolSpec
 from ._sdk import (
     MalformedResponse,
     classify_sdk_error,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..prompting.chat import ToolCall, ToolSpec
+from ..vocabulary.chat import ToolCall, ToolSpec
 from .path_pattern import PATH_CHARS
 from .tool_protocols import CONSTRAINED_MAX_TOKENS_PARAM
 

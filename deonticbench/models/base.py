@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..prompting.chat import Message, ToolCall, ToolSpec
-from ..prompting.modes import Mode
 from ..prompting.paper import PaperSampling
-from ..prompting.protocol import mode_protocol
+from ..vocabulary.chat import Message, ToolCall, ToolSpec
+from ..vocabulary.modes import Mode
+from ..vocabulary.protocols import mode_protocol
 from .constrained import argument_chars, decoded_under_schema
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..prompting.chat import ToolCall, ToolSpec
+from ..vocabulary.chat import ToolCall, ToolSpec
 from .tool_calls import call_from_json
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from .._paths import cache_root
 from ..errors import ConfigError, missing_extra
-from ..prompting.chat import Message, ToolSpec
+from ..vocabulary.chat import Message, ToolSpec
 from .base import Completion, Model, Request
 from .constrained import (
     CONSTRAINED,

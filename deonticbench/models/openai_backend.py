@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError
-from ..prompting.chat import ToolCall, ToolSpec
 from ..prompting.paper import PaperSampling
+from ..vocabulary.chat import ToolCall, ToolSpec
 from ._sdk import (
     MalformedResponse,
     classify_sdk_error,

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..data.cases import Case
-from ..prompting.modes import SETTINGS, VERBAL_MODE
+from ..vocabulary.modes import SETTINGS, VERBAL_MODE
 from .base import Completion, GenerationParams, Model, Request
 
 

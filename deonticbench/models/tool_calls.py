@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..prompting.chat import Message, ToolCall, ToolSpec
+from ..vocabulary.chat import Message, ToolCall, ToolSpec
 from ._sdk import MalformedResponse, field_of
 
 

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ConfigError, missing_extra
-from ..prompting.chat import ToolCall, ToolSpec
+from ..vocabulary.chat import ToolCall, ToolSpec
 from .base import Completion, Model, Request
 from .constrained import (
     CONSTRAINED,

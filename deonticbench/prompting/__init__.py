@@ -1,51 +1,20 @@
 """Prompting, after data and before the models: a case becomes chat messages.
 
-The modes, the agentic modes and the two diagnostic settings (``modes``), chat messages
-and tool calls (``chat``), the templates under ``prompts/`` and their hashes
-(``templates``), rendering a case and the retry prompt (``render``), the leak-free few-shot
-exemplars, seeded or retrieved by BM25 (``exemplars``), distractor statutes
-(``distractors``) and the plan of a run (``plan``: every domain x case x mode with its
-exemplars).  Hands a ``Prompt`` (messages, template hash, prompt hash) to a model.
+The templates under ``prompts/`` and their hashes (``templates``), rendering a case and
+the retry prompt (``render``), the leak-free few-shot exemplars, seeded or retrieved by
+BM25 (``exemplars``), distractor statutes (``distractors``), upstream's texts for the
+paper protocol (``paper``) and the plan of a run (``plan``: every domain x case x mode
+with its exemplars).  The words it shares with every stage (modes, protocols, chat
+messages) live in ``deonticbench.vocabulary``.  Hands a ``Prompt`` (messages, template
+hash, prompt hash) to a model.
 """
 
 from __future__ import annotations
 
-from .chat import Message, Role, ToolCall, ToolSpec
 from .distractors import statute_sections
 from .exemplars import choose_exemplars, excluded_ids, exemplar_pool, problem_key
-from .modes import (
-    ALL_MODES,
-    DIRECT_MODES,
-    MODE_ORDER,
-    MODE_TITLES,
-    MODES,
-    SETTINGS,
-    TABLE_MODE_ORDER,
-    VERBAL_MODE,
-    Mode,
-    is_agentic,
-    mode_rank,
-    parse_modes,
-    prompted_counterpart,
-    writes_program,
-)
 from .paper import PaperSampling, paper_sampling
-from .plan import EXEMPLAR_CHOICES, ExemplarChoice, RunPlan, Unit, plan_run
-from .protocol import (
-    DEFAULT_PROTOCOL,
-    LEAK_MARK,
-    LEGACY_PROTOCOL,
-    PROTOCOL_MODES,
-    PROTOCOLS,
-    READERS,
-    ProtocolName,
-    ReaderName,
-    check_protocol,
-    mode_protocol,
-    recorded_protocol,
-    reference_leak_note,
-    shows_reference_programs,
-)
+from .plan import RunPlan, Unit, plan_run
 from .render import (
     FEEDBACK_OUTPUT_LIMIT,
     FEEDBACK_STDERR_CHARS,
@@ -83,11 +52,7 @@ from .templates import (
 
 __all__ = [
     "AGENT_DIR",
-    "ALL_MODES",
-    "DEFAULT_PROTOCOL",
-    "DIRECT_MODES",
     "EXCLUDE_FILE",
-    "EXEMPLAR_CHOICES",
     "EXEMPLAR_FILE",
     "FEEDBACK_FILE",
     "FEEDBACK_FILES",
@@ -97,62 +62,33 @@ __all__ = [
     "FEEDBACK_REPORT_FILE",
     "FEEDBACK_STDERR_CHARS",
     "FEEDBACK_STDOUT_CHARS",
-    "LEAK_MARK",
-    "LEGACY_PROTOCOL",
-    "MODES",
-    "MODE_ORDER",
-    "MODE_TITLES",
     "NO_PROGRAM_REPORT",
-    "PROTOCOLS",
-    "PROTOCOL_MODES",
-    "READERS",
-    "SETTINGS",
     "SYNTHETIC_POOL_FILE",
     "SYSTEM_FILE",
-    "TABLE_MODE_ORDER",
-    "VERBAL_MODE",
-    "ExemplarChoice",
-    "Message",
-    "Mode",
     "PaperSampling",
     "Prompt",
-    "ProtocolName",
-    "ReaderName",
-    "Role",
     "RunPlan",
     "TemplateError",
-    "ToolCall",
-    "ToolSpec",
     "Unit",
     "agent_template_hash",
-    "check_protocol",
     "choose_exemplars",
     "demonstration",
     "excluded_ids",
     "exemplar_pool",
     "fill",
     "hash_template_files",
-    "is_agentic",
-    "mode_protocol",
-    "mode_rank",
     "paper_sampling",
-    "parse_modes",
     "placeholders",
     "plan_run",
     "problem_key",
     "prompt_hash",
-    "prompted_counterpart",
     "prompts_root",
     "read_template",
-    "recorded_protocol",
-    "reference_leak_note",
     "render",
     "render_feedback",
-    "shows_reference_programs",
     "solver_report",
     "stable_paths",
     "statute_sections",
     "template_files",
     "template_hashes",
-    "writes_program",
 ]

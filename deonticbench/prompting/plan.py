@@ -14,13 +14,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Protocol
 
 from ..data.cases import Case, load_cases, pin_source
 from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
 from ..data.statutes import shared_statutes
+from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
+from ..vocabulary.modes import SETTINGS, Mode, prompted_counterpart
+from ..vocabulary.protocols import (
+    LEGACY_PROTOCOL,
+    ProtocolName,
+    check_protocol,
+    mode_protocol,
+    shows_reference_programs,
+)
 from .distractors import SectionsNeeded, with_distractors
 from .exemplars import (
     ExemplarChooser,
@@ -29,22 +38,9 @@ from .exemplars import (
     exemplar_pool,
     retrieve_exemplars,
 )
-from .modes import SETTINGS, Mode, prompted_counterpart
 from .paper import AirlinePool, PaperTexts, render_paper
 from .paper import load_paper_texts as _load_paper_texts
-from .protocol import (
-    LEGACY_PROTOCOL,
-    ProtocolName,
-    check_protocol,
-    mode_protocol,
-    shows_reference_programs,
-)
 from .render import Prompt, render
-
-ExemplarChoice = Literal["paper", "retrieved"]
-EXEMPLAR_CHOICES: tuple[ExemplarChoice, ...] = ("paper", "retrieved")
-"""``paper``: the seeded choice of paper B.1; ``retrieved``: the most similar pool cases
-by BM25 over the case text (docs/settings.md)."""
 
 
 class GivenParts(Protocol):
@@ -146,7 +142,7 @@ class RunPlan:
     setting_notes: dict[str, str] = field(default_factory=dict)
     """Per domain, what the settings left out and why (config.json ``settings``)."""
     protocol: ProtocolName = LEGACY_PROTOCOL
-    """What direct, zero-shot and few-shot units follow (``prompting.protocol``)."""
+    """What direct, zero-shot and few-shot units follow (``vocabulary.protocols``)."""
 
     @property
     def total_samples(self) -> int:

@@ -23,9 +23,9 @@ from ..reading.programs import (
     strip_label_directives,
     unwrap_fenced,
 )
-from .chat import Message
+from ..vocabulary.chat import Message
+from ..vocabulary.modes import ALL_MODES, SETTINGS, Mode
 from .exemplars import problem_key
-from .modes import ALL_MODES, SETTINGS, Mode
 from .templates import (
     FEEDBACK_FILE,
     FEEDBACK_FILES,

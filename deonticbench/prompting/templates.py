@@ -33,7 +33,7 @@ from pathlib import Path
 from .._paths import PROMPTS
 from ..data.domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError
-from .modes import MODES, SETTINGS, Mode
+from ..vocabulary.modes import MODES, SETTINGS, Mode
 
 SYSTEM_FILE = "system.txt"
 FEEDBACK_FILE = "feedback.txt"

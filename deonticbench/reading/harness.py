@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..data.cases import Gold
 from ..data.domains import Domain
-from ..prompting.protocol import ReaderName
 from ..solver.execution import Execution, Toplevel
+from ..vocabulary.protocols import ReaderName
 from .answers import Answer, answer_from_execution, read_direct_answer
 from .outcomes import Outcome, judge
 from .programs import PreparedProgram, extract_program, prepare_program

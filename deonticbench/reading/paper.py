@@ -70,8 +70,8 @@ import re
 
 from ..data.cases import Gold
 from ..data.domains import Domain
-from ..prompting.protocol import ReaderName
 from ..solver.execution import TIMEOUT_TERM_IGNORED, Execution, Toplevel
+from ..vocabulary.protocols import ReaderName
 from .answers import Answer
 from .encoding import utf8_encodable
 from .outcomes import Outcome, judge

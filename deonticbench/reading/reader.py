@@ -24,8 +24,8 @@ from typing import Protocol
 
 from ..data.cases import Gold
 from ..data.domains import Domain
-from ..prompting.protocol import ReaderName, check_protocol
 from ..solver.execution import Execution, Toplevel
+from ..vocabulary.protocols import ReaderName, check_protocol
 from .answers import Answer
 from .harness import HARNESS_READER
 from .outcomes import Outcome

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from ..prompting.modes import Mode
 from ..scoring.metrics import Outcomes
 from ..scoring.scores import Stage
+from ..vocabulary.modes import Mode
 
 Matrix = NDArray[np.float64]
 

@@ -8,8 +8,8 @@ import html
 from collections.abc import Callable, Sequence
 
 from ..data.domains import DOMAINS
-from ..prompting.modes import MODE_TITLES
 from ..scoring.tables import Table
+from ..vocabulary.modes import MODE_TITLES
 from .evaluate import SignalReport
 from .figures import signal_figure_png
 from .metrics import ECE_BINS

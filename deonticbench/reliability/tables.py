@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..data.domains import DOMAINS
-from ..prompting.modes import MODE_TITLES
 from ..scoring.tables import Table
+from ..vocabulary.modes import MODE_TITLES
 from .cascade import CascadeResult
 from .costs import POLICIES, CostReport
 from .evaluate import METRICS, MetricValue, SignalReport

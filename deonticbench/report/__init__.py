@@ -36,8 +36,6 @@ from typing import TYPE_CHECKING, Any
 from .._paths import RESOURCES
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..errors import DeonticBenchError
-from ..prompting.chat import Message
-from ..prompting.modes import ALL_MODES
 from ..prompting.render import Prompt, prompt_hash
 from ..scoring.agent_format import format_rows, format_table
 from ..scoring.figures import figure_png_and_modes
@@ -56,6 +54,8 @@ from ..scoring.tables import (
 from ..scoring.usage import usage_rows, usage_table
 from ..store.record import STOP_EXPLANATIONS, Attempt, Record
 from ..store.trajectory import read_trajectory
+from ..vocabulary.chat import Message
+from ..vocabulary.modes import ALL_MODES
 from ._analysis_section import ANALYSIS_FILE, load_analysis
 from ._prompt_book import prompt_book
 

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..prompting.modes import MODE_TITLES, is_agentic
 from ..store.record import TURN_KINDS, AgentInfo, Record
+from ..vocabulary.modes import MODE_TITLES, is_agentic
 from .scores import GroupScore, RunScores
 from .tables import Table
 from .usage import UsageRow, final_group, usage_rows

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from ..data.domains import DOMAINS
 from ..errors import missing_extra
-from ..prompting.modes import MODE_ORDER, MODE_TITLES
+from ..vocabulary.modes import MODE_ORDER, MODE_TITLES
 from .scores import RunScores, Stage
 from .tables import TABLE_DOMAINS, run_labels
 

@@ -28,18 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.domains import DOMAINS, Domain
-from ..prompting.modes import DIRECT_MODES, MODE_TITLES
-from ..prompting.protocol import (
+from ..reading.answers import Answer
+from ..reading.reader import Reader, reader_for
+from ..solver import Execution, Limits, Solver, Toplevel
+from ..store.record import Attempt, Record
+from ..vocabulary.modes import DIRECT_MODES, MODE_TITLES
+from ..vocabulary.protocols import (
     PROTOCOL_MODES,
     READERS,
     ReaderName,
     check_protocol,
     mode_protocol,
 )
-from ..reading.answers import Answer
-from ..reading.reader import Reader, reader_for
-from ..solver import Execution, Limits, Solver, Toplevel
-from ..store.record import Attempt, Record
 from .scores import DEFAULT_BOOTSTRAP, READING_KEY, Run, RunScores, load_run, score_run
 from .tables import Table, pct, run_labels, signed_points
 

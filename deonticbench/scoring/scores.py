@@ -27,8 +27,14 @@ import numpy as np
 from ..data.cases import original_case_id
 from ..data.domains import DISPLAY_ORDER, DOMAINS, Domain
 from ..errors import ConfigError, DeonticBenchError
-from ..prompting.modes import ALL_MODES, Mode, is_agentic, prompted_counterpart
-from ..prompting.protocol import (
+from ..store.config import CONFIG_NAME
+from ..store.folder import RunFolderError as RunFolderError  # re-exported: its old home
+from ..store.folder import require_run_folder
+from ..store.record import Attempt, Record
+from ..store.records_file import RECORDS_NAME, read_records
+from ..store.spec import RunSpec
+from ..vocabulary.modes import ALL_MODES, Mode, is_agentic, prompted_counterpart
+from ..vocabulary.protocols import (
     PROTOCOL_MODES,
     ProtocolName,
     ReaderName,
@@ -38,12 +44,6 @@ from ..prompting.protocol import (
     reference_leak_note,
     shows_reference_programs,
 )
-from ..store.config import CONFIG_NAME
-from ..store.folder import RunFolderError as RunFolderError  # re-exported: its old home
-from ..store.folder import require_run_folder
-from ..store.record import Attempt, Record
-from ..store.records_file import RECORDS_NAME, read_records
-from ..store.spec import RunSpec
 from .metrics import (
     DEFAULT_BOOTSTRAP,
     NEGATIVE,
@@ -404,7 +404,7 @@ class ScoreRow:
     model: str
     run: str
     protocol: str
-    """The protocol the run followed (``prompting.protocol``): which figures compare."""
+    """The protocol the run followed (``vocabulary.protocols``): which figures compare."""
 
     @classmethod
     def columns(cls) -> tuple[str, ...]:
@@ -611,7 +611,7 @@ class Comparison:
     difference: BootstrapEstimate
     protocol_a: str = "harness"
     protocol_b: str = "harness"
-    """The protocol each side's figures came from (``prompting.protocol.mode_protocol``):
+    """The protocol each side's figures came from (``vocabulary.protocols.mode_protocol``):
     a difference across protocols mixes prompts, sampling and reader into what it
     measures, and says so (``notes.cross_protocol_note``)."""
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..data.domains import DISPLAY_ORDER, DOMAINS
-from ..prompting.modes import MODE_TITLES, TABLE_MODE_ORDER
-from ..prompting.protocol import (
+from ..vocabulary.modes import MODE_TITLES, TABLE_MODE_ORDER
+from ..vocabulary.protocols import (
     LEAK_MARK,
     mode_protocol,
     shows_reference_programs,
@@ -87,7 +87,7 @@ def _marked(text: str, s: RunScores, domain: str, mode: str) -> str:
 
 
 def protocol_of(s: RunScores, mode: str) -> str:
-    """The protocol a mode's figures came from (``prompting.protocol.mode_protocol``),
+    """The protocol a mode's figures came from (``vocabulary.protocols.mode_protocol``),
     and the reader when a re-read (``score --reading``) read them with the other one."""
     protocol = mode_protocol(s.run.protocol, mode)
     reader = s.run.reading(mode)

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from ..prompting.modes import MODES
 from ..reading.outcomes import Outcome
 from ..store.config import CASE_ORDER_KEY
 from ..store.record import Record
+from ..vocabulary.modes import MODES
 
 UPSTREAM_REPLICATES = 1000
 UPSTREAM_SEED = 42

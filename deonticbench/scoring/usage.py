@@ -20,8 +20,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..data.domains import DISPLAY_ORDER
-from ..prompting.modes import MODE_TITLES
 from ..store.record import Record
+from ..vocabulary.modes import MODE_TITLES
 from .results import attempts_cost
 from .scores import GroupScore, RunScores
 from .tables import Table

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from ..data.cases import Case
 from ..data.domains import Domain
-from ..prompting.modes import SETTINGS
 from ..solver import Limits, Solver
+from ..vocabulary.modes import SETTINGS
 from .sections import needed_sections
 from .split import CaseSplit, join_parts, split_cases
 

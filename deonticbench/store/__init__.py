@@ -2,12 +2,12 @@
 
 ``RunSpec`` (what a run is), config.json (``config``: fingerprint, resume), records and
 records.jsonl (``record``, ``records_file``), the open folder and its lock (``folder``),
-run folder names and finding one to resume (``naming``), provenance (``provenance``,
-``environment``: what produced the numbers), agentic trajectories in ATIF
-(``trajectory``), the one step that writes a run imported from another tool
-(``imported``), and the provider batches an ``eval --batch`` run submitted (``batches``:
-an intent before each create, the id right after).  Hands records and config to scoring,
-analysis, the report, rewards and exports.
+run folder names and finding one to resume (``naming``), the facts of the machine a run
+was made on (``environment``; ``evaluation.provenance`` builds the whole provenance),
+agentic trajectories in ATIF (``trajectory``), the one step that writes a run imported
+from another tool (``imported``), and the provider batches an ``eval --batch`` run
+submitted (``batches``: an intent before each create, the id right after).  Hands records
+and config to scoring, analysis, the report, rewards and exports.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from .environment import environment_facts
 from .folder import RunFolder, RunFolderError, is_run_folder, require_run_folder, set_aside
 from .imported import ImportedRun, refuse_existing, write_imported_run
 from .naming import find_resumable, model_slug, new_run_path
-from .provenance import build_config, imported_config
 from .record import (
     STOP_EXPLANATIONS,
     STOP_REASONS,
@@ -72,13 +71,11 @@ __all__ = [
     "RunSpec",
     "add_agent_turn",
     "add_step",
-    "build_config",
     "check_resumable",
     "config_mismatch",
     "environment_facts",
     "find_resumable",
     "finish_trajectory",
-    "imported_config",
     "is_run_folder",
     "iter_records",
     "model_slug",

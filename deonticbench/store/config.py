@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..prompting.protocol import recorded_protocol
+from ..vocabulary.protocols import recorded_protocol
 
 CONFIG_NAME = "config.json"
 CASE_ORDER_KEY = "case_order"

@@ -11,8 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..prompting.modes import ALL_MODES, Mode
 from ..reading.outcomes import OUTCOMES, Outcome
+from ..vocabulary.modes import ALL_MODES, Mode
 
 SCHEMA = 1
 RecordKey = tuple[str, str, str, int]

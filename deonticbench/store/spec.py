@@ -22,15 +22,15 @@ from ..data.domains import DOMAINS, Domain, get_domain
 from ..data.selection import CaseLimit
 from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
-from ..prompting.modes import MODES, Mode, parse_modes
-from ..prompting.plan import EXEMPLAR_CHOICES, ExemplarChoice
-from ..prompting.protocol import (
+from ..solver.execution import Limits
+from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
+from ..vocabulary.modes import MODES, Mode, parse_modes
+from ..vocabulary.protocols import (
     DEFAULT_PROTOCOL,
     ProtocolName,
     check_protocol,
     recorded_protocol,
 )
-from ..solver.execution import Limits
 
 SPEC_SCHEMA = 1
 """Bumped whenever a field of ``RunSpec.to_json`` changes meaning."""
@@ -135,7 +135,7 @@ class RunSpec:
     """The tool set and budgets of the agentic modes (unused by the paper's modes)."""
     protocol: ProtocolName = DEFAULT_PROTOCOL
     """What the prompted modes' first attempt sends and how every attempt is read
-    (``prompting.protocol``): ``paper`` (upstream's released scripts) or ``harness``."""
+    (``vocabulary.protocols``): ``paper`` (upstream's released scripts) or ``harness``."""
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # frozen: normalise the inputs once, here

@@ -15,10 +15,10 @@ from deonticbench.agents.workspace import STATUTE_FILE
 from deonticbench.data.domains import get_domain
 from deonticbench.models.base import Completion, Request
 from deonticbench.models.registry import resolve_settings
-from deonticbench.prompting.chat import Message
 from deonticbench.solver import Solver
 from deonticbench.store.record import STOP_REASONS, Record
 from deonticbench.store.trajectory import read_trajectory
+from deonticbench.vocabulary.chat import Message
 
 pytestmark = SANDBOXED
 SARA = get_domain("sara_binary")

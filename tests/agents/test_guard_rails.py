@@ -12,11 +12,11 @@ from agent_runs import SANDBOXED, ScriptedAgent, observations, run_agents
 from deonticbench.agents.guards import NO_ANSWER, NO_PROGRAM, TRUNCATED
 from deonticbench.data.domains import get_domain
 from deonticbench.models.base import Completion, Request
-from deonticbench.prompting.modes import Mode
 from deonticbench.solver import Solver
 from deonticbench.store.record import STOP_REASONS, Record
 from deonticbench.store.spec import AgentOptions
 from deonticbench.store.trajectory import read_trajectory
+from deonticbench.vocabulary.modes import Mode
 
 pytestmark = SANDBOXED
 AIRLINE = get_domain("airline")

@@ -13,7 +13,7 @@ import pytest
 from deonticbench.agents.guards import NO_ANSWER, admitted, early_submit
 from deonticbench.agents.tool_table import tool_specs
 from deonticbench.models.constrained import argument_chars, bounded, call_schema
-from deonticbench.prompting.chat import ToolCall
+from deonticbench.vocabulary.chat import ToolCall
 
 CANDIDATES = ["", " ", "   ", "\t", "\n", " \t\n ", "0", " 1 ", "yes", "\u00a0", "a\tb", "$1,234"]
 

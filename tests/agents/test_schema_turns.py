@@ -16,11 +16,11 @@ from agent_runs import SANDBOXED, ScriptedAgent, observations, run_agents
 from deonticbench.data.domains import get_domain
 from deonticbench.models.base import Completion, Request
 from deonticbench.models.constrained import CALL_FRAME_TOKENS, PATH_CHARS, call_schema
-from deonticbench.prompting.chat import ToolSpec
-from deonticbench.prompting.modes import Mode
 from deonticbench.solver import Solver
 from deonticbench.store.record import Record
 from deonticbench.store.trajectory import read_trajectory
+from deonticbench.vocabulary.chat import ToolSpec
+from deonticbench.vocabulary.modes import Mode
 
 pytestmark = SANDBOXED
 TURN_TOKENS = 600

@@ -24,9 +24,9 @@ from deonticbench.cli.eval_cmd import command as eval_command
 from deonticbench.data.domains import get_domain
 from deonticbench.errors import ConfigError
 from deonticbench.models.base import Completion
-from deonticbench.prompting.chat import Message, ToolCall, ToolSpec
 from deonticbench.solver import Execution, Limits
 from deonticbench.store.spec import AGENT_TOOL_SETS, AgentOptions
+from deonticbench.vocabulary.chat import Message, ToolCall, ToolSpec
 
 pytestmark = pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")
 AIRLINE = get_domain("airline")

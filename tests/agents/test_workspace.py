@@ -12,7 +12,7 @@ from deonticbench.agents.workspace import instruction_hash
 from deonticbench.data.cases import load_cases, resolve_source
 from deonticbench.data.domains import DOMAINS, get_domain
 from deonticbench.prompting.exemplars import choose_exemplars, exemplar_pool
-from deonticbench.prompting.modes import AGENT_MODES
+from deonticbench.vocabulary.modes import AGENT_MODES
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
 pytestmark = pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")

@@ -19,7 +19,7 @@ from fakeproviders import FakeProvider, FakeRequest
 from upstream_scripts import loopback_env, run_eval
 
 from deonticbench.models import count_prompt_tokens, load_model
-from deonticbench.prompting.chat import Message
+from deonticbench.vocabulary.chat import Message
 
 pytestmark = pytest.mark.skipif(
     not upstream_scripts.available(), reason="upstream's scripts are not in the data mirror"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from deonticbench.data.domains import DOMAINS
-from deonticbench.prompting.modes import MODES
+from deonticbench.vocabulary.modes import MODES
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
@@ -30,7 +30,7 @@ DRIVER = r"""
 import sys
 from deonticbench.evaluation import progress
 from deonticbench.data.domains import DOMAINS
-from deonticbench.prompting.modes import MODES
+from deonticbench.vocabulary.modes import MODES
 from deonticbench.store.record import Attempt, Record
 
 progress._REDRAW_S = 0.0

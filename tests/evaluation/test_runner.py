@@ -17,7 +17,6 @@ from deonticbench.data.domains import DOMAINS, Domain, get_domain
 from deonticbench.evaluation.cache import ResponseCache
 from deonticbench.evaluation.runner import Runner, RunResult
 from deonticbench.models.base import Model
-from deonticbench.prompting.modes import Mode
 from deonticbench.prompting.plan import plan_run
 from deonticbench.reading.answers import read_program_answer
 from deonticbench.reading.outcomes import judge
@@ -26,6 +25,7 @@ from deonticbench.solver import Solver
 from deonticbench.store.folder import RunFolder
 from deonticbench.store.record import Record
 from deonticbench.store.records_file import write_replay_file
+from deonticbench.vocabulary.modes import Mode
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"

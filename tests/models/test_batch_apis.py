@@ -13,7 +13,7 @@ from fake_batches import FakeBatches
 from deonticbench.models import load_model
 from deonticbench.models.base import Request
 from deonticbench.models.batch import BatchAPI, BatchItem, ItemResult, batch_api
-from deonticbench.prompting.chat import Message
+from deonticbench.vocabulary.chat import Message
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ from deonticbench.data.sources import resolve_source
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
 from deonticbench.models.constrained import bounded, call_schema
-from deonticbench.prompting.chat import Message
 from deonticbench.store.record import Record
+from deonticbench.vocabulary.chat import Message
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "")
 HAVE_LOCAL = all(

@@ -16,7 +16,7 @@ from deonticbench.errors import ConfigError
 from deonticbench.models import Completion, Model, Request, load_model
 from deonticbench.models.constrained import call_schema
 from deonticbench.models.vllm_backend import VLLMModel
-from deonticbench.prompting.chat import Message, ToolSpec
+from deonticbench.vocabulary.chat import Message, ToolSpec
 
 # The SDK warns that some Claude models near end of life; not our concern here.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

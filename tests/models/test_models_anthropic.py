@@ -13,7 +13,7 @@ from fakeproviders import FakeProvider
 from deonticbench.data.cases import Case
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
-from deonticbench.prompting.chat import Message
+from deonticbench.vocabulary.chat import Message
 
 # The SDK warns that the paper's Claude model is nearing end of life; not our concern here.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

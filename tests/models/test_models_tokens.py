@@ -6,7 +6,7 @@ import pytest
 
 from deonticbench.models import count_prompt_tokens, load_model, token_count_method
 from deonticbench.models import tokens as tokens_module
-from deonticbench.prompting.chat import Message
+from deonticbench.vocabulary.chat import Message
 
 MESSAGES = [
     Message("system", "You are a helpful assistant trained to conduct deontic reasoning."),

@@ -16,9 +16,9 @@ from deonticbench.models.base import Request
 from deonticbench.models.batch.base import BatchItem
 from deonticbench.models.batch.openai_batches import OpenAIBatches
 from deonticbench.models.openai_backend import OpenAIModel
-from deonticbench.prompting.chat import Message
-from deonticbench.prompting.modes import Mode
 from deonticbench.prompting.paper import load_paper_texts, paper_sampling
+from deonticbench.vocabulary.chat import Message
+from deonticbench.vocabulary.modes import Mode
 
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
 pytestmark = pytest.mark.skipif(

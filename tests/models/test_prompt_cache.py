@@ -19,9 +19,9 @@ from deonticbench.data.domains import get_domain
 from deonticbench.models import Request, load_model
 from deonticbench.models.anthropic_backend import AnthropicModel
 from deonticbench.models.base import Completion
-from deonticbench.prompting.chat import Message, ToolCall, ToolSpec
 from deonticbench.prompting.plan import plan_run
 from deonticbench.prompting.render import prompt_hash
+from deonticbench.vocabulary.chat import Message, ToolCall, ToolSpec
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 FAST = {"backoff_base_s": 0.01, "backoff_cap_s": 0.05, "timeout_s": 10}

@@ -23,13 +23,14 @@ from deonticbench.data.domains import get_domain
 from deonticbench.data.sources import DataSource
 from deonticbench.data.upstream import UPSTREAM_FILES, upstream_files
 from deonticbench.errors import DataError
-from deonticbench.prompting import MODES, Mode, plan_run
+from deonticbench.prompting import plan_run
 from deonticbench.prompting.paper import (
     UPSTREAM_DATASETS,
     UPSTREAM_TASKS,
     load_paper_texts,
     paper_sampling,
 )
+from deonticbench.vocabulary import MODES, Mode
 
 MIRROR = upstream_scripts.MIRROR
 pytestmark = pytest.mark.skipif(

@@ -45,9 +45,9 @@ from deonticbench.prompting import (
     template_files,
     template_hashes,
 )
-from deonticbench.prompting.chat import Message
-from deonticbench.prompting.modes import MODES, VERBAL_MODE
 from deonticbench.reading.answers import read_direct_answer, read_program_answer
+from deonticbench.vocabulary.chat import Message
+from deonticbench.vocabulary.modes import MODES, VERBAL_MODE
 
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
 needs_mirror = pytest.mark.skipif(
@@ -682,7 +682,7 @@ def test_the_solver_report_is_worded_by_its_templates() -> None:
 
 def test_modes_parse_the_agentic_ones_and_all_stays_the_papers_three() -> None:
     from deonticbench.errors import ConfigError
-    from deonticbench.prompting.modes import (
+    from deonticbench.vocabulary.modes import (
         MODES,
         agentic_counterpart,
         is_agentic,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from synthetic_runs import write_synthetic_run
 
-from deonticbench.prompting.protocol import LEAK_MARK
 from deonticbench.report import build_report
 from deonticbench.scoring.scores import compare, score_runs
+from deonticbench.vocabulary.protocols import LEAK_MARK
 
 
 def _run(folder: Path, model: str, protocol: str, shift: int = 0) -> Path:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from synthetic_runs import write_synthetic_run
 
 from deonticbench.cli import cli
-from deonticbench.prompting.protocol import LEAK_MARK
+from deonticbench.vocabulary.protocols import LEAK_MARK
 
 
 def _run(folder: Path, model: str, protocol: str | None, shift: int = 0) -> Path:

@@ -16,9 +16,9 @@ from synthetic_runs import write_synthetic_run as _run
 
 from deonticbench.cli import cli
 from deonticbench.data.domains import DOMAINS
-from deonticbench.prompting.modes import MODES
 from deonticbench.scoring.paper import load_paper_results, match_model
 from deonticbench.scoring.tables import LONG_COLUMNS
+from deonticbench.vocabulary.modes import MODES
 
 PAPER_COLUMNS = ["SARA Num.", "Airline", "SARA Bin.", "USCIS-AAO", "Housing"]
 

@@ -18,10 +18,10 @@ import pytest
 from deonticbench.data.cases import load_cases
 from deonticbench.data.domains import DOMAINS
 from deonticbench.data.sources import resolve_source
-from deonticbench.prompting.modes import MODES
 from deonticbench.scoring import score_runs
 from deonticbench.scoring.results import build_results
 from deonticbench.store.record import Attempt, Record
+from deonticbench.vocabulary.modes import MODES
 
 DATA = Path(
     os.environ.get("DEONTICBENCH_DATA")

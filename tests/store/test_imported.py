@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from deonticbench.errors import ConfigError
+from deonticbench.evaluation.provenance import imported_config
 from deonticbench.store import read_records
 from deonticbench.store.imported import write_imported_run
-from deonticbench.store.provenance import imported_config
 from deonticbench.store.record import AgentInfo, Attempt, Record
 from deonticbench.store.spec import RunSpec
 from deonticbench.store.trajectory import add_step, new_trajectory, read_trajectory

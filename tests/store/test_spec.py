@@ -15,10 +15,10 @@ import pytest
 from deonticbench.data.domains import SARA_NUMERIC
 from deonticbench.data.sources import DataSource
 from deonticbench.errors import ConfigError
-from deonticbench.prompting.modes import MODES
 from deonticbench.scoring.scores import load_run
 from deonticbench.solver import Limits
 from deonticbench.store.spec import SPEC_SCHEMA, RunSpec
+from deonticbench.vocabulary.modes import MODES
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"

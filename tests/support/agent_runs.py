@@ -16,8 +16,6 @@ from deonticbench.data.domains import Domain
 from deonticbench.evaluation.cache import ResponseCache
 from deonticbench.evaluation.runner import Runner, RunResult
 from deonticbench.models.base import Completion, Model, Request
-from deonticbench.prompting.chat import ToolCall
-from deonticbench.prompting.modes import Mode
 from deonticbench.prompting.plan import plan_run
 from deonticbench.reading.programs import unwrap_fenced
 from deonticbench.solver import Solver
@@ -26,6 +24,8 @@ from deonticbench.store.folder import RunFolder
 from deonticbench.store.record import Record
 from deonticbench.store.spec import AgentOptions
 from deonticbench.store.trajectory import read_trajectory
+from deonticbench.vocabulary.chat import ToolCall
+from deonticbench.vocabulary.modes import Mode
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
 SANDBOXED = [

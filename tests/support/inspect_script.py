@@ -39,7 +39,7 @@ from inspect_ai.tool import ToolCall as InspectCall
 from deonticbench.integrations.inspect._messages import from_inspect
 from deonticbench.models.base import Completion, GenerationParams, Model, Request
 from deonticbench.prompting import prompt_hash
-from deonticbench.prompting.chat import Message, ToolCall
+from deonticbench.vocabulary.chat import Message, ToolCall
 
 
 def first_prompt_hash(messages: Sequence[Message]) -> str:

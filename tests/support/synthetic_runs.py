@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from deonticbench.data.domains import DOMAINS
-from deonticbench.prompting.modes import MODES
 from deonticbench.store.record import Attempt, Record
+from deonticbench.vocabulary.modes import MODES
 
 
 def synthetic_records(model: str, shift: int, retries: bool) -> list[Record]:

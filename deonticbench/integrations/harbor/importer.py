@@ -48,13 +48,13 @@ from ...data.cases import Case, describe_source, load_cases
 from ...data.domains import DOMAINS, Domain
 from ...data.sources import DataSource
 from ...errors import DataError
-from ...prompting.modes import Mode
+from ...evaluation.provenance import imported_config
 from ...reading.answers import Answer, read_direct_answer
 from ...solver import Limits, Solver
 from ...store.imported import refuse_existing, write_imported_run
-from ...store.provenance import imported_config
 from ...store.record import Record
 from ...store.spec import RunSpec
+from ...vocabulary.modes import Mode
 from . import dar
 from .naming import TaskIndex
 from .tasks import WORKDIR

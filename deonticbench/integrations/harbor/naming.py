@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from ...data.cases import Case
 from ...data.domains import DOMAINS, Domain
 from ...errors import DataError
-from ...prompting.modes import Mode
+from ...vocabulary.modes import Mode
 
 PREFIX = "deonticbench-"
 FRAMINGS: Mapping[str, Mode] = {

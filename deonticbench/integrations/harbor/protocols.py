@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ...data.domains import DISPLAY_ORDER, DOMAINS
-from ...prompting.modes import mode_rank
 from ...scoring.scores import RunScores
+from ...vocabulary.modes import mode_rank
 from . import dar
 from .importer import read_dar_view
 

@@ -36,8 +36,8 @@ from ...errors import ConfigError, DataError
 from ...evaluation.validate import reference_program
 from ...export import data_revision, harness_version
 from ...prompting.exemplars import choose_exemplars, exemplar_pool
-from ...prompting.modes import Mode
 from ...store.spec import AgentOptions
+from ...vocabulary.modes import Mode
 from ._bundle import verifier_zip
 from .naming import FRAMINGS, PROMPT_MODES, task_name
 from .verifier import CASE_FILE

@@ -32,8 +32,8 @@ from typing import Any
 
 from ...agents.judge import ajudge_workspace
 from ...data.domains import Domain, get_domain
-from ...prompting.modes import Mode, prompted_counterpart
 from ...solver import Execution, Limits, classify, supervisor
+from ...vocabulary.modes import Mode, prompted_counterpart
 from . import dar
 
 CASE_FILE = "case.json"

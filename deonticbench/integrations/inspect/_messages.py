@@ -13,7 +13,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall as InspectCall
 
 from ...models.base import Completion
-from ...prompting.chat import Message, Role, ToolCall
+from ...vocabulary.chat import Message, Role, ToolCall
 
 
 def to_inspect(messages: tuple[Message, ...]) -> list[ChatMessage]:

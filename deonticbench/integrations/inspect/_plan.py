@@ -41,7 +41,7 @@ class TaskOptions:
     hub: bool
     revision: str | None
     protocol: str | None = None
-    """``paper`` or ``harness`` (``prompting.protocol``); None: eval's default."""
+    """``paper`` or ``harness`` (``vocabulary.protocols``); None: eval's default."""
 
     def spec(
         self, *, attempts: int = 1, timeout: float = Limits.timeout_s, k: int | None = None

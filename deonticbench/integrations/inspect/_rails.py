@@ -50,8 +50,8 @@ from ...agents import (
     repeat_note,
     turn_kind,
 )
-from ...prompting.chat import ToolCall
 from ...store import STOP_REASONS
+from ...vocabulary.chat import ToolCall
 from ._messages import harness_call, native_conversation, observation_text
 
 CUT_OFF = "max_tokens"

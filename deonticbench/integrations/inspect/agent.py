@@ -52,11 +52,11 @@ from ...agents import (
     tools_of,
     trial_ended,
 )
-from ...prompting.chat import ToolCall
 from ...prompting.render import prompt_hash
 from ...solver import Execution
 from ...store.spec import AgentOptions
 from ...store.trajectory import add_agent_turn, add_step
+from ...vocabulary.chat import ToolCall
 from ._messages import to_inspect
 from ._plan import TaskOptions, plan_for
 from ._rails import Rails, ran_program, turns_of

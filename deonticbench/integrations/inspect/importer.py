@@ -20,8 +20,8 @@ from inspect_ai.log import read_eval_log
 
 from ... import Limits, Record, RunSpec
 from ...errors import ConfigError, DataError
+from ...evaluation.provenance import imported_config
 from ...store.imported import refuse_existing, write_imported_run
-from ...store.provenance import imported_config
 from .agent import TRAJECTORY_KEY
 from .scorer import RECORD_KEY
 

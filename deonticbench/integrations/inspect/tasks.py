@@ -23,11 +23,11 @@ from ...data.cases import describe_source
 from ...data.domains import Domain
 from ...errors import ConfigError
 from ...prompting import template_hashes
-from ...prompting.chat import Message
-from ...prompting.modes import is_agentic
 from ...scoring.metrics import DEFAULT_BOOTSTRAP
 from ...scoring.scores import STAGES
 from ...store.spec import AgentOptions
+from ...vocabulary.chat import Message
+from ...vocabulary.modes import is_agentic
 from ._messages import to_inspect
 from ._plan import Plan, TaskOptions, option_args, plan_for
 from .agent import deonticbench_agent_scorer, deonticbench_agent_solver

@@ -4,7 +4,7 @@
 (``data.upstream``) without running them; ``render`` builds the messages its
 generate_e2e.py sends for a case and mode; ``exemplars`` is its airline leave-one-out
 retrieval from the evaluated split (which shows other cases' reference programs:
-``prompting.protocol.shows_reference_programs``); ``sampling`` the request fields it
+``vocabulary.protocols.shows_reference_programs``); ``sampling`` the request fields it
 sends for a model name.
 The plan (``prompting.plan``) chooses this for direct, zero-shot and few-shot when a run
 follows ``--protocol paper``.

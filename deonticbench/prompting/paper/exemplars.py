@@ -6,7 +6,7 @@ cases with the very same text, shown with its reference program.  The pool is th
 being evaluated (its ``--airline-exemplar-pool`` defaults to ``--cases-path``), so on the
 hard split each prompt shows another hard case's reference program: a leak the harness
 protocol avoids, reproduced here on purpose and flagged by
-``prompting.protocol.shows_reference_programs``.  The indexing and the choice are upstream's own
+``vocabulary.protocols.shows_reference_programs``.  The indexing and the choice are upstream's own
 functions (``extract_cabin_class``, ``retrieve_airline_exemplar``,
 ``format_airline_exemplar``); only the pool is built here, from the split's cases.
 """

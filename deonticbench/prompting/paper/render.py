@@ -20,9 +20,9 @@ from typing import Any
 from ...data.cases import Case
 from ...data.domains import AIRLINE, HOUSING, SARA_BINARY, SARA_NUMERIC, USCIS
 from ...data.upstream import UPSTREAM_FILES
-from ..chat import Message
-from ..modes import Mode
-from ..protocol import mode_protocol
+from ...vocabulary.chat import Message
+from ...vocabulary.modes import Mode
+from ...vocabulary.protocols import mode_protocol
 from ..render import Prompt, prompt_hash
 from .texts import PaperTexts
 

@@ -15,12 +15,12 @@ from typing import Any
 from ..data.cases import describe_source
 from ..models.base import Model
 from ..prompting import template_hashes
-from ..prompting.modes import MODES, SETTINGS, VERBAL_MODE, is_agentic
 from ..prompting.plan import RunPlan
 from ..prompting.templates import agent_template_hash
-from .config import CASE_ORDER_KEY
-from .environment import environment_facts
-from .spec import RunSpec
+from ..store.config import CASE_ORDER_KEY
+from ..store.environment import environment_facts
+from ..store.spec import RunSpec
+from ..vocabulary.modes import MODES, SETTINGS, VERBAL_MODE, is_agentic
 
 
 def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
             "params": model.params.to_dict(),
         },
         # Always written: a config.json without it was made before protocols existed
-        # (``prompting.protocol.recorded_protocol`` reads that as ``harness``).
+        # (``vocabulary.protocols.recorded_protocol`` reads that as ``harness``).
         "protocol": spec.protocol,
         "split": plan.split,
         "domains": [d.name for d in plan.domains],

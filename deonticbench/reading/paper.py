@@ -21,12 +21,19 @@ Programs (``extract``, ``prepare``):
   verdict (``_extract_outcome_from_swipl``), using the first such line only as the gold
   label; the directive runs at load time, before any program output, and prints one
   line: the verdict read from the remaining lines is the same without it, and no
-  program run here ever sees the gold label.
+  program run here ever sees the gold label.  Its one other effect is that the
+  program starts on line 2, where a script line (``#!/usr/bin/env swipl``), which
+  SWI-Prolog skips on line 1 only, is a syntax error that swallows the clause after it:
+  housing and uscis programs get a neutral first line instead (``NEUTRAL_FIRST_LINE``,
+  a directive that prints nothing), so they load as upstream's do.
 
 Running: as ``swipl -q -f FILE < /dev/null`` (the reader's ``toplevel`` is ``"eof"``):
 after loading, SWI-Prolog's interactive toplevel reads end-of-file and ends the output
 with a line break, unless the program halted first.  stdout only (upstream discards
-stderr).
+stderr).  The sandbox runs such a job with SWI-Prolog's default 1 GiB stack, its stdout
+spooled to a file under a 16 MiB cap and its stderr never a limit
+(``solver.execution``): only the machine's safety limits (memory, processes, files,
+network, time) still differ from upstream's bare run.
 
 Reading one run's stdout (``read_execution``), as ``bootstrap_outputs.py`` reads the
 block of the ``swipl`` output file that follows the program's path line:
@@ -35,8 +42,10 @@ block of the ``swipl`` output file that follows the program's path line:
   printed before, when it ended on ``timeout``'s SIGTERM; one that outlived it and was
   killed 2 s later (SWI-Prolog defers SIGTERM while it loads the file: a loop in a
   directive or ``initialization/1``) has no such line upstream, and what it printed is
-  read (the solver's ``TIMEOUT_TERM_IGNORED``); any other limit of our sandbox (output,
-  memory, CPU) abstains;
+  read (the solver's ``TIMEOUT_TERM_IGNORED``); any other limit of our sandbox that
+  stopped the program (output, memory, CPU) abstains.  A program that ended by itself
+  after a resource error (a stack overflow in one goal, reported on stderr) was not
+  stopped: its stdout is read, as upstream reads it;
 * ``run_swipl.sh`` echoes the next program's path right after the output: an
   unterminated last line is glued to that path line, which then reads as a path, so the
   line is lost (a program that prints ``Tax result: 5`` without a line break and halts
@@ -67,6 +76,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 from ..data.cases import Gold
 from ..data.domains import Domain
@@ -86,6 +96,13 @@ _INITIALIZATION = re.compile(
 )
 # Upstream's pattern as written (a raw string holding ``\\.``): see the module docstring.
 _MAIN_DEFINITION = re.compile(r"(^|\n)\s*main\s*(?::-|-->|\\.)", flags=re.IGNORECASE)
+
+NEUTRAL_FIRST_LINE = ":- true.\n"
+"""What stands on line 1 of a housing or uscis program in place of upstream's gold-label
+directive: a directive that prints nothing, so the program's own text starts on line 2
+as upstream's does (see the module docstring)."""
+_LABEL_LINE_DOMAINS = frozenset({"housing", "uscis"})
+"""The domains whose programs upstream starts with its ``Label:`` directive."""
 
 EMPTY_PROLOG_EXTRACT = (
     "% EMPTY_PROLOG_EXTRACT: the reply held no text (upstream's stand-in program)\n"
@@ -299,6 +316,19 @@ def _answer(domain: Domain, value: _Value, why: str) -> Answer:
     return Answer(value=domain.positive if value == 1 else domain.negative)
 
 
+def _stopped(execution: Execution) -> bool:
+    """Whether the sandbox stopped the program, so that upstream's output file would
+    hold no answer of it: not for a program that outlived SIGTERM (upstream reads what
+    it printed), nor for one that ended by itself with a resource error on stderr
+    (``classify`` calls it a memory limit; upstream never reads stderr)."""
+    if not execution.killed or execution.limit == TIMEOUT_TERM_IGNORED:
+        return False
+    ended_by_itself = execution.exit_code is not None and execution.signal is None
+    return not (
+        ended_by_itself and execution.status == "resource_limit" and execution.limit == "memory"
+    )
+
+
 class PaperReader:
     name: ReaderName = "paper"
     toplevel: Toplevel = "eof"
@@ -314,6 +344,12 @@ class PaperReader:
         return extract_prolog_block(text)
 
     def prepare(self, domain: Domain, program: str) -> PreparedProgram:
+        prepared = self._prepare(domain, program)
+        if domain.name not in _LABEL_LINE_DOMAINS:
+            return prepared
+        return replace(prepared, text=NEUTRAL_FIRST_LINE + prepared.text)
+
+    def _prepare(self, domain: Domain, program: str) -> PreparedProgram:
         text, replaced = utf8_encodable(program)
         notes = [f"replaced {replaced} character(s) UTF-8 cannot encode"] if replaced else []
         if not text.strip():
@@ -328,7 +364,7 @@ class PaperReader:
         return PreparedProgram(text=prepared.text, repaired=True, notes=(*notes, *prepared.notes))
 
     def read_execution(self, domain: Domain, execution: Execution) -> Answer:
-        if execution.killed and execution.limit != TIMEOUT_TERM_IGNORED:
+        if _stopped(execution):
             limit = f" ({execution.limit})" if execution.limit else ""
             return Answer.abstain(f"{TIMEOUT_LINE}: stopped, {execution.status}{limit}")
         # A program that outlived SIGTERM was killed: timeout's status is then 137, not

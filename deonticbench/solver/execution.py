@@ -61,6 +61,19 @@ upstream: exit status 137, no ``Result: timeout`` line; a timed-out program that
 on its SIGTERM has the limit ``timeout``: status 124 and the line)."""
 
 
+UPSTREAM_STACK_MB = 1024
+"""The Prolog stack of an ``eof`` job: SWI-Prolog's own default (1 GiB), which upstream's
+plain ``swipl -q -f FILE`` runs with (the harness's 512 MB would stop programs upstream
+runs to the end).  ``memory_mb`` still bounds the process's address space."""
+UPSTREAM_STDOUT_BYTES = 16 * 1024 * 1024
+"""The stdout cap of an ``eof`` job (upstream has none): its stdout goes to a file, and
+a program printing past 16 MiB, far above any honest trace, is stopped as an
+``output`` flood, so its sample abstains where upstream would read on."""
+STDERR_TAIL_BYTES = 64 * 1024
+"""An ``eof`` job's stderr (upstream discards it): never a limit; the last 64 KiB are
+kept for diagnostics."""
+
+
 DEFAULT_TIMEOUT_S = 20.0
 """The wall clock of one program, paper B.1's 20 s: the default of every command."""
 
@@ -73,12 +86,14 @@ class Limits:
     memory_mb: int = 2048
     """Address-space limit of each process."""
     stack_mb: int = 512
-    """SWI-Prolog's combined stack limit (a program raising it still meets ``memory_mb``)."""
+    """SWI-Prolog's combined stack limit (a program raising it still meets ``memory_mb``).
+    An ``eof`` job has at least ``UPSTREAM_STACK_MB``."""
     file_size_mb: int = 16
     output_bytes: int = 64 * 1024
     """stdout and stderr are each cut at this many bytes; a flood is a resource_limit.
     An answer is one line: 64 KiB leaves room for any honest trace while keeping every
-    record of a run small (records keep the output for auditing)."""
+    record of a run small (records keep the output for auditing).  An ``eof`` job (the
+    paper reader's) has ``UPSTREAM_STDOUT_BYTES`` and ``STDERR_TAIL_BYTES`` instead."""
     processes: int = 32
     """Processes the program may have at once (RLIMIT_NPROC of its own uid)."""
 

@@ -41,7 +41,10 @@ from ..errors import SandboxError
 from .classify import classify
 from .execution import (
     EXECUTORS,
+    STDERR_TAIL_BYTES,
     UPSTREAM_KILL_AFTER_S,
+    UPSTREAM_STACK_MB,
+    UPSTREAM_STDOUT_BYTES,
     Execution,
     ExecutorKind,
     Limits,
@@ -267,6 +270,32 @@ class SandboxDecision:
             return self._kind
 
 
+def _job(program: str, limits: Limits, toplevel: Toplevel) -> dict[str, object]:
+    """The supervisor's job for one program.  An ``eof`` job runs as upstream's
+    ``run_swipl.sh`` runs a program wherever that can decide a reading (its toplevel,
+    SIGTERM grace, SWI-Prolog's default stack, stdout spooled to a file under a far
+    cap, stderr not a limit and kept as a tail); the other limits stay the caller's."""
+    eof = toplevel == "eof"
+    job: dict[str, object] = {
+        "program": program,
+        "timeout_s": limits.timeout_s,
+        "cpu_s": limits.cpu_s,
+        "memory_mb": limits.memory_mb,
+        "stack_mb": max(limits.stack_mb, UPSTREAM_STACK_MB) if eof else limits.stack_mb,
+        "file_size_mb": limits.file_size_mb,
+        "output_bytes": max(limits.output_bytes, UPSTREAM_STDOUT_BYTES)
+        if eof
+        else limits.output_bytes,
+        "processes": limits.processes,
+    }
+    if eof:
+        job["toplevel"] = toplevel
+        job["term_grace_s"] = UPSTREAM_KILL_AFTER_S
+        job["stdout_file"] = True
+        job["stderr_tail"] = STDERR_TAIL_BYTES
+    return job
+
+
 class _Worker:
     """One supervisor process; restarted when it dies or stops answering."""
 
@@ -387,21 +416,9 @@ class _Worker:
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
-        job: dict[str, object] = {
-            "program": program,
-            "timeout_s": limits.timeout_s,
-            "cpu_s": limits.cpu_s,
-            "memory_mb": limits.memory_mb,
-            "stack_mb": limits.stack_mb,
-            "file_size_mb": limits.file_size_mb,
-            "output_bytes": limits.output_bytes,
-            "processes": limits.processes,
-        }
+        job = _job(program, limits, toplevel)
         if preload is not None:
             job["preload"] = preload
-        if toplevel == "eof":
-            job["toplevel"] = toplevel
-            job["term_grace_s"] = UPSTREAM_KILL_AFTER_S
         try:
             data = memoryview(json.dumps(job).encode("utf-8") + b"\n")
             while data:

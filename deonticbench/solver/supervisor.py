@@ -225,7 +225,11 @@ def _job_preexec(job: dict[str, Any], uid: int | None) -> Any:
 
 
 def _read_capped(
-    proc: subprocess.Popen[bytes], job: dict[str, Any], started: float, uid: int | None
+    proc: subprocess.Popen[bytes],
+    job: dict[str, Any],
+    started: float,
+    uid: int | None,
+    spool: str,
 ) -> dict[str, Any]:
     """Collect stdout/stderr up to the cap while enforcing the wall clock."""
     assert proc.stdout is not None and proc.stderr is not None
@@ -235,6 +239,7 @@ def _read_capped(
         job,
         started,
         lambda: proc.poll() is not None,
+        spool,
         terminate=lambda: _signal_as(uid, proc.pid, signal.SIGTERM),
     )
 
@@ -265,29 +270,73 @@ def _signal_as(uid: int | None, pid: int, sig: int) -> None:
     os.waitpid(child, 0)
 
 
+class _Capture:
+    """One output stream of a job.  By default it is kept in memory up to the cap and
+    a flood past it is the ``output`` limit; ``spool`` keeps it in a nameless file
+    instead (a cap far above any program's output, the paper reader's stdout);
+    ``tail`` keeps only its last bytes and is never a limit (stderr, which upstream
+    discards)."""
+
+    def __init__(self, cap: int, spool: str | None = None, tail: bool = False) -> None:
+        self.cap = cap
+        self.tail = tail
+        self.size = 0
+        self.memory = bytearray()
+        self.file = _anonymous_file(spool) if spool is not None else None
+
+    def add(self, chunk: bytes) -> bool:
+        """Keep ``chunk``; True when the stream is now past its cap (a flood)."""
+        self.size += len(chunk)
+        if self.file is not None:
+            self.file.write(chunk[: max(0, self.cap + 1 - (self.size - len(chunk)))])
+        else:
+            self.memory += chunk
+            if self.tail and len(self.memory) > self.cap:
+                del self.memory[: len(self.memory) - self.cap]
+        return not self.tail and self.size > self.cap
+
+    def value(self) -> bytes:
+        if self.file is None:
+            return bytes(self.memory[-self.cap :] if self.tail else self.memory[: self.cap])
+        self.file.seek(0)
+        data = self.file.read(self.cap)
+        self.file.close()
+        return data
+
+
+def _captures(job: dict[str, Any], spool: str) -> dict[str, _Capture]:
+    cap = int(job["output_bytes"])
+    tail = job.get("stderr_tail")
+    return {
+        "stdout": _Capture(cap, spool if job.get("stdout_file") else None),
+        "stderr": _Capture(int(tail), tail=True) if tail else _Capture(cap),
+    }
+
+
 def _read_outputs(
     outputs: dict[int, str],
     job: dict[str, Any],
     started: float,
     exited: Callable[[], bool],
+    spool: str,
     watch: int | None = None,
     terminate: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """Read the program's stdout and stderr (``outputs``: fd -> name) up to the cap
-    while enforcing the wall clock.  ``exited`` says whether the program's main process
-    has ended; ``watch`` is one more fd that may say so (the fork server's replies):
-    when it is readable, ``exited`` is asked at once.
+    """Read the program's stdout and stderr (``outputs``: fd -> name) into their
+    ``_Capture`` (a stdout file goes in ``spool``) while enforcing the wall clock.
+    ``exited`` says whether the program's main process has ended; ``watch`` is one more
+    fd that may say so (the fork server's replies): when it is readable, ``exited`` is
+    asked at once.
 
     A job with ``term_grace_s`` is stopped at the wall clock as ``timeout
     --signal=TERM --kill-after=GRACE`` stops it (upstream's run_swipl.sh): ``terminate``
     sends SIGTERM and the output is read on for up to the grace; the limit is then
     ``timeout`` if the program ended, ``TERM_IGNORED`` if it must be killed (SWI-Prolog
     defers SIGTERM while it loads its file: a loop in a directive outlives it)."""
-    cap = int(job["output_bytes"])
     deadline = started + float(job["timeout_s"])
     grace = float(job.get("term_grace_s") or 0.0) if terminate is not None else 0.0
     terminated = False
-    buffers = {"stdout": bytearray(), "stderr": bytearray()}
+    captures = _captures(job, spool)
     # poll(2), not an epoll selector: nothing to create and close per job.
     poller = select.poll()
     for fd in outputs:
@@ -324,9 +373,7 @@ def _read_outputs(
                 poller.unregister(fd)
                 reading.discard(fd)
                 continue
-            buf = buffers[outputs[fd]]
-            buf += chunk
-            if len(buf) > cap:
+            if captures[outputs[fd]].add(chunk):
                 limit = "output"
         if limit:
             break
@@ -334,8 +381,8 @@ def _read_outputs(
         limit = "timeout"  # it ended within the grace: timeout's exit status 124
     return {
         "limit": limit,
-        "stdout": bytes(buffers["stdout"][:cap]),
-        "stderr": bytes(buffers["stderr"][:cap]),
+        "stdout": captures["stdout"].value(),
+        "stderr": captures["stderr"].value(),
     }
 
 
@@ -416,7 +463,7 @@ def run_job(job: dict[str, Any], uid: int | None, workroot: str) -> dict[str, An
     except OSError as exc:
         _rmtree(jobdir)
         return {"error": f"could not start swipl: {exc}", "wall_s": 0.0}
-    captured = _read_capped(proc, job, started, uid)
+    captured = _read_capped(proc, job, started, uid, workroot)
     if captured["limit"] is not None:
         kill_everything(uid, keep=proc.pid)
     try:
@@ -589,8 +636,9 @@ class ForkServer:
 
 def _anonymous_file(folder: str) -> IO[bytes]:
     """A file with no name in ``folder`` (the fork server's stderr, read if it fails to
-    start): named only for the instant between creating and unlinking it."""
-    path = os.path.join(folder, f".fork-server-errors-{os.getpid()}")
+    start; a job's spooled stdout): named only for the instant between creating and
+    unlinking it."""
+    path = os.path.join(folder, f".nameless-{os.getpid()}")
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -709,6 +757,7 @@ def _fork_and_collect(
         job,
         started,
         exited,
+        iodir,
         watch=server.fileno(),
         terminate=lambda: _signal_as(uid, pid, signal.SIGTERM),
     )

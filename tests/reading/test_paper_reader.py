@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from deonticbench.data.domains import get_domain
 from deonticbench.reading import reader_for
-from deonticbench.reading.paper import EMPTY_PROLOG_EXTRACT
+from deonticbench.reading.paper import EMPTY_PROLOG_EXTRACT, NEUTRAL_FIRST_LINE
 from deonticbench.solver import Execution
 from deonticbench.solver.execution import TIMEOUT_TERM_IGNORED
 
@@ -34,7 +34,40 @@ def test_the_first_of_two_prolog_blocks_is_run() -> None:
 
 
 def test_an_empty_reply_runs_upstreams_comment_only_program() -> None:
-    assert PAPER.prepare(HOUSING, PAPER.extract("  ") or "").text == EMPTY_PROLOG_EXTRACT
+    assert PAPER.prepare(NUM, PAPER.extract("  ") or "").text == EMPTY_PROLOG_EXTRACT
+    housing = PAPER.prepare(HOUSING, PAPER.extract("  ") or "").text
+    assert housing == NEUTRAL_FIRST_LINE + EMPTY_PROLOG_EXTRACT
+
+
+def test_housing_and_uscis_programs_start_on_line_two_as_upstreams_do() -> None:
+    # Upstream's Label: directive is their line 1 (a script line on line 2 is then a
+    # syntax error); the neutral line takes its place and prints nothing.
+    script = "#!/usr/bin/env swipl\nanswer(1).\n"
+    for domain in (HOUSING, USCIS):
+        text = PAPER.prepare(domain, script).text
+        assert text.startswith(NEUTRAL_FIRST_LINE + script)
+    assert PAPER.prepare(NUM, script).text == script
+    assert PAPER.prepare(BIN, script).text == script
+
+
+def test_a_resource_error_the_program_survived_is_read_a_sandbox_stop_is_not() -> None:
+    # classify calls a stack overflow reported on stderr a memory limit; upstream never
+    # reads stderr and reads the answer the program went on to print.
+    survived = Execution(
+        "resource_limit",
+        "Tax result: 5\n",
+        "Stack limit (1.0Gb) exceeded",
+        0,
+        0.1,
+        0,
+        "bwrap",
+        "memory",
+    )
+    assert PAPER.read_execution(NUM, survived).value == 5.0
+    flooded = Execution(
+        "resource_limit", "Tax result: 5\n", "", None, 0.1, 0, "bwrap", "output", signal=9
+    )
+    assert PAPER.read_execution(NUM, flooded).abstained
 
 
 def test_no_gold_label_directive_is_written_and_the_entrypoint_is_upstreams() -> None:

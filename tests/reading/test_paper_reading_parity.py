@@ -161,6 +161,45 @@ def test_every_program_and_direct_sample_reads_as_upstream_reads_it(tmp_path: Pa
     assert len(harness_differs) > 300, len(harness_differs)
 
 
+SMOKE_CASES = 5
+"""The smoke split: the first five hard cases of a domain (upstream derives it so)."""
+
+
+def test_replies_that_meet_the_sandbox_limits_read_as_upstream_reads_them(
+    tmp_path: Path,
+) -> None:
+    """Issue 41: a long trace before the answer line, a flood of warnings on stderr and
+    a script line first, on every smoke case of the five domains.  Failing before the
+    paper reader ran programs as upstream does: the 64 KiB output caps and the missing
+    line 1 made dozens of these samples abstain (or answer) where upstream answers (or
+    abstains)."""
+    rows = {d: up.hard_rows(d)[:SMOKE_CASES] for d in up.DOMAINS}
+    labels = {d: [up.upstream_label(d, r["label"]) for r in rows[d]] for d in up.DOMAINS}
+    golds = {d: [normalise_gold(get_domain(d), r["label"]) for r in rows[d]] for d in up.DOMAINS}
+    replies = {d: up.limit_replies(d, rows[d]) for d in up.DOMAINS}
+    running = {
+        d: up.run_programs(
+            d, [[r.text for r in case] for case in replies[d]], labels[d], tmp_path / d, TIMEOUT_S
+        )
+        for d in up.DOMAINS
+    }
+    with Solver(workers=2) as solver:
+        ours = {d: _ours_programs(solver, d, replies[d], golds[d], TIMEOUT_S) for d in up.DOMAINS}
+    mismatches: list[str] = []
+    compared = Counter[str]()
+    for d, process in running.items():
+        _, err = process.communicate(timeout=600)
+        assert process.returncode == 0, f"{d}: upstream's scripts failed: {err[-2000:]}"
+        theirs = up.read_programs(d, tmp_path / d, labels[d])
+        mismatches += _mismatches(d, replies[d], theirs, ours[d])
+        compared.update(o for case in theirs for o in case)
+    print(f"compared {sum(compared.values())} samples {dict(compared)}: {len(mismatches)} differ")
+    assert not mismatches, f"{len(mismatches)} samples differ:\n" + "\n".join(mismatches)
+    # Upstream answers most of these (the shapes are meant to be read), and the script
+    # line costs some housing/uscis programs their first clause.
+    assert compared["correct"] > compared["abstain"] > 0, compared
+
+
 def _harness_direct(domain_name: str, direct: list[list[up.Reply]], golds: list[Any]) -> list:
     reader = reader_for("harness")
     domain = get_domain(domain_name)

@@ -57,3 +57,43 @@ def test_a_program_that_outlives_its_sigterm_is_told_apart(executor: str) -> Non
     assert (in_main.status, in_main.limit) == ("timeout", "timeout")
     assert at_load.stdout == in_main.stdout == "Tax result: 5\n"
     assert (plain.status, plain.limit) == ("timeout", "timeout")  # -t halt: killed at once
+
+
+_FLOODS = (
+    # ~200 KB on stdout, then the answer line; ~200 KB on stderr; the stack limit's size.
+    "main :-\n"
+    "    forall(between(1, 5000, I), format('trace ~d: checking the rule here~n', [I])),\n"
+    "    forall(between(1, 5000, I), format(user_error, 'note ~d: a warning here~n', [I])),\n"
+    "    current_prolog_flag(stack_limit, S), format('stack ~w~n', [S]),\n"
+    "    format('Tax result: 7~n').\n"
+    ":- initialization(main).\n"
+)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_output_and_stack_limits_are_upstreams_at_eof_and_the_harness_own_otherwise(
+    executor: str,
+) -> None:
+    """Issue 41: at end-of-file (the paper reader's run) stdout is read far past the
+    harness's 64 KiB, stderr is a bounded tail and never a limit, and the stack is
+    SWI-Prolog's default 1 GiB; the harness's run keeps its documented limits."""
+    with Solver(workers=1, executor=executor) as solver:  # type: ignore[arg-type]
+        paper = solver.run(_FLOODS, toplevel="eof")
+        harness = solver.run(_FLOODS)
+    assert paper.limit is None, paper.limit
+    assert len(paper.stdout) > 150_000
+    assert paper.stdout.endswith(f"stack {1024 * 1024 * 1024}\nTax result: 7\n\n")
+    assert len(paper.stderr) == 64 * 1024 and paper.stderr.endswith("note 5000: a warning here\n")
+    assert harness.status == "resource_limit" and harness.limit == "output"
+    assert len(harness.stdout) == 64 * 1024 and "Tax result" not in harness.stdout
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_stdout_past_the_eof_cap_is_a_flood(executor: str) -> None:
+    flood = (
+        ":- initialization(main).\nmain :- repeat, write(xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx), fail.\n"
+    )
+    with Solver(workers=1, executor=executor) as solver:  # type: ignore[arg-type]
+        execution = solver.run(flood, Limits(timeout_s=20), toplevel="eof")
+    assert execution.limit == "output", execution
+    assert len(execution.stdout.encode()) == 16 * 1024 * 1024

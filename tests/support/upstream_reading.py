@@ -367,6 +367,43 @@ LOOPS: dict[str, ProgramVariant] = {
 """Looping programs (each costs a timeout on both sides): ``loop_replies``."""
 
 
+def _traced(domain: str, row: dict[str, Any]) -> str:
+    """About 100 KB of trace on stdout, then the right verdict line."""
+    trace = "format('trace step ~d: checking whether the rule applies to the facts~n', [I])"
+    verdict = _atom(_verdict_lines(domain, row["label"], right=True))
+    return (
+        f"main :-\n    forall(between(1, 1700, I), {trace}),\n"
+        f"    format('~w~n', [{verdict}]).\n:- initialization(main).\n"
+    )
+
+
+def _warned(domain: str, row: dict[str, Any]) -> str:
+    """About 130 KB of SWI-Prolog's own singleton warnings on stderr while loading, then
+    a program that prints the right verdict."""
+    clauses = "".join(f"unused_rule_{i}(Value) :- true.\n" for i in range(1500))
+    return clauses + printing([_verdict_lines(domain, row["label"], right=True)])
+
+
+_SHEBANG = "#!/usr/bin/env swipl\n"
+
+LIMIT_SHAPES: dict[str, ProgramVariant] = {
+    "long_trace": _traced,
+    "stderr_warnings": _warned,
+    "shebang_reference": lambda d, r: f"```prolog\n{_SHEBANG}{reference(r)}\n```",
+    "shebang_printing": lambda d, r: (
+        _SHEBANG + printing([_verdict_lines(d, r["label"], right=True)])
+    ),
+}
+"""Replies real models write that meet the sandbox's limits rather than the reader (issue
+41): a long trace before the answer line, a flood of warnings on stderr, and a script
+line first (a syntax error on line 2 where upstream's ``Label:`` directive is line 1)."""
+
+
+def limit_replies(domain: str, rows: list[dict[str, Any]]) -> list[list[Reply]]:
+    """Every ``LIMIT_SHAPES`` reply for each of ``rows``."""
+    return [[Reply(name, make(domain, row)) for name, make in LIMIT_SHAPES.items()] for row in rows]
+
+
 def program_variants(domain: str) -> dict[str, ProgramVariant]:
     return {**_common_programs(), **_EXTRA_PROGRAMS[domain]()}
 

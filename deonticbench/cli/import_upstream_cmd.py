@@ -55,7 +55,9 @@ def command(
 ) -> None:
     """Turn OUTPUTS_DIR, the outputs folder of upstream's scripts
     (<domain>/{direct,few_shot,zero_shot}/<model>/{source,prolog,standalone_prolog}.json),
-    into a run folder of protocol paper that score, analyze, report and export read."""
+    into a run folder of protocol paper that score, analyze, report and export read.
+    Programs are read from upstream's own runs of them (<domain>/swipl/<mode>/*.txt)
+    where those are there, else run again here (and the command says so)."""
     # start-up: ``deonticbench --help`` imports every command's module
     from ..integrations.upstream_outputs import import_upstream
 
@@ -73,4 +75,11 @@ def command(
         f"abstentions: {result.abstained}, of which {result.failed_generations} replies "
         "upstream recorded as not generated"
     )
+    for unit, where in result.programs.items():
+        click.echo(f"programs of {unit}: {where}")
+    if result.rerun:
+        click.echo(
+            f"{result.rerun} programs were run again in this machine's sandbox: where it runs "
+            "a program otherwise than upstream's machine did, their readings can differ"
+        )
     click.echo(f"score it with: deonticbench score {run.out}")

@@ -15,10 +15,14 @@ cases in the split's order, each with its ``id``, the ``prompt`` sent and the K
     OUTPUTS_DIR/<domain>/zero_shot/<model path>/standalone_prolog.json
 
 Every reply becomes one record (a case's answers are its samples 0..K-1) judged through
-the runner's own ``evaluate_attempt`` with the paper reader, its programs run in the
-harness's sandbox: an imported reply and the same reply sent by ``eval --protocol paper``
-become the same record.  Upstream's ``swipl/`` outputs are not read: the programs are
-run again here.  The run's protocol is ``paper``.
+the runner's own ``evaluate_attempt`` with the paper reader.  A program mode's programs
+are not run again where upstream's own outputs of them are there
+(``OUTPUTS_DIR/<domain>/swipl/<mode>/<model>-fewshot.txt``, ``upstream_swipl``): the
+reader reads what upstream's run printed, so the import equals ``bootstrap_outputs.py``
+even where this machine's sandbox would run a program otherwise.  Without them (or for
+a program the file does not hold) the program runs in the harness's sandbox, as
+``eval --protocol paper`` runs it, and config.json and the command say so.  The run's
+protocol is ``paper``.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from ..store.spec import RunSpec
 from ..vocabulary.chat import Message
 from ..vocabulary.modes import Mode
 from ..vocabulary.protocols import ProtocolName
+from .upstream_swipl import SwiplOutput, find_swipl_output, read_swipl_output
 
 PROTOCOL: ProtocolName = "paper"
 """Upstream's outputs are the paper protocol's first attempts, read by its reader."""
@@ -76,6 +81,8 @@ class UpstreamOutput:
     model: str
     """The model path below the mode folder, e.g. ``openai/gpt-4.1-2025-04-14``."""
     path: Path
+    folder: Path
+    """The domain's folder (``<domain>``, upstream's spelling), where ``swipl/`` sits."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,11 @@ class UpstreamImport:
     abstained: int
     failed_generations: int
     """Replies upstream's script recorded as not generated (a status other than ok)."""
+    programs: dict[str, str]
+    """Per ``<domain> <mode>`` of a program mode: where its programs' runs come from
+    (upstream's ``swipl/`` file, or run again here)."""
+    rerun: int
+    """Programs run again in this machine's sandbox (none of upstream's output held them)."""
 
 
 def find_outputs(root: Path, model: str | None = None) -> list[UpstreamOutput]:
@@ -109,9 +121,8 @@ def find_outputs(root: Path, model: str | None = None) -> list[UpstreamOutput]:
             mode, file_name = MODE_FILES[mode_dir.name]
             for path in sorted(mode_dir.rglob(file_name)):
                 parts = path.parent.relative_to(mode_dir).parts
-                found.append(
-                    UpstreamOutput(DOMAINS[domain_name], mode, "/".join(parts) or model or "", path)
-                )
+                name = "/".join(parts) or model or ""
+                found.append(UpstreamOutput(DOMAINS[domain_name], mode, name, path, domain_dir))
     if unknown:
         raise DataError(
             f"{root} has outputs of unknown domain(s) {', '.join(unknown)}; upstream's "
@@ -186,25 +197,42 @@ def match_cases(
     return matched
 
 
-def _completion(row: dict[str, Any], sample: int, mode: Mode) -> Completion:
+def _completion(row: dict[str, Any], sample: int, mode: Mode, recorded: bool) -> Completion:
     """A reply as the runner would have received it.  A reply upstream recorded as not
     generated is a failed request, except a non-empty one in a program mode: upstream's
-    process_generated_prolog.py runs whatever text there is, whatever its status."""
-    text = row["answers"][sample]
-    text = "" if text is None else str(text)
-    statuses = row.get("generation_statuses") or []
+    process_generated_prolog.py runs whatever text there is, whatever its status; and
+    except an empty one whose run upstream ``recorded``: its reader read that run's
+    output (its stand-in program's), so it is read here too."""
+    text = _text(row, sample)
     errors = row.get("generation_errors") or []
-    status = statuses[sample] if sample < len(statuses) else None
     # The case's token counts were billed once for its K replies: the first carries them
     # (as a backend's first completion of an n=K request does).
     tokens_in = int(row.get("prompt_tokens") or 0) if sample == 0 else 0
     tokens_out = int(row.get("generated_tokens") or 0) if sample == 0 else 0
-    if status not in OK_STATUSES and (mode == "direct" or not text.strip()):
-        error = errors[sample] if sample < len(errors) and errors[sample] else status
+    if _not_generated(row, sample, mode) and not (recorded and mode != "direct"):
+        error = errors[sample] if sample < len(errors) and errors[sample] else _status(row, sample)
         return Completion(
             text=None, error=f"upstream: {error}", tokens_in=tokens_in, tokens_out=tokens_out
         )
     return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out)
+
+
+def _text(row: dict[str, Any], sample: int) -> str:
+    text = row["answers"][sample]
+    return "" if text is None else str(text)
+
+
+def _status(row: dict[str, Any], sample: int) -> object:
+    statuses = row.get("generation_statuses") or []
+    return statuses[sample] if sample < len(statuses) else None
+
+
+def _not_generated(row: dict[str, Any], sample: int, mode: Mode) -> bool:
+    """Whether upstream recorded the reply as not generated and had no text of it to
+    run (a program mode runs any text, whatever its status)."""
+    if _status(row, sample) in OK_STATUSES:
+        return False
+    return mode == "direct" or not _text(row, sample).strip()
 
 
 def _prompt(row: dict[str, Any]) -> Prompt:
@@ -214,6 +242,28 @@ def _prompt(row: dict[str, Any]) -> Prompt:
     return Prompt(
         messages=messages, template="upstream", template_hash="", prompt_hash=prompt_hash(messages)
     )
+
+
+@dataclass(frozen=True)
+class _Job:
+    domain: Domain
+    case: Case
+    mode: Mode
+    sample: int
+    prompt: Prompt
+    completion: Completion
+    recorded: Execution | None
+    """Upstream's own run of the reply's program (its swipl/ output), if there is one."""
+
+
+def _swipl_output(output: UpstreamOutput) -> SwiplOutput | None:
+    if output.mode == "direct":
+        return None
+    path = find_swipl_output(output.folder, output.mode, output.model)
+    return None if path is None else read_swipl_output(path)
+
+
+RERUN_NOTE = "run again in this machine's sandbox (no swipl/ output of upstream's holds them)"
 
 
 def import_upstream(
@@ -233,25 +283,36 @@ def import_upstream(
     name = outputs[0].model
     reader = reader_for(PROTOCOL)
     splits: dict[str, list[Case]] = {}
-    jobs: list[tuple[Domain, Case, Mode, int, Prompt, Completion]] = []
+    jobs: list[_Job] = []
+    programs: dict[str, str] = {}
     failed = 0
     for output in outputs:
         domain = output.domain
         if domain.name not in splits:
             splits[domain.name] = load_cases(domain, split, source)
         rows = read_output(output)
-        for row, case in zip(
-            rows, match_cases(output, rows, splits[domain.name], split), strict=True
-        ):
+        swipl = _swipl_output(output)
+        if output.mode != "direct":
+            where = RERUN_NOTE if swipl is None else str(swipl.path.relative_to(outputs_dir))
+            programs[f"{domain.name} {output.mode}"] = where
+        cases = match_cases(output, rows, splits[domain.name], split)
+        for position, (row, case) in enumerate(zip(rows, cases, strict=True), start=1):
             prompt = _prompt(row)
             for sample in range(len(row["answers"])):
-                completion = _completion(row, sample, output.mode)
-                failed += completion.error is not None
-                jobs.append((domain, case, output.mode, sample, prompt, completion))
+                recorded = swipl.execution(position, sample) if swipl is not None else None
+                completion = _completion(row, sample, output.mode, recorded is not None)
+                failed += _not_generated(row, sample, output.mode)
+                jobs.append(_Job(domain, case, output.mode, sample, prompt, completion, recorded))
     run_limits = limits or Limits()
-    with Solver(limits=run_limits) as solver:
-        records = asyncio.run(_judge(jobs, reader, solver, name))
+    rerun = sum(j.mode != "direct" and j.recorded is None and not j.completion.error for j in jobs)
+    if rerun:
+        with Solver(limits=run_limits) as solver:
+            records = asyncio.run(_judge(jobs, reader, solver, name))
+    else:
+        records = asyncio.run(_judge(jobs, reader, None, name))
     config = _config(Path(outputs_dir), outputs, records, splits, split, source, name, run_limits)
+    config["upstream"]["programs"] = programs
+    config["upstream"]["programs_run_again"] = rerun
     written = write_imported_run(folder, config, [(r, None) for r in records])
     return UpstreamImport(
         run=written,
@@ -259,29 +320,37 @@ def import_upstream(
         files=len(outputs),
         abstained=sum(r.first.outcome == "abstain" for r in records),
         failed_generations=failed,
+        programs=programs,
+        rerun=rerun,
     )
 
 
 async def _judge(
-    jobs: list[tuple[Domain, Case, Mode, int, Prompt, Completion]],
-    reader: Reader,
-    solver: Solver,
-    model: str,
+    jobs: list[_Job], reader: Reader, solver: Solver | None, model: str
 ) -> list[Record]:
-    """Every reply through the runner's evaluate_attempt, ``solver.size`` programs at a
-    time; the records in the order of the jobs."""
-    slots = asyncio.Semaphore(solver.size)
+    """Every reply through the runner's evaluate_attempt, upstream's recorded run of its
+    program read where there is one, else ``solver.size`` programs run at a time; the
+    records in the order of the jobs."""
+    slots = asyncio.Semaphore(solver.size if solver is not None else 1)
 
-    async def execute(program: str) -> Execution:
+    async def run_here(program: str) -> Execution:
+        assert solver is not None, "a program without upstream's output needs a solver"
         async with slots:
             return await solver.arun(program, toplevel=reader.toplevel)
 
-    async def one(job: tuple[Domain, Case, Mode, int, Prompt, Completion]) -> Record:
-        domain, case, mode, sample, prompt, completion = job
+    async def one(job: _Job) -> Record:
+        recorded = job.recorded
+
+        async def read_recorded(_program: str) -> Execution:
+            assert recorded is not None
+            return recorded
+
+        execute = run_here if recorded is None else read_recorded
         attempt, _ = await evaluate_attempt(
-            domain, case, mode, prompt, 0, completion, execute, reader=reader
+            job.domain, job.case, job.mode, job.prompt, 0, job.completion, execute, reader=reader
         )
-        return Record(domain.name, case.id, mode, sample, case.gold, model, [attempt])
+        case = job.case
+        return Record(job.domain.name, case.id, job.mode, job.sample, case.gold, model, [attempt])
 
     return list(await asyncio.gather(*(one(job) for job in jobs)))
 

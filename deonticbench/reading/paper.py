@@ -52,7 +52,7 @@ block of the ``swipl`` output file that follows the program's path line:
   abstains; through the toplevel the line break is there).  Upstream's last program of a
   folder has no next path: the one position-dependent quirk not reproduced here;
 * a line that ends in ``.pl`` and holds a ``/`` or ``\\`` starts a new block
-  (``_is_pl_path``): the lines after it are not this program's;
+  (``is_pl_path``): the lines after it are not this program's;
 * lines are split as Python's universal newlines split them (``\\r`` too);
 * numeric domains: the first line holding ``Tax result`` or ``Total cost``, then ``:`` or
   spaces, then a number (sign, digits and commas, decimals) gives the answer, a later
@@ -163,7 +163,8 @@ _BINARY_LINE = re.compile(r"Result:\s*(Entailment|Contradiction)", re.IGNORECASE
 _HOUSING_LINE = re.compile(r"housing_answer\((yes|no)\)")
 
 
-def _is_pl_path(line: str) -> bool:
+def is_pl_path(line: str) -> bool:
+    """``_is_pl_path``: a line that upstream reads as the path of the next program."""
     s = line.strip()
     return s.endswith(".pl") and ("/" in s or "\\" in s)
 
@@ -178,7 +179,7 @@ def block_lines(stdout: str) -> list[str]:
     # line the next path is glued to.
     lines.pop()
     for index, line in enumerate(lines):
-        if _is_pl_path(line):
+        if is_pl_path(line):
             return lines[:index]
     return lines
 

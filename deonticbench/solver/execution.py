@@ -27,10 +27,11 @@ STATUSES: tuple[Status, ...] = (
 # Statuses after which the program was stopped by force: its stdout is not an answer.
 KILLED: frozenset[Status] = frozenset({"timeout", "resource_limit", "crashed"})
 
-SandboxKind = Literal["bwrap", "rlimits"]
+SandboxKind = Literal["bwrap", "rlimits", "upstream"]
 """``bwrap``: namespaces (no network, read-only system, private /tmp and PIDs) plus the
 process limits; ``rlimits``: the process limits, private working directory and scrubbed
-environment only (bubblewrap missing or not working here)."""
+environment only (bubblewrap missing or not working here); ``upstream``: not run here,
+the output upstream's own ``run_swipl.sh`` recorded (``import-upstream``)."""
 
 ExecutorKind = Literal["fork", "fresh"]
 EXECUTORS: tuple[ExecutorKind, ...] = ("fork", "fresh")

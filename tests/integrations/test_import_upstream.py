@@ -128,6 +128,26 @@ def build_outputs(root: Path, upstream: ModuleType) -> None:
             target.write_text(json.dumps(rows, indent=2))
 
 
+def upstream_swipl_output(path: Path, domain: str, folder: str, work: Path) -> str:
+    """What upstream's process_generated_prolog.py then run_swipl.sh print for the
+    program-mode output file ``path``."""
+    pl_dir = work / domain / folder
+    subprocess.run(
+        [sys.executable, str(SCRIPTS / "process_generated_prolog.py"), "--llm-output",
+         str(path), "--save-dir", str(pl_dir), "--dataset", domain],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    run = subprocess.run(
+        ["bash", str(SCRIPTS / "run_swipl.sh"), str(pl_dir)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TIMEOUT_DURATION": "10"},
+    )
+    return run.stdout
+
+
 def upstream_figures(root: Path, work: Path, upstream: ModuleType) -> dict[tuple[str, str], Any]:
     """What upstream's scripts give for every file of ``root``."""
     out = {}
@@ -138,30 +158,8 @@ def upstream_figures(root: Path, work: Path, upstream: ModuleType) -> dict[tuple
             if folder == "direct":
                 combined = upstream.parse_source_json(str(path), dom.name)
             else:
-                pl_dir = work / dom.name / folder
-                subprocess.run(
-                    [
-                        sys.executable,
-                        str(SCRIPTS / "process_generated_prolog.py"),
-                        "--llm-output",
-                        str(path),
-                        "--save-dir",
-                        str(pl_dir),
-                        "--dataset",
-                        dom.name,
-                    ],
-                    check=True,
-                    capture_output=True,
-                )
-                run = subprocess.run(
-                    ["bash", str(SCRIPTS / "run_swipl.sh"), str(pl_dir)],
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                    env={**os.environ, "TIMEOUT_DURATION": "10"},
-                )
                 txt = work / f"{dom.name}-{folder}.txt"
-                txt.write_text(run.stdout)
+                txt.write_text(upstream_swipl_output(path, dom.name, folder, work))
                 combined = upstream.parse_swipl_txt(str(txt), dom.name, labels)
             out[(dom.name, OUR_MODE[folder])] = upstream.bootstrap_accuracy(combined, dom.name)
     return out
@@ -282,3 +280,90 @@ def test_a_folder_that_is_not_upstreams_layout_is_one_sentence_and_exit_2(
     assert stop.value.code == 2 and says in err and "Traceback" not in err
     assert err.count("\n") == 1
     assert not (tmp_path / "run").exists()
+
+
+def _other_machine(txt: str, domain: str, labels: list[Any]) -> str:
+    """``txt`` as another machine's run might have printed it: every other program's
+    output replaced, alternately by the right verdict and by an error (what this
+    sandbox prints for these programs is the untouched ``txt``)."""
+    verdicts = {
+        "sara_numeric": lambda g: f"Tax result: {g}",
+        "airline": lambda g: f"Total cost: {g}",
+        "sara_binary": lambda g: "Result: " + ("Entailment" if g == 1 else "Contradiction"),
+        "uscis": lambda g: "Accepted" if g == 1 else "Dismissed",
+        "housing": lambda g: f"housing_answer({'yes' if g == 1 else 'no'}).",
+    }
+    out: list[str] = []
+    block = 0
+    skipping = False
+    for line in txt.splitlines():
+        if line.strip().endswith(".pl") and "/" in line:
+            out.append(line)
+            block += 1
+            case = int(line.rsplit("_case_", 1)[1].split("_")[0])
+            skipping = block % 2 == 0
+            if skipping:
+                right = block % 4 == 0
+                out.append(verdicts[domain](labels[case - 1]) if right else "ERROR: out of stack")
+            continue
+        if not skipping or line.startswith("Label:"):
+            out.append(line)
+    return "".join(f"{line}\n" for line in out)
+
+
+def test_upstreams_own_program_outputs_are_read_not_run_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41.4: with ``<domain>/swipl/<mode>/<model>-<mode>.txt`` in the outputs
+    folder, an imported run equals bootstrap_outputs.py's figures for those very files,
+    here outputs that differ from what this sandbox prints for the same programs; a
+    mode without such a file is run again here, and config.json and the command say so."""
+    upstream = upstream_script()
+    outputs = tmp_path / "outputs"
+    build_outputs(outputs, upstream)
+    plain: dict[tuple[str, str], Any] = {}
+    for dom in DOMAINS.values():
+        labels = upstream.load_labels(dom.name)
+        for folder in ("few_shot", "zero_shot"):
+            path = outputs / dom.name / folder / MODEL / FILES[folder]
+            txt = upstream_swipl_output(path, dom.name, folder, tmp_path / "pl")
+            suffix = folder.replace("_", "")
+            target = outputs / dom.name / "swipl" / folder / f"gpt-test-{suffix}.txt"
+            target.parent.mkdir(parents=True)
+            target.write_text(txt)
+            combined = upstream.parse_swipl_txt(str(target), dom.name, labels)
+            plain[(dom.name, folder)] = upstream.bootstrap_accuracy(combined, dom.name)
+            target.write_text(_other_machine(txt, dom.name, labels))
+    # One mode keeps no output of upstream's: its programs are run again here.
+    (outputs / "airline" / "swipl" / "zero_shot" / "gpt-test-zeroshot.txt").unlink()
+
+    run = tmp_path / "run"
+    argv = ["import-upstream", str(outputs), "--out", str(run), "--data-dir", str(DATA)]
+    assert main(argv) in (None, 0)
+    said = capsys.readouterr().out
+    assert "programs of airline zero-shot: run again in this machine's sandbox" in said
+    assert "programs of airline few-shot: airline/swipl/few_shot/gpt-test-fewshot.txt" in said
+    assert "12 programs were run again in this machine's sandbox" in said
+    config = json.loads((run / "config.json").read_text())
+    assert config["upstream"]["programs_run_again"] == 12
+    assert config["upstream"]["programs"]["housing few-shot"].endswith("gpt-test-fewshot.txt")
+
+    expected: dict[tuple[str, str], Any] = {}
+    labels_of = {d: upstream.load_labels(d) for d in DOMAINS}
+    for domain, mode, _, path in upstream.discover_runs(outputs, list(DOMAINS), upstream.ALL_MODES):
+        combined = (
+            upstream.parse_swipl_txt(path, domain, labels_of[domain])
+            if mode != "direct"
+            else upstream.parse_source_json(path, domain)
+        )
+        expected[(domain, mode)] = upstream.bootstrap_accuracy(combined, domain)
+    # airline zero-shot: upstream's figures for the programs as this sandbox runs them
+    expected[("airline", "zero_shot")] = plain[("airline", "zero_shot")]
+    assert len(expected) == 15
+    assert main(["score", str(run), "--out", str(tmp_path / "scored")]) in (None, 0)
+    got = json.loads((tmp_path / "scored" / "results.json").read_text())["upstream_bootstrap"]
+    for (domain, folder), stats in expected.items():
+        assert got[domain][OUR_MODE[folder]] == stats, (domain, folder)
+    # and those files are not what this sandbox prints: run again, they would score otherwise
+    changed = [k for k, v in plain.items() if k != ("airline", "zero_shot") and expected[k] != v]
+    assert len(changed) >= 7, changed

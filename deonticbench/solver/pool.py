@@ -57,19 +57,22 @@ logger = logging.getLogger(__name__)
 
 SandboxChoice = Literal["auto", "bwrap", "rlimits"]
 
-_SUPERVISOR = Path(__file__).with_name("supervisor.py")
+_SUPERVISOR = Path(__file__).with_name("supervisor")
+"""The supervisor's package: standard-library modules only, imported by a bare
+interpreter with this folder's parent on its path."""
 
 
 @cache
 def supervisor_command() -> list[str]:
-    """How a sandbox starts the supervisor: its module imported by a bare interpreter, so
-    that its compiled bytecode is read from ``__pycache__`` (compiled here once if it is
-    not there) instead of compiling the source at every worker's start."""
-    if not os.path.exists(importlib.util.cache_from_source(str(_SUPERVISOR))):
-        import py_compile  # rarely needed: installs and earlier runs leave the bytecode
+    """How a sandbox starts the supervisor: its package imported by a bare interpreter,
+    so that its compiled bytecode is read from ``__pycache__`` (compiled here once if it
+    is not there) instead of compiling the sources at every worker's start."""
+    for module in sorted(_SUPERVISOR.glob("*.py")):
+        if not os.path.exists(importlib.util.cache_from_source(str(module))):
+            import py_compile  # rarely needed: installs and earlier runs leave the bytecode
 
-        with contextlib.suppress(OSError, py_compile.PyCompileError):
-            py_compile.compile(str(_SUPERVISOR), doraise=True)
+            with contextlib.suppress(OSError, py_compile.PyCompileError):
+                py_compile.compile(str(module), doraise=True)
     folder = str(_SUPERVISOR.parent)
     load = f"import sys; sys.path.insert(0, {folder!r}); import supervisor; supervisor.main()"
     return [_PYTHON, "-I", "-S", "-c", load]

@@ -55,7 +55,8 @@ SANDBOX_PROLOG = "/opt/deonticbench/prolog"
 SANDBOX_WORKSPACE = "/workspace"
 """Where the shell's sandbox shows the trial's workspace (its one writable folder)."""
 SUPERVISOR_DIR = Path(__file__).parent
-"""The folder of ``supervisor.py``, which a worker's sandbox runs read-only."""
+"""The folder of the supervisor's package (``supervisor/``), which a worker's sandbox runs
+read-only."""
 
 # Unprivileged uids for jobs when we run as root: one per worker (or shell trial, or
 # Harbor environment), never shared with another of any process on the machine (each is

@@ -1,6 +1,6 @@
 """A bounded pool of warm sandboxed workers.
 
-Each worker is one long-lived supervisor process (``supervisor.py``), started inside
+Each worker is one long-lived supervisor process (the ``supervisor`` package), started inside
 bubblewrap when bubblewrap works here (the sandbox is ``sandbox.worker_policy``: the one
 policy every sandbox of the harness is built from), that runs one program at a time.  Starting the
 sandbox costs ~10 ms and ``swipl`` ~15 ms: with the ``fork`` executor (the default) both

@@ -108,7 +108,7 @@ class SandboxPolicy:
     """A fresh ``/tmp`` and ``/var/tmp``.  False for a Harbor task: its ``/tmp`` lives
     in its root, kept across its commands (tmux's socket, an agent's files)."""
     harness_code: bool = False
-    """The harness's Python base installation, ``supervisor.py``'s folder and
+    """The harness's Python base installation, the supervisor package's folder and
     ``prolog/`` read-only: a worker runs the supervisor and the fork server from them."""
     dev_shm: bool = False
     """A writable ``/dev/shm`` (Harbor tasks: Python's multiprocessing needs one)."""

@@ -22,7 +22,9 @@ from ..evaluation.trials import goes_by_batch
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind, Limits
 from ..store.batches import BatchLog
+from ..store.config import CONFIG_NAME
 from ..store.folder import RunFolder
+from ..store.naming import new_run_pattern
 from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
 from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
 from ..vocabulary.modes import MODES, VERBAL_MODE, Mode, parse_modes
@@ -350,7 +352,13 @@ def command(
         batch,
     )
     if dry_run:
-        _dry_run(prepared, options, as_json=as_json, assume_output_tokens=assume_output_tokens)
+        _dry_run(
+            prepared,
+            options,
+            as_json=as_json,
+            assume_output_tokens=assume_output_tokens,
+            named_here=out is None,
+        )
     else:
         _run(prepared, options, score_after=score_after)
 
@@ -481,6 +489,7 @@ def _dry_run(
     *,
     as_json: bool = False,
     assume_output_tokens: int | None = None,
+    named_here: bool = False,
 ) -> None:
     # start-up: ``deonticbench --help`` imports every command's module
     import json
@@ -497,18 +506,20 @@ def _dry_run(
         doc["token_count_method"] = token_count_method(model)
         click.echo(json.dumps(doc, indent=2))
         return
-    click.echo(f"dry run for {model.spec} on {plan.split} -> {prepared.out}")
+    folder = _dry_run_folder(prepared, named_here)
+    click.echo(f"dry run for {model.spec} on {plan.split} -> {folder}")
     wide = max([9, *(len(r.mode) for r in est.rows)])
     header = f"{'domain':<13} {'mode':<{wide}} {'samples':>7} {'done':>5} {'cached':>6} "
     click.echo(header + f"{'calls':>6} {'prompt tokens':>13}")
     for r in est.rows:
         click.echo(
-            f"{r.domain:<13} {r.mode:<{wide}} {r.samples:>7} {r.done:>5} {r.response_hits:>6} "
-            f"{r.calls:>6} {r.prompt_tokens:>13,}" + ("  (first turns)" if r.first_turns else "")
+            f"{r.domain:<13} {r.mode:<{wide}} {r.samples:>7,} {r.done:>5,} "
+            f"{r.response_hits:>6,} {r.calls:>6,} {r.prompt_tokens:>13,}"
+            + ("  (first turns)" if r.first_turns else "")
         )
     click.echo(
-        f"total: {est.calls} calls, {est.prompt_tokens:,} prompt tokens (an estimate) "
-        f"for the first attempt of {est.samples_left} samples (tokens counted with "
+        f"total: {est.calls:,} calls, {est.prompt_tokens:,} prompt tokens (an estimate) "
+        f"for the first attempt of {est.samples_left:,} samples (tokens counted with "
         f"{token_count_method(model)})."
     )
     for line in _price_lines(est, options.batch, assume_output_tokens):
@@ -516,16 +527,27 @@ def _dry_run(
     retries = (est.attempts - 1) * est.prompted_left
     if retries:
         click.echo(
-            f"retries with feedback add at most {retries} requests "
+            f"retries with feedback add at most {retries:,} requests "
             "(one per prompted sample per extra attempt, only for failed programs or requests)."
         )
     if est.trials_left:
         click.echo(
-            f"agentic trials never retry, but each of the {est.trials_left} trials may send "
-            f"up to {est.max_turns} turns, each re-sending the conversation so far: only "
+            f"agentic trials never retry, but each of the {est.trials_left:,} trials may send "
+            f"up to {est.max_turns:,} turns, each re-sending the conversation so far: only "
             "their first turns are counted above."
         )
     click.echo("nothing was sent.")
+
+
+def _dry_run_folder(prepared: PreparedRun, named_here: bool) -> str:
+    """The folder the real run will write: the one given, the one it resumes, or, when it
+    will name a new one, how that is named (the name holds the run's own start time, so
+    the dry run's clock would name a folder the run never uses)."""
+    if not named_here:
+        return str(prepared.out)
+    if (prepared.out / CONFIG_NAME).exists():
+        return f"{prepared.out} (resumed)"
+    return new_run_pattern(prepared.model.spec, prepared.plan.split)
 
 
 def _price_lines(est: DryRunEstimate, batch: bool, assume_output: int | None) -> list[str]:

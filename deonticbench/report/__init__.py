@@ -267,9 +267,11 @@ def _samples(
                     record.mode,
                     record.sample,
                     final.outcome,
-                    record.first.outcome,
+                    # An agentic trial is judged once, on the program it left: no first
+                    # attempt apart from the final one, no retries to count.
+                    "" if record.agent is not None else record.first.outcome,
                     final.abstain_reason or "",
-                    len(record.attempts),
+                    "" if record.agent is not None else len(record.attempts),
                     _category(rows),
                     str(record.gold),
                     _answer_text(final.answer),

@@ -20,9 +20,18 @@ def model_slug(spec: str) -> str:
     return (slug or "model")[:60]
 
 
+STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+"""A new run folder's last part: the UTC time the run was named (so names sort by age)."""
+
+
 def new_run_path(spec: str, split: str, *, root: Path = RUNS_DIR) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return root / f"{model_slug(spec)}-{split}-{stamp}"
+    return root / f"{model_slug(spec)}-{split}-{time.strftime(STAMP_FORMAT, time.gmtime())}"
+
+
+def new_run_pattern(spec: str, split: str, *, root: Path = RUNS_DIR) -> str:
+    """How the folder a run will be given is named, for a caller that names none yet (the
+    dry run): the time in it is the run's own start, not the caller's."""
+    return f"{root / model_slug(spec)}-{split}-<UTC start time, {STAMP_FORMAT}>"
 
 
 def find_resumable(config: Mapping[str, Any], *, root: Path = RUNS_DIR) -> Path | None:

@@ -148,6 +148,30 @@ def test_dry_run_counts_requests_and_tokens_and_sends_nothing(
     assert not out.exists()
 
 
+def test_dry_run_names_the_folder_the_run_will_use_and_groups_thousands(
+    tmp_path: Path,
+) -> None:
+    # Without --out a run names its folder by its own start time: the dry run must not
+    # print a folder named by its own clock, which the real run never uses.
+    args = ("--model", "reference", "--split", "hard", "--modes", "all", "--dry-run")
+    dry = eval_in(tmp_path, argv(*args))
+    assert dry.returncode == 0, dry.stderr.decode()
+    first = dry.stdout.decode().splitlines()[0]
+    assert first.endswith("-> runs/reference-hard-<UTC start time, %Y%m%dT%H%M%SZ>"), first
+    total = next(line for line in dry.stdout.decode().splitlines() if line.startswith("total:"))
+    # 251 hard cases x 3 modes x the registry's K: over a thousand samples, so grouped.
+    samples = total.split(" samples")[0].split()[-1]
+    assert "," in samples and int(samples.replace(",", "")) >= 1000, total
+    # Once a run exists, the same command resumes it, and the dry run says which.
+    run = eval_in(tmp_path, argv("--model", "reference", "--split", "smoke", "--modes", "direct"))
+    assert run.returncode == 0, run.stderr.decode()
+    again = eval_in(
+        tmp_path, argv("--model", "reference", "--split", "smoke", "--modes", "direct", "--dry-run")
+    )
+    folder = next((tmp_path / "runs").iterdir())
+    assert again.stdout.decode().splitlines()[0].endswith(f"-> runs/{folder.name} (resumed)")
+
+
 def test_all_domains_and_modes_are_accepted(tmp_path: Path) -> None:
     done = eval_in(
         tmp_path, argv("--model", "reference", "--domains", "all", "--split", "smoke", "--dry-run")

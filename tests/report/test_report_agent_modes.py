@@ -161,3 +161,24 @@ def test_a_prompted_sample_keeps_its_retry_chain(pages: dict[str, Path], web: An
     assert "Retry chain" in detail.text
     assert "Attempt 1 of 1" in detail.text
     assert "Trial:" not in detail.text
+
+
+def test_the_sample_list_shows_no_first_attempt_or_retries_for_a_trial(
+    pages: dict[str, Path], web: Any
+) -> None:
+    # A trial is judged once, on the program it left: its row in the sample list has a
+    # dash where a prompted sample shows its first outcome and its number of attempts.
+    _open(web, pages["mixed"])
+    rows = web.execute_script(
+        "var heads = Array.from(document.querySelectorAll('#sample-list thead th'))"
+        ".map(function (th) { return th.textContent; });"
+        "return Array.from(document.querySelectorAll('#sample-list tbody tr')).map("
+        "function (tr) { var c = tr.cells; return [c[heads.indexOf('Mode')].textContent,"
+        " c[heads.indexOf('First')].textContent, c[heads.indexOf('Attempts')].textContent]; });"
+    )
+    agentic = [r for r in rows if r[0].startswith("agent-")]
+    prompted = [r for r in rows if not r[0].startswith("agent-")]
+    assert agentic and prompted
+    assert all(r[1:] == ["—", "—"] for r in agentic), agentic
+    assert all(r[1] in ("correct", "incorrect", "abstain") and r[2] == "1" for r in prompted)
+    assert console_errors(web) == []

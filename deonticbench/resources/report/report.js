@@ -113,8 +113,10 @@
         el('td', { text: r[C.gold] }),
         el('td', { text: r[C.answer] }),
         outcomeCell(r[C.outcome]),
-        outcomeCell(r[C.first_outcome]),
-        el('td', { text: String(r[C.attempts]) }),
+        // An agentic trial has no first attempt or retries of its own: a dash.
+        r[C.first_outcome] === '' ? el('td', { cls: 'muted', text: '—' })
+          : outcomeCell(r[C.first_outcome]),
+        el('td', { text: r[C.attempts] === '' ? '—' : String(r[C.attempts]) }),
         el('td', { text: r[C.reason] }),
         el('td', { text: r[C.category] }),
       ]);

@@ -9,7 +9,7 @@ run folder are checked before anything is written (a missing key or an unusable
 cache or sandbox is one sentence and the folder is untouched); a folder with a matching
 config is resumed; ``retry_errors`` redoes samples whose request failed.  What it does
 not take is a step of its own: provider batches are ``arun(..., batch=True)``,
-``--no-prompt-cache`` is ``prepared.model.prompt_cache = False`` before ``arun``, and
+``--no-prompt-cache`` is ``arun(..., prompt_cache=False)``, and
 ``--score`` is ``score`` and ``report.write_report`` afterwards.  The command line
 parses flags into a ``RunSpec``, calls these steps and prints what they return.
 
@@ -39,8 +39,9 @@ from .evaluation.runner import Observer, Runner, RunResult
 from .models import Model, count_prompt_tokens, load_model
 from .models.batch import BatchAPI, batch_api
 from .models.loader import check_spec
-from .models.reference import ReferenceModel
+from .models.sampling import RunSampling, fixed_params, run_sampling
 from .prompting.paper import paper_sampling
+from .prompting.paper.sampling import UPSTREAM_FLAGS, Departures
 from .prompting.plan import RunPlan, plan_run
 from .scoring.metrics import DEFAULT_BOOTSTRAP
 from .scoring.results import write_results
@@ -83,6 +84,8 @@ class PreparedRun:
     plan: RunPlan
     config: dict[str, Any]
     out: Path
+    sampling: RunSampling
+    """Which generation settings each request goes with (``models.sampling``)."""
     fresh: bool = False
     """Start ``out`` afresh: a run already in it is moved aside (never deleted)."""
 
@@ -156,28 +159,50 @@ def prepare(
         spec.model,
         overrides=spec.param_overrides or None,
         cases=(unit.case for unit in plan.units),
+        parts=parts.answers(),
     )
-    paper = next((unit.paper for unit in plan.units if unit.paper is not None), None)
-    if paper is not None:
-        # The paper protocol's first attempts sample as upstream's script does for this
-        # model name and server (prompting.paper.sampling), not as the registry says.
-        model.paper_sampling = paper_sampling(
-            paper, model.model_name, getattr(model, "base_url", None)
-        )
-    if isinstance(model, ReferenceModel):
-        model.parts.update(parts.answers())
+    _check_logprobs(spec, model)
+    sampling = _run_sampling(spec, model, plan)
     if spec.attempts is None:
         # A replay can only give as many attempts as were saved.
         spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
     # The spec the run is made with says where its data came from (pinned, for the hub).
     spec = dataclasses.replace(spec, data=plan.source or source)
-    config = build_config(spec, model, plan)
+    config = build_config(spec, model, plan, sampling.identity(model))
     if out is None:
         found = None if fresh else find_resumable(config)
         folder = found or new_run_path(model.spec, spec.split)
     else:
         folder = Path(out)
-    return PreparedRun(spec, model, plan, config, folder, fresh=fresh)
+    return PreparedRun(spec, model, plan, config, folder, sampling, fresh=fresh)
+
+
+def _run_sampling(spec: RunSpec, model: Model, plan: RunPlan) -> RunSampling:
+    """How the run's requests are sampled: as the model's settings say, except that the
+    paper protocol's first attempts sample as upstream's script does for this model name
+    and server (``prompting.paper.sampling``), with upstream's own flags where
+    ``--param`` gives them (any other sampling ``--param`` is refused)."""
+    paper = next((unit.paper for unit in plan.units if unit.paper is not None), None)
+    if paper is None:
+        return run_sampling(model)
+    given = fixed_params(spec.param_overrides, UPSTREAM_FLAGS)
+    flags = Departures(
+        temperature=model.params.temperature if "temperature" in given else None,
+        reasoning_effort=model.params.reasoning_effort if "reasoning_effort" in given else None,
+    )
+    base_url = getattr(model, "base_url", None)
+    return run_sampling(model, paper_sampling(paper, model.model_name, base_url, flags))
+
+
+def _check_logprobs(spec: RunSpec, model: Model) -> None:
+    """``--confidence logprob`` (``extra.logprobs``) with a backend whose replies carry
+    none would give a run whose logprob signal is n/a everywhere: one sentence instead."""
+    if "extra.logprobs" in spec.param_overrides and not model.logprobs:
+        raise ConfigError(
+            f"--confidence logprob asks an OpenAI-compatible server for token "
+            f"log-probabilities; {model.provider} gives none (use openai: or "
+            "openai-compatible:)."
+        )
 
 
 def _open_cache(cache: CacheChoice) -> ResponseCache | None:
@@ -207,11 +232,12 @@ def dry_run(
     cache: CacheChoice = None,
     retry_errors: bool = False,
     batch: bool = False,
+    prompt_cache: bool = True,
 ) -> DryRunEstimate:
     """What the run would send (first-attempt requests and prompt tokens); sends nothing.
 
     Refuses a folder, or options, the real run would refuse, now rather than after the
-    estimate."""
+    estimate.  ``prompt_cache`` False: as ``arun`` without prompt caching."""
     batches = batch_preflight(prepared.model, batch, cache)
     out = prepared.out
     done: dict[RecordKey, Record] = {}
@@ -235,6 +261,7 @@ def dry_run(
             count_tokens=count_prompt_tokens,
             agent=prepared.spec.agent,
             batches=batches,
+            sampling=_sampling(prepared, prompt_cache),
         )
     finally:
         if opened is not None:
@@ -250,11 +277,14 @@ async def arun(
     workers: int | None = None,
     executor: ExecutorKind = "fork",
     batch: bool = False,
+    prompt_cache: bool = True,
 ) -> EvalResult:
     """Run a prepared run.  Cancelling it stops cleanly: finished records are on disk
     and the result says ``interrupted``.  A cancellation before the run folder is
     opened propagates (nothing was changed).  ``batch``: the prompted modes' requests go
-    through the provider's batch API (``evaluation.batching``)."""
+    through the provider's batch API (``evaluation.batching``).  ``prompt_cache`` False
+    (``--no-prompt-cache``): no request asks the provider to cache its prefix; how we
+    ask, not what comes back, so neither the run's config nor a cache key changes."""
     model = prepared.model
     started = time.monotonic()
     try:
@@ -270,7 +300,8 @@ async def arun(
             with RunFolder.open(prepared.out, prepared.config, retry_errors=retry_errors) as run:
                 if isinstance(observer, FolderObserver):
                     observer.opened(run)
-                runner = _wired(prepared, run, solver, opened_cache, batches, observer)
+                sampling = _sampling(prepared, prompt_cache)
+                runner = _wired(prepared, run, solver, opened_cache, batches, observer, sampling)
                 try:
                     await runner.run(prepared.plan)
                 except asyncio.CancelledError:
@@ -315,6 +346,7 @@ def _wired(
     opened_cache: ResponseCache | None,
     batches: BatchAPI | None,
     observer: Observer | None,
+    sampling: RunSampling,
 ) -> Runner:
     """The runner of an opened run folder, with its batch broker under ``--batch``."""
     spec, model = prepared.spec, prepared.model
@@ -327,6 +359,7 @@ def _wired(
             opened_cache,
             notify=observer.note if isinstance(observer, FolderObserver) else None,
             show=getattr(observer, "batches", None),
+            identity=sampling.identity(model),
         )
     return Runner(
         model,
@@ -338,7 +371,12 @@ def _wired(
         observer=observer,
         agent=spec.agent,
         batcher=batcher,
+        sampling=sampling,
     )
+
+
+def _sampling(prepared: PreparedRun, prompt_cache: bool) -> RunSampling:
+    return prepared.sampling if prompt_cache else prepared.sampling.without_prompt_cache()
 
 
 def _closing(

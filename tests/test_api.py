@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
 import pytest
 
 from deonticbench import RunSpec, ScoreRow, evaluate, score
+from deonticbench.api import prepare
 from deonticbench.data.sources import resolve_source
 from deonticbench.errors import ConfigError
 
@@ -81,3 +83,25 @@ def test_a_spec_without_data_reads_deonticbench_data_and_says_so(
     monkeypatch.setenv("DEONTICBENCH_DATA", DATA)
     run = evaluate(spec(modes=("direct",), data=None), tmp_path / "run", cache=False)
     assert run.spec.data == resolve_source(DATA) and run.new == 5
+
+
+def test_a_library_user_gets_the_eval_commands_refusal_of_a_fixed_parameter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--param`` under the paper protocol is sent or refused, never dropped; the
+    harness protocol sends it (issue 41)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "unused: nothing is sent")
+    paper = spec(model="openai:gpt-4.1", protocol="paper", params=(("top_p", "0.5"),))
+    with pytest.raises(ConfigError, match=r"^--param top_p: the paper protocol sends upstream"):
+        evaluate(paper, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+    harness = prepare(dataclasses.replace(paper, protocol="harness"))
+    assert harness.sampling.config("direct").top_p == 0.5
+    assert "--param" not in str(harness.sampling.config("direct").verbatim)
+
+
+def test_logprobs_from_a_backend_without_them_is_refused_by_the_library(tmp_path: Path) -> None:
+    """The capability is the backend's (``Model.logprobs``), not a list in the CLI."""
+    asked = spec(params=(("extra.logprobs", "true"),))
+    with pytest.raises(ConfigError, match="reference gives none"):
+        evaluate(asked, tmp_path / "run")

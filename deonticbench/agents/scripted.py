@@ -147,12 +147,10 @@ class TrajectoryReplay(_Wrapper):
         try:
             steps = self._steps(request, directory)
         except Exception as exc:  # a missing or unreadable file is this sample's error
-            self.inner.misses += 1
-            return Completion.failed(f"no saved trajectory for {where}: {exc}")
+            return self.inner.missed(f"no saved trajectory for {where}: {exc}")
         turn = turn_of(request)
         if turn >= len(steps):
-            self.inner.misses += 1
-            return Completion.failed(f"the saved trajectory of {where} has no turn {turn + 1}")
+            return self.inner.missed(f"the saved trajectory of {where} has no turn {turn + 1}")
         step = steps[turn]
         metrics = step.get("metrics") or {}
         message = step.get("message")

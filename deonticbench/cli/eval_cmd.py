@@ -79,10 +79,6 @@ def _confidence_params(params: dict[str, str], confidence: tuple[str, ...]) -> d
     return params
 
 
-LOGPROB_BACKENDS = ("openai", "openai-compatible")
-"""The backends whose replies carry token log-probabilities (``--confidence logprob``)."""
-
-
 def _positive(name: str, value: int | None) -> None:
     if value is not None and value < 1:
         raise ConfigError(f"{name} must be at least 1, not {value}.")
@@ -334,9 +330,6 @@ def command(
         protocol=check_protocol(protocol),
     )
     prepared = prepare(spec, out, fresh=fresh)
-    if no_prompt_cache:
-        # How we ask, not what comes back: not a parameter of the run or the cache key.
-        prepared.model.prompt_cache = False
     logprob_uncached = "logprob" in confidence and not no_cache
     _model_notes(
         prepared,
@@ -350,6 +343,7 @@ def command(
         retry_errors,
         cast(ExecutorKind, executor),  # a click.Choice of EXECUTORS
         batch,
+        prompt_cache=not no_prompt_cache,
     )
     if dry_run:
         _dry_run(
@@ -397,14 +391,6 @@ def _check_flags(
     for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
         _positive(name, value)
     _positive("--workers", workers)
-    backend = model_spec.partition(":")[0]
-    if "logprob" in confidence and backend not in LOGPROB_BACKENDS:
-        # Only the OpenAI wire format carries log-probabilities: any other backend would
-        # give a run whose logprob signal is n/a everywhere.
-        raise ConfigError(
-            f"--confidence logprob asks an OpenAI-compatible server for token "
-            f"log-probabilities; {backend} gives none (use openai: or openai-compatible:)."
-        )
     if "logprob" in confidence and batch:
         raise ConfigError(
             "--confidence logprob and --batch do not go together: batch results are read "
@@ -481,6 +467,8 @@ class _Options:
     retry_errors: bool
     executor: ExecutorKind
     batch: bool = False
+    prompt_cache: bool = True
+    """``--no-prompt-cache``: False (how we ask, not what comes back)."""
 
 
 def _dry_run(
@@ -497,7 +485,11 @@ def _dry_run(
     from ..models import token_count_method  # start-up, as above
 
     est = dry_run(
-        prepared, cache=options.cache, retry_errors=options.retry_errors, batch=options.batch
+        prepared,
+        cache=options.cache,
+        retry_errors=options.retry_errors,
+        batch=options.batch,
+        prompt_cache=options.prompt_cache,
     )
     model, plan = prepared.model, prepared.plan
     if as_json:
@@ -651,6 +643,7 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
                 workers=options.workers,
                 executor=options.executor,
                 batch=options.batch,
+                prompt_cache=options.prompt_cache,
             )
         finally:
             if progress.rows:

@@ -38,8 +38,9 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..errors import ConfigError
 from ..models.base import Completion, Model, Request, add_calls
@@ -100,12 +101,14 @@ class BatchBroker:
         poll_s: float | None = None,
         notify: Callable[[str], None] | None = None,
         show: Callable[[BatchStats], None] | None = None,
+        identity: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.api = api
         self.log = log
         self.cache = cache
-        self.identity = model.identity()
+        # The run's identity (``RunSampling.identity``), as the runner keys responses.
+        self.identity = model.identity() if identity is None else identity
         self.poll_s = api.poll_s if poll_s is None else poll_s
         self.notify = notify or (lambda text: None)
         self.show = show or (lambda stats: None)

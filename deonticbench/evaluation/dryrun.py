@@ -46,6 +46,7 @@ from ..errors import ConfigError
 from ..models.base import Model, Request
 from ..models.batch import BatchAPI, batch_api
 from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
+from ..models.sampling import RunSampling, run_sampling
 from ..prompting import Prompt
 from ..prompting.plan import RunPlan, Unit
 from ..store.record import Record, RecordKey
@@ -340,8 +341,8 @@ def _openai_steps(tokens: int) -> int:
     return OPENAI_CACHE_MIN + (tokens - OPENAI_CACHE_MIN) // OPENAI_CACHE_STEP * OPENAI_CACHE_STEP
 
 
-def _caching_of(model: Model) -> _Caching:
-    if not model.prompt_cache:
+def _caching_of(model: Model, sampling: RunSampling) -> _Caching:
+    if not sampling.base.prompt_cache:
         return _Caching("none")
     if model.cache_routed:
         return _Caching("openai", OPENAI_CACHE_MIN)
@@ -370,14 +371,18 @@ def estimate(
     count_tokens: Callable[[Model, Sequence[Message]], int],
     agent: AgentOptions | None = None,
     batches: BatchAPI | None = None,
+    sampling: RunSampling | None = None,
 ) -> DryRunEstimate:
     """Count the first-attempt calls, their prompt tokens and what caching makes of
     them, exactly as ``Runner`` would batch and order them (finished samples and cached
-    responses excluded).  Retries depend on how programs fare, so they are only bounded."""
+    responses excluded).  Retries depend on how programs fare, so they are only bounded.
+    ``sampling``: the run's generation settings (None: the model's settings'), which
+    the requests asked about carry as the run's do."""
     finished = done or {}
     use_cache = cache if model.cacheable else None
-    identity = model.identity()
-    caching = _caching_of(model)
+    rule = sampling or run_sampling(model)
+    identity = rule.identity(model)
+    caching = _caching_of(model, rule)
     batch = _batch_api_of(model, batches)
     rows: dict[tuple[str, str], DryRunRow] = {}
     shared_counts: dict[str, int] = {}
@@ -393,7 +398,7 @@ def estimate(
             continue
         if is_agentic(unit.mode):
             row.first_turns = True
-            _first_turns(row, unit, pending, model, use_cache, agent, count_tokens, caching)
+            _first_turns(row, unit, pending, model, use_cache, agent, count_tokens, caching, rule)
             continue
         prompt = unit.render()
 
@@ -413,8 +418,9 @@ def estimate(
         )
         first = True
         for samples in requests:
-            marks = caching.marks(model, prompt_request(unit, prompt, samples, 0), tokens, shared)
-            calls = model.calls_for(len(samples))
+            request = prompt_request(unit, prompt, samples, 0, rule)
+            marks = caching.marks(model, request, tokens, shared)
+            calls = model.calls_for(request)
             row.calls += calls
             row.prompt_tokens += calls * tokens
             for _ in range(calls):
@@ -427,7 +433,7 @@ def estimate(
     return DryRunEstimate(
         list(rows.values()),
         attempts,
-        prompt_cache=model.prompt_cache,
+        prompt_cache=rule.base.prompt_cache,
         prices=model_prices(model.spec),
         max_turns=(agent or AgentOptions()).max_turns,
         cache_ttl=str(getattr(model, "cache_ttl", "5m")),
@@ -467,18 +473,19 @@ def _first_turns(
     agent: AgentOptions | None,
     count_tokens: Callable[[Model, Sequence[Message]], int],
     caching: _Caching,
+    sampling: RunSampling,
 ) -> None:
     """An agentic unit: the first turn of each pending trial (one call each).  How many
     turns follow, each re-sending the conversation so far, depends on the model: they
     are bounded by ``max_turns``, never counted."""
     options = agent or AgentOptions()
     agent_model = as_agent(model)
-    identity = model.identity()
+    identity = sampling.identity(model)
     with tempfile.TemporaryDirectory() as empty:  # a first turn's workspace: nothing written
         setup = trial_setup(unit, 0, model, agent_model, options, Path(empty))
         messages = first_messages(setup)
         tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
-    request = turn_request(unit, 0, messages, tools, 0, options.tool_set)
+    request = turn_request(unit, 0, messages, tools, 0, options.tool_set, sampling)
     tokens = count_tokens(model, messages)
     extra = model.billed_extra_text(request)
     if extra:

@@ -23,13 +23,16 @@ from ..store.spec import RunSpec
 from ..vocabulary.modes import MODES, SETTINGS, VERBAL_MODE, is_agentic
 
 
-def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
+def build_config(
+    spec: RunSpec, model: Model, plan: RunPlan, identity: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """What a run folder's config.json says: everything that produced its numbers.
 
     Built from the spec (resolved: ``spec.attempts`` set), the model it names and the
     plan made from it.  The model part holds the spec, the identity (the cache key:
     model, endpoint and every sampling parameter) and never a key: backends read keys
-    from the environment and do not put them in ``identity()``.
+    from the environment and do not put them in ``identity()``.  ``identity``: the
+    run's (``models.sampling.RunSampling.identity``), else the model's own.
     """
     if spec.attempts is None:
         raise ValueError("build_config needs a spec whose attempts are resolved")
@@ -43,7 +46,7 @@ def build_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
             "spec": model.spec,
             "provider": model.provider,
             "model_name": model.model_name,
-            "identity": model.identity(),
+            "identity": model.identity() if identity is None else identity,
             "params": model.params.to_dict(),
         },
         # Always written: a config.json without it was made before protocols existed

@@ -35,6 +35,7 @@ from ..agents.scripted import as_agent
 from ..data.cases import Case
 from ..data.domains import Domain
 from ..models.base import Completion, Model, Request, calls_sent
+from ..models.sampling import RunSampling, run_sampling
 from ..prompting import (
     NO_PROGRAM_REPORT,
     Prompt,
@@ -115,6 +116,7 @@ class Runner:
         observer: Observer | None = None,
         agent: AgentOptions | None = None,
         batcher: BatchBroker | None = None,
+        sampling: RunSampling | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -128,7 +130,9 @@ class Runner:
         self.attempts = attempts
         self.concurrency = concurrency
         self.observer: Observer = observer or _Silent()
-        self._identity = model.identity()
+        self.sampling = sampling or run_sampling(model)
+        """Which generation settings each request goes with (``models.sampling``)."""
+        self._identity = self.sampling.identity(model)
         self._requests: asyncio.Semaphore | None = None
         self._executions: asyncio.Semaphore | None = None
         self._result = RunResult(records=run.done)
@@ -148,6 +152,7 @@ class Runner:
             self._execute,
             solver.limits,
             run.path,
+            self.sampling,
         )
 
     async def run(self, plan: RunPlan) -> RunResult:
@@ -245,7 +250,8 @@ class Runner:
         and its cache group where the provider keeps one cache per group), when the model
         caches prompts interactively and the prompt has one; else None.  A batch round
         goes out whole, so batches are never held back this way."""
-        if not self.model.prompt_cache or prompt.shared_prefix <= 0 or self.batcher is not None:
+        caching = self.sampling.base.prompt_cache
+        if not caching or prompt.shared_prefix <= 0 or self.batcher is not None:
             return None
         return prefix_group(prompt, _cache_group(unit, prompt) if self.model.cache_routed else "")
 
@@ -272,7 +278,7 @@ class Runner:
     async def _request(
         self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int
     ) -> list[Completion]:
-        request = prompt_request(unit, prompt, samples, attempt)
+        request = prompt_request(unit, prompt, samples, attempt, self.sampling)
         assert self._requests is not None
         if self.batcher is not None:
             # Waiting for a batch holds no HTTP slot: the bound is for interactive calls.
@@ -474,9 +480,12 @@ async def evaluate_attempt(
     return attempt, None
 
 
-def prompt_request(unit: Unit, prompt: Prompt, samples: list[int], attempt: int) -> Request:
-    """The request for consecutive ``samples`` of a prompt (``n`` = how many), as the
-    runner sends it and the dry run asks the backend about it."""
+def prompt_request(
+    unit: Unit, prompt: Prompt, samples: list[int], attempt: int, sampling: RunSampling
+) -> Request:
+    """The request for consecutive ``samples`` of a prompt (``n`` = how many), with the
+    generation settings ``sampling`` gives it, as the runner sends it and the dry run
+    asks the backend about it."""
     return Request(
         messages=tuple(prompt.messages),
         n=len(samples),
@@ -487,6 +496,7 @@ def prompt_request(unit: Unit, prompt: Prompt, samples: list[int], attempt: int)
         attempt=attempt,
         shared_prefix=prompt.shared_prefix,
         cache_group=_cache_group(unit, prompt),
+        config=sampling.config(unit.mode, attempt),
     )
 
 

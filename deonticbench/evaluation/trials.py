@@ -23,6 +23,7 @@ from ..agents.conversation import conversation_hash
 from ..agents.loop import TrialSetup, decode_turn, encode_turn, run_trial
 from ..agents.tool_base import Execute
 from ..models.base import Completion, Model, Request
+from ..models.sampling import RunSampling
 from ..prompting.plan import Unit
 from ..solver import Limits
 from ..store.record import AgentInfo, Attempt
@@ -67,8 +68,10 @@ def turn_request(
     tools: tuple[ToolSpec, ...],
     turn: int,
     tool_set: str,
+    sampling: RunSampling,
 ) -> Request:
-    """The request of one turn of a trial (one sample, the tools offered)."""
+    """The request of one turn of a trial (one sample, the tools offered), with the
+    generation settings ``sampling`` gives an agent turn."""
     return Request(
         messages=messages,
         n=1,
@@ -79,6 +82,7 @@ def turn_request(
         turn=turn,
         tools=tools,
         cache_group=f"{unit.domain.name}/{unit.mode}/{tool_set}",
+        config=sampling.config(unit.mode, agentic=True),
     )
 
 
@@ -127,9 +131,11 @@ class TrialDriver:
     limits: Limits
     folder: Path
     """The run folder, where trajectories go."""
+    sampling: RunSampling
+    """The run's generation settings (``models.sampling``)."""
 
     def __post_init__(self) -> None:
-        self.identity = self.model.identity()
+        self.identity = self.sampling.identity(self.model)
 
     async def trial(
         self, unit: Unit, sample: int, slot: AbstractAsyncContextManager[Any]
@@ -177,7 +183,9 @@ class TrialDriver:
                 text, calls = decode_turn(hit.text)
                 kept = hit.completion(batch=False)
                 return replace(kept, text=text, tool_calls=calls), True
-        request = turn_request(unit, sample, messages, tools, turn, self.options.tool_set)
+        request = turn_request(
+            unit, sample, messages, tools, turn, self.options.tool_set, self.sampling
+        )
         # No request slot taken here: the trial holds one for its whole course (trial).
         self.counts.requests += 1
         completions = await self.agent_model.generate(request)

@@ -33,7 +33,7 @@ from ._sdk import (
     reply_text,
     token_count,
 )
-from .base import Completion, Request
+from .base import Completion, Request, config_of
 from .constrained import CONSTRAINED, NATIVE, TEXT, constrained_max_tokens, tool_protocol
 from .registry import DEFAULT_CACHE_TTL, ModelSettings
 from .remote import RemoteModel, env_key
@@ -218,8 +218,8 @@ class AnthropicModel(RemoteModel):
         self.cache_ttl = str(settings.option("cache_ttl", DEFAULT_CACHE_TTL))
         self.cache_min_tokens = int(settings.option("cache_min_tokens", DEFAULT_CACHE_MIN_TOKENS))
 
-    def calls_for(self, n: int) -> int:
-        return max(n, 0)  # no n in the API: one call per sample
+    def calls_for(self, request: Request) -> int:
+        return max(request.n, 0)  # no n in the API: one call per sample
 
     def tool_choice(self) -> dict[str, Any]:
         """The ``tool_choice`` of a constrained turn: forced, unless thinking forbids it."""
@@ -268,7 +268,7 @@ class AnthropicModel(RemoteModel):
 
     def request_fields(self, request: Request) -> dict[str, Any]:
         """The JSON fields of one call: system apart, sampling parameters if set."""
-        p = self.params
+        p = config_of(self, request)
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         constrained = self.constrained and bool(request.tools)
         limit = self.turn_max_tokens if constrained else p.max_tokens
@@ -289,14 +289,14 @@ class AnthropicModel(RemoteModel):
         # from their typed signature (newer models reject them), while the API still
         # takes them for the models that do; this works with old and new SDKs alike.
         body: dict[str, Any] = {}
-        paper = self.first_attempt_sampling(request)
-        if paper is not None:
+        if p.verbatim is not None:
             # Upstream's fields (it talks to OpenAI's API only): temperature and top_p as
             # it sends them, its reasoning_effort as output_config.effort; max_tokens, which
             # the Messages API requires, stays the registry's (docs/prompts.md "Protocols").
-            body.update({k: paper.fields[k] for k in ("temperature", "top_p") if k in paper.fields})
-            if "reasoning_effort" in paper.fields:
-                body["output_config"] = {"effort": paper.fields["reasoning_effort"]}
+            paper = p.verbatim
+            body.update({k: paper[k] for k in ("temperature", "top_p") if k in paper})
+            if "reasoning_effort" in paper:
+                body["output_config"] = {"effort": paper["reasoning_effort"]}
         else:
             if p.temperature is not None:
                 body["temperature"] = p.temperature
@@ -308,14 +308,14 @@ class AnthropicModel(RemoteModel):
         if body:
             fields["extra_body"] = body
         # The API has no seed; it stays in identity() so the cache key is still honest.
-        if self.prompt_cache:
+        if p.prompt_cache:
             fields = with_cache_breakpoints(
                 fields, request, min_tokens=self.cache_min_tokens, ttl=self.cache_ttl
             )
         return fields
 
     def cache_breakpoints(self, request: Request) -> tuple[tuple[int, ...], int] | None:
-        if not self.prompt_cache:
+        if not config_of(self, request).prompt_cache:
             return None
         return breakpoint_chars(self.request_fields(request))
 
@@ -348,7 +348,7 @@ class AnthropicModel(RemoteModel):
 
     async def generate(self, request: Request) -> list[Completion]:
         fields = self.request_fields(request)
-        if not self.prompt_cache or request.n <= 1:
+        if not config_of(self, request).prompt_cache or request.n <= 1:
             return list(await asyncio.gather(*(self._one(fields) for _ in range(request.n))))
         # A cache entry is readable only once the response that wrote it has begun, and
         # we do not stream: the other samples wait for the first one's answer.

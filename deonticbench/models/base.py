@@ -19,10 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..prompting.paper import PaperSampling
 from ..vocabulary.chat import Message, ToolCall, ToolSpec
 from ..vocabulary.modes import Mode
-from ..vocabulary.protocols import mode_protocol
 from .constrained import argument_chars, decoded_under_schema
 
 
@@ -51,6 +49,71 @@ class GenerationParams:
             "stop": list(self.stop) if self.stop is not None else None,
             "extra": {k: self.extra[k] for k in sorted(self.extra)},
         }
+
+
+MISSING_CHOICE = "missing_choice"
+"""The finish reason of a sample the server's reply held no choice for (under
+``GenerateConfig.refetch_missing`` off): an empty reply, read as an abstention."""
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """How one request is sampled, decided by the caller for that request (the runner,
+    through ``models.sampling.RunSampling``) and carried on the ``Request``: a backend
+    maps these fields to its wire format and decides nothing about them.  ``None``: not
+    sent, the provider's default."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    """The output limit."""
+    reasoning_effort: str | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] | None = None
+    n_per_call: int | None = None
+    """Samples one provider call may draw: None as many as the request asks (``n``), 1
+    one call per sample (upstream's ``max_n_1_models`` and single-sample hosts)."""
+    prompt_cache: bool = False
+    """Ask the provider to cache the shared prefix (breakpoints, OpenAI's
+    ``prompt_cache_key``); how we ask, never what comes back."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Provider-specific fields passed through verbatim (Anthropic's ``thinking``,
+    vLLM's ``top_k``, ``logprobs``)."""
+    refetch_missing: bool = True
+    """When a server answers fewer choices than asked, or a 200 without any: True draws
+    the rest with one call per sample (a reply without choices is retried like a 5xx);
+    False takes the reply as it is, each missing sample an empty reply
+    (``MISSING_CHOICE``), as upstream's script records it (docs/prompts.md)."""
+    verbatim: Mapping[str, Any] | None = None
+    """Set on a paper-protocol first attempt: the sampling fields exactly as upstream's
+    script names and sends them (``max_completion_tokens`` for gpt-4.1, its
+    ``model_params``), sent instead of the fields above (``extra`` still rides along);
+    ``n`` is then always sent, as upstream does."""
+
+    @property
+    def logprobs(self) -> bool:
+        """Whether the request asks for the tokens' log-probabilities
+        (``eval --confidence logprob``: ``extra.logprobs``)."""
+        return bool(self.extra.get("logprobs"))
+
+    def calls_for(self, n: int) -> int | None:
+        """Calls a request of ``n`` samples becomes when the config decides it (one per
+        sample); None: as the backend's API draws them."""
+        return n if self.n_per_call == 1 and n > 0 else None
+
+    @classmethod
+    def of(cls, params: GenerationParams, *, prompt_cache: bool = False) -> GenerateConfig:
+        """The config that samples as ``params`` (the registry's, with ``--param``) say."""
+        return cls(
+            temperature=params.temperature,
+            top_p=params.top_p,
+            max_tokens=params.max_tokens,
+            reasoning_effort=params.reasoning_effort,
+            seed=params.seed,
+            stop=params.stop,
+            prompt_cache=prompt_cache,
+            extra=dict(params.extra),
+        )
 
 
 @dataclass(frozen=True)
@@ -85,6 +148,10 @@ class Request:
     cache_group: str = ""
     """``<domain>/<mode>/<template hash>``: the prompts that share a prefix (OpenAI's
     ``prompt_cache_key``).  Empty: no group."""
+    config: GenerateConfig | None = None
+    """How this request is sampled, as its caller decided (the runner:
+    ``models.sampling.RunSampling``); None: as the backend's settings say
+    (``config_of``)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +191,14 @@ class Completion:
         return cls(text=None, latency_s=latency_s, error=error)
 
 
+def config_of(model: Model, request: Request) -> GenerateConfig:
+    """The sampling ``request`` asks of ``model``: its own config, else the one the
+    backend's settings (the registry's, with ``--param``) describe."""
+    if request.config is not None:
+        return request.config
+    return GenerateConfig.of(model.params, prompt_cache=model.prompt_cache)
+
+
 def calls_sent(model: object) -> int | None:
     """The provider calls a backend has sent (``RemoteModel.calls_sent``: every try of
     every call, batch items included); None for a backend that does not count (no HTTP).
@@ -152,8 +227,13 @@ class Model(ABC):
     cacheable: bool = True
     """False for backends whose answers cost nothing (reference, replay)."""
     prompt_cache: bool = False
-    """Whether this backend asks the provider to cache shared prompt prefixes; then the
-    runner sends the first request of each shared prefix alone (docs/cost.md)."""
+    """Whether this backend can ask the provider to cache shared prompt prefixes (the
+    registry's ``prompt_cache``).  Whether a run does is the request's
+    ``config.prompt_cache`` (``--no-prompt-cache``: off); then the runner sends the first
+    request of each shared prefix alone (docs/cost.md)."""
+    logprobs: bool = False
+    """Whether the backend's replies carry token log-probabilities when a request asks
+    (``--confidence logprob``); a run that asks another backend is refused."""
     cache_routed: bool = False
     """The provider keeps one cache per ``Request.cache_group`` (OpenAI's
     ``prompt_cache_key``): a prefix is shared within a group only.  Otherwise (Anthropic)
@@ -172,19 +252,6 @@ class Model(ABC):
     """Whether an agentic trial offers this backend its tools natively (``Request.tools``
     and tool messages); otherwise the conversation is the text protocol's.  True for the
     native protocol, and for the constrained one where it forces a native call."""
-
-    paper_sampling: PaperSampling | None = None
-    """Under ``--protocol paper``: the sampling fields upstream's generate_e2e.py sends for
-    this model name (``prompting.paper.sampling``).  They replace ``params`` on the first
-    attempt of direct, zero-shot and few-shot (``first_attempt_sampling``); retries,
-    agentic turns and the settings keep ``params``.  The OpenAI and Anthropic backends
-    send them; an in-process engine samples as ``params`` say."""
-
-    def first_attempt_sampling(self, request: Request) -> PaperSampling | None:
-        """``paper_sampling`` when ``request`` is a paper-protocol first attempt, else None."""
-        if self.paper_sampling is None or request.attempt != 0 or request.tools:
-            return None
-        return self.paper_sampling if mode_protocol("paper", request.mode) == "paper" else None
 
     turn_max_tokens: int | None = None
     """The output limit of an agent turn under the constrained protocol (the
@@ -230,9 +297,6 @@ class Model(ABC):
             "base_url": None,
             **self.params.to_dict(),
         }
-        if self.paper_sampling is not None:
-            # Only then: a harness run's cache keys stay what they always were.
-            ident["paper_sampling"] = self.paper_sampling.to_dict()
         return ident
 
     def end_of_life(self) -> str | None:
@@ -257,10 +321,12 @@ class Model(ABC):
         definitions as sent); the dry run counts it with the prompt."""
         return ""
 
-    def calls_for(self, n: int) -> int:
-        """Provider calls (billed requests) that a request of ``n`` samples becomes: 1
-        where the API draws ``n`` choices at once, ``n`` where each sample is a call."""
-        return 1 if n > 0 else 0
+    def calls_for(self, request: Request) -> int:
+        """Provider calls (billed requests) that ``request`` becomes: 1 where the API
+        draws ``n`` choices at once, ``n`` where each sample is a call (the backend's API,
+        or the request's ``config.n_per_call``)."""
+        decided = config_of(self, request).calls_for(request.n)
+        return decided if decided is not None else (1 if request.n > 0 else 0)
 
     def limit_in_flight(self, limit: int) -> None:  # noqa: B027 - no HTTP, nothing to bound
         """Never have more than ``limit`` provider calls in flight at once, however a

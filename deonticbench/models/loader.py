@@ -115,16 +115,22 @@ def _inspect_style(text: str) -> str | None:
 
 
 def load_model(
-    spec: str, *, overrides: dict[str, Any] | None = None, cases: Iterable[Case] = ()
+    spec: str,
+    *,
+    overrides: dict[str, Any] | None = None,
+    cases: Iterable[Case] = (),
+    parts: Mapping[tuple[str, str, str], str] | None = None,
 ) -> Model:
     """Build the backend a spec names; an unknown or incomplete spec is a ConfigError.
 
-    ``cases`` are the cases the run will ask about: only the ``reference`` backend uses
-    them (it answers with their gold material); no other backend ever sees them."""
+    ``cases`` are the cases the run will ask about, and ``parts`` (domain, case id,
+    setting) -> the part of a reference program a setting asks for: only the
+    ``reference`` backend uses them (it answers with the gold material); no other
+    backend ever sees them."""
     text, provider, rest, factory = _parse(spec)
     model = factory(text, rest, overrides)
     if provider == "reference":
-        model = ReferenceModel(reference_table(cases))
+        model = ReferenceModel(reference_table(cases), parts)
     return model
 
 

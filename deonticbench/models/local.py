@@ -29,7 +29,7 @@ from typing import Any
 from .._paths import cache_root
 from ..errors import ConfigError, missing_extra
 from ..vocabulary.chat import Message, ToolSpec
-from .base import Completion, Model, Request
+from .base import Completion, GenerateConfig, Model, Request, config_of
 from .constrained import (
     CONSTRAINED,
     TEXT,
@@ -290,10 +290,14 @@ class LocalModel(Model):
         return self._grammars[schema]
 
     def _sample(
-        self, llama: Any, messages: list[dict[str, str]], seed: int, grammar: Any = None
+        self,
+        llama: Any,
+        messages: list[dict[str, str]],
+        seed: int,
+        p: GenerateConfig,
+        grammar: Any = None,
     ) -> Completion:
-        p = self.params
-        limit = self.turn_max_tokens if grammar is not None else self.max_tokens
+        limit = self.turn_max_tokens if grammar is not None else p.max_tokens or DEFAULT_MAX_TOKENS
         kwargs: dict[str, Any] = {"max_tokens": limit, "seed": seed, **p.extra}
         if grammar is not None:
             kwargs["grammar"] = grammar
@@ -352,13 +356,14 @@ class LocalModel(Model):
             return [Completion.failed(str(exc))] * request.n
         messages = self.chat_messages(request.messages)
         loop = asyncio.get_running_loop()
-        base = self.params.seed or 0
+        config = config_of(self, request)
+        base = config.seed or 0
         grammar = self._grammar(request.tools) if self.constrained and request.tools else None
         out = []
         for index in range(request.n):
             seed = draw_seed(base, request, index)
             completion = await loop.run_in_executor(
-                self._executor, self._sample, llama, messages, seed, grammar
+                self._executor, self._sample, llama, messages, seed, config, grammar
             )
             if grammar is not None and completion.error is None:
                 calls = schema_calls(completion.text, turn=request.turn)

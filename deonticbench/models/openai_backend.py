@@ -18,11 +18,11 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ConfigError
-from ..prompting.paper import PaperSampling
 from ..vocabulary.chat import ToolCall, ToolSpec
 from ._sdk import (
     MalformedResponse,
@@ -34,7 +34,7 @@ from ._sdk import (
     reply_text,
     token_count,
 )
-from .base import Completion, Request
+from .base import MISSING_CHOICE, Completion, GenerateConfig, Request, config_of
 from .constrained import (
     CONSTRAINED,
     NATIVE,
@@ -65,8 +65,6 @@ CONSTRAINED_FIELDS = ("response_format", "json_schema", "structured_outputs", "g
 SCHEMA_NAME = "tool_call"
 """The ``json_schema.name`` of ``response_format``, which OpenAI's form requires."""
 FORCED_CALL = {"tool_choice": "required", "parallel_tool_calls": False}
-LOGPROB_FIELDS = frozenset({"logprobs", "top_logprobs"})
-"""Request fields that ask for what was drawn, not how: kept on a paper-protocol call."""
 _CLIENT_ARGUMENTS = frozenset(
     {
         "temperature",
@@ -172,9 +170,13 @@ def _choice_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
     return tuple(out)
 
 
-def _read_reply(response: Any, n: int) -> _Reply:
-    """The texts and token counts of a reply, or MalformedResponse saying what is wrong."""
+def _read_reply(response: Any, n: int, *, empty_ok: bool = False) -> _Reply:
+    """The texts and token counts of a reply, or MalformedResponse saying what is wrong
+    (a reply without choices too, unless ``empty_ok``)."""
     choices = field_of(response, "choices")
+    if empty_ok and isinstance(choices, list) and not choices:
+        usage = field_of(response, "usage")
+        return _Reply([], token_count(usage, "prompt_tokens"), 0, [], 0, [])
     if not isinstance(choices, list) or not choices:
         raise MalformedResponse(
             "the response has no choices"
@@ -218,6 +220,8 @@ def reply_completions(response: Any, n: int, latency_s: float = 0.0) -> list[Com
 
 
 class OpenAIModel(RemoteModel):
+    logprobs = True  # choices carry logprobs.content when a request asks
+
     def __init__(
         self,
         spec: str,
@@ -258,11 +262,10 @@ class OpenAIModel(RemoteModel):
         self.prompt_cache = settings.prompt_cache and not compatible
         self.cache_routed = self.prompt_cache
 
-    def calls_for(self, n: int) -> int:
-        if n <= 0:
-            return 0
-        single = self.paper_sampling is not None and self.paper_sampling.one_per_call
-        return n if self._server_ignores_n or single else 1
+    def calls_for(self, request: Request) -> int:
+        if self._server_ignores_n and request.n > 0:
+            return request.n
+        return super().calls_for(request)
 
     def turn_fields(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
         """The fields beyond the conversation that a constrained agent turn sends: the
@@ -304,70 +307,61 @@ class OpenAIModel(RemoteModel):
 
     # --- generation -----------------------------------------------------------------
 
-    def request_fields(self, n: int) -> dict[str, Any]:
-        """The JSON fields of one call besides model and messages."""
-        p = self.params
-        fields: dict[str, Any] = {}
+    def request_fields(self, config: GenerateConfig, n: int) -> dict[str, Any]:
+        """The JSON fields of one call of ``n`` samples besides model and messages, as
+        ``config`` says: upstream's fields verbatim on a paper-protocol first attempt,
+        else each typed field under this server's name."""
+        if config.verbatim is not None:
+            fields = self.verbatim_fields(config.verbatim, n)
+            if config.extra:
+                # ``--confidence logprob`` asks for the log-probabilities of the tokens
+                # drawn; that changes no sample, so it rides along on upstream's request.
+                fields["extra_body"] = {**fields.get("extra_body", {}), **config.extra}
+            return fields
+        fields = {}
         if n > 1:
             fields["n"] = n
         if not self.reasoning:
-            if p.temperature is not None:
-                fields["temperature"] = p.temperature
-            if p.top_p is not None:
-                fields["top_p"] = p.top_p
-        if p.reasoning_effort is not None:
-            fields["reasoning_effort"] = p.reasoning_effort
-        if p.max_tokens is not None:
-            fields["max_tokens" if self.compatible else "max_completion_tokens"] = p.max_tokens
-        if p.seed is not None:
-            fields["seed"] = p.seed
-        if p.stop:
-            fields["stop"] = list(p.stop)
-        if p.extra:
-            fields["extra_body"] = dict(p.extra)
-        return fields
-
-    def sampling_fields(self, n: int, paper: PaperSampling | None) -> dict[str, Any]:
-        """The fields of one call of ``n`` samples besides model and messages: upstream's
-        on a paper-protocol first attempt (``paper``), else the backend's own."""
-        if paper is None:
-            return self.request_fields(n)
-        fields = self.paper_fields(paper, n)
-        # ``--confidence logprob`` asks for the log-probabilities of the tokens drawn; that
-        # changes no sample, so it rides along on upstream's request.
-        asked = {k: v for k, v in self.params.extra.items() if k in LOGPROB_FIELDS}
-        if asked:
-            fields["extra_body"] = {**fields.get("extra_body", {}), **asked}
+            if config.temperature is not None:
+                fields["temperature"] = config.temperature
+            if config.top_p is not None:
+                fields["top_p"] = config.top_p
+        if config.reasoning_effort is not None:
+            fields["reasoning_effort"] = config.reasoning_effort
+        if config.max_tokens is not None:
+            fields["max_tokens" if self.compatible else "max_completion_tokens"] = config.max_tokens
+        if config.seed is not None:
+            fields["seed"] = config.seed
+        if config.stop:
+            fields["stop"] = list(config.stop)
+        if config.extra:
+            fields["extra_body"] = dict(config.extra)
         return fields
 
     @staticmethod
-    def paper_fields(sampling: PaperSampling, n: int) -> dict[str, Any]:
+    def verbatim_fields(verbatim: Mapping[str, Any], n: int) -> dict[str, Any]:
         """A paper-protocol first attempt's fields: exactly upstream's, ``n`` always sent
         (upstream sends it even when it is 1), each field under upstream's name.  Fields
         the client has no argument for go in the body as they are."""
         fields: dict[str, Any] = {"n": n}
         extra: dict[str, Any] = {}
-        for name, value in sampling.fields.items():
+        for name, value in verbatim.items():
             (fields if name in _CLIENT_ARGUMENTS else extra)[name] = value
         if extra:
             fields["extra_body"] = extra
         return fields
 
     def call_fields(
-        self,
-        n: int,
-        tools: tuple[ToolSpec, ...] = (),
-        group: str = "",
-        paper: PaperSampling | None = None,
+        self, config: GenerateConfig, n: int, tools: tuple[ToolSpec, ...] = (), group: str = ""
     ) -> dict[str, Any]:
         """Every field of one call besides model and messages: the sampling fields
-        (``sampling_fields``), an agent turn's tools and shape, and the prompt-cache key.
+        (``request_fields``), an agent turn's tools and shape, and the prompt-cache key.
         The one request builder, for the synchronous call and a batch line alike (a batch
         line flattens ``extra_body`` into the body)."""
-        fields = self.sampling_fields(n, paper)
+        fields = self.request_fields(config, n)
         if tools:
             self._turn_request(fields, tools)
-        if self.prompt_cache and group:
+        if config.prompt_cache and group:
             # Routes the prompts of one domain x mode x template to the same cache.
             fields["prompt_cache_key"] = group
         return fields
@@ -418,16 +412,16 @@ class OpenAIModel(RemoteModel):
         self,
         messages: list[dict[str, Any]],
         n: int,
+        config: GenerateConfig,
         tools: tuple[ToolSpec, ...] = (),
         group: str = "",
         turn: int = 0,
-        paper: PaperSampling | None = None,
     ) -> list[Completion]:
-        """One logical call (retried); may return fewer than ``n`` items but never zero.
-        ``turn`` numbers the calls read from a schema-constrained reply; ``paper`` replaces
-        the sampling fields with upstream's (a paper-protocol first attempt)."""
+        """One logical call (retried); may return fewer than ``n`` items, and none only
+        where ``config`` takes a reply without choices as it is (``refetch_missing``
+        off).  ``turn`` numbers the calls read from a schema-constrained reply."""
         client = self.client()
-        fields = self.call_fields(n, tools, group, paper)
+        fields = self.call_fields(config, n, tools, group)
         schema = self.schema_decoded(tools)
 
         async def once() -> tuple[_Reply, float]:
@@ -438,7 +432,8 @@ class OpenAIModel(RemoteModel):
                 )
             # Validated here, inside the retried call: a reply of the wrong shape is
             # retried like a 5xx and, if it stays malformed, is the sample's error.
-            return _read_reply(response, n), time.monotonic() - start
+            reply = _read_reply(response, n, empty_ok=not config.refetch_missing)
+            return reply, time.monotonic() - start
 
         # optional: the openai extra, only when chosen
         import openai
@@ -459,28 +454,39 @@ class OpenAIModel(RemoteModel):
         messages = openai_messages(request.messages)
         n = request.n
         group = request.cache_group
+        config = config_of(self, request)
         if n <= 0:
             return []
         if request.tools:
             # An agentic turn: one sample per call, each its own conversation.
             turns = await asyncio.gather(
-                *(self._call(messages, 1, request.tools, group, request.turn) for _ in range(n))
+                *(
+                    self._call(messages, 1, config, request.tools, group, request.turn)
+                    for _ in range(n)
+                )
             )
             return [c for reply in turns for c in reply][:n]
-        paper = self.first_attempt_sampling(request)
-        if (self._server_ignores_n or (paper is not None and paper.one_per_call)) and n > 1:
+        if self.calls_for(request) > 1:
             singles = await asyncio.gather(
-                *(self._call(messages, 1, (), group, paper=paper) for _ in range(n))
+                *(self._call(messages, 1, config, (), group) for _ in range(n))
             )
-            return [c for reply in singles for c in reply]
-        got = await self._call(messages, n, (), group, paper=paper)
+            return _filled([c for reply in singles for c in reply], n)
+        got = await self._call(messages, n, config, (), group)
         missing = n - len(got)
-        if missing > 0:
+        if missing > 0 and config.refetch_missing:
             # The server answered fewer choices than asked: remember, and draw the rest
             # one call each (concurrently; the runner bounds concurrency across requests).
             self._server_ignores_n = True
             rest = await asyncio.gather(
-                *(self._call(messages, 1, (), group, paper=paper) for _ in range(missing))
+                *(self._call(messages, 1, config, (), group) for _ in range(missing))
             )
             got.extend(c for reply in rest for c in reply)
-        return got[:n]
+        return _filled(got, n)
+
+
+def _filled(got: list[Completion], n: int) -> list[Completion]:
+    """Exactly ``n`` completions: the samples a server left without a choice (under
+    ``refetch_missing`` off) are empty replies, read as abstentions, as upstream's
+    script records them (docs/prompts.md, "Server faults")."""
+    missing = [Completion(text="", finish_reason=MISSING_CHOICE)] * max(n - len(got), 0)
+    return [*got[:n], *missing]

@@ -52,19 +52,23 @@ class ReferenceModel(Model):
     tool_protocol = "native"
     native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
 
-    def __init__(self, table: Mapping[tuple[str, str], GoldMaterial] | None = None) -> None:
+    def __init__(
+        self,
+        table: Mapping[tuple[str, str], GoldMaterial] | None = None,
+        parts: Mapping[tuple[str, str, str], str] | None = None,
+    ) -> None:
         self.spec = "reference"
         self.provider = "reference"
         self.model_name = "reference"
         self.params = GenerationParams()
         self.table = dict(table or {})
-        self.parts: dict[tuple[str, str, str], str] = {}
+        self._parts = dict(parts or {})
         """(domain, case id, setting) -> the part of the reference program a setting asks
         for (docs/settings.md); the harness adds the part the prompt showed."""
 
     async def generate(self, request: Request) -> list[Completion]:
         if request.mode in SETTINGS:
-            part = self.parts.get((request.domain, request.case_id, request.mode))
+            part = self._parts.get((request.domain, request.case_id, request.mode))
             if part is None:
                 error = f"the reference backend has no {request.mode} part of {request.case_id}"
                 return [Completion.failed(error) for _ in range(request.n)]

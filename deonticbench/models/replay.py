@@ -159,6 +159,11 @@ class ReplayModel(Model):
             hashlib.sha256(self.path.read_bytes()).hexdigest() if self.path.exists() else ""
         )
 
+    def missed(self, error: str) -> Completion:
+        """A request that found nothing saved: counted, and the sample's error."""
+        self.misses += 1
+        return Completion.failed(error)
+
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
         ident["sha256"] = self.sha256

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import ConfigError, missing_extra
 from ..vocabulary.chat import ToolCall, ToolSpec
-from .base import Completion, Model, Request
+from .base import Completion, GenerateConfig, Model, Request, config_of
 from .constrained import (
     CONSTRAINED,
     CONSTRAINED_MAX_TOKENS_PARAM,
@@ -101,11 +101,14 @@ class VLLMModel(Model):
     async def check(self) -> None:
         await self._ensure_loaded()
 
-    def sampling_kwargs(self, n: int, tools: tuple[ToolSpec, ...] = ()) -> dict[str, Any]:
+    def sampling_kwargs(
+        self, n: int, tools: tuple[ToolSpec, ...] = (), config: GenerateConfig | None = None
+    ) -> dict[str, Any]:
         """The keyword arguments of ``vllm.SamplingParams`` for ``n`` samples, as plain
         data: ``structured_outputs`` is the keyword arguments of its
-        ``StructuredOutputsParams``, present on a constrained agent turn only."""
-        p = self.params
+        ``StructuredOutputsParams``, present on a constrained agent turn only.  ``config``:
+        the request's (None: the settings')."""
+        p = config or GenerateConfig.of(self.params)
         kwargs: dict[str, Any] = {"n": n, **p.extra}
         for name in ("temperature", "top_p", "max_tokens", "seed"):
             value = getattr(p, name)
@@ -119,11 +122,11 @@ class VLLMModel(Model):
             kwargs["structured_outputs"] = {"json": call_schema(tools)}
         return kwargs
 
-    def _sampling(self, n: int, tools: tuple[ToolSpec, ...] = ()) -> Any:
+    def _sampling(self, n: int, tools: tuple[ToolSpec, ...], config: GenerateConfig) -> Any:
         # optional: the vllm extra, only when chosen
         import vllm
 
-        kwargs = self.sampling_kwargs(n, tools)
+        kwargs = self.sampling_kwargs(n, tools, config)
         structured = kwargs.pop("structured_outputs", None)
         if structured is not None:
             # optional: the vllm extra; the class lives in this module, not in vllm's root
@@ -137,6 +140,7 @@ class VLLMModel(Model):
         engine: Any,
         messages: list[dict[str, Any]],
         n: int,
+        config: GenerateConfig,
         tools: tuple[ToolSpec, ...] = (),
         turn: int = 0,
     ) -> list[Completion]:
@@ -147,7 +151,7 @@ class VLLMModel(Model):
             # back from its Hermes-style text.  Constrained: the conversation is the text
             # protocol's and the schema shapes the reply.
             extra = {"tools": openai_tools(tools)} if native else {}
-            sampling = self._sampling(n, tools)
+            sampling = self._sampling(n, tools, config)
             outputs = engine.chat([messages], sampling, use_tqdm=False, **extra)
         except Exception as exc:  # a failed batch must become error items, not a crash
             return [Completion.failed(f"vllm: {short(exc)}")] * n
@@ -181,8 +185,16 @@ class VLLMModel(Model):
             return [Completion.failed(str(exc))] * request.n
         messages = openai_messages(request.messages)
         loop = asyncio.get_running_loop()
+        config = config_of(self, request)
         out = await loop.run_in_executor(
-            self._executor, self._run, engine, messages, request.n, request.tools, request.turn
+            self._executor,
+            self._run,
+            engine,
+            messages,
+            request.n,
+            config,
+            request.tools,
+            request.turn,
         )
         missing = request.n - len(out)
         return out + [Completion.failed("vllm returned fewer outputs than asked")] * missing

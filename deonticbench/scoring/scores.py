@@ -39,9 +39,11 @@ from ..vocabulary.protocols import (
     ProtocolName,
     ReaderName,
     check_protocol,
+    departure_note,
     mode_protocol,
     recorded_protocol,
     reference_leak_note,
+    sampling_departures,
     shows_reference_programs,
 )
 from .metrics import (
@@ -517,6 +519,7 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
                     )
                 )
     notes.extend(_leak_notes(run, groups))
+    notes.extend(_departure_notes(run, groups))
     return RunScores(
         run=run, groups=groups, stages=stages, bootstrap=bootstrap_b, seed=seed, notes=notes
     )
@@ -572,6 +575,13 @@ def _leak_notes(run: Run, groups: Sequence[GroupScore]) -> list[str]:
             if shows_reference_programs(run.protocol, g.domain, g.mode)
         )
     )
+
+
+def _departure_notes(run: Run, groups: Sequence[GroupScore]) -> list[str]:
+    """Beside the figures marked ``DEPARTURE_MARK`` (``tables``): upstream's flags set
+    otherwise than in the published runs, said once."""
+    found = (sampling_departures(run.protocol, g.mode, run.config) for g in groups)
+    return list(dict.fromkeys(departure_note(d) for d in found if d))
 
 
 def comparisons_note(comparisons: Sequence[Comparison]) -> str | None:

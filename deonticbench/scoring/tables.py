@@ -19,8 +19,10 @@ from typing import Any
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..vocabulary.modes import MODE_TITLES, TABLE_MODE_ORDER
 from ..vocabulary.protocols import (
+    DEPARTURE_MARK,
     LEAK_MARK,
     mode_protocol,
+    sampling_departures,
     shows_reference_programs,
 )
 from .metrics import BootstrapEstimate
@@ -82,8 +84,13 @@ def signed_points(x: float) -> str:
 
 def _marked(text: str, s: RunScores, domain: str, mode: str) -> str:
     """A figure, with ``LEAK_MARK`` when its prompts showed other cases' reference
-    programs (the run's notes say what the mark means: ``score_run``)."""
-    return f"{text} {LEAK_MARK}" if shows_reference_programs(s.run.protocol, domain, mode) else text
+    programs, and ``DEPARTURE_MARK`` when its first attempts sampled away from the
+    published setting (the run's notes say what the marks mean: ``score_run``)."""
+    if shows_reference_programs(s.run.protocol, domain, mode):
+        text = f"{text} {LEAK_MARK}"
+    if sampling_departures(s.run.protocol, mode, s.run.config):
+        text = f"{text} {DEPARTURE_MARK}"
+    return text
 
 
 def protocol_of(s: RunScores, mode: str) -> str:

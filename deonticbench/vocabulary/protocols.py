@@ -15,7 +15,8 @@ harness's templates.  docs/prompts.md "Protocols" sets the two side by side.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from ..errors import ConfigError
 from .modes import MODES, Mode
@@ -69,6 +70,33 @@ def shows_reference_programs(protocol: str, domain: str, mode: str) -> bool:
     paper protocol every airline few-shot prompt holds another hard case's answer key.
     The harness's exemplars come from the split's complement and never do."""
     return mode_protocol(protocol, mode) == "paper" and (domain, mode) == ("airline", "few-shot")
+
+
+DEPARTURE_MARK = "‡"
+"""Put beside a paper-protocol figure whose first attempts sampled with upstream's flags
+(``--temperature``, ``--reasoning-effort``) set otherwise than in the published runs."""
+
+
+def sampling_departures(protocol: str, mode: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The upstream flags a run's ``mode`` figures were sampled with, away from the
+    published setting (config.json's ``model.identity.paper_sampling.departures``, which
+    ``api.prepare`` writes); empty for the harness's figures and for published settings."""
+    if mode_protocol(protocol, mode) != "paper":
+        return {}
+    model = config.get("model")
+    identity = model.get("identity") if isinstance(model, Mapping) else None
+    paper = identity.get("paper_sampling") if isinstance(identity, Mapping) else None
+    departures = paper.get("departures") if isinstance(paper, Mapping) else None
+    return dict(departures) if isinstance(departures, Mapping) else {}
+
+
+def departure_note(departures: Mapping[str, Any]) -> str:
+    """The sentence said beside such figures (the score table, results.json, the report)."""
+    given = ", ".join(f"{name}={value}" for name, value in sorted(departures.items()))
+    return (
+        f"{DEPARTURE_MARK} paper-protocol first attempts sampled with {given} (upstream's "
+        "flags set by --param), not the published setting: a departure from Table 2's runs."
+    )
 
 
 def reference_leak_note(domain_title: str) -> str:

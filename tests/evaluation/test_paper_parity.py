@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def _twin_key(request: FakeRequest) -> str:
     return json.dumps(wanted, sort_keys=True, ensure_ascii=False)
 
 
-def _run_upstream(model: str, url: str, split: str, out: Path) -> None:
+def _run_upstream(model: str, url: str, split: str, out: Path, flags: Sequence[str] = ()) -> None:
     jobs = [
         (dataset, task)
         for dataset in upstream_scripts.DATASET_DIRS
@@ -69,6 +70,7 @@ def _run_upstream(model: str, url: str, split: str, out: Path) -> None:
                 base_url=url,
                 k=upstream_scripts.PAPER_K[dataset],
                 output=out / dataset / task,
+                flags=flags,
             )
             for dataset, task in jobs[start : start + PARALLEL]
         ]
@@ -78,12 +80,22 @@ def _run_upstream(model: str, url: str, split: str, out: Path) -> None:
 
 
 def _parity(
-    spec: str, upstream_model: str, split: str, tmp_path: Path, *, compatible: bool
+    spec: str,
+    upstream_model: str,
+    split: str,
+    tmp_path: Path,
+    *,
+    compatible: bool,
+    flags: Sequence[str] = (),
+    params: Sequence[str] = (),
 ) -> tuple[int, int, dict[str, Any]]:
     """(upstream's requests with a twin among ours, upstream's requests, the dry run's
-    estimate made before ours were sent)."""
+    estimate made before ours were sent); upstream run with ``flags``, ours with the
+    ``--param`` ``params`` that stand for them."""
+    ours_params = [arg for param in params for arg in ("--param", param)]
     with FakeProvider(_reply) as theirs_server, FakeProvider(_reply) as ours_server:
-        _run_upstream(upstream_model, theirs_server.openai_url, split, tmp_path / "upstream")
+        upstream_out = tmp_path / "upstream"
+        _run_upstream(upstream_model, theirs_server.openai_url, split, upstream_out, flags)
         if compatible:
             spec = f"{spec}@{ours_server.openai_url}"
             env = upstream_scripts.loopback_env(tmp_path)
@@ -91,10 +103,10 @@ def _parity(
             env = upstream_scripts.loopback_env(tmp_path, OPENAI_BASE_URL=ours_server.openai_url)
         out = tmp_path / "run"
         dry = upstream_scripts.run_eval(
-            spec, split, out, env, "--protocol", "paper", "--dry-run", "--json"
+            spec, split, out, env, "--protocol", "paper", "--dry-run", "--json", *ours_params
         )
         assert not ours_server.generation_requests()
-        upstream_scripts.run_eval(spec, split, out, env, "--protocol", "paper")
+        upstream_scripts.run_eval(spec, split, out, env, "--protocol", "paper", *ours_params)
         theirs = Counter(_twin_key(r) for r in theirs_server.generation_requests())
         ours = Counter(_twin_key(r) for r in ours_server.generation_requests())
     missing = theirs - ours
@@ -157,3 +169,64 @@ def test_an_unknown_protocol_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
     assert said.startswith("error: Invalid value for '--protocol': 'papr' is not one of 'paper', ")
     assert len(said.splitlines()) == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_upstreams_flags_given_by_param_are_sent_recorded_and_marked(tmp_path: Path) -> None:
+    """``--param reasoning_effort=high`` is upstream's ``--reasoning-effort high``: every
+    request has a twin among upstream's run with that flag, config.json records the
+    departure, and the score table marks every paper-protocol figure with it."""
+    twins, total, _ = _parity(
+        "openai:o3-2025-04-16",
+        "o3-2025-04-16",
+        "smoke",
+        tmp_path,
+        compatible=False,
+        flags=("--reasoning-effort", "high"),
+        params=("reasoning_effort=high",),
+    )
+    assert total == 75 and twins == 75
+    config = json.loads((tmp_path / "run" / "config.json").read_text(encoding="utf-8"))
+    paper = config["model"]["identity"]["paper_sampling"]
+    assert paper["fields"]["reasoning_effort"] == "high"
+    assert paper["departures"] == {"reasoning_effort": "high"}
+    table = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "score", str(tmp_path / "run"), "-B", "20"],
+        env=upstream_scripts.loopback_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert table.returncode == 0, table.stderr
+    figures = [line for line in table.stdout.splitlines() if "%" in line or "±" in line]
+    assert "‡ paper-protocol first attempts sampled with reasoning_effort=high" in table.stdout
+    assert figures and all("‡" in line for line in figures if "few-shot" in line)
+
+
+def _eval_refused(tmp_path: Path, *args: str) -> str:
+    """``deonticbench eval`` under the paper protocol that must refuse before any request:
+    its one sentence (the server saw nothing, no run folder was made)."""
+    with FakeProvider(_reply) as server:
+        env = upstream_scripts.loopback_env(tmp_path, OPENAI_BASE_URL=server.openai_url)
+        done = subprocess.run(
+            [sys.executable, "-m", "deonticbench", "eval", "--split", "smoke", "--limit", "1",
+             "--protocol", "paper", "--out", str(tmp_path / "run"), *args],
+            env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert not server.generation_requests()
+    assert done.returncode != 0 and not (tmp_path / "run").exists()
+    said = done.stderr.strip()
+    assert len(said.splitlines()) == 1, said
+    return said
+
+
+def test_a_parameter_the_paper_protocol_fixes_is_refused_not_dropped(tmp_path: Path) -> None:
+    said = _eval_refused(tmp_path, "--model", "openai:gpt-4.1", "--param", "top_p=0.5")
+    assert "--param top_p: the paper protocol sends upstream's own sampling fields" in said
+    assert "--temperature" in said and "--reasoning-effort" in said
+
+
+def test_an_upstream_flag_upstream_would_not_send_is_refused(tmp_path: Path) -> None:
+    """gpt-4.1 is no reasoning model of upstream's list: its script would not send
+    ``--reasoning-effort`` for it, so neither does the paper protocol."""
+    said = _eval_refused(tmp_path, "--model", "openai:gpt-4.1", "--param", "reasoning_effort=high")
+    assert said.startswith("error: --param reasoning_effort: upstream's script sends")

@@ -11,7 +11,7 @@ import pytest
 from fake_batches import FakeBatches
 
 from deonticbench.models import load_model
-from deonticbench.models.base import Request
+from deonticbench.models.base import Request, config_of
 from deonticbench.models.batch import BatchAPI, BatchItem, ItemResult, batch_api
 from deonticbench.vocabulary.chat import Message
 
@@ -183,6 +183,7 @@ def test_an_openai_batch_line_is_the_synchronous_call_s_request(fake: FakeBatche
     (item,) = items(1, n=2)
     request = Request(**{**item.request.__dict__, "cache_group": "airline/direct/abc"})
     body = api.line(BatchItem("c", request))["body"]
-    sync = model.call_fields(2, (), "airline/direct/abc")  # type: ignore[attr-defined]
+    config = config_of(model, request)
+    sync = model.call_fields(config, 2, (), "airline/direct/abc")  # type: ignore[attr-defined]
     assert body["prompt_cache_key"] == sync["prompt_cache_key"] == "airline/direct/abc"
     assert {k: v for k, v in body.items() if k not in ("model", "messages")} == sync

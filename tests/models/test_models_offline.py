@@ -13,6 +13,7 @@ from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import DOMAINS, get_domain
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
+from deonticbench.models.base import GenerateConfig
 from deonticbench.reading.answers import read_direct_answer
 from deonticbench.vocabulary.chat import Message
 from deonticbench.vocabulary.modes import Mode
@@ -167,8 +168,14 @@ def test_a_request_carries_no_gold_by_type() -> None:
 
     # What a model may see: messages, which sample of which case and mode, how many,
     # (agentic modes) the tools it may call, and where the prompt's shared prefix ends
-    # (prompt caching: a length and a group name, nothing of the gold).
+    # (prompt caching: a length and a group name, nothing of the gold), and how it is
+    # sampled (generation settings only).
+    assert {f.name for f in dataclasses.fields(GenerateConfig)} <= {
+        "temperature", "top_p", "max_tokens", "reasoning_effort", "seed", "stop",
+        "n_per_call", "prompt_cache", "extra", "refetch_missing", "verbatim",
+    }  # fmt: skip
     assert {f.name for f in dataclasses.fields(Request)} == {
+        "config",
         "messages",
         "n",
         "domain",

@@ -12,10 +12,11 @@ import pytest
 from deonticbench.data.sources import DataSource
 from deonticbench.models import load_model
 from deonticbench.models.anthropic_backend import AnthropicModel
-from deonticbench.models.base import Request
+from deonticbench.models.base import Model, Request
 from deonticbench.models.batch.base import BatchItem
 from deonticbench.models.batch.openai_batches import OpenAIBatches
 from deonticbench.models.openai_backend import OpenAIModel
+from deonticbench.models.sampling import RunSampling, run_sampling
 from deonticbench.prompting.paper import load_paper_texts, paper_sampling
 from deonticbench.vocabulary.chat import Message
 from deonticbench.vocabulary.modes import Mode
@@ -28,13 +29,15 @@ pytestmark = pytest.mark.skipif(
 MESSAGES = (Message(role="system", content="s"), Message(role="user", content="u"))
 
 
-def _request(mode: Mode, attempt: int = 0, n: int = 4) -> Request:
-    return Request(MESSAGES, n, "sara_numeric", "c1", mode, 0, attempt=attempt)
+def _request(mode: Mode, attempt: int = 0, n: int = 4, rule: RunSampling | None = None) -> Request:
+    config = rule.config(mode, attempt) if rule is not None else None
+    return Request(MESSAGES, n, "sara_numeric", "c1", mode, 0, attempt=attempt, config=config)
 
 
-def _paper(model_name: str, base_url: str | None = None):  # type: ignore[no-untyped-def]
+def _paper(model: Model, base_url: str | None = None) -> RunSampling:
+    """The run's rule as ``api.prepare`` makes it under the paper protocol."""
     texts = load_paper_texts(DataSource(kind="local", path=MIRROR))
-    return paper_sampling(texts, model_name, base_url)
+    return run_sampling(model, paper_sampling(texts, model.model_name, base_url))
 
 
 def test_openai_batch_lines_of_first_attempts_carry_upstreams_fields(
@@ -44,19 +47,20 @@ def test_openai_batch_lines_of_first_attempts_carry_upstreams_fields(
     model = load_model("openai:gpt-4.1")
     assert isinstance(model, OpenAIModel)
     registry = OpenAIBatches(model).line(BatchItem("a", _request("direct")))["body"]
-    model.paper_sampling = _paper("gpt-4.1")
+    rule = _paper(model)
     batches = OpenAIBatches(model)
-    first = batches.line(BatchItem("b", _request("few-shot")))["body"]
+    first = batches.line(BatchItem("b", _request("few-shot", rule=rule)))["body"]
     assert {k: first[k] for k in first if k not in ("model", "messages")} == {
         "n": 4,
         "temperature": 0.7,
         "max_completion_tokens": 8192,
     }
-    for other in (_request("few-shot", attempt=1), _request("direct-verbal")):
+    for other in (_request("few-shot", attempt=1, rule=rule), _request("direct-verbal", rule=rule)):
         assert batches.line(BatchItem("c", other))["body"] == registry | {
             "messages": first["messages"]
         }
-    assert model.identity()["paper_sampling"]["fields"]["temperature"] == 0.7
+    assert rule.identity(model)["paper_sampling"]["fields"]["temperature"] == 0.7
+    assert "paper_sampling" not in model.identity()
 
 
 def test_anthropic_sends_upstreams_temperature_and_the_registrys_max_tokens(
@@ -66,8 +70,8 @@ def test_anthropic_sends_upstreams_temperature_and_the_registrys_max_tokens(
     model = load_model("anthropic:claude-sonnet-4-5")
     assert isinstance(model, AnthropicModel)
     harness = model.request_fields(_request("direct"))
-    model.paper_sampling = _paper("claude-sonnet-4-5")
-    paper = model.request_fields(_request("direct"))
+    rule = _paper(model)
+    paper = model.request_fields(_request("direct", rule=rule))
     assert paper["extra_body"] == {"temperature": 0.7}
     assert paper["max_tokens"] == harness["max_tokens"] == model.params.max_tokens
-    assert model.request_fields(_request("direct", attempt=1)) == harness
+    assert model.request_fields(_request("direct", attempt=1, rule=rule)) == harness

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -162,8 +163,10 @@ def run_generate(
     base_url: str,
     k: int,
     output: Path,
+    flags: Sequence[str] = (),
 ) -> subprocess.Popen[str]:
-    """Start upstream's generate_e2e.py as released (only os.listdir sorted, see above)."""
+    """Start upstream's generate_e2e.py as released (only os.listdir sorted, see above),
+    with its own ``flags`` added (``--reasoning-effort high``)."""
     args = [
         sys.executable,
         "-c",
@@ -187,6 +190,7 @@ def run_generate(
         str(output),
         "--split",
         split,
+        *flags,
     ]
     statutes = statutes_path(dataset)
     if statutes is not None:

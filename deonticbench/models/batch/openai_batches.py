@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._sdk import MalformedResponse, field_of
-from ..base import Completion
+from ..base import Completion, config_of
 from ..openai_backend import OpenAIModel, reply_completions
 from ..retry import is_retryable_status, short
 from ..tool_calls import openai_messages
@@ -57,10 +57,7 @@ class OpenAIBatches(BatchAPI):
         # the same cache, so it routes the same way), and on a paper-protocol first
         # attempt upstream's sampling fields, as interactively.
         fields = self.backend.call_fields(
-            request.n,
-            request.tools,
-            request.cache_group,
-            self.backend.first_attempt_sampling(request),
+            config_of(self.backend, request), request.n, request.tools, request.cache_group
         )
         # extra_body is the client's way to add fields; in a file they are plain fields.
         extra = fields.pop("extra_body", {})

@@ -40,8 +40,7 @@ from .models import Model, count_prompt_tokens, load_model
 from .models.batch import BatchAPI, batch_api
 from .models.loader import check_spec
 from .models.sampling import RunSampling, fixed_params, run_sampling
-from .prompting.paper import paper_sampling
-from .prompting.paper.sampling import UPSTREAM_FLAGS, Departures
+from .prompting.paper import UPSTREAM_FLAGS, Departures, paper_sampling
 from .prompting.plan import RunPlan, plan_run
 from .scoring.metrics import DEFAULT_BOOTSTRAP
 from .scoring.results import write_results

@@ -111,7 +111,7 @@ class TrialSetup:
     the tools (as the schema its reply is decoded under, or forced natively), and the
     reply's calls are the backend's, never parsed from its text here."""
     argument_chars: int | None = None
-    """Under a schema, the bound on each free-text argument (``Model.argument_chars``):
+    """Under a schema, the bound on each free-text argument (``models.base.turn_argument_chars``):
     written into the tools offered, and an argument that reached it is told so."""
 
     @property

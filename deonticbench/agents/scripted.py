@@ -18,7 +18,7 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from ..models.base import Completion, Model, Request
+from ..models.base import Completion, Model, Request, cacheable
 from ..models.reference import ReferenceModel
 from ..models.replay import ReplayModel
 from ..reading.programs import unwrap_fenced
@@ -49,7 +49,7 @@ class _Wrapper(Model):
         self.provider = inner.provider
         self.model_name = inner.model_name
         self.params = inner.params
-        self.cacheable = inner.cacheable
+        self._cacheable = cacheable(inner)
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()

@@ -19,6 +19,7 @@ from ..errors import ConfigError
 from ..evaluation.batching import BatchStats
 from ..evaluation.progress import LiveProgress, summary_table
 from ..evaluation.trials import goes_by_batch
+from ..models import backend_notes, cacheable, end_of_life
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind, Limits
 from ..store.batches import BatchLog
@@ -411,7 +412,7 @@ def _model_notes(
 ) -> None:
     """One line each, on stderr: what the user should know about the model before the run."""
     model = prepared.model
-    end = model.end_of_life()
+    end = end_of_life(model)
     if end and not quiet:
         click.echo(
             f"note: {model.model_name} reaches end of life on {end} (the "
@@ -419,9 +420,9 @@ def _model_notes(
             err=True,
         )
     if not quiet:
-        for sentence in model.notes():
+        for sentence in backend_notes(model):
             click.echo(f"note: {sentence}", err=True)
-    if params and not model.cacheable:
+    if params and not cacheable(model):
         click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
     if logprob_uncached:
         # The response cache keeps text, not log-probabilities: a cached answer would

@@ -9,9 +9,9 @@ once (OpenAI), K calls where each sample is a call (Anthropic, and servers that 
 Prompt tokens are an estimate (``models.tokens``: cl100k, the paper's unit).
 
 It restates none of the backend's or the runner's rules: it asks them.  The backend
-says where it puts cache breakpoints in each request (``Model.cache_breakpoints``: which
+says where it puts cache breakpoints in each request (``models.base.cache_breakpoints``: which
 of them pass its threshold, tool definitions counted), what else it bills as input
-(``Model.billed_extra_text``: Anthropic's tool definitions), and its batch API the cache
+(``models.base.billed_extra_text``: Anthropic's tool definitions), and its batch API the cache
 lifetime its lines ask for (``BatchAPI.cache_ttl``); the runner says which requests go
 by batch under ``--batch`` (``trials.goes_by_batch``: agentic trials stay interactive)
 and builds the requests (``runner.prompt_request``, ``trials.turn_request``).  What is
@@ -43,7 +43,14 @@ from ..agents.loop import first_messages, offered_tools
 from ..agents.scripted import as_agent
 from ..agents.tool_table import tool_specs
 from ..errors import ConfigError
-from ..models.base import Model, Request
+from ..models.base import (
+    Model,
+    Request,
+    billed_extra_text,
+    cache_breakpoints,
+    cache_routed,
+    cacheable,
+)
 from ..models.batch import BatchAPI, batch_api
 from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
 from ..models.sampling import RunSampling, run_sampling
@@ -297,7 +304,7 @@ class _Caching:
     def marks(self, model: Model, request: Request, prompt: int, shared: int) -> _Marks:
         """Ask the backend where the request's breakpoints are; keep those the provider
         caches (a prefix of ``min_tokens`` or more)."""
-        found = model.cache_breakpoints(request) if self.kind == "breakpoints" else None
+        found = cache_breakpoints(model, request) if self.kind == "breakpoints" else None
         if not found:
             return _Marks()
         breakpoints, total = found
@@ -344,7 +351,7 @@ def _openai_steps(tokens: int) -> int:
 def _caching_of(model: Model, sampling: RunSampling) -> _Caching:
     if not sampling.base.prompt_cache:
         return _Caching("none")
-    if model.cache_routed:
+    if cache_routed(model):
         return _Caching("openai", OPENAI_CACHE_MIN)
     minimum = int(getattr(model, "cache_min_tokens", OPENAI_CACHE_MIN))
     return _Caching("breakpoints", minimum)
@@ -379,7 +386,7 @@ def estimate(
     ``sampling``: the run's generation settings (None: the model's settings'), which
     the requests asked about carry as the run's do."""
     finished = done or {}
-    use_cache = cache if model.cacheable else None
+    use_cache = cache if cacheable(model) else None
     rule = sampling or run_sampling(model)
     identity = rule.identity(model)
     caching = _caching_of(model, rule)
@@ -414,7 +421,7 @@ def estimate(
         tokens = count_tokens(model, prompt.messages)
         route = f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
         group, shared = _shared(
-            model, prompt, count_tokens, shared_counts, route if model.cache_routed else ""
+            model, prompt, count_tokens, shared_counts, route if cache_routed(model) else ""
         )
         first = True
         for samples in requests:
@@ -487,7 +494,7 @@ def _first_turns(
         tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
     request = turn_request(unit, 0, messages, tools, 0, options.tool_set, sampling)
     tokens = count_tokens(model, messages)
-    extra = model.billed_extra_text(request)
+    extra = billed_extra_text(model, request)
     if extra:
         # Only the text's own tokens: the message wrapper is not sent.
         tokens += count_tokens(model, (Message("user", extra),)) - count_tokens(model, ())

@@ -34,7 +34,15 @@ from typing import Protocol, TypeVar
 from ..agents.scripted import as_agent
 from ..data.cases import Case
 from ..data.domains import Domain
-from ..models.base import Completion, Model, Request, calls_sent
+from ..models.base import (
+    Completion,
+    Model,
+    Request,
+    cache_routed,
+    cacheable,
+    calls_sent,
+    limit_in_flight,
+)
 from ..models.sampling import RunSampling, run_sampling
 from ..prompting import (
     NO_PROGRAM_REPORT,
@@ -126,7 +134,7 @@ class Runner:
         self.solver = solver
         self.run_folder = run
         # Replay and reference answers cost nothing: caching them would only grow the file.
-        self.cache = cache if model.cacheable else None
+        self.cache = cache if cacheable(model) else None
         self.attempts = attempts
         self.concurrency = concurrency
         self.observer: Observer = observer or _Silent()
@@ -167,7 +175,7 @@ class Runner:
         )
         # The bound is on HTTP calls: a backend that splits a request into single calls
         # (a server ignoring n) still has at most `concurrency` of them in flight.
-        self.model.limit_in_flight(self.concurrency)
+        limit_in_flight(self.model, self.concurrency)
         # No more programs handed to the pool than it has workers: each waiting program
         # would hold one of asyncio's few default threads, which the event loop also
         # needs (name resolution for new connections, among others).
@@ -253,7 +261,7 @@ class Runner:
         caching = self.sampling.base.prompt_cache
         if not caching or prompt.shared_prefix <= 0 or self.batcher is not None:
             return None
-        return prefix_group(prompt, _cache_group(unit, prompt) if self.model.cache_routed else "")
+        return prefix_group(prompt, _cache_group(unit, prompt) if cache_routed(self.model) else "")
 
     async def _draw(
         self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int

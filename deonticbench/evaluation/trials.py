@@ -22,7 +22,7 @@ from ..agents.context import context_length
 from ..agents.conversation import conversation_hash
 from ..agents.loop import TrialSetup, decode_turn, encode_turn, run_trial
 from ..agents.tool_base import Execute
-from ..models.base import Completion, Model, Request
+from ..models.base import Completion, Model, Request, constrained_turns, turn_argument_chars
 from ..models.sampling import RunSampling
 from ..prompting.plan import Unit
 from ..solver import Limits
@@ -51,8 +51,8 @@ def trial_setup(
         sample=sample,
         tool_set=options.tool_set,
         native=agent_model.native_tools,
-        constrained=agent_model.constrained,
-        argument_chars=agent_model.argument_chars,
+        constrained=constrained_turns(agent_model),
+        argument_chars=turn_argument_chars(agent_model),
         workdir=workdir,
         model_name=model.spec,
         exemplars=unit.exemplars,

@@ -17,7 +17,25 @@ works without any optional extra.
 from __future__ import annotations
 
 from ..vocabulary.chat import Message
-from .base import Completion, GenerationParams, Model, Request, add_calls, calls_sent
+from .base import (
+    Completion,
+    GenerateConfig,
+    GenerationParams,
+    Model,
+    Request,
+    add_calls,
+    backend_notes,
+    billed_extra_text,
+    cache_breakpoints,
+    cache_routed,
+    cacheable,
+    calls_sent,
+    config_of,
+    constrained_turns,
+    end_of_life,
+    limit_in_flight,
+    turn_argument_chars,
+)
 from .batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError, batch_api
 from .constrained import (
     PATH_CHARS,
@@ -42,6 +60,7 @@ from .registry import (
 )
 from .replay import ReplayModel
 from .retry import RetryPolicy
+from .sampling import FirstAttempt, RunSampling, fixed_params, run_sampling
 from .tokens import count_prompt_tokens, token_count_method
 from .tool_calls import call_from_json
 
@@ -53,6 +72,8 @@ __all__ = [
     "BatchItem",
     "Completion",
     "Cost",
+    "FirstAttempt",
+    "GenerateConfig",
     "GenerationParams",
     "ItemResult",
     "Message",
@@ -64,17 +85,28 @@ __all__ = [
     "ReplayModel",
     "Request",
     "RetryPolicy",
+    "RunSampling",
     "SubmitError",
     "add_calls",
     "at_bound",
+    "backend_notes",
     "batch_api",
+    "billed_extra_text",
     "bound_note",
     "bounded",
+    "cache_breakpoints",
+    "cache_routed",
+    "cacheable",
     "call_from_json",
     "calls_sent",
     "check_spec",
+    "config_of",
+    "constrained_turns",
     "count_prompt_tokens",
     "decoded_under_schema",
+    "end_of_life",
+    "fixed_params",
+    "limit_in_flight",
     "load_model",
     "load_registry",
     "match_entry",
@@ -82,5 +114,7 @@ __all__ = [
     "path_chars",
     "path_pattern",
     "price_tokens",
+    "run_sampling",
     "token_count_method",
+    "turn_argument_chars",
 ]

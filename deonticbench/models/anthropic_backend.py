@@ -33,7 +33,7 @@ from ._sdk import (
     reply_text,
     token_count,
 )
-from .base import Completion, Request, config_of
+from .base import Completion, Request, config_of, constrained_turns
 from .constrained import CONSTRAINED, NATIVE, TEXT, constrained_max_tokens, tool_protocol
 from .registry import DEFAULT_CACHE_TTL, ModelSettings
 from .remote import RemoteModel, env_key
@@ -213,7 +213,7 @@ class AnthropicModel(RemoteModel):
         )
         # Both offer the tools natively; the constrained protocol also forces one call.
         self.native_tools = self.tool_protocol in (NATIVE, CONSTRAINED)
-        self.turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
+        self._turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
         self.prompt_cache = settings.prompt_cache
         self.cache_ttl = str(settings.option("cache_ttl", DEFAULT_CACHE_TTL))
         self.cache_min_tokens = int(settings.option("cache_min_tokens", DEFAULT_CACHE_MIN_TOKENS))
@@ -226,12 +226,12 @@ class AnthropicModel(RemoteModel):
         return dict(THINKING_CALL if thinks(self.params.extra) else FORCED_CALL)
 
     def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
-        if not (self.constrained and tools):
+        if not (constrained_turns(self) and tools):
             return {}
         return {"tool_protocol": CONSTRAINED, "tool_choice": self.tool_choice()}
 
-    def notes(self) -> tuple[str, ...]:
-        if not (self.constrained and thinks(self.params.extra)):
+    def _notes(self) -> tuple[str, ...]:
+        if not (constrained_turns(self) and thinks(self.params.extra)):
             return ()
         return (
             f"{self.spec} refuses a forced tool call with extended thinking on, so each "
@@ -239,7 +239,7 @@ class AnthropicModel(RemoteModel):
             "may end without a call.",
         )
 
-    def end_of_life(self) -> str | None:
+    def _end_of_life(self) -> str | None:
         """From the installed SDK's own deprecation table (it warns per call; we say it
         once per run).  A private module of the SDK: an SDK without it says nothing."""
         try:
@@ -270,8 +270,8 @@ class AnthropicModel(RemoteModel):
         """The JSON fields of one call: system apart, sampling parameters if set."""
         p = config_of(self, request)
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
-        constrained = self.constrained and bool(request.tools)
-        limit = self.turn_max_tokens if constrained else p.max_tokens
+        constrained = constrained_turns(self) and bool(request.tools)
+        limit = self._turn_max_tokens if constrained else p.max_tokens
         fields: dict[str, Any] = {
             "model": self.model_name,
             "messages": anthropic_messages(request.messages),
@@ -314,12 +314,12 @@ class AnthropicModel(RemoteModel):
             )
         return fields
 
-    def cache_breakpoints(self, request: Request) -> tuple[tuple[int, ...], int] | None:
+    def _cache_breakpoints(self, request: Request) -> tuple[tuple[int, ...], int] | None:
         if not config_of(self, request).prompt_cache:
             return None
         return breakpoint_chars(self.request_fields(request))
 
-    def billed_extra_text(self, request: Request) -> str:
+    def _billed_extra_text(self, request: Request) -> str:
         # Tool definitions are input the API bills (and caches, first in its order).
         tools = anthropic_tools(request.tools) if request.tools else []
         return "".join(json.dumps(t, ensure_ascii=False) for t in tools)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..vocabulary.chat import Message, ToolCall, ToolSpec
@@ -57,28 +57,20 @@ MISSING_CHOICE = "missing_choice"
 
 
 @dataclass(frozen=True)
-class GenerateConfig:
+class GenerateConfig(GenerationParams):
     """How one request is sampled, decided by the caller for that request (the runner,
     through ``models.sampling.RunSampling``) and carried on the ``Request``: a backend
     maps these fields to its wire format and decides nothing about them.  ``None``: not
-    sent, the provider's default."""
+    sent, the provider's default.  Besides the sampling parameters (temperature, top_p,
+    the output limit ``max_tokens``, reasoning effort, seed, stop, provider fields in
+    ``extra``, logprobs among them), how the request is drawn:"""
 
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
-    """The output limit."""
-    reasoning_effort: str | None = None
-    seed: int | None = None
-    stop: tuple[str, ...] | None = None
     n_per_call: int | None = None
     """Samples one provider call may draw: None as many as the request asks (``n``), 1
     one call per sample (upstream's ``max_n_1_models`` and single-sample hosts)."""
     prompt_cache: bool = False
     """Ask the provider to cache the shared prefix (breakpoints, OpenAI's
     ``prompt_cache_key``); how we ask, never what comes back."""
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    """Provider-specific fields passed through verbatim (Anthropic's ``thinking``,
-    vLLM's ``top_k``, ``logprobs``)."""
     refetch_missing: bool = True
     """When a server answers fewer choices than asked, or a 200 without any: True draws
     the rest with one call per sample (a reply without choices is retried like a 5xx);
@@ -104,16 +96,8 @@ class GenerateConfig:
     @classmethod
     def of(cls, params: GenerationParams, *, prompt_cache: bool = False) -> GenerateConfig:
         """The config that samples as ``params`` (the registry's, with ``--param``) say."""
-        return cls(
-            temperature=params.temperature,
-            top_p=params.top_p,
-            max_tokens=params.max_tokens,
-            reasoning_effort=params.reasoning_effort,
-            seed=params.seed,
-            stop=params.stop,
-            prompt_cache=prompt_cache,
-            extra=dict(params.extra),
-        )
+        given = {f.name: getattr(params, f.name) for f in fields(GenerationParams)}
+        return cls(**{**given, "extra": dict(params.extra)}, prompt_cache=prompt_cache)
 
 
 @dataclass(frozen=True)
@@ -140,7 +124,7 @@ class Request:
     tools: tuple[ToolSpec, ...] = ()
     """The tools an agent turn offers (agentic modes): sent natively, or under the
     constrained protocol as the call schema the reply is decoded under
-    (``Model.schema_decodes``); empty: plain chat."""
+    (``models.base.decodes_under_schema``); empty: plain chat."""
     shared_prefix: int = 0
     """Characters at the start of the first user message that every prompt of this
     domain and mode shares (the statutes where they come first); 0: only the system
@@ -224,8 +208,8 @@ class Model(ABC):
     """Backend name: openai, openai-compatible, anthropic, local, vllm, reference, replay."""
     model_name: str
     params: GenerationParams
-    cacheable: bool = True
-    """False for backends whose answers cost nothing (reference, replay)."""
+    _cacheable: bool = True
+    """False for backends whose answers cost nothing (``cacheable``)."""
     prompt_cache: bool = False
     """Whether this backend can ask the provider to cache shared prompt prefixes (the
     registry's ``prompt_cache``).  Whether a run does is the request's
@@ -234,10 +218,6 @@ class Model(ABC):
     logprobs: bool = False
     """Whether the backend's replies carry token log-probabilities when a request asks
     (``--confidence logprob``); a run that asks another backend is refused."""
-    cache_routed: bool = False
-    """The provider keeps one cache per ``Request.cache_group`` (OpenAI's
-    ``prompt_cache_key``): a prefix is shared within a group only.  Otherwise (Anthropic)
-    the same prefix is shared wherever it appears, across modes too."""
     parallel_requests: int | None = None
     """How many requests the backend can serve at once (None: as many as ``--concurrency``
     allows).  The in-process engines (``local:``, ``vllm:``) serve one at a time on one
@@ -253,30 +233,11 @@ class Model(ABC):
     and tool messages); otherwise the conversation is the text protocol's.  True for the
     native protocol, and for the constrained one where it forces a native call."""
 
-    turn_max_tokens: int | None = None
+    _turn_max_tokens: int | None = None
     """The output limit of an agent turn under the constrained protocol (the
     ``constrained_max_tokens`` parameter, else the backend's default)."""
-
-    @property
-    def argument_chars(self) -> int | None:
-        """The bound on each free-text argument of a call decoded under a schema
-        (``constrained.argument_chars`` of ``turn_max_tokens``): the loop writes it into
-        the tools it offers and tells the model when an argument reached it.  None where
-        no turn is decoded under a schema (text, native, a forced native call)."""
-        if not self.schema_decodes:
-            return None
-        return argument_chars(self.turn_max_tokens)
-
-    @property
-    def schema_decodes(self) -> bool:
-        """Agent turns are decoded under the call schema (``decoded_under_schema``)."""
-        return decoded_under_schema(self.constrained, self.native_tools)
-
-    @property
-    def constrained(self) -> bool:
-        """Each agent turn is one call, decoded under ``constrained.call_schema`` or forced:
-        the trial passes its tools in every ``Request`` and takes the reply's calls."""
-        return self.tool_protocol == "constrained"
+    _cache_routed: bool = False
+    """The provider keeps one cache per ``Request.cache_group`` (``cache_routed``)."""
 
     def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
         """The request fields beyond the conversation that shape an agent turn's reply
@@ -299,24 +260,19 @@ class Model(ABC):
         }
         return ident
 
-    def end_of_life(self) -> str | None:
-        """The date the provider retires this model, when its SDK lists it as deprecated."""
+    def _end_of_life(self) -> str | None:
+        """The date the provider retires this model (``end_of_life``)."""
         return None
 
-    def notes(self) -> tuple[str, ...]:
-        """Sentences the user should read before a run with this backend (``eval`` prints
-        each as a note), e.g. a tool protocol it had to fall back from."""
+    def _notes(self) -> tuple[str, ...]:
+        """What ``backend_notes`` says of this backend."""
         return ()
 
-    def cache_breakpoints(self, request: Request) -> tuple[tuple[int, ...], int] | None:
-        """Where this backend asks the provider to cache ``request``: the characters (in
-        the order the cache reads them: tools, system, messages) up to each breakpoint it
-        sends, and the request's characters in all.  None: the backend sends no
-        breakpoints (the provider caches by itself, or not at all).  The dry run prices
-        caching by this, not by a copy of the backend's rules."""
+    def _cache_breakpoints(self, request: Request) -> tuple[tuple[int, ...], int] | None:
+        """Where this backend puts cache breakpoints in ``request`` (``cache_breakpoints``)."""
         return None
 
-    def billed_extra_text(self, request: Request) -> str:
+    def _billed_extra_text(self, request: Request) -> str:
         """Text the provider bills as input beyond the messages (Anthropic: the tool
         definitions as sent); the dry run counts it with the prompt."""
         return ""
@@ -328,10 +284,8 @@ class Model(ABC):
         decided = config_of(self, request).calls_for(request.n)
         return decided if decided is not None else (1 if request.n > 0 else 0)
 
-    def limit_in_flight(self, limit: int) -> None:  # noqa: B027 - no HTTP, nothing to bound
-        """Never have more than ``limit`` provider calls in flight at once, however a
-        request is split into calls (a server that ignores ``n`` gets one call per
-        sample).  The runner sets it from ``--concurrency``; HTTP backends honour it."""
+    def _limit_in_flight(self, limit: int) -> None:  # noqa: B027 - no HTTP, nothing to bound
+        """What ``limit_in_flight`` asks of this backend (HTTP backends honour it)."""
 
     async def check(self) -> None:  # noqa: B027 - a no-op is the right default
         """Pre-flight before any work; raises ``ConfigError`` with one sentence."""
@@ -345,3 +299,76 @@ class Model(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec}>"
+
+
+# What the dry run and the agent loop ask of a backend beyond its interface: answered by
+# each backend's private parts, so that ``Model``'s public surface stays what every
+# backend must provide.
+
+
+def end_of_life(model: Model) -> str | None:
+    """The date the provider retires ``model``, when its SDK lists it as deprecated."""
+    return model._end_of_life()
+
+
+def cache_routed(model: Model) -> bool:
+    """The provider keeps one prompt cache per ``Request.cache_group`` (OpenAI's
+    ``prompt_cache_key``): a prefix is shared within a group only.  Otherwise (Anthropic)
+    the same prefix is shared wherever it appears, across modes too."""
+    return model._cache_routed
+
+
+def cache_breakpoints(model: Model, request: Request) -> tuple[tuple[int, ...], int] | None:
+    """Where ``model`` asks the provider to cache ``request``: the characters (in the order
+    the cache reads them: tools, system, messages) up to each breakpoint it sends, and the
+    request's characters in all.  None: the backend sends no breakpoints (the provider
+    caches by itself, or not at all).  The dry run prices caching by this, not by a copy
+    of the backend's rules."""
+    return model._cache_breakpoints(request)
+
+
+def billed_extra_text(model: Model, request: Request) -> str:
+    """Text the provider bills as input beyond the messages (Anthropic: the tool
+    definitions as sent); the dry run counts it with the prompt."""
+    return model._billed_extra_text(request)
+
+
+def decodes_under_schema(model: Model) -> bool:
+    """``model``'s agent turns are decoded under the call schema (``decoded_under_schema``)."""
+    return decoded_under_schema(constrained_turns(model), model.native_tools)
+
+
+def turn_argument_chars(model: Model) -> int | None:
+    """The bound on each free-text argument of a call decoded under a schema
+    (``constrained.argument_chars`` of the turn's output limit): the loop writes it into
+    the tools it offers and tells the model when an argument reached it.  None where no
+    turn is decoded under a schema (text, native, a forced native call)."""
+    if not decodes_under_schema(model):
+        return None
+    return argument_chars(model._turn_max_tokens)
+
+
+def constrained_turns(model: Model) -> bool:
+    """Each agent turn of ``model`` is one call, decoded under ``constrained.call_schema``
+    or forced: the trial passes its tools in every ``Request`` and takes the reply's
+    calls (``--param tool_protocol=constrained``)."""
+    return model.tool_protocol == "constrained"
+
+
+def cacheable(model: Model) -> bool:
+    """Whether ``model``'s answers are worth the response cache: False for the backends
+    whose answers cost nothing (reference, replay)."""
+    return model._cacheable
+
+
+def backend_notes(model: Model) -> tuple[str, ...]:
+    """Sentences the user should read before a run with ``model`` (``eval`` prints each
+    as a note), e.g. a tool protocol it had to fall back from."""
+    return model._notes()
+
+
+def limit_in_flight(model: Model, limit: int) -> None:
+    """Never have more than ``limit`` provider calls of ``model`` in flight at once,
+    however a request is split into calls (a server that ignores ``n`` gets one call per
+    sample).  The runner sets it from ``--concurrency``; HTTP backends honour it."""
+    model._limit_in_flight(limit)

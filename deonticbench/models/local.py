@@ -29,7 +29,7 @@ from typing import Any
 from .._paths import cache_root
 from ..errors import ConfigError, missing_extra
 from ..vocabulary.chat import Message, ToolSpec
-from .base import Completion, GenerateConfig, Model, Request, config_of
+from .base import Completion, GenerateConfig, Model, Request, config_of, constrained_turns
 from .constrained import (
     CONSTRAINED,
     TEXT,
@@ -190,20 +190,20 @@ class LocalModel(Model):
         self.tool_protocol = tool_protocol(
             settings.options, default=CONSTRAINED, offered=(TEXT, CONSTRAINED), backend=spec
         )
-        self.turn_max_tokens = constrained_max_tokens(
+        self._turn_max_tokens = constrained_max_tokens(
             settings.options, DEFAULT_CONSTRAINED_MAX_TOKENS
         )
         self._grammars: dict[str, Any] = {}
 
     def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
-        if not (self.constrained and tools):
+        if not (constrained_turns(self) and tools):
             return {}
         return {
             "tool_protocol": CONSTRAINED,
             "grammar": "llama.cpp json_schema_to_gbnf",
             "schema": call_schema(tools),
             "property_order": property_order(tools),
-            "max_tokens": self.turn_max_tokens,
+            "max_tokens": self._turn_max_tokens,
         }
 
     def identity(self) -> dict[str, Any]:
@@ -297,7 +297,7 @@ class LocalModel(Model):
         p: GenerateConfig,
         grammar: Any = None,
     ) -> Completion:
-        limit = self.turn_max_tokens if grammar is not None else p.max_tokens or DEFAULT_MAX_TOKENS
+        limit = self._turn_max_tokens if grammar is not None else p.max_tokens or DEFAULT_MAX_TOKENS
         kwargs: dict[str, Any] = {"max_tokens": limit, "seed": seed, **p.extra}
         if grammar is not None:
             kwargs["grammar"] = grammar
@@ -358,7 +358,9 @@ class LocalModel(Model):
         loop = asyncio.get_running_loop()
         config = config_of(self, request)
         base = config.seed or 0
-        grammar = self._grammar(request.tools) if self.constrained and request.tools else None
+        grammar = (
+            self._grammar(request.tools) if constrained_turns(self) and request.tools else None
+        )
         out = []
         for index in range(request.n):
             seed = draw_seed(base, request, index)

@@ -34,7 +34,15 @@ from ._sdk import (
     reply_text,
     token_count,
 )
-from .base import MISSING_CHOICE, Completion, GenerateConfig, Request, config_of
+from .base import (
+    MISSING_CHOICE,
+    Completion,
+    GenerateConfig,
+    Request,
+    config_of,
+    constrained_turns,
+    decodes_under_schema,
+)
 from .constrained import (
     CONSTRAINED,
     NATIVE,
@@ -255,12 +263,12 @@ class OpenAIModel(RemoteModel):
             self.tool_protocol == CONSTRAINED and not compatible
         )
         self.constrained_field = constrained_field(settings.options)
-        self.turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
+        self._turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
         # OpenAI caches prefixes by itself; caching here means sending prompt_cache_key
         # (to OpenAI only: other servers may refuse an unknown field) and the runner's
         # order of sending.  Other servers' cached_tokens are read all the same.
         self.prompt_cache = settings.prompt_cache and not compatible
-        self.cache_routed = self.prompt_cache
+        self._cache_routed = self.prompt_cache
 
     def calls_for(self, request: Request) -> int:
         if self._server_ignores_n and request.n > 0:
@@ -270,7 +278,7 @@ class OpenAIModel(RemoteModel):
     def turn_fields(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
         """The fields beyond the conversation that a constrained agent turn sends: the
         forced call (OpenAI) or the schema in the server's structured-output field."""
-        if not (self.constrained and tools):
+        if not (constrained_turns(self) and tools):
             return {}
         if self.compatible:
             return schema_fields(self.constrained_field, tools)
@@ -369,7 +377,7 @@ class OpenAIModel(RemoteModel):
     def schema_decoded(self, tools: tuple[ToolSpec, ...]) -> bool:
         """Whether a turn offering ``tools`` is decoded under the call schema (its reply
         text is the call) rather than answered with native tool calls."""
-        return bool(tools) and self.schema_decodes
+        return bool(tools) and decodes_under_schema(self)
 
     def _turn_request(self, fields: dict[str, Any], tools: tuple[ToolSpec, ...]) -> None:
         """Add an agent turn's fields to ``fields``: the native tools (unless the turn is
@@ -380,9 +388,9 @@ class OpenAIModel(RemoteModel):
         shape = self.turn_fields(tools)
         if not shape:
             return
-        if self.turn_max_tokens is not None:
+        if self._turn_max_tokens is not None:
             fields["max_tokens" if self.compatible else "max_completion_tokens"] = (
-                self.turn_max_tokens
+                self._turn_max_tokens
             )
         if self.compatible:
             # Most of these fields are not in the client's signature: all go as body

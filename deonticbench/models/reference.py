@@ -48,7 +48,7 @@ def reference_text(material: GoldMaterial, mode: str) -> str:
 
 
 class ReferenceModel(Model):
-    cacheable = False
+    _cacheable = False
     tool_protocol = "native"
     native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
 

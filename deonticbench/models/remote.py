@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
 from ._sdk import provider_message
-from .base import Completion, Model
+from .base import Completion, Model, constrained_turns
 from .constrained import CONSTRAINED_MAX_TOKENS_PARAM, constrained_max_tokens
 from .registry import ModelSettings
 from .retry import RetryPolicy
@@ -104,7 +104,7 @@ class RemoteModel(Model):
         self.calls_sent = 0
         """HTTP calls made (every try of every call): what the server received."""
 
-    def limit_in_flight(self, limit: int) -> None:
+    def _limit_in_flight(self, limit: int) -> None:
         if limit < 1:
             raise ValueError("the limit of calls in flight must be at least 1")
         self._slots_limit = limit
@@ -154,6 +154,6 @@ class RemoteModel(Model):
         ident["base_url"] = public_url(self.base_url)
         # A constrained turn's own output limit changes what comes back (the cache key).
         limit = constrained_max_tokens(self.settings.options, None)
-        if self.constrained and limit is not None:
+        if constrained_turns(self) and limit is not None:
             ident[CONSTRAINED_MAX_TOKENS_PARAM] = limit
         return ident

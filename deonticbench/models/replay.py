@@ -115,7 +115,7 @@ def _check_trajectories(directory: Path) -> int:
 
 
 class ReplayModel(Model):
-    cacheable = False
+    _cacheable = False
     tool_protocol = "native"
     native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
 

@@ -24,7 +24,7 @@ what comes back, so a backend puts it in its identity (the cache key)."""
 def decoded_under_schema(constrained: bool, native: bool) -> bool:
     """Whether an agent turn is decoded under the call schema (its reply text is the
     call): the constrained protocol on a backend that does not force a native call.  The
-    one statement of it, for the backends (``Model.schema_decodes``) and the loop
+    one statement of it, for the backends (``models.base.decodes_under_schema``) and the loop
     (``TrialSetup.schema_decoded``)."""
     return constrained and not native
 

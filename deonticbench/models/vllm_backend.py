@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import ConfigError, missing_extra
 from ..vocabulary.chat import ToolCall, ToolSpec
-from .base import Completion, GenerateConfig, Model, Request, config_of
+from .base import Completion, GenerateConfig, Model, Request, config_of, constrained_turns
 from .constrained import (
     CONSTRAINED,
     CONSTRAINED_MAX_TOKENS_PARAM,
@@ -57,10 +57,10 @@ class VLLMModel(Model):
             settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec
         )
         self.native_tools = self.tool_protocol == NATIVE
-        self.turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
+        self._turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
 
     def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
-        if not (self.constrained and tools):
+        if not (constrained_turns(self) and tools):
             return {}
         return {"tool_protocol": CONSTRAINED, "structured_outputs": {"json": call_schema(tools)}}
 
@@ -68,7 +68,7 @@ class VLLMModel(Model):
         ident = super().identity()
         # A constrained turn's own output limit changes what comes back (the cache key).
         limit = constrained_max_tokens(self.settings.options, None)
-        if self.constrained and limit is not None:
+        if constrained_turns(self) and limit is not None:
             ident[CONSTRAINED_MAX_TOKENS_PARAM] = limit
         return ident
 
@@ -116,9 +116,9 @@ class VLLMModel(Model):
                 kwargs[name] = value
         if p.stop:
             kwargs["stop"] = list(p.stop)
-        if self.constrained and tools:
-            if self.turn_max_tokens is not None:
-                kwargs["max_tokens"] = self.turn_max_tokens
+        if constrained_turns(self) and tools:
+            if self._turn_max_tokens is not None:
+                kwargs["max_tokens"] = self._turn_max_tokens
             kwargs["structured_outputs"] = {"json": call_schema(tools)}
         return kwargs
 
@@ -164,7 +164,7 @@ class VLLMModel(Model):
             calls: tuple[ToolCall, ...] = ()
             if native:
                 text, calls = read_hermes_tool_calls(choice.text, turn_id=f"call{index}")
-            elif tools and self.constrained:
+            elif tools and constrained_turns(self):
                 calls = schema_calls(choice.text, turn=turn)
             out.append(
                 Completion(

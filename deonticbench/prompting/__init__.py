@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .distractors import statute_sections
 from .exemplars import choose_exemplars, excluded_ids, exemplar_pool, problem_key
-from .paper import PaperSampling, paper_sampling
+from .paper import UPSTREAM_FLAGS, Departures, PaperSampling, paper_sampling
 from .plan import RunPlan, Unit, plan_run
 from .render import (
     FEEDBACK_OUTPUT_LIMIT,
@@ -65,6 +65,8 @@ __all__ = [
     "NO_PROGRAM_REPORT",
     "SYNTHETIC_POOL_FILE",
     "SYSTEM_FILE",
+    "UPSTREAM_FLAGS",
+    "Departures",
     "PaperSampling",
     "Prompt",
     "RunPlan",

@@ -32,6 +32,7 @@ from .modes import (
 )
 from .protocols import (
     DEFAULT_PROTOCOL,
+    DEPARTURE_MARK,
     LEAK_MARK,
     LEGACY_PROTOCOL,
     PROTOCOL_MODES,
@@ -40,9 +41,11 @@ from .protocols import (
     ProtocolName,
     ReaderName,
     check_protocol,
+    departure_note,
     mode_protocol,
     recorded_protocol,
     reference_leak_note,
+    sampling_departures,
     shows_reference_programs,
 )
 
@@ -50,6 +53,7 @@ __all__ = [
     "AGENT_MODES",
     "ALL_MODES",
     "DEFAULT_PROTOCOL",
+    "DEPARTURE_MARK",
     "DIRECT_MODES",
     "EXEMPLAR_CHOICES",
     "LEAK_MARK",
@@ -73,6 +77,7 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "check_protocol",
+    "departure_note",
     "is_agentic",
     "mode_protocol",
     "mode_rank",
@@ -80,6 +85,7 @@ __all__ = [
     "prompted_counterpart",
     "recorded_protocol",
     "reference_leak_note",
+    "sampling_departures",
     "shows_reference_programs",
     "writes_program",
 ]

@@ -41,7 +41,7 @@ class SchemaDecoded(ScriptedAgent):
         super().__init__(script)
         self.tool_protocol = "constrained"
         self.native_tools = forced_native
-        self.turn_max_tokens = TURN_TOKENS
+        self._turn_max_tokens = TURN_TOKENS
         self.offered: list[tuple[ToolSpec, ...]] = []
 
     async def generate(self, request: Request) -> list[Completion]:

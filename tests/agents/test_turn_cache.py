@@ -21,7 +21,7 @@ SCRIPT = [[("list_files", {})], [("read_file", {"path": "statute.txt", "limit": 
 class Counted(ScriptedAgent):
     """The script, with the response cache on, counting what reaches the model."""
 
-    cacheable = True
+    _cacheable = True
 
     def __init__(self) -> None:
         super().__init__(SCRIPT)

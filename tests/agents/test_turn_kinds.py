@@ -103,7 +103,7 @@ class ConstrainedAgent(Model):
 
     tool_protocol = "constrained"
     native_tools = False
-    cacheable = False
+    _cacheable = False
 
     def __init__(self, script: list[dict[str, object]]) -> None:
         self.spec = self.provider = self.model_name = "constrained-script"

@@ -198,7 +198,8 @@ def test_upstreams_flags_given_by_param_are_sent_recorded_and_marked(tmp_path: P
     )
     assert table.returncode == 0, table.stderr
     figures = [line for line in table.stdout.splitlines() if "%" in line or "±" in line]
-    assert "‡ paper-protocol first attempts sampled with reasoning_effort=high" in table.stdout
+    said = " ".join((table.stdout + table.stderr).split())  # notes: wrapped, on stderr
+    assert "‡ paper-protocol first attempts sampled with reasoning_effort=high" in said
     assert figures and all("‡" in line for line in figures if "few-shot" in line)
 
 

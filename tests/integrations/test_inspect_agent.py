@@ -51,7 +51,7 @@ class Mirror(Model):
     """The script as a harness backend (native tool calls, the same usage)."""
 
     native_tools = True
-    cacheable = False
+    _cacheable = False
 
     def __init__(self, cases: list[Case]) -> None:
         self.spec = self.provider = self.model_name = "mirror"

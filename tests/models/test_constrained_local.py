@@ -20,6 +20,7 @@ from deonticbench.data.cases import load_cases
 from deonticbench.data.sources import resolve_source
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
+from deonticbench.models.base import constrained_turns, turn_argument_chars
 from deonticbench.models.constrained import bounded, call_schema
 from deonticbench.store.record import Record
 from deonticbench.vocabulary.chat import Message
@@ -45,7 +46,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 
 def test_the_local_backend_defaults_to_the_constrained_protocol() -> None:
     model = load_model("local:gemma3-270m")
-    assert model.tool_protocol == "constrained" and model.constrained
+    assert model.tool_protocol == "constrained" and constrained_turns(model)
     assert not model.native_tools
     shape = model.reply_shape(TOOLS_OFFERED)
     assert shape["schema"] == call_schema(TOOLS_OFFERED)
@@ -98,7 +99,9 @@ def test_the_engine_decodes_only_an_admitted_call_that_fits_its_turn(
     model = load_model(
         "local:gemma3-270m", overrides={"n_ctx": 2048, "constrained_max_tokens": 160}
     )
-    tools = bounded(admitted(TOOLS_OFFERED, "agent-zero-shot", tmp_path), model.argument_chars)
+    tools = bounded(
+        admitted(TOOLS_OFFERED, "agent-zero-shot", tmp_path), turn_argument_chars(model)
+    )
     assert "submit" not in [t.name for t in tools]
 
     async def go() -> list:  # type: ignore[type-arg]

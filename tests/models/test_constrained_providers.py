@@ -14,6 +14,7 @@ from fakeproviders import FakeProvider, FakeRequest, ToolTurn
 
 from deonticbench.errors import ConfigError
 from deonticbench.models import Completion, Model, Request, load_model
+from deonticbench.models.base import backend_notes, constrained_turns
 from deonticbench.models.constrained import call_schema
 from deonticbench.models.vllm_backend import VLLMModel
 from deonticbench.vocabulary.chat import Message, ToolSpec
@@ -93,7 +94,7 @@ async def one_turn(model: Model, request: Request) -> Completion:
 
 async def test_openai_forces_exactly_one_native_call(fake: FakeProvider) -> None:
     model = load_model("openai:gpt-4.1", overrides=CONSTRAINED)
-    assert model.constrained and model.native_tools
+    assert constrained_turns(model) and model.native_tools
     completion = await one_turn(model, turn())
     (sent,) = fake.generation_requests()
     assert sent.body["tool_choice"] == "required"
@@ -122,7 +123,7 @@ async def test_compatible_decodes_under_the_call_schema_in_response_format(
     fake: FakeProvider,
 ) -> None:
     model = compatible(fake)
-    assert model.constrained and not model.native_tools  # a text-form conversation
+    assert constrained_turns(model) and not model.native_tools  # a text-form conversation
     completion = await one_turn(model, turn(3))
     (sent,) = fake.generation_requests()
     assert sent.body["response_format"] == {
@@ -254,7 +255,7 @@ def test_identity_holds_the_constrained_output_limit_when_set(fake: FakeProvider
 
 async def test_anthropic_forces_one_call(fake: FakeProvider) -> None:
     model = load_model("anthropic:claude-sonnet-4-5", overrides=CONSTRAINED)
-    assert model.constrained and model.native_tools
+    assert constrained_turns(model) and model.native_tools
     completion = await one_turn(model, turn())
     (sent,) = fake.generation_requests()
     assert sent.body["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
@@ -265,7 +266,7 @@ async def test_anthropic_forces_one_call(fake: FakeProvider) -> None:
         "tool_protocol": "constrained",
         "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
     }
-    assert model.notes() == ()
+    assert backend_notes(model) == ()
     # The native protocol leaves the choice to the model, as before.
     native = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
     await one_turn(native, turn())
@@ -276,7 +277,7 @@ async def test_anthropic_forces_one_call(fake: FakeProvider) -> None:
 async def test_anthropic_with_thinking_falls_back_to_auto_with_a_note(fake: FakeProvider) -> None:
     thinking = {"extra": {"thinking": {"type": "enabled", "budget_tokens": 2048}}}
     model = load_model("anthropic:claude-sonnet-4-5", overrides={**CONSTRAINED, **thinking})
-    (note,) = model.notes()
+    (note,) = backend_notes(model)
     assert "tool_choice auto" in note and "extended thinking" in note
     assert note.endswith(".") and note.count(". ") == 0  # one sentence
     await one_turn(model, turn())
@@ -299,7 +300,7 @@ def test_vllm_constrained_turn_asks_for_structured_outputs() -> None:
             "constrained_max_tokens": 1024,
         },
     )
-    assert isinstance(model, VLLMModel) and model.constrained and not model.native_tools
+    assert isinstance(model, VLLMModel) and constrained_turns(model) and not model.native_tools
     sampling_kwargs = model.sampling_kwargs
     assert sampling_kwargs(1, TOOLS) == {
         "n": 1,
@@ -318,7 +319,7 @@ def test_vllm_constrained_turn_asks_for_structured_outputs() -> None:
 
 def test_vllm_native_protocol_asks_for_no_schema() -> None:
     model = load_model("vllm:Qwen/Qwen2.5-0.5B-Instruct", overrides={"max_tokens": 512})
-    assert isinstance(model, VLLMModel) and model.native_tools and not model.constrained
+    assert isinstance(model, VLLMModel) and model.native_tools and not constrained_turns(model)
     assert "structured_outputs" not in model.sampling_kwargs(1, TOOLS)
     assert model.reply_shape(TOOLS) == {}
 
@@ -330,7 +331,7 @@ def test_vllm_native_protocol_asks_for_no_schema() -> None:
     "spec", ["openai:gpt-4.1", "openai-compatible:m@http://127.0.0.1:9/v1", "anthropic:c", "vllm:m"]
 )
 def test_every_api_backend_offers_the_constrained_protocol(spec: str) -> None:
-    assert load_model(spec, overrides={"tool_protocol": "constrained"}).constrained
+    assert constrained_turns(load_model(spec, overrides={"tool_protocol": "constrained"}))
     # A protocol there is not is one sentence naming the three there are.
     with pytest.raises(ConfigError) as caught:
         load_model(spec, overrides={"tool_protocol": "forced"})

@@ -13,6 +13,7 @@ from fakeproviders import FakeProvider
 from deonticbench.data.cases import Case
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
+from deonticbench.models.base import limit_in_flight
 from deonticbench.vocabulary.chat import Message
 
 # The SDK warns that the paper's Claude model is nearing end of life; not our concern here.
@@ -190,7 +191,7 @@ async def test_calls_in_flight_stay_within_the_limit(fake: FakeProvider) -> None
 
     fake.latency_s = 0.15
     model = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
-    model.limit_in_flight(2)
+    limit_in_flight(model, 2)
     four = dataclasses.replace(REQUEST, n=4, mode="direct", sample_start=0)
     batches = await asyncio.gather(*(model.generate(four) for _ in range(3)))
     await model.aclose()

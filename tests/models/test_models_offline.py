@@ -13,7 +13,7 @@ from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import DOMAINS, get_domain
 from deonticbench.errors import ConfigError
 from deonticbench.models import Request, load_model
-from deonticbench.models.base import GenerateConfig
+from deonticbench.models.base import GenerateConfig, cacheable
 from deonticbench.reading.answers import read_direct_answer
 from deonticbench.vocabulary.chat import Message
 from deonticbench.vocabulary.modes import Mode
@@ -65,7 +65,7 @@ async def test_reference_direct_answers_read_back_as_gold(domain: str) -> None:
 
 async def test_reference_program_modes_give_the_fenced_reference_program() -> None:
     model = load_model("reference", cases=[CASE])
-    assert not model.cacheable and model.identity()["backend"] == "reference"
+    assert not cacheable(model) and model.identity()["backend"] == "reference"
     completions = await model.generate(request(CASE, "few-shot", n=3))
     assert len(completions) == 3
     for completion in completions:
@@ -108,7 +108,7 @@ async def test_replay_serves_saved_samples_and_reports_gaps(tmp_path: Path) -> N
         ],
     )
     model = load_model(f"replay:{path}")
-    assert not model.cacheable
+    assert not cacheable(model)
     completions = await model.generate(request(CASE, "direct", n=3))
     assert [c.text for c in completions] == ["Answer: 250", None, "Answer: 240"]
     assert (

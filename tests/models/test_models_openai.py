@@ -14,6 +14,7 @@ from fakeproviders import FakeProvider, FakeRequest
 from deonticbench.data.cases import Case
 from deonticbench.errors import ConfigError
 from deonticbench.models import Completion, Model, Request, load_model
+from deonticbench.models.base import cacheable, limit_in_flight
 from deonticbench.vocabulary.chat import Message
 
 FAST = {"backoff_base_s": 0.01, "backoff_cap_s": 0.05, "timeout_s": 5}
@@ -261,7 +262,7 @@ def test_identity_has_sampling_parameters_and_never_the_key(fake: FakeProvider) 
     assert ident["base_url"] == fake.openai_url
     assert ident["seed"] == 3 and ident["temperature"] == 1.0 and ident["max_tokens"] == 16384
     assert KEY not in json.dumps(ident)
-    assert model.cacheable
+    assert cacheable(model)
 
 
 def test_url_credentials_are_not_in_identity() -> None:
@@ -375,7 +376,7 @@ async def test_calls_in_flight_stay_within_the_limit_when_n_is_emulated(
     fake.max_choices = 1  # the server ignores n: K samples become K calls
     fake.latency_s = 0.15
     model = load_model(f"openai-compatible:llama@{fake.openai_url}", overrides=FAST)
-    model.limit_in_flight(3)
+    limit_in_flight(model, 3)
     try:
         batches = await asyncio.gather(*(model.generate(request(4)) for _ in range(4)))
     finally:

@@ -8,6 +8,7 @@ import pytest
 
 from deonticbench.errors import ConfigError
 from deonticbench.models import GenerationParams, load_model
+from deonticbench.models.base import cacheable
 from deonticbench.models.registry import load_registry, match_entry, resolve_settings
 
 REGISTRY: dict[str, Any] = {
@@ -138,7 +139,7 @@ def test_compatible_spec_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_vllm_spec_builds_without_importing_vllm() -> None:
     model = load_model("vllm:Qwen/Qwen2.5-0.5B-Instruct", overrides={"n_ctx": 4096})
-    assert model.provider == "vllm" and model.cacheable
+    assert model.provider == "vllm" and cacheable(model)
     assert model.identity()["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
 
 

@@ -107,7 +107,7 @@ class ScriptedAgent(Model):
     (a turn past the script sends none, ending the trial).  For hostile-agent tests."""
 
     native_tools = True
-    cacheable = False
+    _cacheable = False
 
     def __init__(
         self,

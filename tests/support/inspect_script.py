@@ -127,7 +127,7 @@ class ScriptedAgent(Model):
     ``n_ctx``: the context window it reports (``agents.context_length``)."""
 
     native_tools = True
-    cacheable = False
+    _cacheable = False
 
     def __init__(self, turns: Turns, n_ctx: int | None = None) -> None:
         self.spec = self.provider = self.model_name = "scripted"

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from .exemplars import AirlinePool
 from .render import UPSTREAM_DATASETS, UPSTREAM_TASKS, render_paper, upstream_case
-from .sampling import PaperSampling, paper_sampling
+from .sampling import UPSTREAM_FLAGS, Departures, PaperSampling, paper_sampling
 from .texts import PaperTexts, load_paper_texts
 
 __all__ = [
     "UPSTREAM_DATASETS",
+    "UPSTREAM_FLAGS",
     "UPSTREAM_TASKS",
     "AirlinePool",
+    "Departures",
     "PaperSampling",
     "PaperTexts",
     "load_paper_texts",

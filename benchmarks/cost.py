@@ -93,7 +93,13 @@ def hard_protocol(models: Sequence[str]) -> None:
         for spec_text in models:
             spec = RunSpec(model=spec_text, split="hard", modes=tuple(MODES), data=source)
             prepared = prepare(spec, Path(tmp) / "run", fresh=True)
-            est = estimate(prepared.model, prepared.plan, count_tokens=count, attempts=1)
+            est = estimate(
+                prepared.model,
+                prepared.plan,
+                count_tokens=count,
+                attempts=1,
+                sampling=prepared.sampling,
+            )
 
             def usd(caching: bool, batch: bool, est=est) -> str:  # type: ignore[no-untyped-def]
                 cost = est.input_cost(caching=caching, batch=batch)

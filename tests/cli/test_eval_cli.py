@@ -374,10 +374,15 @@ def test_concurrency_bounds_http_requests_when_n_is_emulated(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
     """Issue 7, point 8: a server that ignores n gets K single calls per request; the
-    --concurrency limit still counts HTTP requests in flight."""
+    --concurrency limit still counts HTTP requests in flight.  Fetching the rest is the
+    harness protocol's rule; the paper protocol's first attempts leave them as upstream
+    does (docs/prompts.md, "Server faults"; tests/evaluation/test_server_faults.py)."""
     fake.max_choices = 1
     fake.latency_s = 0.1
-    args = fake_args(fake, tmp_path / "run", "-k", "4", "--concurrency", "2", "--no-cache")
+    args = fake_args(
+        fake, tmp_path / "run", "-k", "4", "--concurrency", "2", "--no-cache",
+        "--protocol", "harness",
+    )  # fmt: skip
     done = eval_in(tmp_path, args)
     assert done.returncode == 0, done.stderr.decode()
     assert len(fake.generation_requests()) >= 4 * len(cases())

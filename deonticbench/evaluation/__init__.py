@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from .dryrun import DryRunEstimate, estimate
     from .progress import LiveProgress, fit_block, summary_rows, summary_table
     from .provenance import build_config, imported_config
-    from .runner import Observer, Runner, RunResult, evaluate_attempt, prompt_request
+    from .requests import prompt_request
+    from .runner import Observer, Runner, RunResult, evaluate_attempt
     from .trials import TrialDriver, goes_by_batch, trial_setup, turn_key, turn_request
 
 _HOME = {
@@ -59,7 +60,7 @@ _HOME = {
     "summary_table": "progress",
     "prompted_key": "cache",
     "prompted_keys": "cache",
-    "prompt_request": "runner",
+    "prompt_request": "requests",
     "goes_by_batch": "trials",
     "TrialDriver": "trials",
     "trial_setup": "trials",

@@ -1,7 +1,7 @@
 """The dry run: what a run would send and what its first attempts' input will cost,
 before anything is spent.
 
-It walks the plan as the runner does (``runner.split_requests`` groups the samples into
+It walks the plan as the runner does (``requests.split_requests`` groups the samples into
 requests; finished samples and response-cache hits are left out) and counts calls as they
 will be billed: a request of K samples is one call where the API draws K choices at
 once (OpenAI), K calls where each sample is a call (Anthropic, and servers that ignore
@@ -14,7 +14,7 @@ of them pass its threshold, tool definitions counted), what else it bills as inp
 (``models.base.billed_extra_text``: Anthropic's tool definitions), and its batch API the cache
 lifetime its lines ask for (``BatchAPI.cache_ttl``); the runner says which requests go
 by batch under ``--batch`` (``trials.goes_by_batch``: agentic trials stay interactive)
-and builds the requests (``runner.prompt_request``, ``trials.turn_request``).  What is
+and builds the requests (``requests.prompt_request``, ``trials.turn_request``).  What is
 left here is the provider's side, per shared prefix, under the runner's order of
 sending (docs/cost.md):
 
@@ -61,7 +61,7 @@ from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
 from ..vocabulary.chat import Message
 from ..vocabulary.modes import is_agentic
 from .cache import CachedResponse, ResponseCache, prompted_key
-from .runner import prefix_group, prompt_request, split_requests
+from .requests import prefix_group, prompt_request, split_requests
 from .trials import goes_by_batch, trial_setup, turn_key, turn_request
 
 OPENAI_CACHE_MIN = 1024
@@ -456,7 +456,7 @@ def _shared(
     known: dict[str, int],
     route: str,
 ) -> tuple[str | None, int]:
-    """The prompt's shared prefix: its group (``runner.prefix_group``, as the runner
+    """The prompt's shared prefix: its group (``requests.prefix_group``, as the runner
     orders by it) and its tokens; (None, 0) when only the system message is shared."""
     if prompt.shared_prefix <= 0:
         return None, 0

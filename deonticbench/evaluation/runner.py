@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -37,7 +36,6 @@ from ..data.domains import Domain
 from ..models.base import (
     Completion,
     Model,
-    Request,
     cache_routed,
     cacheable,
     calls_sent,
@@ -63,6 +61,7 @@ from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
 from ..vocabulary.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from .batching import BatchBroker
 from .cache import CachedResponse, ResponseCache, prompted_key
+from .requests import cache_group, prefix_group, prompt_request, split_requests
 from .trials import TrialDriver, goes_by_batch
 
 T = TypeVar("T")
@@ -261,7 +260,7 @@ class Runner:
         caching = self.sampling.base.prompt_cache
         if not caching or prompt.shared_prefix <= 0 or self.batcher is not None:
             return None
-        return prefix_group(prompt, _cache_group(unit, prompt) if cache_routed(self.model) else "")
+        return prefix_group(prompt, cache_group(unit, prompt) if cache_routed(self.model) else "")
 
     async def _draw(
         self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int
@@ -488,42 +487,6 @@ async def evaluate_attempt(
     return attempt, None
 
 
-def prompt_request(
-    unit: Unit, prompt: Prompt, samples: list[int], attempt: int, sampling: RunSampling
-) -> Request:
-    """The request for consecutive ``samples`` of a prompt (``n`` = how many), with the
-    generation settings ``sampling`` gives it, as the runner sends it and the dry run
-    asks the backend about it."""
-    return Request(
-        messages=tuple(prompt.messages),
-        n=len(samples),
-        domain=unit.domain.name,
-        case_id=unit.case.id,
-        mode=unit.mode,
-        sample_start=samples[0],
-        attempt=attempt,
-        shared_prefix=prompt.shared_prefix,
-        cache_group=_cache_group(unit, prompt),
-        config=sampling.config(unit.mode, attempt),
-    )
-
-
-def _cache_group(unit: Unit, prompt: Prompt) -> str:
-    """``<domain>/<mode>/<template hash>``: OpenAI's ``prompt_cache_key``."""
-    return f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
-
-
-def prefix_group(prompt: Prompt, route: str = "") -> str:
-    """The key of a prompt's shared prefix (system messages and the user message's
-    shared head, hashed, after ``route``): prompts with the same key share a provider
-    cache entry.  The runner orders its requests by it and the dry run counts by it."""
-    head = [route, *(m.content for m in prompt.messages if m.role == "system")]
-    user = next((m.content for m in prompt.messages if m.role == "user"), "")
-    head.append(user[: prompt.shared_prefix])
-    text = "\x00".join(head).encode("utf-8", errors="surrogatepass")
-    return hashlib.sha256(text).hexdigest()
-
-
 def _in_plan(plan: RunPlan, record: Record) -> bool:
     return (
         record.domain in plan.k
@@ -538,36 +501,6 @@ def _set_answer(
     attempt.answer = answer.value
     attempt.abstain_reason = answer.reason
     attempt.outcome = reader.judge(domain, answer, case.gold) if case is not None else "abstain"
-
-
-def split_requests(
-    samples: Iterable[int], cached: Callable[[int], T | None]
-) -> tuple[dict[int, T], list[list[int]]]:
-    """The one rule of requests, for the runner and the dry-run estimate alike: the samples
-    the cache answers (``cached`` returns a response or None), and the requests for the
-    rest, one per run of consecutive sample indices (``n`` = its length)."""
-    hits: dict[int, T] = {}
-    missing: list[int] = []
-    for s in samples:
-        hit = cached(s)
-        if hit is not None:
-            hits[s] = hit
-        else:
-            missing.append(s)
-    return hits, list(_consecutive_runs(missing))
-
-
-def _consecutive_runs(samples: list[int]) -> Iterator[list[int]]:
-    """[0, 1, 3] -> [0, 1], [3]: a request covers consecutive sample indices only,
-    because backends that look samples up by index (replay) count from sample_start."""
-    run: list[int] = []
-    for s in sorted(samples):
-        if run and s != run[-1] + 1:
-            yield run
-            run = []
-        run.append(s)
-    if run:
-        yield run
 
 
 async def _bounded(
@@ -605,7 +538,4 @@ __all__ = [
     "RunResult",
     "Runner",
     "evaluate_attempt",
-    "prefix_group",
-    "prompt_request",
-    "split_requests",
 ]

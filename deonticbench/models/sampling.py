@@ -1,7 +1,7 @@
 """A run's sampling rule: which ``GenerateConfig`` each request goes with.
 
 The caller decides, the backend maps (as inspect_ai's ``GenerateConfig``): the runner
-asks ``RunSampling.config`` for every request it builds (``evaluation.runner.
+asks ``RunSampling.config`` for every request it builds (``evaluation.requests.
 prompt_request``, ``evaluation.trials.turn_request``), and the dry run asks for the very
 same requests.  Every request samples as the backend's settings say (the registry's,
 with ``--param``), except a paper-protocol first attempt of direct, zero-shot and

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
-from cost_runs import DATA, KEY, cl100k, eval_cli, price_bill, reading_agent  # noqa: E402
+from cost_runs import DATA, KEY, claude_stand_in, eval_cli, o200k, price_bill, reading_agent  # noqa: E402
 from fakeproviders import FakeProvider  # noqa: E402
 
 from deonticbench.api import prepare  # noqa: E402
@@ -128,7 +128,9 @@ def measured(latency: float) -> None:
     for label, spec, args, turns in runs:
         with (
             tempfile.TemporaryDirectory() as tmp,
-            FakeProvider(api_key=KEY, tokenizer=cl100k()) as fake,
+            FakeProvider(
+                api_key=KEY, tokenizer=o200k(), claude_tokenizer=claude_stand_in()
+            ) as fake,
         ):
             if turns is not None:
                 fake.responder = reading_agent(turns)
@@ -148,7 +150,12 @@ def measured(latency: float) -> None:
     for label, extra in pairs:
         with (
             tempfile.TemporaryDirectory() as tmp,
-            FakeProvider(api_key=KEY, tokenizer=cl100k(), latency_s=latency) as fake,
+            FakeProvider(
+                api_key=KEY,
+                tokenizer=o200k(),
+                claude_tokenizer=claude_stand_in(),
+                latency_s=latency,
+            ) as fake,
         ):
             start = time.monotonic()
             done = eval_cli(fake, Path(tmp), "--model", "anthropic:claude-sonnet-4-5", *SMOKE,

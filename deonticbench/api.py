@@ -24,7 +24,7 @@ import asyncio
 import dataclasses
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -36,7 +36,8 @@ from .evaluation.cache import ResponseCache, default_cache_path
 from .evaluation.dryrun import DryRunEstimate, estimate
 from .evaluation.provenance import build_config
 from .evaluation.runner import Observer, Runner, RunResult
-from .models import Model, count_prompt_tokens, load_model
+from .models import Model, count_prompt_tokens, load_model, token_count_method
+from .models.anthropic_tokens import count_by_endpoint, counts_by_endpoint
 from .models.batch import BatchAPI, batch_api
 from .models.loader import check_spec
 from .models.sampling import RunSampling, fixed_params, run_sampling
@@ -54,6 +55,7 @@ from .store.naming import find_resumable, new_run_path
 from .store.record import Record, RecordKey
 from .store.records_file import RECORDS_NAME, read_records
 from .store.spec import DEFAULT_ATTEMPTS, RunSpec
+from .vocabulary.chat import Message
 
 if TYPE_CHECKING:
     import pandas
@@ -251,13 +253,14 @@ def dry_run(
         done = {key: r for key, r in done.items() if r.final.error is None}
     opened = _open_cache(cache)
     try:
-        return estimate(
+        count, method, asked = _provider_counter(prepared, done, opened, batches)
+        est = estimate(
             prepared.model,
             prepared.plan,
             done=done,
             cache=opened,
             attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
-            count_tokens=count_prompt_tokens,
+            count_tokens=count,
             agent=prepared.spec.agent,
             batches=batches,
             sampling=_sampling(prepared, prompt_cache),
@@ -265,6 +268,49 @@ def dry_run(
     finally:
         if opened is not None:
             opened.close()
+    return dataclasses.replace(est, token_count_method=method, count_calls=asked)
+
+
+def _provider_counter(
+    prepared: PreparedRun,
+    done: Mapping[RecordKey, Record],
+    cache: ResponseCache | None,
+    batches: BatchAPI | None,
+) -> tuple[Callable[[Model, Sequence[Message]], int], str, int]:
+    """How the dry run counts prompt tokens, and the phrase that says so.  A provider with
+    a counting endpoint (Anthropic) is asked once per distinct prompt the run would send,
+    found by a first pass of the estimate itself, so nothing it sends is left uncounted
+    and nothing it does not send is asked."""
+    model = prepared.model
+    method = token_count_method(model)
+    if not counts_by_endpoint(model):
+        return count_prompt_tokens, method, 0
+    asked: list[Sequence[Message]] = []
+
+    def record(model: Model, messages: Sequence[Message]) -> int:
+        asked.append(tuple(messages))
+        return count_prompt_tokens(model, messages)
+
+    estimate(
+        model,
+        prepared.plan,
+        done=done,
+        cache=cache,
+        attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
+        count_tokens=record,
+        agent=prepared.spec.agent,
+        batches=batches,
+    )
+    found = count_by_endpoint(model, asked)
+    if found.problem is not None:
+        return count_prompt_tokens, f"{method}; count_tokens was not asked: {found.problem}", 0
+
+    def endpoint(model: Model, messages: Sequence[Message]) -> int:
+        counted = found.get(messages)
+        return counted if counted is not None else count_prompt_tokens(model, messages)
+
+    method = "Anthropic's count_tokens endpoint (it counts as the API bills)"
+    return endpoint, method, len(found.counts)
 
 
 async def arun(

@@ -483,8 +483,6 @@ def _dry_run(
     # start-up: ``deonticbench --help`` imports every command's module
     import json
 
-    from ..models import token_count_method  # start-up, as above
-
     est = dry_run(
         prepared,
         cache=options.cache,
@@ -496,7 +494,6 @@ def _dry_run(
     if as_json:
         doc = est.to_json(batch=options.batch, assume_output_tokens=assume_output_tokens)
         doc = {"model": model.spec, "split": plan.split, **doc}
-        doc["token_count_method"] = token_count_method(model)
         click.echo(json.dumps(doc, indent=2))
         return
     folder = _dry_run_folder(prepared, named_here)
@@ -513,7 +510,7 @@ def _dry_run(
     click.echo(
         f"total: {est.calls:,} calls, {est.prompt_tokens:,} prompt tokens (an estimate) "
         f"for the first attempt of {est.samples_left:,} samples (tokens counted with "
-        f"{token_count_method(model)})."
+        f"{est.token_count_method})."
     )
     for line in _price_lines(est, options.batch, assume_output_tokens):
         click.echo(line)
@@ -529,7 +526,13 @@ def _dry_run(
             f"up to {est.max_turns:,} turns, each re-sending the conversation so far: only "
             "their first turns are counted above."
         )
-    click.echo("nothing was sent.")
+    if est.count_calls:
+        click.echo(
+            f"nothing was generated: only {est.count_calls:,} calls to the free "
+            "count_tokens endpoint were made."
+        )
+    else:
+        click.echo("nothing was sent.")
 
 
 def _dry_run_folder(prepared: PreparedRun, named_here: bool) -> str:

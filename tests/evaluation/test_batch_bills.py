@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cost_runs import DATA, KEY, Bill, cl100k, eval_at, price_bill, results_of
+from cost_runs import DATA, KEY, Bill, claude_stand_in, eval_at, o200k, price_bill, results_of
 from fake_batches import FakeBatches
 from fakeproviders import FakeProvider
 
@@ -36,7 +36,7 @@ def answer(body: object, choice: int) -> str:
 
 @pytest.fixture
 def batches() -> Iterator[FakeBatches]:
-    with FakeBatches(answer, tokenizer=cl100k()) as server:
+    with FakeBatches(answer, tokenizer=o200k(), claude_tokenizer=claude_stand_in()) as server:
         yield server
 
 
@@ -102,7 +102,7 @@ def test_an_openai_batch_run_prices_its_cache_reads_as_the_bill_does(
     assert lines and all(line.get("prompt_cache_key") for line in lines)
 
     # The same selection, synchronous: the same share of the input read from the cache.
-    with FakeProvider(api_key=KEY, tokenizer=cl100k()) as sync:
+    with FakeProvider(api_key=KEY, tokenizer=o200k(), claude_tokenizer=claude_stand_in()) as sync:
         urls = {"OPENAI_BASE_URL": sync.openai_url, "ANTHROPIC_BASE_URL": sync.url}
         done = eval_at(
             urls, tmp_path, "--model", spec, *SMOKE, "--no-cache", "--out", str(tmp_path / "s")

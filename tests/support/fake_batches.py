@@ -179,6 +179,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._create_openai(json.loads(raw))
         elif path[:2] == ["v1", "batches"] and path[-1] == "cancel":
             self._cancel("openai", path[2])
+        elif path == ["v1", "messages", "count_tokens"]:
+            # The same free endpoint as the synchronous API's: the dry run asks it.
+            body = json.loads(raw)
+            self._send(200, {"input_tokens": self.server.state.cache.anthropic_count(body)})
         elif path == ["v1", "messages", "batches"]:
             self._create_anthropic(json.loads(raw))
         elif path[:3] == ["v1", "messages", "batches"] and path[-1] == "cancel":
@@ -519,8 +523,14 @@ class FakeBatches:
         delay_s: float = 0.0,
         tokenizer: Tokenizer | None = None,
         cache_min_tokens: int = 1024,
+        claude_tokenizer: Tokenizer | None = None,
     ) -> None:
-        cache = PromptCache(tokenizer or str.split, cache_min_tokens)
+        cache = PromptCache(
+            tokenizer or str.split,
+            cache_min_tokens,
+            claude_tokenizer,
+            chat_format=tokenizer is not None,
+        )
         self._state = _State(responder or default_responder, delay_s, cache)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None

@@ -9,6 +9,12 @@ run's price is tested against a bill exactly as a synchronous run's is.
   prefix shorter than ``cache_min_tokens`` is never written.  Usage says
   ``input_tokens`` (after the last read or write), ``cache_creation_input_tokens``,
   ``cache_read_input_tokens`` and ``cache_creation.ephemeral_{5m,1h}_input_tokens``.
+* Token counts: with a real tokenizer, OpenAI's prompt is each message's role and text in
+  the model's encoding plus its chat format's overhead (3 tokens a message, 3 to prime
+  the reply), as OpenAI documents counting (with the toy word count, words only).
+  Anthropic's is every block's text in the fake's Claude tokenizer (``claude_tokenizer``,
+  else ``tokenizer``), and ``anthropic_count`` answers the ``count_tokens`` endpoint
+  with the figure a call of the same body is billed, cache aside.
 * OpenAI: every prompt of 1,024 tokens or more is cached after its response, keyed by
   ``prompt_cache_key``; a later prompt reads the longest shared prefix in steps of 128
   tokens past 1,024, as ``usage.prompt_tokens_details.cached_tokens``.
@@ -37,6 +43,9 @@ ANTHROPIC_MAX_BREAKPOINTS = 4
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 OPENAI_CACHE_MIN = 1024
 OPENAI_CACHE_STEP = 128
+OPENAI_PER_MESSAGE = ("<|im_start|>", "<|im_sep|>", "<|im_end|>")
+"""The chat format's three tokens around each message (OpenAI's documented count)."""
+OPENAI_REPLY_PRIMING = ("<|im_start|>", "assistant", "<|im_sep|>")
 
 
 @dataclass(frozen=True)
@@ -115,8 +124,12 @@ def _prefix_keys(model: str, blocks: list[dict[str, Any]]) -> list[str]:
     return keys
 
 
-def openai_prompt_tokens(body: dict[str, Any], tokenizer: Tokenizer) -> list[Any]:
-    """A chat-completions request's prompt as tokens: its messages' text, in order."""
+def openai_prompt_tokens(
+    body: dict[str, Any], tokenizer: Tokenizer, *, chat_format: bool = False
+) -> list[Any]:
+    """A chat-completions request's prompt as tokens: its messages' text, in order; with
+    ``chat_format``, as OpenAI counts it: each message's role and text with the format's
+    overhead around it, and the reply's priming."""
     tokens: list[Any] = []
     for message in body.get("messages") or []:
         content = message.get("content") or ""
@@ -124,8 +137,12 @@ def openai_prompt_tokens(body: dict[str, Any], tokenizer: Tokenizer) -> list[Any
             content = "".join(
                 str(b.get("text") or b.get("content") or "") for b in content if isinstance(b, dict)
             )
-        tokens += tokenizer(str(content))
-    return tokens
+        if not chat_format:
+            tokens += tokenizer(str(content))
+            continue
+        tokens += [OPENAI_PER_MESSAGE[0], *tokenizer(str(message.get("role") or ""))]
+        tokens += [OPENAI_PER_MESSAGE[1], *tokenizer(str(content)), OPENAI_PER_MESSAGE[2]]
+    return [*tokens, *OPENAI_REPLY_PRIMING] if tokens and chat_format else tokens
 
 
 @dataclass
@@ -134,6 +151,12 @@ class PromptCache:
 
     tokenizer: Tokenizer = str.split
     cache_min_tokens: int = 1024
+    claude_tokenizer: Tokenizer | None = None
+    """How the fake counts a Claude prompt (Claude's tokenizer is not published); None:
+    ``tokenizer``."""
+    chat_format: bool = False
+    """Count an OpenAI prompt with its chat format's overhead, as OpenAI bills; the fakes
+    set it when given a real tokenizer (with words, the toy default, counts stay words)."""
     anthropic: dict[str, _Entry] = field(default_factory=dict)
     openai: dict[str, _Entry] = field(default_factory=dict)
     clock_offset: float = 0.0
@@ -144,6 +167,18 @@ class PromptCache:
 
     def count(self, text: str) -> int:
         return len(self.tokenizer(text))
+
+    def claude_count(self, text: str) -> int:
+        return len((self.claude_tokenizer or self.tokenizer)(text))
+
+    def _anthropic_sizes(self, blocks: list[dict[str, Any]]) -> list[int]:
+        return [self.claude_count(_block_text({k: v for k, v in b.items() if k != "_role"}))
+                for b in blocks]  # fmt: skip
+
+    def anthropic_count(self, body: dict[str, Any]) -> int:
+        """The ``count_tokens`` endpoint: the input a ``messages`` call of this body is
+        billed, read from the cache or not."""
+        return sum(self._anthropic_sizes(_anthropic_blocks(body)))
 
     def land(self, pending: Pending) -> None:
         """Make the entries a request wrote readable (from now on)."""
@@ -158,8 +193,7 @@ class PromptCache:
         """Bill one messages request as Anthropic documents prompt caching."""
         model = str(body.get("model", ""))
         blocks = _anthropic_blocks(body)
-        sizes = [self.count(_block_text({k: v for k, v in b.items() if k != "_role"}))
-                 for b in blocks]  # fmt: skip
+        sizes = self._anthropic_sizes(blocks)
         prefix: list[int] = []
         for size in sizes:
             prefix.append((prefix[-1] if prefix else 0) + size)
@@ -217,7 +251,7 @@ class PromptCache:
         self, body: dict[str, Any], output: int, *, batch: bool = False
     ) -> tuple[dict[str, Any], Billed, Pending]:
         """Bill one chat-completions request as OpenAI documents automatic caching."""
-        tokens = openai_prompt_tokens(body, self.tokenizer)
+        tokens = openai_prompt_tokens(body, self.tokenizer, chat_format=self.chat_format)
         cached, pending = self._openai_cached(body, tokens)
         prompt = len(tokens)
         model = str(body.get("model", ""))

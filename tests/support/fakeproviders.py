@@ -30,7 +30,10 @@ shared with the batch fake), so tests can measure what caching saves (``bill``: 
 wrote it is sent (these backends do not stream).
 
 Tokens are words unless ``tokenizer`` is given (a text -> token list function; the cost
-tests pass cl100k, the dry run's unit).  ``advance(seconds)`` moves the cache's clock.
+tests pass o200k_base, gpt-4.1's encoding, built by tiktoken itself), and a Claude prompt
+is counted by ``claude_tokenizer`` when given (Claude's tokenizer is not published: the
+cost tests give a denser stand-in, so a count that did not ask ``count_tokens`` shows).
+``advance(seconds)`` moves the cache's clock.
 
 Usage::
 
@@ -277,6 +280,9 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = {"_unparsable": raw.decode("utf-8", "replace")}
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path.endswith("/messages/count_tokens"):
+            self._count_tokens(body)
+            return
         if path.endswith("/chat/completions"):
             api = "openai"
         elif path.endswith("/messages"):
@@ -295,6 +301,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._generate(api, request, fault)
         finally:
             self._land()
+
+    def _count_tokens(self, body: dict[str, Any]) -> None:
+        """Anthropic's free ``count_tokens``: the input a messages call of this body is
+        billed; logged, never billed, never a generation."""
+        self._record("anthropic-count", body)
+        if not self._authorised("anthropic"):
+            self._error("anthropic", 401, "invalid x-api-key / bearer token", {})
+            return
+        self._send_json(200, {"input_tokens": self.server.state.cache.anthropic_count(body)})
 
     def _land(self) -> None:
         """A generation request stops counting as in flight just before its answer is
@@ -493,13 +508,19 @@ class FakeProvider:
         api_key: str | None = None,
         tokenizer: Tokenizer | None = None,
         cache_min_tokens: int = 1024,
+        claude_tokenizer: Tokenizer | None = None,
     ) -> None:
         self._state = _State(
             responder=responder or echo_responder,
             latency_s=latency_s,
             max_choices=max_choices,
             api_key=api_key,
-            cache=PromptCache(tokenizer or str.split, cache_min_tokens),
+            cache=PromptCache(
+                tokenizer or str.split,
+                cache_min_tokens,
+                claude_tokenizer,
+                chat_format=tokenizer is not None,
+            ),
         )
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None

@@ -253,7 +253,8 @@ def dry_run(
         done = {key: r for key, r in done.items() if r.final.error is None}
     opened = _open_cache(cache)
     try:
-        count, method, asked = _provider_counter(prepared, done, opened, batches)
+        sampling = _sampling(prepared, prompt_cache)
+        count, method, asked = _provider_counter(prepared, done, opened, batches, sampling)
         est = estimate(
             prepared.model,
             prepared.plan,
@@ -263,7 +264,7 @@ def dry_run(
             count_tokens=count,
             agent=prepared.spec.agent,
             batches=batches,
-            sampling=_sampling(prepared, prompt_cache),
+            sampling=sampling,
         )
     finally:
         if opened is not None:
@@ -276,6 +277,7 @@ def _provider_counter(
     done: Mapping[RecordKey, Record],
     cache: ResponseCache | None,
     batches: BatchAPI | None,
+    sampling: RunSampling,
 ) -> tuple[Callable[[Model, Sequence[Message]], int], str, int]:
     """How the dry run counts prompt tokens, and the phrase that says so.  A provider with
     a counting endpoint (Anthropic) is asked once per distinct prompt the run would send,
@@ -300,6 +302,7 @@ def _provider_counter(
         count_tokens=record,
         agent=prepared.spec.agent,
         batches=batches,
+        sampling=sampling,
     )
     found = count_by_endpoint(model, asked)
     if found.problem is not None:

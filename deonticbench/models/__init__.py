@@ -17,6 +17,7 @@ works without any optional extra.
 from __future__ import annotations
 
 from ..vocabulary.chat import Message
+from .anthropic_tokens import count_by_endpoint, counts_by_endpoint
 from .base import (
     Completion,
     GenerateConfig,
@@ -102,7 +103,9 @@ __all__ = [
     "check_spec",
     "config_of",
     "constrained_turns",
+    "count_by_endpoint",
     "count_prompt_tokens",
+    "counts_by_endpoint",
     "decoded_under_schema",
     "end_of_life",
     "fixed_params",

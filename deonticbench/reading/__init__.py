@@ -24,6 +24,7 @@ from .confidence import answer_probability, read_verbal_confidence, without_conf
 from .encoding import utf8_encodable
 from .harness import HARNESS_READER, HarnessReader
 from .outcomes import OUTCOMES, Outcome, judge, within_tolerance
+from .paper import is_pl_path
 from .programs import (
     PreparedProgram,
     defines_main,
@@ -55,6 +56,7 @@ __all__ = [
     "extract_program",
     "find_label_directives",
     "has_fence",
+    "is_pl_path",
     "judge",
     "may_hold_label_directives",
     "parse_number",

@@ -17,7 +17,7 @@ from .config import CASE_ORDER_KEY, CONFIG_NAME, check_resumable, config_mismatc
 from .environment import environment_facts
 from .folder import RunFolder, RunFolderError, is_run_folder, require_run_folder, set_aside
 from .imported import ImportedRun, refuse_existing, write_imported_run
-from .naming import find_resumable, model_slug, new_run_path
+from .naming import find_resumable, model_slug, new_run_path, new_run_pattern
 from .record import (
     STOP_EXPLANATIONS,
     STOP_REASONS,
@@ -80,6 +80,7 @@ __all__ = [
     "iter_records",
     "model_slug",
     "new_run_path",
+    "new_run_pattern",
     "new_trajectory",
     "read_config",
     "read_records",

@@ -111,7 +111,7 @@ def test_token_count_uses_the_models_own_tokenizer(model_dir: Path) -> None:
 
 def test_missing_gguf_file_is_a_config_error(tmp_path: Path) -> None:
     model = load_model(f"local:{tmp_path / 'absent.gguf'}")
-    with pytest.raises(ConfigError, match=r"(does not exist|needs llama-cpp-python)"):
+    with pytest.raises(ConfigError, match=r"(does not exist|needs the llama-cpp-python package)"):
         asyncio.run(model.check())
 
 

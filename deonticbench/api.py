@@ -51,7 +51,7 @@ from .solver import ExecutorKind, Solver
 from .store.batches import BatchLog
 from .store.config import CONFIG_NAME, check_resumable, read_config
 from .store.folder import RunFolder, is_run_folder, set_aside
-from .store.naming import find_resumable, new_run_path
+from .store.naming import find_resumable, new_run_path, new_run_pattern
 from .store.record import Record, RecordKey
 from .store.records_file import RECORDS_NAME, read_records
 from .store.spec import DEFAULT_ATTEMPTS, RunSpec
@@ -89,6 +89,20 @@ class PreparedRun:
     """Which generation settings each request goes with (``models.sampling``)."""
     fresh: bool = False
     """Start ``out`` afresh: a run already in it is moved aside (never deleted)."""
+    named: bool = False
+    """``out`` was named here (no folder given, none to resume): a run names it anew by
+    its own start time."""
+
+    @property
+    def folder_text(self) -> str:
+        """Where the run will write, as a dry run made now can say it: the folder given,
+        the one it resumes, or how a new one is named (the time in its name is the run's
+        own start, so this prepare's clock would name a folder the run never uses)."""
+        if self.named:
+            return new_run_pattern(self.model.spec, self.spec.split)
+        if not self.fresh and (self.out / CONFIG_NAME).exists():
+            return f"{self.out} (resumed)"
+        return str(self.out)
 
     def sample_keys(self) -> set[RecordKey]:
         return {key for unit in self.plan.units for key in unit.sample_keys()}
@@ -174,8 +188,9 @@ def prepare(
         found = None if fresh else find_resumable(config)
         folder = found or new_run_path(model.spec, spec.split)
     else:
-        folder = Path(out)
-    return PreparedRun(spec, model, plan, config, folder, sampling, fresh=fresh)
+        found, folder = None, Path(out)
+    named = out is None and found is None
+    return PreparedRun(spec, model, plan, config, folder, sampling, fresh=fresh, named=named)
 
 
 def _run_sampling(spec: RunSpec, model: Model, plan: RunPlan) -> RunSampling:
@@ -212,12 +227,21 @@ def _open_cache(cache: CacheChoice) -> ResponseCache | None:
     return ResponseCache(cache if cache is not None else default_cache_path())
 
 
-def batch_preflight(model: Model, batch: bool, cache: CacheChoice) -> BatchAPI | None:
+def batch_preflight(
+    model: Model, batch: bool, cache: CacheChoice, *, logprobs: bool = False
+) -> BatchAPI | None:
     """The batch API ``--batch`` will use (None without ``--batch``), or the sentence
-    the run refuses it with: a backend without one, or no response cache to keep the
-    results in.  The run and its dry run refuse alike."""
+    the run refuses it with: a backend without one, no response cache to keep the
+    results in, or log-probabilities asked for (``--confidence logprob``), which batch
+    results, read back through that cache, would lose.  The run and its dry run refuse
+    alike."""
     if not batch:
         return None
+    if logprobs:
+        raise ConfigError(
+            "--confidence logprob and --batch do not go together: batch results are read "
+            "back through the response cache, which keeps no log-probabilities."
+        )
     batches = batch_api(model)
     if cache is False:
         raise ConfigError(
@@ -239,7 +263,7 @@ def dry_run(
 
     Refuses a folder, or options, the real run would refuse, now rather than after the
     estimate.  ``prompt_cache`` False: as ``arun`` without prompt caching."""
-    batches = batch_preflight(prepared.model, batch, cache)
+    batches = batch_preflight(prepared.model, batch, cache, logprobs=prepared.spec.asks_logprobs)
     out = prepared.out
     done: dict[RecordKey, Record] = {}
     if prepared.fresh:
@@ -335,6 +359,8 @@ async def arun(
     ask, not what comes back, so neither the run's config nor a cache key changes."""
     model = prepared.model
     started = time.monotonic()
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers must be at least 1, not {workers}.")
     try:
         batches, opened_cache, solver = await _preflight(
             prepared, batch=batch, cache=cache, workers=workers, executor=executor
@@ -375,7 +401,7 @@ async def _preflight(
     """Before any work: a refused option, a missing key or an unreachable server is one
     sentence, and so is an unusable cache or sandbox; only then is the run folder
     touched.  The batch API (or None), the opened response cache and the solver."""
-    batches = batch_preflight(prepared.model, batch, cache)
+    batches = batch_preflight(prepared.model, batch, cache, logprobs=prepared.spec.asks_logprobs)
     await prepared.model.check()
     opened_cache = _open_cache(cache)
     try:

@@ -7,7 +7,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import Any, cast
 
 import click
 
@@ -23,12 +23,17 @@ from ..models import backend_notes, cacheable, end_of_life
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind, Limits
 from ..store.batches import BatchLog
-from ..store.config import CONFIG_NAME
 from ..store.folder import RunFolder
-from ..store.naming import new_run_pattern
-from ..store.spec import AGENT_TOOL_SETS, DEFAULT_CONCURRENCY, AgentOptions, RunSpec
+from ..store.spec import (
+    AGENT_TOOL_SETS,
+    CONFIDENCE_SIGNALS,
+    DEFAULT_CONCURRENCY,
+    AgentOptions,
+    RunSpec,
+    parse_params,
+)
 from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
-from ..vocabulary.modes import MODES, VERBAL_MODE, Mode, parse_modes
+from ..vocabulary.modes import MODES, parse_modes
 from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ._options import (
     RENAMED_SEED,
@@ -45,44 +50,6 @@ from ._options import (
     timeout_option,
     workers_option,
 )
-
-if TYPE_CHECKING:
-    from ..evaluation.dryrun import DryRunEstimate
-    from ..models.registry import Cost
-
-
-def _parse_modes(value: str) -> list[Mode]:
-    return list(parse_modes(value))
-
-
-def _parse_params(values: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--param takes key=value, not {item!r}.")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _confidence_modes(modes: list[Mode], confidence: tuple[str, ...]) -> list[Mode]:
-    """``--confidence verbal``: the direct-verbal variant joins the run's modes."""
-    if "verbal" in confidence and VERBAL_MODE not in modes:
-        return [*modes, VERBAL_MODE]
-    return modes
-
-
-def _confidence_params(params: dict[str, str], confidence: tuple[str, ...]) -> dict[str, str]:
-    """``--confidence logprob``: the request field ``logprobs: true`` (OpenAI wire format;
-    part of the response-cache key, so such runs never share cached answers)."""
-    if "logprob" in confidence:
-        return {**params, "extra.logprobs": "true"}
-    return params
-
-
-def _positive(name: str, value: int | None) -> None:
-    if value is not None and value < 1:
-        raise ConfigError(f"{name} must be at least 1, not {value}.")
 
 
 @click.command("eval", cls=RenamingCommand, renamed=RENAMED_SEED)
@@ -251,111 +218,107 @@ def _positive(name: str, value: int | None) -> None:
 @click.option(
     "--confidence",
     "confidence",
-    type=click.Choice(["verbal", "logprob"]),
+    type=click.Choice(CONFIDENCE_SIGNALS),
     multiple=True,
     help="Opt-in confidence signals (docs/reliability.md): verbal adds the direct-verbal "
     "mode (its own template: a last line 'Confidence: NN%'); logprob asks an "
     "OpenAI-compatible server for token log-probabilities.",
 )
-def command(
-    model_spec: str,
-    domains: str,
-    split: str,
-    modes: str,
-    exemplar_choice: ExemplarChoice,
-    protocol: str,
-    program_timeout: float,
-    distractors: int | None,
-    agent_tools: str,
-    agent_max_turns: int,
-    agent_max_tokens: int | None,
-    agent_timeout: float,
-    k: int | None,
-    attempts: int | None,
-    concurrency: int,
-    limit_text: str | None,
-    sample_ids: tuple[str, ...],
-    seed: int,
-    out: Path | None,
-    fresh: bool,
-    data_dir: Path | None,
-    hub: bool,
-    revision: str | None,
-    params: tuple[str, ...],
-    cache_path: Path | None,
-    no_cache: bool,
-    retry_errors: bool,
-    workers: int | None,
-    executor: str,
-    dry_run: bool,
-    as_json: bool,
-    assume_output_tokens: int | None,
-    no_prompt_cache: bool,
-    batch: bool,
-    score_after: bool,
-    confidence: tuple[str, ...],
-) -> None:
+def command(**options: Any) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
-    _check_flags(
-        model_spec,
-        k=k,
-        attempts=attempts,
-        concurrency=concurrency,
-        workers=workers,
-        confidence=confidence,
-        batch=batch,
-        hub=hub,
-        revision=revision,
-        data_dir=data_dir,
-        dry_run=dry_run,
-        as_json=as_json,
-        assume_output_tokens=assume_output_tokens,
-    )
-    spec = RunSpec(
-        model=model_spec,
-        params=tuple(_confidence_params(_parse_params(params), confidence).items()),
-        domains=tuple(d.name for d in parse_domains(domains)),
-        split=split,
-        modes=tuple(_confidence_modes(_parse_modes(modes), confidence)),
-        k=k,
-        attempts=attempts,
-        seed=seed,
-        limit=parse_limit(limit_text),
-        case_ids=tuple(parse_ids(sample_ids)),
-        concurrency=concurrency,
-        data=resolve_source(data_dir, hub=hub, revision=revision),
-        exemplars=exemplar_choice,
-        distractors=distractors,
-        agent=AgentOptions(agent_tools, agent_max_turns, agent_max_tokens, agent_timeout),
-        limits=Limits(timeout_s=program_timeout),
-        protocol=check_protocol(protocol),
-    )
-    prepared = prepare(spec, out, fresh=fresh)
-    logprob_uncached = "logprob" in confidence and not no_cache
+    args = _Args(**options)
+    if (args.as_json or args.assume_output_tokens is not None) and not args.dry_run:
+        raise ConfigError("--json and --assume-output-tokens go with --dry-run.")
+    if args.assume_output_tokens is not None and args.assume_output_tokens < 0:
+        raise ConfigError("--assume-output-tokens should be 0 or more.")
+    prepared = prepare(_spec(args), args.out, fresh=args.fresh)
+    logprob_uncached = "logprob" in args.confidence and not args.no_cache
     _model_notes(
         prepared,
-        params=bool(params),
-        quiet=as_json,
-        logprob_uncached=logprob_uncached and not dry_run,
+        params=bool(args.params),
+        quiet=args.as_json,
+        logprob_uncached=logprob_uncached and not args.dry_run,
     )
-    options = _Options(
-        False if no_cache or logprob_uncached else cache_path,
-        workers,
-        retry_errors,
-        cast(ExecutorKind, executor),  # a click.Choice of EXECUTORS
-        batch,
-        prompt_cache=not no_prompt_cache,
+    run_options = _Options(
+        False if args.no_cache or logprob_uncached else args.cache_path,
+        args.workers,
+        args.retry_errors,
+        cast(ExecutorKind, args.executor),  # a click.Choice of EXECUTORS
+        args.batch,
+        prompt_cache=not args.no_prompt_cache,
     )
-    if dry_run:
-        _dry_run(
-            prepared,
-            options,
-            as_json=as_json,
-            assume_output_tokens=assume_output_tokens,
-            named_here=out is None,
-        )
+    if args.dry_run:
+        _dry_run(prepared, run_options, as_json=args.as_json, assume=args.assume_output_tokens)
     else:
-        _run(prepared, options, score_after=score_after)
+        _run(prepared, run_options, score_after=args.score_after)
+
+
+@dataclass(frozen=True)
+class _Args:
+    """The command line as click parsed it (the options above, by name)."""
+
+    model_spec: str
+    domains: str
+    split: str
+    modes: str
+    exemplar_choice: ExemplarChoice
+    protocol: str
+    program_timeout: float
+    distractors: int | None
+    agent_tools: str
+    agent_max_turns: int
+    agent_max_tokens: int | None
+    agent_timeout: float
+    k: int | None
+    attempts: int | None
+    concurrency: int
+    limit_text: str | None
+    sample_ids: tuple[str, ...]
+    seed: int
+    out: Path | None
+    fresh: bool
+    data_dir: Path | None
+    hub: bool
+    revision: str | None
+    params: tuple[str, ...]
+    cache_path: Path | None
+    no_cache: bool
+    retry_errors: bool
+    workers: int | None
+    executor: str
+    dry_run: bool
+    as_json: bool
+    assume_output_tokens: int | None
+    no_prompt_cache: bool
+    batch: bool
+    score_after: bool
+    confidence: tuple[str, ...]
+
+
+def _spec(args: _Args) -> RunSpec:
+    """What to run, as the library takes it: every check a library user also needs is
+    the spec's, the data source's or ``prepare``'s, in the same sentence."""
+    return RunSpec(
+        model=args.model_spec,
+        params=parse_params(args.params),
+        domains=tuple(d.name for d in parse_domains(args.domains)),
+        split=args.split,
+        modes=parse_modes(args.modes),
+        k=args.k,
+        attempts=args.attempts,
+        seed=args.seed,
+        limit=parse_limit(args.limit_text),
+        case_ids=tuple(parse_ids(args.sample_ids)),
+        concurrency=args.concurrency,
+        data=resolve_source(args.data_dir, hub=args.hub, revision=args.revision),
+        exemplars=args.exemplar_choice,
+        distractors=args.distractors,
+        agent=AgentOptions(
+            args.agent_tools, args.agent_max_turns, args.agent_max_tokens, args.agent_timeout
+        ),
+        limits=Limits(timeout_s=args.program_timeout),
+        protocol=check_protocol(args.protocol),
+    ).with_confidence(*args.confidence)
 
 
 def _run(prepared: PreparedRun, options: _Options, *, score_after: bool) -> None:
@@ -369,42 +332,6 @@ def _run(prepared: PreparedRun, options: _Options, *, score_after: bool) -> None
     # Last, under the numbers they explain (the summary, or the paper's table).
     for note in notes:
         click.echo(note)
-
-
-def _check_flags(
-    model_spec: str,
-    *,
-    k: int | None,
-    attempts: int | None,
-    concurrency: int,
-    workers: int | None,
-    confidence: tuple[str, ...],
-    batch: bool,
-    hub: bool,
-    revision: str | None,
-    data_dir: Path | None,
-    dry_run: bool,
-    as_json: bool,
-    assume_output_tokens: int | None,
-) -> None:
-    """Flags that contradict each other or are out of range: one sentence each, before
-    anything is prepared (so a refused command leaves no run folder behind)."""
-    for name, value in (("-k", k), ("--attempts", attempts), ("--concurrency", concurrency)):
-        _positive(name, value)
-    _positive("--workers", workers)
-    if "logprob" in confidence and batch:
-        raise ConfigError(
-            "--confidence logprob and --batch do not go together: batch results are read "
-            "back through the response cache, which keeps no log-probabilities."
-        )
-    if revision and not hub:
-        raise ConfigError("--revision picks a hub revision: use it with --hub.")
-    if hub and data_dir:
-        raise ConfigError("--hub and --data-dir name two data sources: choose one.")
-    if (as_json or assume_output_tokens is not None) and not dry_run:
-        raise ConfigError("--json and --assume-output-tokens go with --dry-run.")
-    if assume_output_tokens is not None and assume_output_tokens < 0:
-        raise ConfigError("--assume-output-tokens should be 0 or more.")
 
 
 def _model_notes(
@@ -473,15 +400,12 @@ class _Options:
 
 
 def _dry_run(
-    prepared: PreparedRun,
-    options: _Options,
-    *,
-    as_json: bool = False,
-    assume_output_tokens: int | None = None,
-    named_here: bool = False,
+    prepared: PreparedRun, options: _Options, *, as_json: bool, assume: int | None
 ) -> None:
     # start-up: ``deonticbench --help`` imports every command's module
     import json
+
+    from ..evaluation.dryrun_text import dry_run_lines
 
     est = dry_run(
         prepared,
@@ -492,108 +416,18 @@ def _dry_run(
     )
     model, plan = prepared.model, prepared.plan
     if as_json:
-        doc = est.to_json(batch=options.batch, assume_output_tokens=assume_output_tokens)
-        doc = {"model": model.spec, "split": plan.split, **doc}
-        click.echo(json.dumps(doc, indent=2))
+        doc = est.to_json(batch=options.batch, assume_output_tokens=assume)
+        click.echo(json.dumps({"model": model.spec, "split": plan.split, **doc}, indent=2))
         return
-    folder = _dry_run_folder(prepared, named_here)
-    click.echo(f"dry run for {model.spec} on {plan.split} -> {folder}")
-    wide = max([9, *(len(r.mode) for r in est.rows)])
-    header = f"{'domain':<13} {'mode':<{wide}} {'samples':>7} {'done':>5} {'cached':>6} "
-    click.echo(header + f"{'calls':>6} {'prompt tokens':>13}")
-    for r in est.rows:
-        click.echo(
-            f"{r.domain:<13} {r.mode:<{wide}} {r.samples:>7,} {r.done:>5,} "
-            f"{r.response_hits:>6,} {r.calls:>6,} {r.prompt_tokens:>13,}"
-            + ("  (first turns)" if r.first_turns else "")
-        )
-    click.echo(
-        f"total: {est.calls:,} calls, {est.prompt_tokens:,} prompt tokens (an estimate) "
-        f"for the first attempt of {est.samples_left:,} samples (tokens counted with "
-        f"{est.token_count_method})."
+    lines = dry_run_lines(
+        est,
+        model=model.spec,
+        split=plan.split,
+        folder=prepared.folder_text,
+        batch=options.batch,
+        assume_output=assume,
     )
-    for line in _price_lines(est, options.batch, assume_output_tokens):
-        click.echo(line)
-    retries = (est.attempts - 1) * est.prompted_left
-    if retries:
-        click.echo(
-            f"retries with feedback add at most {retries:,} requests "
-            "(one per prompted sample per extra attempt, only for failed programs or requests)."
-        )
-    if est.trials_left:
-        click.echo(
-            f"agentic trials never retry, but each of the {est.trials_left:,} trials may send "
-            f"up to {est.max_turns:,} turns, each re-sending the conversation so far: only "
-            "their first turns are counted above."
-        )
-    if est.count_calls:
-        click.echo(
-            f"nothing was generated: only {est.count_calls:,} calls to the free "
-            "count_tokens endpoint were made."
-        )
-    else:
-        click.echo("nothing was sent.")
-
-
-def _dry_run_folder(prepared: PreparedRun, named_here: bool) -> str:
-    """The folder the real run will write: the one given, the one it resumes, or, when it
-    will name a new one, how that is named (the name holds the run's own start time, so
-    the dry run's clock would name a folder the run never uses)."""
-    if not named_here:
-        return str(prepared.out)
-    if (prepared.out / CONFIG_NAME).exists():
-        return f"{prepared.out} (resumed)"
-    return new_run_pattern(prepared.model.spec, prepared.plan.split)
-
-
-def _price_lines(est: DryRunEstimate, batch: bool, assume_output: int | None) -> list[str]:
-    """What the first attempts' input costs under each choice, and what cannot be known."""
-    if est.prices is None:
-        return ["no price for this model in eval/models.yaml: tokens only, no dollar figure."]
-
-    def usd(cost: Cost | None) -> str:
-        return "no price" if cost is None else f"${cost.usd:,.2f}"
-
-    expected = est.expected
-    lines = []
-    if est.prompt_cache:
-        lines.append(
-            f"prompt caching: expect {expected.cache_write:,} tokens written to the cache and "
-            f"{expected.cache_read:,} read from it (order of sending as the runner does it)."
-        )
-    # Only the choices this backend and these options leave open are priced.
-    choices = [f"{usd(est.input_cost(caching=False, batch=False))} uncached"]
-    if est.prompt_cache:
-        choices.append(f"{usd(est.input_cost(caching=True, batch=False))} with prompt caching")
-    if est.batchable:
-        choices.append(f"{usd(est.input_cost(caching=False, batch=True))} as batches")
-    if est.prompt_cache and est.batchable:
-        choices.append(f"{usd(est.input_cost(caching=True, batch=True))} with both")
-    interactive = (
-        " (agentic trials stay interactive, at full price)"
-        if (est.batchable and est.trials_left)
-        else ""
-    )
-    lines.append(
-        f"first-attempt input: {', '.join(choices)}{interactive}; "
-        f"chosen: {usd(est.input_cost(caching=est.prompt_cache, batch=batch))}."
-    )
-    if not est.prompt_cache:
-        lines.append("prompt caching is off for this run: no breakpoints, no cache key sent.")
-    if assume_output is None:
-        lines.append(
-            "output, reasoning tokens and retries cannot be known beforehand: "
-            "--assume-output-tokens N prices N output tokens per sample."
-        )
-    else:
-        out = est.output_cost(assume_output, batch=batch)
-        chosen = est.input_cost(caching=est.prompt_cache, batch=batch)
-        total = None if out is None or chosen is None else chosen + out
-        lines.append(
-            f"with {assume_output:,} output tokens per sample: output {usd(out)}, "
-            f"first attempts in all {usd(total)} (retries and later agent turns not included)."
-        )
-    return lines
+    click.echo("\n".join(lines))
 
 
 class _Progress(LiveProgress):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 
 DATA_ENV = "DEONTICBENCH_DATA"
 """A local data folder in the upstream layout, used when no --data-dir is given."""
@@ -65,7 +65,12 @@ def resolve_source(
     hub: bool = False,
     revision: str | None = None,
 ) -> DataSource:
-    """Choose a data source: an explicit folder, then ``DEONTICBENCH_DATA``, else the hub."""
+    """Choose a data source: an explicit folder, then ``DEONTICBENCH_DATA``, else the hub.
+    A revision without the hub, or the hub beside a folder, names no one source."""
+    if revision and not hub:
+        raise ConfigError("--revision picks a hub revision: use it with --hub.")
+    if hub and data_dir:
+        raise ConfigError("--hub and --data-dir name two data sources: choose one.")
     if hub:
         return DataSource(kind="hub", revision=revision or "main")
     chosen = data_dir or os.environ.get(DATA_ENV)

@@ -30,11 +30,13 @@ from .record import (
 from .records_file import RECORDS_NAME, iter_records, read_records, write_replay_file
 from .spec import (
     AGENT_TOOL_SETS,
+    CONFIDENCE_SIGNALS,
     DEFAULT_ATTEMPTS,
     DEFAULT_CONCURRENCY,
     SPEC_SCHEMA,
     AgentOptions,
     RunSpec,
+    parse_params,
 )
 from .trajectory import (
     add_agent_turn,
@@ -50,6 +52,7 @@ __all__ = [
     "AGENT_TOOL_SETS",
     "BATCHES_NAME",
     "CASE_ORDER_KEY",
+    "CONFIDENCE_SIGNALS",
     "CONFIG_NAME",
     "DEFAULT_ATTEMPTS",
     "DEFAULT_CONCURRENCY",
@@ -82,6 +85,7 @@ __all__ = [
     "new_run_path",
     "new_run_pattern",
     "new_trajectory",
+    "parse_params",
     "read_config",
     "read_records",
     "read_trajectory",

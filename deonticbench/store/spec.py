@@ -24,7 +24,7 @@ from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
 from ..solver.execution import Limits
 from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
-from ..vocabulary.modes import MODES, Mode, parse_modes
+from ..vocabulary.modes import MODES, VERBAL_MODE, Mode, parse_modes
 from ..vocabulary.protocols import (
     DEFAULT_PROTOCOL,
     ProtocolName,
@@ -100,6 +100,13 @@ class AgentOptions:
         return cls(**{k: v for k, v in obj.items() if k in known})
 
 
+CONFIDENCE_SIGNALS = ("verbal", "logprob")
+"""The opt-in confidence signals ``eval --confidence`` and ``RunSpec.with_confidence``
+take."""
+LOGPROB_PARAM = "extra.logprobs"
+"""The parameter that asks an OpenAI-wire server for log-probabilities."""
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """One evaluation, fully described.  Lists and dicts given to it are frozen.
@@ -164,11 +171,12 @@ class RunSpec:
         if self.split not in SPLITS:
             raise ConfigError(f"unknown split {self.split!r}; choose from {', '.join(SPLITS)}.")
         ks = [v for _, v in self.k] if isinstance(self.k, tuple) else [self.k]
+        # Named by their command-line flags: ``eval`` and ``evaluate`` refuse alike.
         for name, value in [
-            *(("k", v) for v in ks),
-            ("attempts", self.attempts),
-            ("limit", self.limit if not isinstance(self.limit, tuple) else None),
-            ("concurrency", self.concurrency),
+            *(("-k", v) for v in ks),
+            ("--attempts", self.attempts),
+            ("--limit", self.limit if not isinstance(self.limit, tuple) else None),
+            ("--concurrency", self.concurrency),
         ]:
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name} must be at least 1, not {value}.")
@@ -192,6 +200,30 @@ class RunSpec:
 
     def with_attempts(self, attempts: int) -> RunSpec:
         return dataclasses.replace(self, attempts=attempts)
+
+    def with_confidence(self, *signals: str) -> RunSpec:
+        """This spec with opt-in confidence signals (docs/reliability.md): ``verbal`` adds
+        the direct-verbal mode (its own template, a last line 'Confidence: NN%');
+        ``logprob`` asks for token log-probabilities (the request field ``logprobs:
+        true``, part of the response-cache key, so such runs never share cached answers)."""
+        unknown = sorted(set(signals) - set(CONFIDENCE_SIGNALS))
+        if unknown:
+            raise ConfigError(
+                f"unknown confidence signal {unknown[0]!r}; choose from "
+                f"{', '.join(CONFIDENCE_SIGNALS)}."
+            )
+        spec = self
+        if "verbal" in signals and VERBAL_MODE not in spec.modes:
+            spec = dataclasses.replace(spec, modes=(*spec.modes, VERBAL_MODE))
+        if "logprob" in signals:
+            params = {**dict(spec.params), LOGPROB_PARAM: "true"}
+            spec = dataclasses.replace(spec, params=tuple(params.items()))
+        return spec
+
+    @property
+    def asks_logprobs(self) -> bool:
+        """Whether the run asks for token log-probabilities (``with_confidence``)."""
+        return dict(self.params).get(LOGPROB_PARAM) == "true"
 
     # --- carrying it -------------------------------------------------------------
 
@@ -298,6 +330,18 @@ class RunSpec:
                 continue
             kept[key] = value
         return cls(**kept)
+
+
+def parse_params(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """``key=value`` strings (``--param``) as a spec's ``params``; one sentence for an
+    item that is not one."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--param takes key=value, not {item!r}.")
+        out[key.strip()] = value.strip()
+    return tuple(out.items())
 
 
 def _limit_range(value: Iterable[Any]) -> tuple[int, int]:

@@ -45,11 +45,12 @@ from .prompting.paper import UPSTREAM_FLAGS, Departures, paper_sampling
 from .prompting.plan import RunPlan, plan_run
 from .scoring.metrics import DEFAULT_BOOTSTRAP
 from .scoring.results import write_results
-from .scoring.scores import RunScores, ScoreRow, score_rows, score_runs
+from .scoring.rows import ScoreRow, score_rows
+from .scoring.scores import RunScores, score_runs
 from .settings.given import SettingParts
 from .solver import ExecutorKind, Solver
 from .store.batches import BatchLog
-from .store.config import CONFIG_NAME, check_resumable, read_config
+from .store.config import check_existing, recorded_model_spec
 from .store.folder import RunFolder, is_run_folder, set_aside
 from .store.naming import find_resumable, new_run_path, new_run_pattern
 from .store.record import Record, RecordKey
@@ -269,8 +270,7 @@ def dry_run(
     if prepared.fresh:
         pass  # the real run would move the old run aside and start from nothing
     else:
-        if (out / CONFIG_NAME).exists():
-            check_resumable(out, prepared.config)
+        check_existing(out, prepared.config)
         if (out / RECORDS_NAME).exists():
             done = read_records(out / RECORDS_NAME).records
     if retry_errors:
@@ -500,7 +500,8 @@ def _set_aside_run(out: Path) -> str | None:
     records = out / RECORDS_NAME
     count = records.read_bytes().count(b"\n") if records.exists() else 0
     try:
-        model = read_config(out).get("model", {}).get("spec", "an unknown model")
+        spec = recorded_model_spec(out)
+        model = spec if spec is not None else "an unknown model"
     except DeonticBenchError:
         model = "an unreadable configuration"
     moved = set_aside(out)

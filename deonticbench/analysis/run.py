@@ -27,10 +27,10 @@ from ..data.sources import SPLITS
 from ..errors import DataError
 from ..reading.programs import prepare_program, unwrap_fenced
 from ..solver import Solver
-from ..store.config import read_config
 from ..store.folder import require_run_folder
 from ..store.record import Attempt, Record
-from ..store.records_file import RECORDS_NAME, iter_records
+from ..store.records_file import RECORDS_NAME
+from ..store.run import load_run
 from ..vocabulary.modes import writes_program
 from .compare import CaseVocabulary
 from .diagnose import Diagnosis, Proven, diagnose
@@ -186,10 +186,10 @@ def analyse_run(
     folder = require_run_folder(run_dir)
     if not (folder / RECORDS_NAME).is_file():
         raise DataError(f"{folder} holds no records yet: nothing to analyse.")
-    config = read_config(folder)
-    records = [r for r in iter_records(folder) if writes_program(r.mode)]
-    split = str(config.get("split", "hard"))
-    source = source_of_run(config)
+    run = load_run(folder, policy="strict")
+    records = [r for r in run.records if writes_program(r.mode)]
+    split = str(run.config.get("split", "hard"))
+    source = source_of_run(run.config)
     cases: dict[tuple[str, str], Case] = {}
     for name in sorted({r.domain for r in records}):
         for loaded in load_cases(name, split, source):

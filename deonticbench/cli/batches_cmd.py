@@ -29,7 +29,7 @@ def command(run: Path, cancel: bool, adoption: str | None) -> None:
     from ..models import load_model
     from ..models.batch import batch_api
     from ..store.batches import BATCHES_NAME, BatchLog
-    from ..store.config import read_config
+    from ..store.config import recorded_model_spec
     from ..store.folder import require_run_folder
 
     require_run_folder(run)
@@ -48,7 +48,7 @@ def command(run: Path, cancel: bool, adoption: str | None) -> None:
         click.echo(
             f"{chunk.strip()} is now batch {batch_id.strip()}; run eval again to collect it."
         )
-    model = load_model(str(read_config(run).get("model", {}).get("spec", "")))
+    model = load_model(str(recorded_model_spec(run) or ""))
     api = batch_api(model)
 
     async def talk() -> tuple[list[str], list[dict[str, object]]]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..scoring.scores import load_run
 from ..scoring.tables import render, render_csv
+from ..store.run import load_run
 from ._options import (
     RENAMED_BOOTSTRAP_SEED,
     RenamingCommand,

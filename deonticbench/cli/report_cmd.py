@@ -42,7 +42,8 @@ def command(
     # start-up: ``deonticbench --help`` imports every command's module
     from ..api import score
     from ..report import REPORT_FILE, write_report
-    from ..scoring.scores import compare, require_scorable
+    from ..scoring.comparisons import compare
+    from ..scoring.rows import require_scorable
 
     result = score(list(run_dirs), bootstrap=replicates, seed=seed)
     for note in result.notes:

@@ -14,19 +14,12 @@ import click
 
 from ..errors import ConfigError, DeonticBenchError
 from ..scoring.agent_format import FormatRow, format_rows, format_table
+from ..scoring.comparisons import Comparison, compare, compare_modes, comparisons_note
+from ..scoring.comparisons import pair_modes as pair_modes_of
 from ..scoring.notes import protocol_notes
 from ..scoring.rereading import sensitivity_table
-from ..scoring.scores import (
-    Comparison,
-    NothingToScoreError,
-    RunScores,
-    compare,
-    compare_modes,
-    comparisons_note,
-    require_scorable,
-    score_runs,
-)
-from ..scoring.scores import pair_modes as pair_modes_of
+from ..scoring.rows import NothingToScoreError, require_scorable
+from ..scoring.scores import RunScores, score_runs
 from ..scoring.tables import (
     COMPARISON_COLUMNS,
     TABLE_FORMATS,
@@ -436,7 +429,8 @@ def _reread_scores(
     """``--reading``: each run read again in memory (``scoring.rereading``), then scored;
     one line per run says what was read again."""
     from ..scoring.rereading import reread_run  # start-up: only --reading needs it
-    from ..scoring.scores import load_run, score_run
+    from ..scoring.scores import score_run
+    from ..store.run import load_run
 
     runs = [load_run(p) for p in run_dirs]  # every path is checked before any is read
     scores = []

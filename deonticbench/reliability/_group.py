@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from ..scoring.encoding import Stage
 from ..scoring.metrics import Outcomes
-from ..scoring.scores import Stage
 from ..vocabulary.modes import Mode
 
 Matrix = NDArray[np.float64]

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..errors import ConfigError, missing_extra
 from ..scoring.metrics import DEFAULT_BOOTSTRAP
-from ..scoring.scores import RunScores, load_run
+from ..scoring.scores import RunScores
+from ..store.run import load_run
 from .cascade import CascadeResult, DeferTo, Prices, cascade
 from .costs import CostModel, cost_reports, load_costs
 from .evaluate import SignalReport, evaluate_groups

@@ -31,8 +31,9 @@ from ..scoring.metrics import (
     macro_f1_from_counts,
 )
 from ..scoring.results import PRICE_IN, PRICE_OUT, model_prices
-from ..scoring.scores import Run, domain_rng
+from ..scoring.seeds import domain_rng
 from ..store.record import Record
+from ..store.run import Run
 from ._crossfit import crossfit_thresholds
 from ._yaml import read_mapping
 from .evaluate import MetricValue, summarise

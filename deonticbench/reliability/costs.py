@@ -32,7 +32,7 @@ from .._paths import EVAL
 from ..data.domains import DOMAINS, NUMERIC_TOLERANCE
 from ..errors import ConfigError
 from ..scoring.metrics import DEFAULT_BOOTSTRAP, iter_draws, numeric_correct
-from ..scoring.scores import domain_rng
+from ..scoring.seeds import domain_rng
 from ._crossfit import crossfit_thresholds
 from ._yaml import read_mapping
 from .evaluate import MetricValue, summarise

@@ -2,7 +2,7 @@
 
 Point values use all samples of the group (with the full K every case weighs the same).
 Each bootstrap replicate draws N cases with replacement, the very case draws of the main
-table (``scoring.metrics.iter_draws`` seeded by ``scoring.scores.domain_rng``), and keeps
+table (``scoring.metrics.iter_draws`` seeded by ``scoring.seeds.domain_rng``), and keeps
 *all* samples of every drawn case: a replicate is the point's own estimator on a resample
 of the same item count (N x K with the full K).  The main table keeps one sample per
 drawn case, which suits accuracy (a mean reads the same at any item count) but not ECE or
@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..scoring.metrics import DEFAULT_BOOTSTRAP, iter_draws
-from ..scoring.scores import domain_rng
+from ..scoring.seeds import domain_rng
 from . import metrics as m
 from .signals import SIGNALS, GroupSignals
 

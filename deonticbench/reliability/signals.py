@@ -20,9 +20,10 @@ from numpy.typing import NDArray
 from ..analysis.run import ANALYSIS_FILE, read_analysis
 from ..data.domains import DISPLAY_ORDER, DOMAINS, NUMERIC_TOLERANCE
 from ..reading.confidence import answer_probability, read_verbal_confidence
+from ..scoring.encoding import STAGES, Stage, encode, stage_attempt
 from ..scoring.metrics import Outcomes, correct_matrix
-from ..scoring.scores import STAGES, Run, Stage, encode, stage_attempt
 from ..store.record import Attempt, Record
+from ..store.run import Run
 from ..vocabulary.modes import ALL_MODES, DIRECT_MODES, VERBAL_MODE
 from ._combined import combined_signal
 from ._group import BASE_SIGNALS, OPT_IN_SIGNALS, SIGNALS, GroupSignals, Matrix

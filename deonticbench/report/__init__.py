@@ -38,12 +38,14 @@ from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..errors import DeonticBenchError
 from ..prompting.render import Prompt, prompt_hash
 from ..scoring.agent_format import format_rows, format_table
+from ..scoring.comparisons import Comparison, comparisons_note
+from ..scoring.encoding import STAGES
 from ..scoring.figures import figure_png_and_modes
 from ..scoring.notes import protocol_notes
 from ..scoring.paper import match_model
 from ..scoring.rereading import sensitivity_table
 from ..scoring.results import estimated_cost, run_totals
-from ..scoring.scores import STAGES, Comparison, RunScores, comparisons_note
+from ..scoring.scores import RunScores
 from ..scoring.tables import (
     Table,
     against_paper,
@@ -391,7 +393,7 @@ def _runs_html(scores: Sequence[RunScores]) -> str:
                     s.run.name,
                     s.run.model,
                     s.run.protocol,
-                    s.run.config.get("split") or "?",
+                    s.run.split or "?",
                     len(s.run.records),
                     t.requests,
                     f"{t.tokens_in:,} / {t.tokens_out:,}",
@@ -438,9 +440,7 @@ def _paper_sections(scores: Sequence[RunScores]) -> list[str]:
     out: list[str] = []
     matched = [s for s in scores if match_model(s.run.model)]
     if matched:
-        other_split = [
-            s.run.name for s in matched if s.run.config.get("split") not in (None, "hard")
-        ]
+        other_split = [s.run.name for s in matched if s.run.split not in (None, "hard")]
         caution = (
             '<p class="muted">The paper\'s rows are on the hard split; '
             + html.escape(", ".join(other_split))

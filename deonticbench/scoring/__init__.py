@@ -11,7 +11,10 @@ to analysis, the report and the command line.
 from __future__ import annotations
 
 from ..store.folder import RunFolderError
+from ..store.run import READING_KEY, LoadReport, Run, load_run, reading_of
 from .agent_format import FormatRow, first_turn_stop, format_rows, format_table
+from .comparisons import Comparison, compare, compare_modes, comparisons_note, pair_modes
+from .encoding import STAGES, Stage, encode, stage_attempt
 from .figures import build_figure, draw_figure, figure_modes, figure_png, figure_png_and_modes
 from .metrics import (
     DEFAULT_BOOTSTRAP,
@@ -51,30 +54,9 @@ from .results import (
     run_totals,
     write_results,
 )
-from .scores import (
-    READING_KEY,
-    STAGES,
-    Comparison,
-    LoadReport,
-    NothingToScoreError,
-    Run,
-    RunScores,
-    ScoreRow,
-    Stage,
-    compare,
-    compare_modes,
-    comparisons_note,
-    domain_rng,
-    encode,
-    load_run,
-    pair_modes,
-    reading_of,
-    require_scorable,
-    score_rows,
-    score_run,
-    score_runs,
-    stage_attempt,
-)
+from .rows import NothingToScoreError, ScoreRow, require_scorable, score_rows
+from .scores import RunScores, score_run, score_runs
+from .seeds import domain_rng
 from .tables import (
     COMPARISON_COLUMNS,
     LONG_COLUMNS,

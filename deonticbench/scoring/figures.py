@@ -18,7 +18,8 @@ from typing import IO, Any
 from ..data.domains import DOMAINS
 from ..errors import missing_extra
 from ..vocabulary.modes import MODE_ORDER, MODE_TITLES
-from .scores import RunScores, Stage
+from .encoding import Stage
+from .scores import RunScores
 from .tables import TABLE_DOMAINS, run_labels
 
 _CORRECT = "#3a78b5"

@@ -14,6 +14,14 @@ from collections.abc import Iterable, Sequence
 
 from ..data.domains import DOMAINS
 from ..store.record import Record
+from ..store.run import Run
+from ..vocabulary.protocols import (
+    departure_note,
+    reference_leak_note,
+    sampling_departures,
+    shows_reference_programs,
+)
+from .encoding import Encoded
 
 DATA_AUDIT_DOC = "docs/data-audit.md"
 
@@ -138,3 +146,60 @@ def bootstrap_gap_note(
         "(each replicate draws the cases again); the point value is the metric on the cases "
         "as they are."
     )
+
+
+IMPORTED_PROVIDERS = frozenset({"inspect", "harbor", "upstream"})
+"""``config.json``'s ``model.provider`` of a run brought in from another tool's outputs."""
+
+
+def group_notes(
+    run: Run, domain: str, mode: str, stage: str, chosen: list[Record], encoded: Encoded
+) -> list[str]:
+    """The caveats of one group's figure: cases not scored, cases short of K, samples
+    whose request failed (first stage: the first attempts; final: the last)."""
+    notes: list[str] = []
+    o = encoded.outcomes
+    n_cases_total = len({r.case_id for r in chosen})
+    if o.n_cases < n_cases_total and stage == "first":
+        notes.append(
+            f"{domain} {mode}: {n_cases_total - o.n_cases} case(s) with an "
+            "unreadable gold label were not scored"
+        )
+    planned = run.planned_k(domain)
+    short = int((o.present < planned).sum()) if planned else 0
+    if short and stage == "first":
+        notes.append(
+            f"{domain} {mode}: {short} of {o.n_cases} case(s) have fewer than "
+            f"K={planned} samples; each is scored on the samples present"
+        )
+    failed = sum(1 for r in chosen if (r.first if stage == "first" else r.final).error)
+    if failed:
+        redo = (
+            "they failed in the tool that made the replies, so redo them there and import again"
+            if run.provider in IMPORTED_PROVIDERS
+            else "re-run the eval command with --retry-errors to redo them"
+        )
+        notes.append(
+            f"{domain} {mode} ({stage}): {failed} sample(s) are abstentions "
+            f"because the request failed, not the model; {redo}"
+        )
+    return notes
+
+
+def leak_notes(run: Run, cells: Iterable[tuple[str, str]]) -> list[str]:
+    """Beside the marked figures (``tables``): prompts that showed other cases' answers,
+    one sentence per domain."""
+    return list(
+        dict.fromkeys(
+            reference_leak_note(DOMAINS[domain].display_name)
+            for domain, mode in cells
+            if shows_reference_programs(run.protocol, domain, mode)
+        )
+    )
+
+
+def departure_notes(run: Run, modes: Iterable[str]) -> list[str]:
+    """Beside the figures marked ``DEPARTURE_MARK`` (``tables``): upstream's flags set
+    otherwise than in the published runs, said once."""
+    found = (sampling_departures(run.protocol, mode, run.config) for mode in modes)
+    return list(dict.fromkeys(departure_note(d) for d in found if d))

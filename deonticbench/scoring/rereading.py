@@ -32,6 +32,7 @@ from ..reading.answers import Answer
 from ..reading.reader import Reader, reader_for
 from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.record import Attempt, Record
+from ..store.run import READING_KEY, Run, load_run
 from ..vocabulary.modes import DIRECT_MODES, MODE_TITLES
 from ..vocabulary.protocols import (
     PROTOCOL_MODES,
@@ -40,7 +41,8 @@ from ..vocabulary.protocols import (
     check_protocol,
     mode_protocol,
 )
-from .scores import DEFAULT_BOOTSTRAP, READING_KEY, Run, RunScores, load_run, score_run
+from .metrics import DEFAULT_BOOTSTRAP
+from .scores import RunScores, score_run
 from .tables import Table, pct, run_labels, signed_points
 
 

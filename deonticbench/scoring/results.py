@@ -26,7 +26,8 @@ from typing import Any
 from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
 from ..store.environment import environment_facts
 from ..store.record import Attempt
-from .scores import Run, RunScores
+from ..store.run import Run
+from .scores import RunScores
 from .tables import long_rows
 from .upstream_bootstrap import upstream_bootstrap
 
@@ -251,7 +252,7 @@ def build_results(
     total_json = totals.to_json()
     total_json["wall_time_s"] = None if wall_time_s is None else round(wall_time_s, 3)
     cost = estimated_cost(run.model, totals)
-    upstream, upstream_notes = upstream_bootstrap(run.records, config)
+    upstream, upstream_notes = upstream_bootstrap(run)
     return {
         "schema": RESULTS_SCHEMA,
         "harness": "deonticbench",

@@ -25,9 +25,11 @@ from ..vocabulary.protocols import (
     sampling_departures,
     shows_reference_programs,
 )
+from .comparisons import Comparison
 from .metrics import BootstrapEstimate
 from .paper import PaperCell, match_model, paper_cells
-from .scores import Comparison, GroupScore, RunScores, ScoreRow, score_row, score_rows
+from .rows import ScoreRow, score_row, score_rows
+from .scores import GroupScore, RunScores
 from .upstream_bootstrap import upstream_bootstrap
 
 MISSING = "—"
@@ -463,7 +465,7 @@ def upstream_bootstrap_table(scores: Sequence[RunScores]) -> Table:
     headers = ["Run", "Domain", "Setting", "Accuracy", "Abstain", "Wrong", "Cases"]
     rows: list[list[str]] = []
     for label, s in zip(run_labels(scores), scores, strict=True):
-        block, _ = upstream_bootstrap(s.run.records, s.run.config)
+        block, _ = upstream_bootstrap(s.run)
         for domain in TABLE_DOMAINS:
             for mode in TABLE_MODE_ORDER:
                 stats = block.get(domain, {}).get(mode)
@@ -571,7 +573,7 @@ def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ())
                 "model": s.run.model,
                 "split": s.run.split,
                 "protocol": s.run.protocol,
-                "upstream_bootstrap": upstream_bootstrap(s.run.records, s.run.config)[0],
+                "upstream_bootstrap": upstream_bootstrap(s.run)[0],
                 "stages": list(s.stages),
                 "bootstrap": s.bootstrap,
                 "seed": s.seed,

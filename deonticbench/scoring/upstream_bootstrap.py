@@ -25,14 +25,13 @@ the first attempt's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ..reading.outcomes import Outcome
-from ..store.config import CASE_ORDER_KEY
 from ..store.record import Record
+from ..store.run import Run
 from ..vocabulary.modes import MODES
 
 UPSTREAM_REPLICATES = 1000
@@ -101,23 +100,15 @@ def ordered_cases(records: Iterable[Record], order: Sequence[str] | None) -> lis
     return [[r.first.outcome for r in sorted(by_case[c], key=lambda r: r.sample)] for c in ids]
 
 
-def recorded_case_order(config: Mapping[str, Any]) -> dict[str, list[str]]:
-    """config.json's case order per domain (empty when it records none: a run made
-    before it was recorded is bootstrapped in case-id order, and says so)."""
-    value = config.get(CASE_ORDER_KEY)
-    if not isinstance(value, Mapping):
-        return {}
-    return {str(d): [str(c) for c in ids] for d, ids in value.items() if isinstance(ids, list)}
-
-
 def upstream_bootstrap(
-    records: Iterable[Record], config: Mapping[str, Any]
+    run: Run,
 ) -> tuple[dict[str, dict[str, dict[str, float | int]]], list[str]]:
-    """``upstream_bootstrap[domain][mode]`` over the prompted modes' records, and the
-    notes to show with it (a domain whose case order config.json does not record)."""
-    order = recorded_case_order(config)
+    """``upstream_bootstrap[domain][mode]`` over a loaded run's prompted modes' records,
+    and the notes to show with it (a domain whose case order config.json does not record:
+    its cases are drawn in id order, ``Run.case_order``)."""
+    order = run.case_order
     grouped: dict[str, dict[str, list[Record]]] = {}
-    for record in records:
+    for record in run.records:
         if record.mode in MODES:
             grouped.setdefault(record.domain, {}).setdefault(record.mode, []).append(record)
     block: dict[str, dict[str, dict[str, float | int]]] = {}

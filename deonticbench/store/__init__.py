@@ -2,6 +2,8 @@
 
 ``RunSpec`` (what a run is), config.json (``config``: fingerprint, resume), records and
 records.jsonl (``record``, ``records_file``), the open folder and its lock (``folder``),
+a run folder opened for reading, with the policy for older folders (``run``: ``load_run``,
+the one way every later stage opens a run),
 run folder names and finding one to resume (``naming``), the facts of the machine a run
 was made on (``environment``; ``evaluation.provenance`` builds the whole provenance),
 agentic trajectories in ATIF (``trajectory``), the one step that writes a run imported
@@ -13,7 +15,15 @@ and config to scoring, analysis, the report, rewards and exports.
 from __future__ import annotations
 
 from .batches import BATCHES_NAME, BatchLog, Chunk
-from .config import CASE_ORDER_KEY, CONFIG_NAME, check_resumable, config_mismatch, read_config
+from .config import (
+    CASE_ORDER_KEY,
+    CONFIG_NAME,
+    check_resumable,
+    config_mismatch,
+    read_config,
+    read_config_forgiving,
+    recorded_model_spec,
+)
 from .environment import environment_facts
 from .folder import RunFolder, RunFolderError, is_run_folder, require_run_folder, set_aside
 from .imported import ImportedRun, refuse_existing, write_imported_run
@@ -28,6 +38,7 @@ from .record import (
     RecordKey,
 )
 from .records_file import RECORDS_NAME, iter_records, read_records, write_replay_file
+from .run import READING_KEY, LoadReport, Run, load_run, reading_of
 from .spec import (
     AGENT_TOOL_SETS,
     CONFIDENCE_SIGNALS,
@@ -56,6 +67,7 @@ __all__ = [
     "CONFIG_NAME",
     "DEFAULT_ATTEMPTS",
     "DEFAULT_CONCURRENCY",
+    "READING_KEY",
     "RECORDS_NAME",
     "SPEC_SCHEMA",
     "STOP_EXPLANATIONS",
@@ -67,8 +79,10 @@ __all__ = [
     "BatchLog",
     "Chunk",
     "ImportedRun",
+    "LoadReport",
     "Record",
     "RecordKey",
+    "Run",
     "RunFolder",
     "RunFolderError",
     "RunSpec",
@@ -81,14 +95,18 @@ __all__ = [
     "finish_trajectory",
     "is_run_folder",
     "iter_records",
+    "load_run",
     "model_slug",
     "new_run_path",
     "new_run_pattern",
     "new_trajectory",
     "parse_params",
     "read_config",
+    "read_config_forgiving",
     "read_records",
     "read_trajectory",
+    "reading_of",
+    "recorded_model_spec",
     "refuse_existing",
     "require_run_folder",
     "set_aside",

@@ -179,6 +179,8 @@ def _union(a: list[Any], b: list[Any]) -> list[Any]:
 
 
 def read_config(folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """The strict reader: a run folder's config.json, or ``DataError`` saying why not
+    (resuming, ``batches``, ``analyze`` and ``--fresh`` need the configuration itself)."""
     path = Path(folder) / CONFIG_NAME
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -187,6 +189,36 @@ def read_config(folder: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DataError(f"{path} is not a JSON object.")
     return data
+
+
+def read_config_forgiving(folder: str | os.PathLike[str]) -> tuple[dict[str, Any], str | None]:
+    """The reader for scoring a folder as it is (``store.run.load_run``): its config.json,
+    or ``{}`` and the note saying why it was left out (missing, unreadable, not an
+    object).  What an empty or older config means is the policy in ``store.run``."""
+    path = Path(folder) / CONFIG_NAME
+    if not path.is_file():
+        return {}, f"{CONFIG_NAME} is missing: the model name is taken from records"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return {}, f"{CONFIG_NAME} is unreadable ({exc}); it was ignored"
+    if not isinstance(config, dict):
+        return {}, f"{CONFIG_NAME} is not a JSON object; it was ignored"
+    return config, None
+
+
+def recorded_model_spec(folder: str | os.PathLike[str]) -> str | None:
+    """The model spec config.json records (strictly read; None: it records none)."""
+    model = read_config(folder).get("model", {})
+    spec = model.get("spec") if isinstance(model, Mapping) else None
+    return None if spec is None else str(spec)
+
+
+def check_existing(folder: Path, config: Mapping[str, Any]) -> None:
+    """Refuse ``config`` for a folder that already holds a run made otherwise (nothing
+    to check when the folder holds no config.json yet)."""
+    if (folder / CONFIG_NAME).exists():
+        check_resumable(folder, config)
 
 
 def _write_json_atomic(path: Path, obj: Any) -> None:

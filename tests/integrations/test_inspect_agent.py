@@ -20,9 +20,10 @@ from deonticbench.integrations.inspect import deonticbench as deonticbench_task
 from deonticbench.integrations.inspect.metrics import records_of
 from deonticbench.models.base import Completion, GenerationParams, Model, Request
 from deonticbench.reading.programs import unwrap_fenced
-from deonticbench.scoring.scores import LoadReport, Run, score_run
+from deonticbench.scoring.scores import score_run
 from deonticbench.solver import Solver
 from deonticbench.store.record import Record
+from deonticbench.store.run import LoadReport, Run
 from deonticbench.vocabulary.chat import ToolCall
 
 pytestmark = pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")

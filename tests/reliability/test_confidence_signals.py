@@ -24,7 +24,7 @@ from deonticbench.reading.confidence import (
     without_confidence,
 )
 from deonticbench.reliability import run_signals
-from deonticbench.scoring.scores import load_run
+from deonticbench.store.run import load_run
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
@@ -150,7 +150,7 @@ def test_without_the_reliability_extra_each_feature_says_so_in_one_sentence(
         "sys.modules['sklearn'] = None\n"
         "from deonticbench.errors import MissingExtraError, missing_extra\n"
         "from deonticbench.reliability import reliability_frame, run_signals\n"
-        "from deonticbench.scoring.scores import load_run\n"
+        "from deonticbench.store.run import load_run\n"
         f"(g,) = run_signals(load_run({str(run)!r}))\n"
         "assert g.signals['combined'] == str(missing_extra('the combined signal', "
         "'reliability')).rstrip('.'), g.signals['combined']\n"

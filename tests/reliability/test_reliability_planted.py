@@ -33,7 +33,8 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 from deonticbench.reliability import evaluate_signal, run_signals
 from deonticbench.reliability import metrics as m
 from deonticbench.scoring.metrics import iter_draws
-from deonticbench.scoring.scores import domain_rng, load_run
+from deonticbench.scoring.seeds import domain_rng
+from deonticbench.store.run import load_run
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"

@@ -11,7 +11,8 @@ from pathlib import Path
 from synthetic_runs import write_synthetic_run
 
 from deonticbench.report import build_report
-from deonticbench.scoring.scores import compare, score_runs
+from deonticbench.scoring.comparisons import compare
+from deonticbench.scoring.scores import score_runs
 from deonticbench.vocabulary.protocols import LEAK_MARK
 
 
@@ -50,7 +51,7 @@ def test_upstream_statistics_are_shown_as_results_json_holds_them(tmp_path: Path
 
     run = _run(tmp_path / "p", "openai:gpt-4.1", "paper")
     scores = score_runs([run], bootstrap=20)
-    block, _ = upstream_bootstrap(scores[0].run.records, scores[0].run.config)
+    block, _ = upstream_bootstrap(scores[0].run)
     assert to_json(scores)["runs"][0]["upstream_bootstrap"] == block
     section = " ".join(_text(build_report(scores), "upstream-bootstrap").split())
     airline = block["airline"]["few-shot"]

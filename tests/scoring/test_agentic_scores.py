@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from deonticbench.cli import cli
 from deonticbench.data.domains import get_domain
 from deonticbench.models.reference import ReferenceModel, reference_table
-from deonticbench.scoring.scores import compare, pair_modes, score_runs
+from deonticbench.scoring.comparisons import compare, pair_modes
+from deonticbench.scoring.scores import score_runs
 from deonticbench.scoring.tables import render, table2
 from deonticbench.scoring.usage import usage_rows
 from deonticbench.solver import Solver

@@ -12,8 +12,9 @@ from synthetic_runs import write_synthetic_run
 
 from deonticbench.cli import cli
 from deonticbench.errors import ConfigError
+from deonticbench.scoring.comparisons import Comparison, compare_modes
 from deonticbench.scoring.metrics import BootstrapEstimate
-from deonticbench.scoring.scores import Comparison, compare_modes, score_runs
+from deonticbench.scoring.scores import score_runs
 
 
 def _only(folder: Path, keep: set[str], rename: dict[str, str] | None = None) -> None:

@@ -73,8 +73,9 @@ def test_a_comparison_across_protocols_says_so_in_one_sentence(tmp_path: Path) -
 
 
 def test_pairing_an_agentic_mode_with_its_prompted_mode_crosses_protocols(tmp_path: Path) -> None:
+    from deonticbench.scoring.comparisons import compare_modes
     from deonticbench.scoring.notes import cross_protocol_note
-    from deonticbench.scoring.scores import compare_modes, score_runs
+    from deonticbench.scoring.scores import score_runs
 
     run = _run(tmp_path / "r", "x:m", "paper")
     scores = score_runs([run], bootstrap=10)

@@ -21,7 +21,7 @@ from reliability_runs import cli
 from deonticbench import RunSpec, evaluate
 from deonticbench.data.sources import resolve_source
 from deonticbench.scoring.rereading import reader_sensitivity, reread_run
-from deonticbench.scoring.scores import load_run
+from deonticbench.store.run import load_run
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(up.MIRROR)
 pytestmark = [

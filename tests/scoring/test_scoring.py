@@ -11,16 +11,13 @@ from typing import Any
 import pytest
 
 from deonticbench.data.domains import DOMAINS
+from deonticbench.scoring.comparisons import compare
 from deonticbench.scoring.metrics import iter_draws
-from deonticbench.scoring.scores import (
-    RunFolderError,
-    compare,
-    domain_rng,
-    load_run,
-    score_run,
-    score_runs,
-)
+from deonticbench.scoring.scores import score_run, score_runs
+from deonticbench.scoring.seeds import domain_rng
+from deonticbench.store.folder import RunFolderError
 from deonticbench.store.record import Attempt, Record
+from deonticbench.store.run import load_run
 
 MODES = ("direct", "few-shot")
 
@@ -350,6 +347,7 @@ def test_a_domains_bootstrap_stream_does_not_depend_on_the_order_of_domains(
 
     from deonticbench.data import domains
     from deonticbench.scoring import scores as scoring
+    from deonticbench.scoring import seeds
 
     before = domain_rng(3, "housing").integers(0, 1 << 30, 8).tolist()
     # A domain added in front of the others (or the list reordered) moves no stream.
@@ -358,4 +356,4 @@ def test_a_domains_bootstrap_stream_does_not_depend_on_the_order_of_domains(
     monkeypatch.setattr(scoring, "DOMAINS", reordered)
     assert domain_rng(3, "housing").integers(0, 1 << 30, 8).tolist() == before
     digest = hashlib.sha256(b"housing").digest()[:8]
-    assert scoring.domain_key("housing") == int.from_bytes(digest, "big")
+    assert seeds.domain_key("housing") == int.from_bytes(digest, "big")

@@ -17,7 +17,8 @@ from deonticbench.cli import cli
 from deonticbench.data import get_domain, load_cases
 from deonticbench.data.cases import original_case_id
 from deonticbench.data.sources import resolve_source
-from deonticbench.scoring.scores import compare, score_runs
+from deonticbench.scoring.comparisons import compare
+from deonticbench.scoring.scores import score_runs
 from deonticbench.settings.perturb import perturb_domain, write_variants
 from deonticbench.solver import Solver
 

@@ -15,8 +15,8 @@ import pytest
 from deonticbench.data.domains import SARA_NUMERIC
 from deonticbench.data.sources import DataSource
 from deonticbench.errors import ConfigError
-from deonticbench.scoring.scores import load_run
 from deonticbench.solver import Limits
+from deonticbench.store.run import load_run
 from deonticbench.store.spec import SPEC_SCHEMA, RunSpec
 from deonticbench.vocabulary.modes import MODES
 

@@ -23,8 +23,8 @@ from ...data.cases import describe_source
 from ...data.domains import Domain
 from ...errors import ConfigError
 from ...prompting import template_hashes
+from ...scoring.encoding import STAGES
 from ...scoring.metrics import DEFAULT_BOOTSTRAP
-from ...scoring.scores import STAGES
 from ...store.spec import AgentOptions
 from ...vocabulary.chat import Message
 from ...vocabulary.modes import is_agentic

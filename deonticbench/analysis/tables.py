@@ -2,7 +2,7 @@
 mean structural measures, and each measure's point-biserial correlation with
 correctness (bootstrap CI), per domain × mode.
 
-Tables are computed on one stage of the attempts: ``first`` (the paper's protocol, the
+Tables are computed on one stage of the attempts: ``first`` (the first attempt, the
 default) or ``final`` (after retries with feedback).
 """
 

@@ -313,7 +313,7 @@ def summary_table(records: Iterable[Record], *, order: Iterable[str] = ()) -> st
     lines = [fmt(header), fmt(tuple("-" * w for w in widths)), *(fmt(row) for row in body)]
     legend = (
         "acc: share of samples answered correctly after all attempts; first acc: on the "
-        "first attempt (the paper's protocol); "
+        "first attempt; "
         if retrying
         else "acc: share of trials whose final program answered correctly; "
     )

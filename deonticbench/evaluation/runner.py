@@ -15,7 +15,7 @@ then followed one by one.
 Retries (paper B.1): the rule is stated once, in docs/running.md ("Retries"); ``_evaluate``
 below implements it: a retry with feedback when the program gave no answer, the same
 prompt again when the request failed, never a decision that looks at the gold label.
-Every attempt is kept, so a run yields the first-attempt score (the paper's protocol)
+Every attempt is kept, so a run yields the first-attempt score
 and the final score.
 
 Resume: samples that already have a record are skipped; a response already in the

@@ -1,7 +1,7 @@
 """The record of one sample: everything needed to re-score or audit it without re-running.
 
 One line of a run's ``records.jsonl`` is one ``Record``: a domain × case × mode × sample,
-with every attempt (the first is the paper's protocol; later ones are retries with
+with every attempt (the first is the first attempt; later ones are retries with
 feedback).  ``SCHEMA`` is bumped whenever a field changes meaning.
 """
 

@@ -35,7 +35,7 @@ from ..vocabulary.protocols import (
 SPEC_SCHEMA = 1
 """Bumped whenever a field of ``RunSpec.to_json`` changes meaning."""
 DEFAULT_ATTEMPTS = 2
-"""The first attempt (the paper's protocol) and one retry with feedback."""
+"""The first attempt and one retry with feedback."""
 DEFAULT_CONCURRENCY = 8
 """Model requests in flight at once."""
 

@@ -36,7 +36,7 @@ def paper_metric(
     stage: Stage = "first", bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> Metric:
     """The domain's metric (point estimate, bootstrap mean and 95% interval) and the
-    wrong and abstain rates, for the first attempt (the paper's protocol) or the final
+    wrong and abstain rates, for the first attempt or the final
     one (after retries with feedback); the final stage's names start with ``final_``."""
 
     def compute(scores: list[SampleScore]) -> Value:

@@ -66,13 +66,13 @@ def deonticbench(
         (docs/settings.md); or agent-direct, agent-zero-shot, agent-few-shot: inspect's
         react() agent with the harness's prolog tools on a workspace of the case's files
         (docs/agents.md).
-      attempts: 1 is the paper's protocol; 2 adds one retry with SWI-Prolog's feedback
+      attempts: 1 is the first attempt alone; 2 adds one retry with SWI-Prolog's feedback
         when a program gave no answer (the final stage's metrics are ``final_*``).
       timeout: wall-clock seconds each program may run (the paper's 20).
-      seed: chooses the few-shot exemplars, as ``deonticbench eval --seed``.
+      seed: chooses the few-shot exemplars, as ``deonticbench eval --exemplar-seed``.
       epochs: samples per case; the paper's K for the domain when not given.
       bootstrap: bootstrap replicates of the metrics.
-      bootstrap_seed: the bootstrap's seed, as ``deonticbench score --seed``.
+      bootstrap_seed: the bootstrap's seed, as ``deonticbench score --bootstrap-seed``.
       data_dir: a local data folder (default: ``DEONTICBENCH_DATA``, else the hub).
       hub: read the hub dataset even when ``DEONTICBENCH_DATA`` is set.
       revision: the hub revision to pin.

@@ -101,7 +101,7 @@ class PreparedRun:
         own start, so this prepare's clock would name a folder the run never uses)."""
         if self.named:
             return new_run_pattern(self.model.spec, self.spec.split)
-        if not self.fresh and (self.out / CONFIG_NAME).exists():
+        if not self.fresh and is_run_folder(self.out):
             return f"{self.out} (resumed)"
         return str(self.out)
 

@@ -93,13 +93,10 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
     matplotlib.use("Agg")
     # start-up: matplotlib only when a figure is drawn
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
 
     present = {g.domain for s in scores for g in s.groups if g.stage == stage}
     domains = [DOMAINS[name] for name in TABLE_DOMAINS if name in present]
     columns = max(len(domains), 1)
-    n_runs = max(len(scores), 1)
-    width = 0.8 / n_runs
     fig, axes = plt.subplots(
         2,
         columns,
@@ -107,58 +104,69 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
         sharey="row",
         squeeze=False,
     )
-    labels = run_labels(scores)
     for col, domain in enumerate(domains):
-        top, bottom = axes[0][col], axes[1][col]
-        modes = [m for m in MODE_ORDER if any(s.group(domain.name, m, stage) for s in scores)]
-        for r, s in enumerate(scores):
-            colour = _RUN_COLOURS[r % len(_RUN_COLOURS)]
-            for slot, mode in enumerate(modes):
-                g = s.group(domain.name, mode, stage)
-                if g is None:
-                    continue
-                x = slot - 0.4 + width * (r + 0.5)
-                e = g.estimate
-                top.bar(x, 100 * e.mean, width=width * 0.9, color=colour)
-                top.errorbar(
-                    x,
-                    100 * e.mean,
-                    yerr=[[100 * e.lower], [100 * e.upper]],
-                    fmt="none",
-                    ecolor="black",
-                    capsize=3,
-                    linewidth=1,
-                )
-                c, w, a = 100 * g.rates.accuracy, 100 * g.rates.wrong, 100 * g.rates.abstain
-                bottom.bar(x, c, width=width * 0.9, color=colour)
-                bottom.bar(x, w, width=width * 0.9, bottom=c, color=_PINK)
-                bottom.bar(
-                    x,
-                    a,
-                    width=width * 0.9,
-                    bottom=c + w,
-                    color="white",
-                    edgecolor=_PINK,
-                    hatch="///",
-                )
-        ticks = [MODE_TITLES[m] for m in modes]
-        for ax in (top, bottom):
-            ax.set_xticks(range(len(ticks)), ticks, fontsize=8)
-            ax.set_xlim(-0.6, max(len(ticks), 1) - 0.4)
-            ax.set_ylim(0, 100)
-            ax.grid(axis="y", alpha=0.3)
-            ax.set_axisbelow(True)
-        metric = next(g.metric for s in scores for g in s.groups if g.domain == domain.name)
-        cases = max(g.n_cases for s in scores for g in s.groups if g.domain == domain.name)
-        top.set_title(
-            f"{domain.display_name}\n{_METRIC_NAMES.get(metric, metric)}, {cases} cases",
-            fontsize=9,
-        )
+        _draw_domain(axes[0][col], axes[1][col], scores, domain, stage)
     axes[0][0].set_ylabel("metric (%), 95% CI")
     axes[1][0].set_ylabel("share of samples (%)")
     for extra in range(len(domains), columns):
         axes[0][extra].set_visible(False)
         axes[1][extra].set_visible(False)
+    fig.suptitle(f"{stage} attempt", fontsize=10)
+    _legend(fig, run_labels(scores), columns)  # lays the figure out, its title included
+    return fig
+
+
+def _draw_domain(
+    top: Any, bottom: Any, scores: Sequence[RunScores], domain: Any, stage: Stage
+) -> None:
+    """One domain's column: a group per mode some run ran, a bar per run in it."""
+    width = 0.8 / max(len(scores), 1)
+    modes = [m for m in MODE_ORDER if any(s.group(domain.name, m, stage) for s in scores)]
+    for r, s in enumerate(scores):
+        colour = _RUN_COLOURS[r % len(_RUN_COLOURS)]
+        for slot, mode in enumerate(modes):
+            g = s.group(domain.name, mode, stage)
+            if g is not None:
+                _draw_bars(top, bottom, g, slot - 0.4 + width * (r + 0.5), width * 0.9, colour)
+    ticks = [MODE_TITLES[m] for m in modes]
+    for ax in (top, bottom):
+        ax.set_xticks(range(len(ticks)), ticks, fontsize=8)
+        ax.set_xlim(-0.6, max(len(ticks), 1) - 0.4)
+        ax.set_ylim(0, 100)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+    metric = next(g.metric for s in scores for g in s.groups if g.domain == domain.name)
+    cases = max(g.n_cases for s in scores for g in s.groups if g.domain == domain.name)
+    top.set_title(
+        f"{domain.display_name}\n{_METRIC_NAMES.get(metric, metric)}, {cases} cases",
+        fontsize=9,
+    )
+
+
+def _draw_bars(top: Any, bottom: Any, g: Any, x: float, width: float, colour: str) -> None:
+    """One run's bars in one group: the metric with its interval, and the outcome shares."""
+    e = g.estimate
+    top.bar(x, 100 * e.mean, width=width, color=colour)
+    top.errorbar(
+        x,
+        100 * e.mean,
+        yerr=[[100 * e.lower], [100 * e.upper]],
+        fmt="none",
+        ecolor="black",
+        capsize=3,
+        linewidth=1,
+    )
+    c, w, a = 100 * g.rates.accuracy, 100 * g.rates.wrong, 100 * g.rates.abstain
+    bottom.bar(x, c, width=width, color=colour)
+    bottom.bar(x, w, width=width, bottom=c, color=_PINK)
+    bottom.bar(x, a, width=width, bottom=c + w, color="white", edgecolor=_PINK, hatch="///")
+
+
+def _legend(fig: Any, labels: Sequence[str], columns: int) -> None:
+    """One colour per run, then the wrong and abstained shares, under the columns."""
+    # start-up: matplotlib only when a figure is drawn
+    from matplotlib.patches import Patch
+
     handles = [
         Patch(color=_RUN_COLOURS[r % len(_RUN_COLOURS)], label=label)
         for r, label in enumerate(labels)
@@ -170,10 +178,8 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
     # A narrow figure (one or two domains) stacks the legend rather than clipping it.
     per_row = 2 if columns < 3 else 4
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), per_row), fontsize=8)
-    fig.suptitle(f"{stage} attempt", fontsize=10)
     rows = -(-len(handles) // per_row)
     fig.tight_layout(rect=(0, 0.035 + 0.035 * rows, 1, 0.97))
-    return fig
 
 
 _METRIC_NAMES = {"accuracy": "accuracy", "macro_f1": "macro-F1"}

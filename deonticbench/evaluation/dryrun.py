@@ -233,9 +233,6 @@ class DryRunEstimate:
         chosen = self.input_cost(caching=self.prompt_cache, batch=batch)
         expected = self.expected if self.prompt_cache else Tokens(uncached=self.prompt_tokens)
 
-        def prompt_cache(tokens: Tokens) -> Tokens:
-            return tokens if self.prompt_cache else Tokens()
-
         doc: dict[str, Any] = {
             "requests": self.calls,
             "calls": self.calls,
@@ -259,25 +256,7 @@ class DryRunEstimate:
             "agent_max_turns": self.max_turns,
             "token_count_method": self.token_count_method,
             "count_calls": self.count_calls,
-            "rows": [
-                {
-                    "domain": r.domain,
-                    "mode": r.mode,
-                    "samples": r.samples,
-                    "done": r.done,
-                    "cached": r.response_hits,
-                    "requests": r.calls,
-                    "prompt_tokens": r.prompt_tokens,
-                    "cache_write_tokens": r.prompt_cache_tokens.cache_write
-                    if self.prompt_cache
-                    else 0,
-                    "cache_read_tokens": r.prompt_cache_tokens.cache_read
-                    if self.prompt_cache
-                    else 0,
-                    "first_turns_only": r.first_turns,
-                }
-                for r in self.rows
-            ],
+            "rows": [self._row_json(r) for r in self.rows],
         }
         if assume_output_tokens is not None:
             out = self.output_cost(assume_output_tokens, batch=batch)
@@ -285,6 +264,21 @@ class DryRunEstimate:
             doc["usd_output"] = usd(out)
             doc["usd_total"] = None if out is None or chosen is None else usd(chosen + out)
         return doc
+
+    def _row_json(self, r: DryRunRow) -> dict[str, Any]:
+        """One domain x mode row of ``to_json``; cache figures only where caching is on."""
+        return {
+            "domain": r.domain,
+            "mode": r.mode,
+            "samples": r.samples,
+            "done": r.done,
+            "cached": r.response_hits,
+            "requests": r.calls,
+            "prompt_tokens": r.prompt_tokens,
+            "cache_write_tokens": r.prompt_cache_tokens.cache_write if self.prompt_cache else 0,
+            "cache_read_tokens": r.prompt_cache_tokens.cache_read if self.prompt_cache else 0,
+            "first_turns_only": r.first_turns,
+        }
 
 
 @dataclass(frozen=True)
@@ -375,6 +369,60 @@ def _batch_api_of(model: Model, chosen: BatchAPI | None) -> BatchAPI | None:
         return None
 
 
+@dataclass
+class _Counting:
+    """What counting a prompted unit's first attempts needs, as the runner would send
+    them: the model, how to count tokens, the provider's caching, the run's sampling and
+    the response cache (None: not read)."""
+
+    model: Model
+    count_tokens: Callable[[Model, Sequence[Message]], int]
+    caching: _Caching
+    rule: RunSampling
+    cache: ResponseCache | None
+    shared_counts: dict[str, int] = field(default_factory=dict)
+
+    def prompted(self, row: DryRunRow, unit: Unit, pending: list[int]) -> None:
+        """A prompted unit's pending samples: cache hits, then calls in the runner's order,
+        each with its prompt tokens and what caching makes of them."""
+        model, caching = self.model, self.caching
+        prompt = unit.render()
+        identity = self.rule.identity(model)
+
+        def cached(s: int) -> CachedResponse | None:
+            if self.cache is None:
+                return None
+            return self.cache.get(prompted_key(identity, prompt.messages, s, 0))
+
+        hits, requests = split_requests(pending, cached)
+        row.response_hits += len(hits)
+        if not requests:
+            return
+        tokens = self.count_tokens(model, prompt.messages)
+        route = f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
+        group, shared = _shared(
+            model,
+            prompt,
+            self.count_tokens,
+            self.shared_counts,
+            route if cache_routed(model) else "",
+        )
+        first = True
+        for samples in requests:
+            request = prompt_request(unit, prompt, samples, 0, self.rule)
+            marks = caching.marks(model, request, tokens, shared)
+            calls = model.calls_for(request)
+            row.calls += calls
+            row.prompt_tokens += calls * tokens
+            for _ in range(calls):
+                if first:
+                    use = caching.first_call(group, tokens, shared, marks)
+                    first = False
+                else:
+                    use = caching.later_call(tokens, shared, marks, group is not None)
+                row.prompt_cache_tokens.add(use)
+
+
 def estimate(
     model: Model,
     plan: RunPlan,
@@ -393,13 +441,16 @@ def estimate(
     ``sampling``: the run's generation settings (None: the model's settings'), which
     the requests asked about carry as the run's do."""
     finished = done or {}
-    use_cache = cache if cacheable(model) else None
     rule = sampling or run_sampling(model)
-    identity = rule.identity(model)
-    caching = _caching_of(model, rule)
     batch = _batch_api_of(model, batches)
+    counting = _Counting(
+        model,
+        count_tokens,
+        _caching_of(model, rule),
+        rule,
+        cache if cacheable(model) else None,
+    )
     rows: dict[tuple[str, str], DryRunRow] = {}
-    shared_counts: dict[str, int] = {}
     for unit in plan.units:
         row = rows.setdefault(
             (unit.domain.name, unit.mode),
@@ -412,42 +463,23 @@ def estimate(
             continue
         if is_agentic(unit.mode):
             row.first_turns = True
-            _first_turns(row, unit, pending, model, use_cache, agent, count_tokens, caching, rule)
+            _first_turns(
+                row,
+                unit,
+                pending,
+                model,
+                counting.cache,
+                agent,
+                count_tokens,
+                counting.caching,
+                rule,
+            )
             continue
-        prompt = unit.render()
-
-        def cached(s: int, prompt: Prompt = prompt) -> CachedResponse | None:
-            if use_cache is None:
-                return None
-            return use_cache.get(prompted_key(identity, prompt.messages, s, 0))
-
-        hits, requests = split_requests(pending, cached)
-        row.response_hits += len(hits)
-        if not requests:
-            continue
-        tokens = count_tokens(model, prompt.messages)
-        route = f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
-        group, shared = _shared(
-            model, prompt, count_tokens, shared_counts, route if cache_routed(model) else ""
-        )
-        first = True
-        for samples in requests:
-            request = prompt_request(unit, prompt, samples, 0, rule)
-            marks = caching.marks(model, request, tokens, shared)
-            calls = model.calls_for(request)
-            row.calls += calls
-            row.prompt_tokens += calls * tokens
-            for _ in range(calls):
-                if first:
-                    use = caching.first_call(group, tokens, shared, marks)
-                    first = False
-                else:
-                    use = caching.later_call(tokens, shared, marks, group is not None)
-                row.prompt_cache_tokens.add(use)
+        counting.prompted(row, unit, pending)
     return DryRunEstimate(
         list(rows.values()),
         attempts,
-        prompt_cache=rule.base.prompt_cache,
+        prompt_cache=counting.rule.base.prompt_cache,
         prices=model_prices(model.spec),
         max_turns=(agent or AgentOptions()).max_turns,
         cache_ttl=str(getattr(model, "cache_ttl", "5m")),

@@ -1,19 +1,25 @@
-"""Analysis benchmark: ``analyze`` on a reference run of hard versus ``validate --split
-hard``, side by side in one run.
+"""Analysis benchmark: ``analyze`` of a reference run of hard under each protocol, and
+against ``validate --split hard``, side by side in one run.
 
-Both run every hard reference program in the same sandbox pool: validate runs each once;
-analyze runs the Prolog analyser on each (static analysis with library(prolog_xref), the
-meta-interpreted proof of the answer) and compares it with its reference.  The run folder
-is made first with ``eval --model reference`` (not timed); analyze starts from an empty
-cache every round.  Rounds interleave the two so machine noise hits both alike.
+Both protocols' reference runs are made first with ``eval --model reference`` (not
+timed).  Every round then times ``validate --split hard`` and ``analyze`` of each run
+from an empty cache, all on one warm sandbox pool, the two protocols' order alternating
+from round to round, so machine noise hits every side alike; the medians are compared.
+validate runs each hard reference program once; analyze runs the Prolog analyser on
+every distinct program of the run and on its case's reference (static analysis with
+library(prolog_xref), the meta-interpreted proof of the answer) and compares them.
 
-Goal (issue 9): analyze at most 3x the time of validate.
+Goals (issues 9 and 41): analyze of each run at most 3x the time of validate; analyze
+of the paper-protocol run as costly as that of the harness run (issue 41 counts the
+cost per distinct program analysed, which is what the protocol could change: see
+docs/performance.md for why the paper run has more of them).
 Usage: python benchmarks/analysis.py [--rounds N] [--workers W] [--rows FILE]
 
 ``--rows FILE`` checks that a change to the analyser or the comparison left every result
-alone: the first time it keeps the last round's analysis.jsonl in FILE; when FILE exists
-it requires the new rows to be identical, in any order (analysis.jsonl has no timing
-fields), and exits non-zero otherwise.
+alone: the first time it keeps the last round's analysis.jsonl of the harness run in
+FILE and of the paper run in FILE.paper; when they exist it requires the new rows to be
+identical, in any order (analysis.jsonl has no timing fields), and exits non-zero
+otherwise.
 """
 
 from __future__ import annotations
@@ -32,43 +38,75 @@ from deonticbench.data.domains import parse_domains
 from deonticbench.evaluation.validate import validate
 from deonticbench.solver import Solver
 
+PROTOCOLS = ("harness", "paper")
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--rows", type=Path, default=None)
     args = parser.parse_args()
     if not os.environ.get("DEONTICBENCH_DATA"):
         sys.exit("set DEONTICBENCH_DATA to the data mirror (make bench does)")
     with tempfile.TemporaryDirectory() as tmp:
-        run = Path(tmp) / "reference-hard"
-        subprocess.run(
-            [sys.executable, "-m", "deonticbench", "eval", "--model", "reference",
-             "--split", "hard", "--modes", "zero-shot", "-k", "1", "--out", str(run),
-             "--no-cache"],
-            check=True, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
-        times: dict[str, list[float]] = {"validate": [], "analyze": []}
+        runs = {protocol: _reference_run(Path(tmp), protocol) for protocol in PROTOCOLS}
+        times: dict[str, list[float]] = {"validate": [], **{p: [] for p in PROTOCOLS}}
+        programs: dict[str, int] = {}
         with Solver(workers=args.workers) as solver:
             validate(parse_domains("all"), "hard", solver=solver)  # warm the workers
-            for _ in range(args.rounds):
+            for round_ in range(args.rounds):
                 started = time.perf_counter()
                 validate(parse_domains("all"), "hard", solver=solver)
                 times["validate"].append(time.perf_counter() - started)
-                (run / CACHE_FILE).unlink(missing_ok=True)
-                started = time.perf_counter()
-                _rows, counts = analyse_run(run, solver=solver)
-                times["analyze"].append(time.perf_counter() - started)
-        v, a = statistics.median(times["validate"]), statistics.median(times["analyze"])
-        print(f"programs: {counts['programs']} distinct ({counts['records']} records)")
-        print(f"validate --split hard: {v:.2f} s   analyze (empty cache): {a:.2f} s")
-        print(f"ratio analyze / validate: {a / v:.2f}x   (goal: <= 3x)")
+                order = PROTOCOLS if round_ % 2 == 0 else PROTOCOLS[::-1]
+                for protocol in order:
+                    (runs[protocol] / CACHE_FILE).unlink(missing_ok=True)
+                    started = time.perf_counter()
+                    _rows, counts = analyse_run(runs[protocol], solver=solver)
+                    times[protocol].append(time.perf_counter() - started)
+                    programs[protocol] = counts["programs"]
+        _print_figures(times, programs)
         started = time.perf_counter()
-        analyse_run(run, workers=args.workers)
+        analyse_run(runs["harness"], workers=args.workers)
         print(f"analyze again (everything cached): {time.perf_counter() - started:.2f} s")
         if args.rows is not None:
-            _check_rows(run / ANALYSIS_FILE, args.rows)
+            _check_rows(runs["harness"] / ANALYSIS_FILE, args.rows)
+            _check_rows(
+                runs["paper"] / ANALYSIS_FILE, args.rows.with_name(args.rows.name + ".paper")
+            )
+
+
+def _reference_run(tmp: Path, protocol: str) -> Path:
+    run = tmp / f"reference-hard-{protocol}"
+    subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", "--model", "reference",
+         "--split", "hard", "--modes", "zero-shot", "-k", "1", "--protocol", protocol,
+         "--out", str(run), "--no-cache"],
+        check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    return run
+
+
+def _print_figures(times: dict[str, list[float]], programs: dict[str, int]) -> None:
+    v = statistics.median(times["validate"])
+    a = {p: statistics.median(times[p]) for p in PROTOCOLS}
+    rounds = ", ".join(f"{t:.2f}" for t in times["validate"])
+    print(f"validate --split hard: {v:.2f} s (rounds {rounds})")
+    for p in PROTOCOLS:
+        rounds = ", ".join(f"{t:.2f}" for t in times[p])
+        print(
+            f"analyze, {p} run (empty cache): {a[p]:.2f} s (rounds {rounds}); "
+            f"{programs[p]} distinct programs, {a[p] / programs[p] * 1000:.1f} ms each"
+        )
+    for p in PROTOCOLS:
+        print(f"ratio analyze ({p}) / validate: {a[p] / v:.2f}x   (goal: <= 3x)")
+    per_program = (a["paper"] / programs["paper"]) / (a["harness"] / programs["harness"])
+    print(
+        f"ratio analyze paper / harness: {a['paper'] / a['harness']:.2f}x for "
+        f"{programs['paper'] / programs['harness']:.2f}x the programs; per program "
+        f"{per_program:.2f}x   (goal: 1x)"
+    )
 
 
 def _check_rows(rows: Path, kept: Path) -> None:

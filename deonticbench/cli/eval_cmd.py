@@ -405,7 +405,7 @@ def _dry_run(
     # start-up: ``deonticbench --help`` imports every command's module
     import json
 
-    from ..evaluation.dryrun_text import dry_run_lines
+    from ..evaluation.dryrun_text import dry_run_lines  # start-up, as above
 
     est = dry_run(
         prepared,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from .catalog import build_catalog
     from .dryrun import DryRunEstimate, estimate
+    from .dryrun_text import dry_run_lines
     from .progress import LiveProgress, fit_block, summary_rows, summary_table
     from .provenance import build_config, imported_config
     from .requests import prompt_request
@@ -54,6 +55,7 @@ _HOME = {
     "cache_key": "cache",
     "default_cache_path": "cache",
     "estimate": "dryrun",
+    "dry_run_lines": "dryrun_text",
     "evaluate_attempt": "runner",
     "fit_block": "progress",
     "summary_rows": "progress",
@@ -89,6 +91,7 @@ __all__ = [
     "cache_key",
     "cancel_open",
     "default_cache_path",
+    "dry_run_lines",
     "estimate",
     "evaluate_attempt",
     "fit_block",

@@ -18,6 +18,7 @@ from .batches import BATCHES_NAME, BatchLog, Chunk
 from .config import (
     CASE_ORDER_KEY,
     CONFIG_NAME,
+    check_existing,
     check_resumable,
     config_mismatch,
     read_config,
@@ -88,6 +89,7 @@ __all__ = [
     "RunSpec",
     "add_agent_turn",
     "add_step",
+    "check_existing",
     "check_resumable",
     "config_mismatch",
     "environment_facts",

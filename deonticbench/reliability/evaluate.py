@@ -153,6 +153,20 @@ def _cluster_replicates(
             yield numbers[rows], conf[picked], ok[picked]
 
 
+def _kuiper_test(report: SignalReport, g: GroupSignals, s_all: np.ndarray) -> None:
+    """The test of calibration: one (independent) sample per case, each case's first."""
+    k_stat, sigma = m.kuiper(s_all[:, :1].T, g.correct[:, :1].T.astype(np.float64))
+    if sigma[0] > 0:
+        report.kuiper_x = float(k_stat[0] / sigma[0])
+        p = m.kuiper_pvalue(report.kuiper_x)
+        report.metrics["kuiper_p"] = MetricValue(p, None, None, None)
+    elif np.any(s_all[:, 0] != g.correct[:, 0]):
+        # Certain (0 or 1) and wrong at least once: calibration is refuted outright.
+        report.metrics["kuiper_p"] = MetricValue(0.0, None, None, None)
+    else:
+        report.metrics["kuiper_p"] = MetricValue(None, None, None, None, m.UNDEFINED["kuiper_p"])
+
+
 def evaluate_signal(
     g: GroupSignals, name: str, *, replicates: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> SignalReport:
@@ -187,18 +201,16 @@ def evaluate_signal(
     # Its own stream (the bootstrap's are keyed by domain), the same for every group, so
     # two signals with equal confidences get the same reference.
     report.ece_if_calibrated = m.calibrated_ece(s[0], np.random.default_rng(seed))
-    # The test of calibration: one (independent) sample per case, each case's first.
-    k_stat, sigma = m.kuiper(s_all[:, :1].T, g.correct[:, :1].T.astype(np.float64))
-    if sigma[0] > 0:
-        report.kuiper_x = float(k_stat[0] / sigma[0])
-        p = m.kuiper_pvalue(report.kuiper_x)
-        report.metrics["kuiper_p"] = MetricValue(p, None, None, None)
-    elif np.any(s_all[:, 0] != g.correct[:, 0]):
-        # Certain (0 or 1) and wrong at least once: calibration is refuted outright.
-        report.metrics["kuiper_p"] = MetricValue(0.0, None, None, None)
-    else:
-        report.metrics["kuiper_p"] = MetricValue(None, None, None, None, m.UNDEFINED["kuiper_p"])
+    _kuiper_test(report, g, s_all)
     report.metrics = {k: report.metrics[k] for k in METRICS}
+    _shapes(report, (conf, acc, counts, bin_reps), (grid, curve, curve_reps))
+    return report
+
+
+def _shapes(report: SignalReport, diagram: tuple[Any, ...], curve_parts: tuple[Any, ...]) -> None:
+    """The reliability diagram and the risk-coverage curve, each with its band."""
+    conf, acc, counts, bin_reps = diagram
+    grid, curve, curve_reps = curve_parts
     report.diagram = {
         "confidence": [_finite(v) for v in conf[0]],
         "accuracy": [_finite(v) for v in acc[0]],
@@ -213,7 +225,6 @@ def evaluate_signal(
         "band_coverage": [float(v) for v in grid],
         **dict(zip(("accuracy_low", "accuracy_high"), _band(curve_reps), strict=True)),
     }
-    return report
 
 
 def _band(values: NDArray[np.float64]) -> tuple[list[float | None], list[float | None]]:

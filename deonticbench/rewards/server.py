@@ -45,63 +45,69 @@ class ServerSettings:
 
 
 def create_app(settings: ServerSettings | None = None) -> Starlette:
-    config = settings or ServerSettings()
-    check_mode(config.mode)
-    gate: asyncio.Semaphore | None = None
+    endpoints = _Endpoints(settings or ServerSettings())
+    return Starlette(
+        routes=[
+            Route("/health", endpoints.health, methods=["GET"]),
+            Route("/get_reward", endpoints.get_reward, methods=["POST"]),
+        ],
+        lifespan=endpoints.lifespan,
+    )
+
+
+class _Endpoints:
+    """The server's two endpoints and its lifespan, sharing its settings and the gate
+    that bounds the batches scored at once."""
+
+    def __init__(self, config: ServerSettings) -> None:
+        check_mode(config.mode)
+        self.config = config
+        self.gate: asyncio.Semaphore | None = None
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        nonlocal gate
-        gate = asyncio.Semaphore(max(1, config.max_batches))
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        self.gate = asyncio.Semaphore(max(1, self.config.max_batches))
         process_solver()  # start the sandbox before the first request, not during it
         try:
             yield
         finally:
             await asyncio.to_thread(close_process_solver)
 
-    async def health(request: Request) -> JSONResponse:
+    async def health(self, request: Request) -> JSONResponse:
         solver = process_solver()
         return JSONResponse(
             {
                 "status": "ok",
-                "mode": config.mode,
-                "timeout_s": config.timeout_s,
+                "mode": self.config.mode,
+                "timeout_s": self.config.timeout_s,
                 "workers": solver.size,
                 "sandbox": solver.sandbox,
             }
         )
 
-    async def get_reward(request: Request) -> JSONResponse:
+    async def get_reward(self, request: Request) -> JSONResponse:
         try:
             body = json.loads(await request.body())
         except (json.JSONDecodeError, UnicodeDecodeError):
             return _bad("the request body is not JSON")
         try:
-            queries, prompts, labels = _read_batch(body, config.max_batch_size)
+            queries, prompts, labels = _read_batch(body, self.config.max_batch_size)
         except RewardInputError as exc:
             return _bad(str(exc))
-        assert gate is not None
-        async with gate:
+        assert self.gate is not None
+        async with self.gate:
             try:
                 results = await asyncio.to_thread(
                     score_queries,
                     queries,
                     prompts,
                     labels,
-                    mode=config.mode,
-                    timeout_s=config.timeout_s,
+                    mode=self.config.mode,
+                    timeout_s=self.config.timeout_s,
                 )
             except RewardInputError as exc:
                 return _bad(str(exc))
         return JSONResponse(as_openrlhf(results))
-
-    return Starlette(
-        routes=[
-            Route("/health", health, methods=["GET"]),
-            Route("/get_reward", get_reward, methods=["POST"]),
-        ],
-        lifespan=lifespan,
-    )
 
 
 def _bad(message: str) -> JSONResponse:

@@ -227,33 +227,33 @@ def split_cases(cases: Sequence[Case], solver: Solver) -> list[CaseSplit]:
         if isinstance(outcome, str):
             out.append(CaseSplit(case.domain, case.id, None, dropped=outcome))
             continue
-        split = outcome
         domain = get_domain(case.domain)
-        whole, joined, bare, facts_first = (
-            answer_from_execution(domain, next(executions)) for _ in range(4)
-        )
-        dropped = _verdict(domain, case, whole, joined)
-        facts_out = answer_in_facts(domain, case, split)
-        if facts_out is None and facts_first.value != whole.value:
-            facts_out = (
-                "the facts put before the rules print another answer "
-                f"({facts_first.value or facts_first.reason})"
-            )
-        out.append(
-            CaseSplit(
-                case.domain,
-                case.id,
-                split,
-                dropped=dropped,
-                rules_given_out=(
-                    f"the rules alone print an answer ({bare.value})"
-                    if bare.value is not None
-                    else None
-                ),
-                facts_given_out=facts_out,
-            )
-        )
+        answers = [answer_from_execution(domain, next(executions)) for _ in range(4)]
+        out.append(_checked_split(case, outcome, answers))
     return out
+
+
+def _checked_split(case: Case, split: ProgramSplit, answers: Sequence[Answer]) -> CaseSplit:
+    """A split case judged by its four runs (``split_cases``): kept or dropped, and what
+    each setting must leave out."""
+    domain = get_domain(case.domain)
+    whole, joined, bare, facts_first = answers
+    facts_out = answer_in_facts(domain, case, split)
+    if facts_out is None and facts_first.value != whole.value:
+        facts_out = (
+            "the facts put before the rules print another answer "
+            f"({facts_first.value or facts_first.reason})"
+        )
+    return CaseSplit(
+        case.domain,
+        case.id,
+        split,
+        dropped=_verdict(domain, case, whole, joined),
+        rules_given_out=(
+            f"the rules alone print an answer ({bare.value})" if bare.value is not None else None
+        ),
+        facts_given_out=facts_out,
+    )
 
 
 def _parts(split: ProgramSplit) -> list[tuple[str, str]]:

@@ -107,10 +107,7 @@ def read_records(
         lines.append(tail)  # read it too: it may be a whole record without its newline
     truncated = bool(tail.strip()) and not forgiving
     good_end = len(raw) - len(tail)
-    duplicates = 0
-    counted = 0
-    skipped: Counter[str] = Counter()
-    gold_of: dict[tuple[str, str], Any] = {}
+    kept = _Kept(records, forgiving)
     offset = 0
     for number, line in enumerate(lines, start=1):
         start = offset
@@ -119,8 +116,8 @@ def read_records(
             record = parse_record_line(line)
         except ValueError as exc:
             if forgiving:
-                counted += 1
-                skipped[str(exc)] += 1
+                kept.counted += 1
+                kept.skipped[str(exc)] += 1
                 continue
             if number == len(lines) and not tail:
                 # The last complete line is unreadable: a crash between writes of a
@@ -128,22 +125,8 @@ def read_records(
                 truncated, good_end = True, start
                 break
             raise DataError(f"{file}: line {number} is not a valid record ({exc}).") from None
-        if record is None:  # a blank line
-            continue
-        counted += 1
-        if forgiving and record.domain not in DOMAINS:
-            skipped[f"unknown domain {record.domain!r}"] += 1
-            continue
-        if record.key in records:
-            duplicates += 1
-            skipped["duplicate key (kept the first)"] += 1
-            continue
-        case = (record.domain, record.case_id)
-        if forgiving and case in gold_of and gold_of[case] != record.gold:
-            skipped["gold differs from an earlier record of the case"] += 1
-            continue
-        gold_of.setdefault(case, record.gold)
-        records[record.key] = record
+        if record is not None:  # None: a blank line
+            kept.add(record)
     if truncated and repair:
         with open(file, "r+b") as fh:
             fh.truncate(good_end)
@@ -152,10 +135,38 @@ def read_records(
     return LoadedRecords(
         records,
         truncated=truncated,
-        duplicates=duplicates,
-        lines=counted,
-        skipped=skipped if forgiving else Counter(),
+        duplicates=kept.duplicates,
+        lines=kept.counted,
+        skipped=kept.skipped if forgiving else Counter(),
     )
+
+
+@dataclass
+class _Kept:
+    """The records read so far (the first of each key wins) and what was left out, why."""
+
+    records: dict[RecordKey, Record]
+    forgiving: bool
+    duplicates: int = 0
+    counted: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    gold_of: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    def add(self, record: Record) -> None:
+        self.counted += 1
+        if self.forgiving and record.domain not in DOMAINS:
+            self.skipped[f"unknown domain {record.domain!r}"] += 1
+            return
+        if record.key in self.records:
+            self.duplicates += 1
+            self.skipped["duplicate key (kept the first)"] += 1
+            return
+        case = (record.domain, record.case_id)
+        if self.forgiving and case in self.gold_of and self.gold_of[case] != record.gold:
+            self.skipped["gold differs from an earlier record of the case"] += 1
+            return
+        self.gold_of.setdefault(case, record.gold)
+        self.records[record.key] = record
 
 
 def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:

@@ -112,15 +112,7 @@ def with_cache_breakpoints(
     messages = [{**m, "content": _blocks(m["content"])} for m in out["messages"]]
     first_user = next((i for i, m in enumerate(messages) if m["role"] == "user"), None)
     if first_user is not None and request.shared_prefix > 0:
-        blocks = messages[first_user]["content"]
-        if len(blocks) == 1 and blocks[0].get("type") == "text":
-            text = blocks[0]["text"]
-            if 0 < request.shared_prefix < len(text):
-                cut = request.shared_prefix
-                blocks[:] = [
-                    {"type": "text", "text": text[:cut]},
-                    {"type": "text", "text": text[cut:]},
-                ]
+        _cut_shared_prefix(messages[first_user]["content"], request.shared_prefix)
     out["messages"] = messages
     # Blocks in the order the cache reads them: tools, system, then the messages.
     order: list[dict[str, Any]] = [dict(t) for t in out.get("tools") or []]
@@ -133,20 +125,7 @@ def with_cache_breakpoints(
         ends.append(len(order) - 1)
     if not order:
         return out
-    last = len(order) - 1
-    wanted: list[int] = []
-    if request.tools:
-        if first_user is not None:
-            wanted.append(ends[first_user])
-        assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
-        if assistants and assistants[-1] > 0:
-            previous_end = ends[assistants[-1] - 1]
-            if last - previous_end >= LOOKBACK_BLOCKS:
-                wanted.append(previous_end)
-    elif first_user is not None and request.shared_prefix > 0:
-        tools_and_system = len(order) - sum(len(m["content"]) for m in messages)
-        wanted.append(tools_and_system + sum(len(m["content"]) for m in messages[:first_user]))
-    wanted.append(last)
+    wanted = _wanted_breakpoints(request, messages, ends, first_user, len(order))
     prefix, chars = [], 0
     for block in order:
         chars += _block_chars(block)
@@ -157,6 +136,44 @@ def with_cache_breakpoints(
     for index in chosen[-MAX_BREAKPOINTS:]:
         order[index]["cache_control"] = dict(control)
     return out
+
+
+def _cut_shared_prefix(blocks: list[dict[str, Any]], shared_prefix: int) -> None:
+    """The first user message's one text block in two, at the end of what every case of
+    the domain and mode shares."""
+    if len(blocks) == 1 and blocks[0].get("type") == "text":
+        text = blocks[0]["text"]
+        if 0 < shared_prefix < len(text):
+            blocks[:] = [
+                {"type": "text", "text": text[:shared_prefix]},
+                {"type": "text", "text": text[shared_prefix:]},
+            ]
+
+
+def _wanted_breakpoints(
+    request: Request,
+    messages: list[dict[str, Any]],
+    ends: list[int],
+    first_user: int | None,
+    blocks: int,
+) -> list[int]:
+    """Where breakpoints would go, as block indexes in the cache's order (``blocks`` in
+    all; ``ends``: each message's last block), before the minimum length is applied."""
+    last = blocks - 1
+    wanted: list[int] = []
+    if request.tools:
+        if first_user is not None:
+            wanted.append(ends[first_user])
+        assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+        if assistants and assistants[-1] > 0:
+            previous_end = ends[assistants[-1] - 1]
+            if last - previous_end >= LOOKBACK_BLOCKS:
+                wanted.append(previous_end)
+    elif first_user is not None and request.shared_prefix > 0:
+        tools_and_system = blocks - sum(len(m["content"]) for m in messages)
+        wanted.append(tools_and_system + sum(len(m["content"]) for m in messages[:first_user]))
+    wanted.append(last)
+    return wanted
 
 
 def breakpoint_chars(fields: Mapping[str, Any]) -> tuple[tuple[int, ...], int]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...data.cases import Case
-from ...data.domains import AIRLINE, HOUSING, SARA_BINARY, SARA_NUMERIC, USCIS
+from ...data.domains import AIRLINE, HOUSING, SARA_BINARY, SARA_NUMERIC, USCIS, get_domain
 from ...data.upstream import UPSTREAM_FILES
 from ...vocabulary.chat import Message
 from ...vocabulary.modes import Mode
@@ -63,7 +63,6 @@ _FIXED_EXEMPLARS: dict[str, str] = {
     "uscis": "EXAMPLE_USCIS_ONE_SHOT",  # upstream always passes the one-shot text
 }
 """Few-shot exemplars ``main`` passes explicitly; SARA's are the composers' defaults."""
-_SHARED_STATUTES = frozenset({"sara_numeric", "sara_binary", "airline"})
 
 
 def upstream_case(case: Case) -> dict[str, Any]:
@@ -102,7 +101,10 @@ def render_paper(
         raise ValueError(f"the paper protocol has no prompt for {mode}")
     task, dataset = UPSTREAM_TASKS[mode], UPSTREAM_DATASETS[case.domain]
     composer = texts.function(_COMPOSERS[(task, dataset)])
-    statutes = (statutes or case.statutes) if dataset in _SHARED_STATUTES else ""
+    # The domains whose statutes are shared files take them as a composer argument; the
+    # others' statutes are part of the case (the domain spec says which, once).
+    shared = get_domain(case.domain).statute_source == "shared"
+    statutes = (statutes or case.statutes) if shared else ""
     values = upstream_case(case)
     kwargs: dict[str, Any] = {}
     if task == "prolog" and dataset in _FIXED_EXEMPLARS:

@@ -53,6 +53,7 @@ from ..reading.answers import Answer
 from ..reading.confidence import without_confidence
 from ..reading.harness import HARNESS_READER
 from ..reading.reader import Reader, reader_for
+from ..reading.retry import calls_for_retry
 from ..settings.split import join_parts
 from ..solver import Execution, Limits, Solver
 from ..store.folder import RunFolder
@@ -449,18 +450,20 @@ async def evaluate_attempt(
         attempt.error = c.error or "the backend returned no text"
         attempt.abstain_reason = "request failed"
         # Nothing to give feedback on: the same prompt again.
-        return attempt, prompt
+        return attempt, _next(mode, attempt, prompt)
     if mode in DIRECT_MODES:
         # The verbal variant's confidence line is the reliability stage's, not an answer.
         text = without_confidence(c.text) if mode == VERBAL_MODE else c.text
         answer = reader.read_direct(domain, text)
         _set_answer(attempt, domain, answer, case, reader)
-        return attempt, None
+        return attempt, _next(mode, attempt, prompt)
     program = reader.extract(c.text)
     if program is None:
         no_program = Answer.abstain("no Prolog program in the response")
         _set_answer(attempt, domain, no_program, None, reader)
-        return attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
+        return attempt, _next(
+            mode, attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
+        )
     prepared = reader.prepare(domain, join_parts(given, program) if given else program)
     attempt.program = prepared.text
     attempt.repaired = prepared.repaired
@@ -468,7 +471,7 @@ async def evaluate_attempt(
     attempt.execution = execution.to_dict()
     answer = reader.read_execution(domain, execution)
     _set_answer(attempt, domain, answer, case, reader)
-    if answer.abstained:
+    if calls_for_retry(mode, failed=False, answered=attempt.answer is not None):
         # The program failed to give an answer (a syntax or runtime error that stopped
         # it, a timeout or other limit, no or conflicting answer lines): feedback.
         feedback = solver_report(
@@ -482,9 +485,15 @@ async def evaluate_attempt(
         # The program as it ran, so that SWI-Prolog's line numbers match it.
         return attempt, render_feedback(prompt, c.text, prepared.text, feedback)
     # A program that printed one answer is final, right or wrong, even if SWI-Prolog
-    # also reported an error or warning along the way: retrying it could only be
-    # prompted by the answer's correctness, which the loop must never look at.
+    # also reported an error or warning along the way (``reading.retry``).
     return attempt, None
+
+
+def _next(mode: str, attempt: Attempt, retry_prompt: Prompt) -> Prompt | None:
+    """The next attempt's prompt when the retry rule (``reading.retry``) calls for one."""
+    failed = attempt.error is not None or attempt.response is None
+    answered = attempt.answer is not None
+    return retry_prompt if calls_for_retry(mode, failed=failed, answered=answered) else None
 
 
 def _in_plan(plan: RunPlan, record: Record) -> bool:

@@ -40,6 +40,7 @@ from .programs import (
     unwrap_fenced,
 )
 from .reader import Reader, reader_for
+from .retry import calls_for_retry
 
 __all__ = [
     "HARNESS_READER",
@@ -51,6 +52,7 @@ __all__ = [
     "Reader",
     "answer_from_execution",
     "answer_probability",
+    "calls_for_retry",
     "defines_main",
     "ensure_entrypoint",
     "extract_program",

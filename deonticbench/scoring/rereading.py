@@ -30,6 +30,7 @@ from pathlib import Path
 from ..data.domains import DOMAINS, Domain
 from ..reading.answers import Answer
 from ..reading.reader import Reader, reader_for
+from ..reading.retry import calls_for_retry
 from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.record import Attempt, Record
 from ..store.run import READING_KEY, Run, load_run
@@ -129,11 +130,9 @@ def _read(reader: Reader, domain: Domain, gold: object, pending: _Pending) -> At
 
 
 def _calls_for_retry(mode: str, attempt: Attempt) -> bool:
-    """The runner's retry rule (``evaluation.runner.evaluate_attempt``): a failed
-    request, or a program reply that gave no answer."""
-    if attempt.error is not None or attempt.response is None:
-        return True
-    return mode not in DIRECT_MODES and attempt.answer is None
+    """The retry rule (``reading.retry``), as a stored attempt answers it."""
+    failed = attempt.error is not None or attempt.response is None
+    return calls_for_retry(mode, failed=failed, answered=attempt.answer is not None)
 
 
 def _chain(mode: str, attempts: list[Attempt]) -> list[Attempt]:

@@ -6,14 +6,16 @@ sample of the small run is paired with the large run's sample of the same index 
 the large run's samples of that case).  For every tau: the metric (accuracy or macro-F1)
 with the paper's bootstrap over cases, the share deferred and the cost per case, which is
 the small model's always, plus the large model's for a deferred sample, each from the
-run's own token counts at list prices (``eval/models.yaml`` or a ``--prices`` file;
-tokens where no price is known).  A deferral to a person is right with probability
+run's own attempts as the provider billed them (``scoring.results.attempts_cost``, at
+``eval/models.yaml``'s prices: cache reads and writes and batches at their own rates), or
+at a ``--prices`` file's flat rates when it names the model; tokens where no price is
+known).  A deferral to a person is right with probability
 ``human_accuracy`` and costs ``human_cost`` per case.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -30,9 +32,9 @@ from ..scoring.metrics import (
     iter_draws,
     macro_f1_from_counts,
 )
-from ..scoring.results import PRICE_IN, PRICE_OUT, model_prices
+from ..scoring.results import PRICE_IN, PRICE_OUT, attempts_cost, model_prices
 from ..scoring.seeds import domain_rng
-from ..store.record import Record
+from ..store.record import Attempt, Record
 from ..store.run import Run
 from ._crossfit import crossfit_thresholds
 from ._yaml import read_mapping
@@ -66,32 +68,66 @@ def load_prices(path: str | Path) -> dict[str, tuple[float, float]]:
 def price_of(spec: str, prices: Prices | None) -> tuple[float, float] | None:
     """A model's (input, output) USD per million tokens: the prices file first (exact
     spec, then globs), then eval/models.yaml."""
+    flat = _file_price(spec, prices)
+    if flat is not None:
+        return flat
+    listed = model_prices(spec)
+    return None if listed is None else (listed.input, listed.output)
+
+
+def _file_price(spec: str, prices: Prices | None) -> tuple[float, float] | None:
     if prices:
         if spec in prices:
             return prices[spec]
         for pattern, price in prices.items():
             if fnmatchcase(spec, pattern):
                 return price
-    listed = model_prices(spec)
-    return None if listed is None else (listed.input, listed.output)
+    return None
+
+
+Pricer = Callable[[Sequence[Attempt]], float]
+"""What some attempts of one run cost, in USD."""
+
+
+def pricer_of(spec: str, prices: Prices | None) -> Pricer | None:
+    """How a side's attempts are priced: a ``--prices`` file's flat input and output
+    rates when it names the model, else what the provider billed them at eval/models.yaml's
+    prices (``scoring.results.attempts_cost``: cache reads and writes, batches and cached
+    responses at their own rates, as results.json prices them); None: no price."""
+    flat = _file_price(spec, prices)
+    if flat is not None:
+        pin, pout = flat
+        return lambda attempts: (
+            (sum(a.tokens_in for a in attempts) * pin + sum(a.tokens_out for a in attempts) * pout)
+            / 1e6
+        )
+    if model_prices(spec) is None:
+        return None
+
+    def billed(attempts: Sequence[Attempt]) -> float:
+        cost = attempts_cost(spec, attempts)
+        return 0.0 if cost is None else cost.usd
+
+    return billed
 
 
 def _case_costs(
-    records: Sequence[Record], case_ids: Sequence[str], price: tuple[float, float] | None
+    records: Sequence[Record], case_ids: Sequence[str], price: Pricer | None
 ) -> NDArray[np.float64]:
-    """Each case's cost per sample: all its records' tokens (every attempt) over its
-    samples, in USD at ``price`` or in tokens without one."""
-    tokens: dict[str, list[int]] = {}
+    """Each case's cost per sample: all its records' attempts over its samples, in USD by
+    ``price`` or in tokens without one."""
+    totals: dict[str, list[float]] = {}
     for r in records:
-        acc = tokens.setdefault(r.case_id, [0, 0, 0])
-        acc[0] += sum(a.tokens_in for a in r.attempts)
-        acc[1] += sum(a.tokens_out for a in r.attempts)
-        acc[2] += 1
+        acc = totals.setdefault(r.case_id, [0.0, 0.0])
+        if price is not None:
+            acc[0] += price(r.attempts)
+        else:
+            acc[0] += sum(a.tokens_in + a.tokens_out for a in r.attempts)
+        acc[1] += 1
     out = np.zeros(len(case_ids))
     for i, c in enumerate(case_ids):
-        tin, tout, n = tokens.get(c, [0, 0, 1])
-        out[i] = (tin * price[0] + tout * price[1]) / 1e6 if price else float(tin + tout)
-        out[i] /= max(n, 1)
+        cost, n = totals.get(c, [0.0, 1.0])
+        out[i] = float(cost) / max(n, 1)
     return out
 
 
@@ -285,11 +321,11 @@ def _check_deferral(
 
 def _prices_in_usd(
     small: Run, large: Run | None, prices: Prices | None, defer_to: DeferTo
-) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+) -> tuple[Pricer | None, Pricer | None]:
     """Both sides' prices when the cascade can be costed in USD, else (None, None): costs
     are then counted in tokens.  A person is priced in USD, so the small model must be."""
-    price_small = price_of(small.model, prices)
-    price_large = price_of(large.model, prices) if large is not None else None
+    price_small = pricer_of(small.model, prices)
+    price_large = pricer_of(large.model, prices) if large is not None else None
     if defer_to == "human" and price_small is None:
         raise CascadeError(
             f"--defer-to human prices the person in USD, so {small.model} needs a price too: "
@@ -301,7 +337,7 @@ def _prices_in_usd(
 
 
 def _model_side(
-    g: GroupSignals, other: GroupSignals, large: Run, price: tuple[float, float] | None
+    g: GroupSignals, other: GroupSignals, large: Run, price: Pricer | None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], str]:
     """Deferring to the large model: its cost per case, its score per cell, its name."""
     records = [r for r in large.records if r.domain == g.domain and r.mode == g.mode]

@@ -114,3 +114,21 @@ def test_user_errors_are_one_sentence(runs: tuple[Path, Path, Path], tmp_path: P
     done = _cli("cascade", str(small), str(large), "--prices", str(bad))
     assert done.returncode == 2
     assert "needs numbers usd_per_mtok_in and usd_per_mtok_out" in done.stderr
+
+
+def test_a_cascade_prices_cache_reads_as_the_bill_does(tmp_path: Path) -> None:
+    # Without a --prices file each side is priced as results.json prices it
+    # (scoring.results.attempts_cost): Claude's cache reads at their own rate, not at
+    # the input price.  A small sample: 10,000 input tokens, 8,000 of them read from the
+    # cache, and 1,000 output: 2,000 x $3 + 8,000 x $0.30 + 1,000 x $15 per million.
+    small = write_run(tmp_path / "small", "anthropic:claude-sonnet-4-5", "airline", "direct",
+                      GOLD, SMALL, tokens=(10_000, 1_000), cache_read=8_000)  # fmt: skip
+    large = write_run(tmp_path / "large", "openai:gpt-4.1", "airline", "direct", GOLD, LARGE,
+                      tokens=(10_000, 1_000))  # fmt: skip
+    done = _cli("cascade", str(small), str(large), "-B", "20", "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    rows = {r["policy"]: r for r in _rows(done.stdout)}
+    assert rows["small alone"]["cost_unit"] == "USD"
+    assert float(rows["small alone"]["cost_per_case"]) == pytest.approx(0.006 + 0.0024 + 0.015)
+    # gpt-4.1: $2 in, $8 out per million.
+    assert float(rows["large alone"]["cost_per_case"]) == pytest.approx(0.02 + 0.008)

@@ -33,8 +33,10 @@ def write_run(
     answers: dict[str, Sequence[Answer]],
     *,
     tokens: tuple[int, int] = (0, 0),
+    cache_read: int = 0,
 ) -> Path:
-    """One domain and mode; ``answers[case]`` lists the case's samples in order."""
+    """One domain and mode; ``answers[case]`` lists the case's samples in order;
+    ``cache_read`` of each attempt's input tokens were read from the provider's cache."""
     dom = get_domain(domain)
     folder.mkdir(parents=True, exist_ok=True)
     config = {"model": model, "split": "hard", "domains": [domain], "modes": [mode]}
@@ -58,6 +60,7 @@ def write_run(
                 abstain_reason="no answer" if answer is None else None,
                 tokens_in=tokens[0],
                 tokens_out=tokens[1],
+                cache_read_tokens=cache_read,
             )
             record = Record(domain, case_id, mode, index, gold[case_id], model, [attempt])  # type: ignore[arg-type]
             lines.append(json.dumps(record.to_json()))

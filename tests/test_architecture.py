@@ -307,3 +307,38 @@ def test_every_import_inside_a_function_says_why() -> None:
         "just above: start-up time, an optional extra; an import that only avoids a cycle "
         "should instead remove the cycle):\n" + "\n".join(unexplained)
     )
+
+
+CONFIG_READERS = {"CONFIG_NAME", "read_config", "read_config_forgiving"}
+"""What opening a run folder's config.json takes: its file name or the store's readers."""
+
+
+def _opens_config(source: str) -> list[int]:
+    """Lines of ``source`` that name config.json's file (a string literal, not prose in a
+    docstring or comment) or the store's config readers."""
+    import ast
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and node.value == "config.json":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Name | ast.alias) and (
+            getattr(node, "id", None) in CONFIG_READERS
+            or getattr(node, "name", None) in CONFIG_READERS
+        ):
+            lines.append(getattr(node, "lineno", 0))
+    return lines
+
+
+def test_only_the_store_opens_a_run_folders_config() -> None:
+    # One way to open a run folder (issue 42.4): every later stage takes the loaded run
+    # (``store.load_run``) or asks the store, never reads config.json itself.
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[0] == "store":
+            continue
+        found += [f"{path.relative_to(ROOT)}:{n}" for n in _opens_config(path.read_text())]
+    assert not found, f"modules outside store/ that open config.json: {found}"
+    # The check itself can fail: it sees a module that reads the file by name.
+    assert _opens_config('import json\njson.loads(open(folder / "config.json").read())\n')
+    assert _opens_config("from ..store.config import CONFIG_NAME\n")

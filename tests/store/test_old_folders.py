@@ -1,0 +1,54 @@
+"""A run folder written before protocols, exemplar choices and case orders were recorded
+opens with the documented defaults (store/run.py, docs/running.md "The run folder"), and
+``deonticbench score`` reads it as any other."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from deonticbench.store import load_run
+from deonticbench.store.record import Attempt, Record
+
+DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
+
+
+def _old_folder(folder: Path) -> Path:
+    # What an early version wrote: no protocol, exemplars, case_order or sessions.
+    folder.mkdir()
+    config = {"model": {"spec": "reference"}, "split": "smoke", "domains": ["airline"],
+              "modes": ["zero-shot"], "k": {"airline": 1}, "attempts": 1}  # fmt: skip
+    (folder / "config.json").write_text(json.dumps(config))
+    lines = []
+    for index, (case, gold, answer) in enumerate([("c2", 40, 40.0), ("c1", 75, 10.0)]):
+        attempt = Attempt(0, f"h{index}", "```prolog\n...\n```", answer=answer,
+                          outcome="correct" if answer == gold else "wrong")  # fmt: skip
+        record = Record("airline", case, "zero-shot", 0, gold, "reference", [attempt])
+        lines.append(json.dumps(record.to_json()))
+    (folder / "records.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_an_old_folder_opens_with_the_documented_defaults(tmp_path: Path) -> None:
+    run = load_run(_old_folder(tmp_path / "old"))
+    assert run.protocol == "harness"  # made before the paper protocol existed
+    assert run.model == "reference"
+    assert run.split == "smoke"
+    assert len(run.records) == 2
+    assert not run.case_order  # none recorded: id order, with a note where it matters
+
+
+def test_score_reads_an_old_folder(tmp_path: Path) -> None:
+    folder = _old_folder(tmp_path / "old")
+    done = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "score", str(folder)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DEONTICBENCH_DATA": DATA},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Airline" in done.stdout and "50.0" in done.stdout

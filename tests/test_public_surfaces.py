@@ -178,8 +178,10 @@ RENAMED = [
      "deonticbench.integrations.harbor.importer", "HarborImport"),
     ("deonticbench.integrations.inspect.importer", "ImportResult",
      "deonticbench.integrations.inspect.importer", "InspectImport"),
-    ("deonticbench.integrations.harbor.protocols", "render",
-     "deonticbench.integrations.harbor.protocols", "render_protocol_table"),
+    ("deonticbench.integrations", "protocol_rows",
+     "deonticbench.integrations.harbor.comparisons", "scorer_rows"),
+    ("deonticbench.integrations", "render_protocol_table",
+     "deonticbench.integrations.harbor.comparisons", "render_scorer_table"),
 ]  # fmt: skip
 
 

@@ -416,11 +416,11 @@ def _write_all(
 
 def _print_dar_rules(scores: list[RunScores]) -> None:
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..integrations import protocol_rows, render_protocol_table
+    from ..integrations import render_scorer_table, scorer_rows
 
     for s in scores:
         click.echo(f"\nDAR's rules beside the paper's: {s.run.path}")
-        click.echo(render_protocol_table(protocol_rows(s.run.path, s)), nl=False)
+        click.echo(render_scorer_table(scorer_rows(s.run.path, s)), nl=False)
 
 
 def _reread_scores(

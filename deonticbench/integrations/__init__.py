@@ -15,12 +15,13 @@ own extra (``inspect``, ``harbor``) for the parts that import the tool.
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .harbor.comparisons import render_scorer_table, scorer_rows
     from .harbor.importer import import_jobs
-    from .harbor.protocols import protocol_rows, render_protocol_table
     from .harbor.tasks import export_tasks
     from .inspect.importer import import_log
     from .upstream_outputs import import_upstream
@@ -30,8 +31,8 @@ _HOME = {
     "import_jobs": ".harbor.importer",
     "import_log": ".inspect.importer",
     "import_upstream": ".upstream_outputs",
-    "protocol_rows": ".harbor.protocols",
-    "render_protocol_table": ".harbor.protocols",
+    "render_scorer_table": ".harbor.comparisons",
+    "scorer_rows": ".harbor.comparisons",
 }
 """Each name's module, imported on first use: ``import_log`` needs inspect_ai installed,
 and none of them is needed to start the command line."""
@@ -41,12 +42,24 @@ __all__ = [
     "import_jobs",
     "import_log",
     "import_upstream",
-    "protocol_rows",
-    "render_protocol_table",
+    "render_scorer_table",
+    "scorer_rows",
 ]
+
+_RENAMED = {"protocol_rows": "scorer_rows", "render_protocol_table": "render_scorer_table"}
+"""The scorer comparison's old names ("protocol" now names a run's protocol only), kept
+for a release."""
 
 
 def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"{__name__}.{name} is now deonticbench.integrations.harbor.comparisons.{new}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(import_module(".harbor.comparisons", __name__), new)
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(_HOME[name], __name__), name)

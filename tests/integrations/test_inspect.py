@@ -504,7 +504,7 @@ def test_nothing_but_the_import_command_depends_on_the_integration() -> None:
         package / "cli" / f"{m}.py" for m in ("import_harbor_cmd", "export_cmd", "score_cmd")
     }
     # ... directly or through the names ``deonticbench.integrations`` offers for Harbor.
-    harbor_names = {"export_tasks", "import_jobs", "protocol_rows", "render_protocol_table"}
+    harbor_names = {"export_tasks", "import_jobs", "scorer_rows", "render_scorer_table"}
     # import-upstream is the front door of the reader of upstream's own output folders.
     upstream_door = package / "cli" / "import_upstream_cmd.py"
     for path in package.rglob("*.py"):

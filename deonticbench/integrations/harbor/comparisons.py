@@ -1,17 +1,16 @@
-"""The same imported Harbor run scored two ways: the paper's (the harness's judging and
-metrics) and DAR's (their scorer, both behaviours), side by side per domain × mode.
+"""The scorer comparison: the same imported Harbor run scored two ways, the paper's (the
+harness's judging and metrics) and DAR's (their scorer, both behaviours), side by side
+per domain × mode.
 
 ``score --dar-rules`` prints this table; docs/harbor.md explains every difference.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ...data.domains import DISPLAY_ORDER, DOMAINS
 from ...scoring.scores import RunScores
@@ -21,7 +20,7 @@ from .importer import read_dar_view
 
 
 @dataclass(frozen=True)
-class ProtocolRow:
+class ScorerRow:
     domain: str
     mode: str
     metric: str
@@ -37,7 +36,7 @@ class ProtocolRow:
         return score.accuracy if self.metric == "accuracy" else score.macro_f1
 
 
-def protocol_rows(run_dir: str | Path, scores: RunScores) -> list[ProtocolRow]:
+def scorer_rows(run_dir: str | Path, scores: RunScores) -> list[ScorerRow]:
     view = read_dar_view(run_dir)
     groups: dict[tuple[str, str], list[dar.DarTrial]] = defaultdict(list)
     for row in view:
@@ -57,7 +56,7 @@ def protocol_rows(run_dir: str | Path, scores: RunScores) -> list[ProtocolRow]:
     ):
         group = scores.group(domain, mode, "first")
         rows.append(
-            ProtocolRow(
+            ScorerRow(
                 domain=domain,
                 mode=mode,
                 metric=DOMAINS[domain].metric,
@@ -70,14 +69,14 @@ def protocol_rows(run_dir: str | Path, scores: RunScores) -> list[ProtocolRow]:
     return rows
 
 
-def overall(rows: Sequence[ProtocolRow], strict: bool) -> float:
+def overall(rows: Sequence[ScorerRow], strict: bool) -> float:
     """DAR's "Overall Accuracy": exact matches over all trials of all domains."""
     n = sum(r.n for r in rows)
     correct = sum((r.dar_strict if strict else r.dar_default).correct for r in rows)
     return correct / n if n else 0.0
 
 
-def render_protocol_table(rows: Sequence[ProtocolRow]) -> str:
+def render_scorer_table(rows: Sequence[ScorerRow]) -> str:
     """The paper's and DAR's scores side by side: the table ``score --dar-rules`` prints."""
     header = ("domain", "mode", "metric", "n", "paper (point)", "DAR", "DAR strict", "DAR classes")
     lines = [header]
@@ -116,16 +115,4 @@ def render_protocol_table(rows: Sequence[ProtocolRow]) -> str:
     return "\n".join(text) + "\n"
 
 
-__all__ = ["ProtocolRow", "overall", "protocol_rows", "render_protocol_table"]
-
-
-def __getattr__(name: str) -> Any:
-    # ``render`` was renamed to say what it renders.
-    if name == "render":
-        warnings.warn(
-            f"{__name__}.render is now {__name__}.render_protocol_table.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return render_protocol_table
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["ScorerRow", "overall", "render_scorer_table", "scorer_rows"]

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -277,19 +278,19 @@ def dry_run(
         done = {key: r for key, r in done.items() if r.final.error is None}
     opened = _open_cache(cache)
     try:
-        sampling = _sampling(prepared, prompt_cache)
-        count, method, asked = _provider_counter(prepared, done, opened, batches, sampling)
-        est = estimate(
+        walk = functools.partial(
+            estimate,
             prepared.model,
             prepared.plan,
             done=done,
             cache=opened,
             attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
-            count_tokens=count,
             agent=prepared.spec.agent,
             batches=batches,
-            sampling=sampling,
+            sampling=_sampling(prepared, prompt_cache),
         )
+        count, method, asked = _provider_counter(prepared.model, walk)
+        est = walk(count_tokens=count)
     finally:
         if opened is not None:
             opened.close()
@@ -297,17 +298,13 @@ def dry_run(
 
 
 def _provider_counter(
-    prepared: PreparedRun,
-    done: Mapping[RecordKey, Record],
-    cache: ResponseCache | None,
-    batches: BatchAPI | None,
-    sampling: RunSampling,
+    model: Model, walk: Callable[..., DryRunEstimate]
 ) -> tuple[Callable[[Model, Sequence[Message]], int], str, int]:
     """How the dry run counts prompt tokens, and the phrase that says so.  A provider with
     a counting endpoint (Anthropic) is asked once per distinct prompt the run would send,
-    found by a first pass of the estimate itself, so nothing it sends is left uncounted
-    and nothing it does not send is asked."""
-    model = prepared.model
+    found by a first ``walk`` of the estimate itself, so nothing it sends is left
+    uncounted and nothing it does not send is asked.  Also says how many counts were
+    asked."""
     method = token_count_method(model)
     if not counts_by_endpoint(model):
         return count_prompt_tokens, method, 0
@@ -317,17 +314,7 @@ def _provider_counter(
         asked.append(tuple(messages))
         return count_prompt_tokens(model, messages)
 
-    estimate(
-        model,
-        prepared.plan,
-        done=done,
-        cache=cache,
-        attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
-        count_tokens=record,
-        agent=prepared.spec.agent,
-        batches=batches,
-        sampling=sampling,
-    )
+    walk(count_tokens=record)
     found = count_by_endpoint(model, asked)
     if found.problem is not None:
         return count_prompt_tokens, f"{method}; count_tokens was not asked: {found.problem}", 0

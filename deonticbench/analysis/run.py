@@ -323,13 +323,13 @@ class _Diagnoser:
         self._schedules = schedules or {}
         self._reports: dict[str, dict[str, Any] | None] = {}
         self._proven: dict[tuple[str, str], Proven | None] = {}
+        self._references: dict[tuple[str, str], str] = {}
+        self._diagnosed: dict[tuple[Any, ...], Diagnosis] = {}
         self._rows: list[list[AnalysisRow] | None] = [None] * len(records)
         self._needs: list[set[str]] = []
         self._waiting: dict[str, list[int]] = {}
         for index, record in enumerate(records):
-            domain = get_domain(record.domain)
-            case = cases[(record.domain, record.case_id)]
-            needs = {canonical(reference_program(domain, case))}
+            needs = {canonical(self._reference_of(record))}
             needs.update(canonical(a.program) for a in _stages(record).values() if a.program)
             self._needs.append(needs)
             for program in needs:
@@ -346,9 +346,7 @@ class _Diagnoser:
                 if a.program is not None and a.outcome != "correct"
             ]
             if failing:
-                domain = get_domain(record.domain)
-                case = cases[(record.domain, record.case_id)]
-                self.structured.add(canonical(reference_program(domain, case)))
+                self.structured.add(canonical(self._reference_of(record)))
                 self.structured.update(canonical(p) for p in failing)
         self._lock = threading.Lock()
 
@@ -370,24 +368,44 @@ class _Diagnoser:
                     self._rows[index] = self._diagnose(record)
             return [row for rows in self._rows if rows is not None for row in rows]
 
+    def _diagnosis(
+        self, record: Record, attempt: Attempt, domain: Domain, case: Case, ref: Proven | None
+    ) -> Diagnosis:
+        """``diagnose`` once per distinct attempt of a case: the K samples of a case
+        often hold one program (a reference run's always do), and a diagnosis reads
+        only what ``diagnosis_key`` holds.  The diagnosis is shared, never changed."""
+        key = diagnosis_key(record, attempt)
+        found = self._diagnosed.get(key)
+        if found is None:
+            model = self._proven_of(domain, attempt.program) if attempt.program else None
+            schedules = self._schedules.get(domain.name, ())
+            found = diagnose(domain, case, attempt, model, ref, schedules)
+            self._diagnosed[key] = found
+        return found
+
     def _proven_of(self, domain: Domain, program: str) -> Proven | None:
         key = (domain.name, canonical(program))
         if key not in self._proven:
             self._proven[key] = Proven.of(domain, self._reports.get(key[1]))
         return self._proven[key]
 
+    def _reference_of(self, record: Record) -> str:
+        """The case's reference program, prepared once per case (not per record)."""
+        key = (record.domain, record.case_id)
+        if key not in self._references:
+            domain = get_domain(record.domain)
+            self._references[key] = reference_program(domain, self._cases[key])
+        return self._references[key]
+
     def _diagnose(self, record: Record) -> list[AnalysisRow]:
         domain = get_domain(record.domain)
         case = self._cases[(record.domain, record.case_id)]
-        reference = self._proven_of(domain, reference_program(domain, case))
+        reference = self._proven_of(domain, self._reference_of(record))
         done: dict[int, Diagnosis] = {}
         rows: list[AnalysisRow] = []
         for stage, attempt in _stages(record).items():
             if attempt.index not in done:  # one attempt is both first and final
-                model = self._proven_of(domain, attempt.program) if attempt.program else None
-                done[attempt.index] = diagnose(
-                    domain, case, attempt, model, reference, self._schedules.get(domain.name, ())
-                )
+                done[attempt.index] = self._diagnosis(record, attempt, domain, case, reference)
             rows.append(
                 AnalysisRow(
                     domain=record.domain,
@@ -400,6 +418,17 @@ class _Diagnoser:
                 )
             )
         return rows
+
+
+def diagnosis_key(record: Record, attempt: Attempt) -> tuple[Any, ...]:
+    """Everything of a record and its attempt that ``diagnose`` reads: the case, the
+    program (as analysed), the outcome, the answer (with its type: 1 and 1.0 print
+    alike but are read differently), why it abstained and how its execution ended."""
+    status = (attempt.execution or {}).get("status")
+    program = canonical(attempt.program) if attempt.program is not None else None
+    answer = (type(attempt.answer).__name__, repr(attempt.answer))
+    return (record.domain, record.case_id, program, attempt.outcome, answer,
+            attempt.abstain_reason, status)  # fmt: skip
 
 
 def read_analysis(run_dir: str | Path) -> list[dict[str, Any]]:

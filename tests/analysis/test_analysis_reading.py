@@ -102,18 +102,24 @@ def test_a_worker_runs_its_next_job_while_the_last_is_read() -> None:
     assert all("analyser_error" not in r for r in reports)
 
 
+def _reference_run(tmp_path: Path, domains: str, k: int) -> Path:
+    """A reference model's run of the smoke split, zero-shot, K samples a case."""
+    run = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", "--model", "reference",
+         "--split", "smoke", "--domains", domains, "--modes", "zero-shot",
+         "-k", str(k), "--out", str(run), "--no-cache"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return run
+
+
 @pytest.mark.skipif(
     not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA (the data mirror)"
 )
 def test_a_runs_reports_are_compared_with_the_collector_paused(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    done = subprocess.run(
-        [sys.executable, "-m", "deonticbench", "eval", "--model", "reference",
-         "--split", "smoke", "--domains", "sara_numeric,airline", "--modes", "zero-shot",
-         "-k", "1", "--out", str(run), "--no-cache"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    run = _reference_run(tmp_path, "sara_numeric,airline", k=1)
     passes: list[int] = []
 
     def count(phase: str, info: dict[str, int]) -> None:
@@ -170,3 +176,28 @@ def test_program_texts_reach_the_analyser_as_they_are(tmp_path: Path) -> None:
     )  # fmt: skip
     read_back = [json.loads(line) for line in done.stdout.splitlines()]
     assert read_back == [[ord(c) for c in text] for text in texts]
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA (the data mirror)"
+)
+def test_samples_holding_one_attempt_share_one_diagnosis(tmp_path: Path) -> None:
+    run = _reference_run(tmp_path, "sara_numeric", k=3)
+    # One sample of the first case read another answer from the same program: it must
+    # get a diagnosis of its own (wrong, with a category), not its siblings'.
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()]
+    case = records[0]["case_id"]
+    changed = next(r for r in records if r["case_id"] == case and r["sample"] == 2)
+    for holder in (changed, changed["attempts"][0]):
+        holder.update(answer=1.0, outcome="wrong")
+    changed.update(first_answer=1.0, first_outcome="wrong")
+    (run / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    rows, _counts = analyse_run(run, workers=1)
+    first = {(r.case_id, r.sample): r.diagnosis for r in rows if r.stage == "first"}
+    for case_id in {c for c, _ in first}:
+        if case_id != case:
+            assert first[(case_id, 0)] is first[(case_id, 1)] is first[(case_id, 2)]
+    assert first[(case, 0)] is first[(case, 1)]
+    assert first[(case, 0)].category is None and first[(case, 0)].outcome == "correct"
+    assert first[(case, 2)].outcome == "wrong" and first[(case, 2)].category is not None

@@ -431,21 +431,7 @@ async def evaluate_attempt(
     model's program, and the record's program is the two together, as they ran.
     """
     c = completion
-    attempt = Attempt(
-        index=index,
-        prompt_hash=prompt.prompt_hash,
-        response=c.text,
-        error=c.error,
-        tokens_in=c.tokens_in,
-        tokens_out=c.tokens_out,
-        latency_s=c.latency_s,
-        cached=cached,
-        cache_read_tokens=0 if cached else c.cache_read_tokens,
-        cache_write_tokens=0 if cached else c.cache_write_tokens,
-        cache_write_1h_tokens=0 if cached else c.cache_write_1h_tokens,
-        logprobs=[[t, lp] for t, lp in c.logprobs] if c.logprobs else None,
-        batch=c.batch,
-    )
+    attempt = _attempt_of(c, index, prompt, cached)
     if c.error is not None or c.text is None:
         attempt.error = c.error or "the backend returned no text"
         attempt.abstain_reason = "request failed"
@@ -487,6 +473,26 @@ async def evaluate_attempt(
     # A program that printed one answer is final, right or wrong, even if SWI-Prolog
     # also reported an error or warning along the way (``reading.retry``).
     return attempt, None
+
+
+def _attempt_of(c: Completion, index: int, prompt: Prompt, cached: bool) -> Attempt:
+    """An attempt as its completion left it, before reading (a response-cache hit is not
+    billed: its cache tokens are the provider's, not this run's)."""
+    return Attempt(
+        index=index,
+        prompt_hash=prompt.prompt_hash,
+        response=c.text,
+        error=c.error,
+        tokens_in=c.tokens_in,
+        tokens_out=c.tokens_out,
+        latency_s=c.latency_s,
+        cached=cached,
+        cache_read_tokens=0 if cached else c.cache_read_tokens,
+        cache_write_tokens=0 if cached else c.cache_write_tokens,
+        cache_write_1h_tokens=0 if cached else c.cache_write_1h_tokens,
+        logprobs=[[t, lp] for t, lp in c.logprobs] if c.logprobs else None,
+        batch=c.batch,
+    )
 
 
 def _next(mode: str, attempt: Attempt, retry_prompt: Prompt) -> Prompt | None:

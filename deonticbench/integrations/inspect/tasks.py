@@ -88,10 +88,7 @@ def deonticbench(
         None: eval's default.  Direct, zero-shot and few-shot only; inspect's own
         generate config still decides the sampling.
     """
-    if timeout <= 0:
-        raise ConfigError("timeout must be a positive number of seconds.")
-    if bootstrap < 1:
-        raise ConfigError("bootstrap needs at least one replicate.")
+    _check_numbers(timeout=timeout, bootstrap=bootstrap, context_tokens=context_tokens)
     asked = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
     run = asked.spec(attempts=attempts, timeout=timeout, k=epochs)
     (spec,) = run.domain_specs
@@ -102,13 +99,7 @@ def deonticbench(
     plan = plan_for(options)
     if is_agentic(options.mode) and attempts != 1:
         raise ConfigError("an agentic trial is one attempt: leave attempts at 1.")
-    if context_tokens is not None and context_tokens < 1:
-        raise ConfigError(f"context_tokens must be at least 1, not {context_tokens}.")
-    # Checked here, so that a bad budget is one sentence before any sample runs.
-    budget = AgentOptions(
-        max_turns=max_turns, max_tokens=max_tokens, timeout_s=trial_timeout,
-        repeat_limit=repeat_limit,
-    )  # fmt: skip
+    budget = _budget(max_turns, max_tokens, trial_timeout, repeat_limit)
     chosen_solver, chosen_scorer = _steps(
         options, attempts=attempts, timeout=timeout, budget=budget, context_tokens=context_tokens
     )
@@ -119,17 +110,34 @@ def deonticbench(
         metrics=_paper_metrics(attempts, bootstrap, bootstrap_seed),
         epochs=Epochs(run.k_for(spec)),
         metadata={
-            "harness": "deonticbench",
-            "domain": spec.name,
-            "split": split,
-            "mode": mode,
-            "attempts": attempts,
-            "seed": seed,
-            "timeout": timeout,
-            "protocol": run.protocol,
+            **dict(harness="deonticbench", domain=spec.name, split=split, mode=mode),
+            **dict(attempts=attempts, seed=seed, timeout=timeout, protocol=run.protocol),
             **_provenance(plan, spec),
         },
     )
+
+
+def _budget(
+    max_turns: int, max_tokens: int | None, trial_timeout: float, repeat_limit: int | None
+) -> AgentOptions:
+    """An agentic trial's budget, checked here so that a bad one is one sentence before
+    any sample runs."""
+    return AgentOptions(
+        max_turns=max_turns,
+        max_tokens=max_tokens,
+        timeout_s=trial_timeout,
+        repeat_limit=repeat_limit,
+    )
+
+
+def _check_numbers(*, timeout: float, bootstrap: int, context_tokens: int | None) -> None:
+    """The task's numeric options, each one sentence before any sample runs."""
+    if timeout <= 0:
+        raise ConfigError("timeout must be a positive number of seconds.")
+    if bootstrap < 1:
+        raise ConfigError("bootstrap needs at least one replicate.")
+    if context_tokens is not None and context_tokens < 1:
+        raise ConfigError(f"context_tokens must be at least 1, not {context_tokens}.")
 
 
 def _provenance(plan: Plan, spec: Domain) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +266,40 @@ def _swipl_output(output: UpstreamOutput) -> SwiplOutput | None:
 RERUN_NOTE = "run again in this machine's sandbox (no swipl/ output of upstream's holds them)"
 
 
+@dataclass
+class _Read:
+    """Upstream's output files read into jobs to judge: each domain's split, where each
+    program mode's runs come from, and the generations upstream recorded as failed."""
+
+    outputs_dir: Path
+    split: str
+    source: DataSource
+    splits: dict[str, list[Case]] = field(default_factory=dict)
+    jobs: list[_Job] = field(default_factory=list)
+    programs: dict[str, str] = field(default_factory=dict)
+    failed: int = 0
+
+    def add(self, output: UpstreamOutput) -> None:
+        domain = output.domain
+        if domain.name not in self.splits:
+            self.splits[domain.name] = load_cases(domain, self.split, self.source)
+        rows = read_output(output)
+        swipl = _swipl_output(output)
+        if output.mode != "direct":
+            where = RERUN_NOTE if swipl is None else str(swipl.path.relative_to(self.outputs_dir))
+            self.programs[f"{domain.name} {output.mode}"] = where
+        cases = match_cases(output, rows, self.splits[domain.name], self.split)
+        for position, (row, case) in enumerate(zip(rows, cases, strict=True), start=1):
+            prompt = _prompt(row)
+            for sample in range(len(row["answers"])):
+                recorded = swipl.execution(position, sample) if swipl is not None else None
+                completion = _completion(row, sample, output.mode, recorded is not None)
+                self.failed += _not_generated(row, sample, output.mode)
+                self.jobs.append(
+                    _Job(domain, case, output.mode, sample, prompt, completion, recorded)
+                )
+
+
 def import_upstream(
     outputs_dir: str | Path,
     out: str | Path,
@@ -282,27 +316,10 @@ def import_upstream(
     outputs = find_outputs(Path(outputs_dir), model)
     name = outputs[0].model
     reader = reader_for(PROTOCOL)
-    splits: dict[str, list[Case]] = {}
-    jobs: list[_Job] = []
-    programs: dict[str, str] = {}
-    failed = 0
+    read = _Read(Path(outputs_dir), split, source)
     for output in outputs:
-        domain = output.domain
-        if domain.name not in splits:
-            splits[domain.name] = load_cases(domain, split, source)
-        rows = read_output(output)
-        swipl = _swipl_output(output)
-        if output.mode != "direct":
-            where = RERUN_NOTE if swipl is None else str(swipl.path.relative_to(outputs_dir))
-            programs[f"{domain.name} {output.mode}"] = where
-        cases = match_cases(output, rows, splits[domain.name], split)
-        for position, (row, case) in enumerate(zip(rows, cases, strict=True), start=1):
-            prompt = _prompt(row)
-            for sample in range(len(row["answers"])):
-                recorded = swipl.execution(position, sample) if swipl is not None else None
-                completion = _completion(row, sample, output.mode, recorded is not None)
-                failed += _not_generated(row, sample, output.mode)
-                jobs.append(_Job(domain, case, output.mode, sample, prompt, completion, recorded))
+        read.add(output)
+    jobs, splits, programs, failed = read.jobs, read.splits, read.programs, read.failed
     run_limits = limits or Limits()
     rerun = sum(j.mode != "direct" and j.recorded is None and not j.completion.error for j in jobs)
     if rerun:

@@ -32,7 +32,13 @@ from ..store.spec import (
     RunSpec,
     parse_params,
 )
-from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
+from ..vocabulary.exemplars import (
+    DEFAULT_EXEMPLARS,
+    EXEMPLAR_CHOICES,
+    OLD_SEEDED_SPELLING,
+    OLD_SPELLING_NOTE,
+    ExemplarChoice,
+)
 from ..vocabulary.modes import MODES, parse_modes
 from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ._options import (
@@ -50,6 +56,17 @@ from ._options import (
     timeout_option,
     workers_option,
 )
+
+
+class _ExemplarChoiceType(click.Choice):
+    """The --exemplars choices; the old spelling ``paper`` still reads as ``seeded`` for a
+    release, with one note on stderr (the help lists only the current names)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == OLD_SEEDED_SPELLING:
+            click.echo(f"note: {OLD_SPELLING_NOTE}", err=True)
+            value = DEFAULT_EXEMPLARS
+        return super().convert(value, param, ctx)
 
 
 @click.command("eval", cls=RenamingCommand, renamed=RENAMED_SEED)
@@ -74,12 +91,12 @@ from ._options import (
 @click.option(
     "--exemplars",
     "exemplar_choice",
-    type=click.Choice(EXEMPLAR_CHOICES),
-    default="paper",
+    type=_ExemplarChoiceType(EXEMPLAR_CHOICES),
+    default=DEFAULT_EXEMPLARS,
     show_default=True,
     help="The harness's exemplars (few-shot under --protocol harness, and the settings): "
-    "the paper's seeded choice, or the most similar pool cases (BM25).  The paper "
-    "protocol's few-shot shows upstream's own exemplars.",
+    "seeded (chosen by --exemplar-seed), or retrieved (the most similar pool cases, BM25).  "
+    "The paper protocol's few-shot shows upstream's own exemplars.",
 )
 @click.option(
     "--protocol",

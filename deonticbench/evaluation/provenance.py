@@ -20,6 +20,7 @@ from ..prompting.templates import agent_template_hash
 from ..store.config import CASE_ORDER_KEY
 from ..store.environment import environment_facts
 from ..store.spec import RunSpec
+from ..vocabulary.exemplars import DEFAULT_EXEMPLARS
 from ..vocabulary.modes import MODES, SETTINGS, VERBAL_MODE, is_agentic
 
 
@@ -70,7 +71,7 @@ def build_config(
         **_paper_texts(plan),
         # Only when they differ from the paper's protocol, so that earlier runs, which
         # lack these keys, keep their fingerprint.
-        **({"exemplars": spec.exemplars} if spec.exemplars != "paper" else {}),
+        **({"exemplars": spec.exemplars} if spec.exemplars != DEFAULT_EXEMPLARS else {}),
         **({"distractors": spec.distractors} if spec.distractors is not None else {}),
         **({"settings": dict(plan.setting_notes)} if plan.setting_notes else {}),
         "limits": asdict(spec.limits),

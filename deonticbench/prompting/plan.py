@@ -21,7 +21,7 @@ from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
 from ..data.statutes import shared_statutes
-from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
+from ..vocabulary.exemplars import DEFAULT_EXEMPLARS, EXEMPLAR_CHOICES, ExemplarChoice
 from ..vocabulary.modes import SETTINGS, Mode, prompted_counterpart
 from ..vocabulary.protocols import (
     LEGACY_PROTOCOL,
@@ -168,7 +168,7 @@ def plan_run(
     seed: int = 0,
     load: Callable[[Domain, str, DataSource], list[Case]] | None = None,
     case_ids: Collection[str] | None = None,
-    exemplars: ExemplarChoice = "paper",
+    exemplars: ExemplarChoice = DEFAULT_EXEMPLARS,
     distractors: int | None = None,
     given_parts: GivenParts | None = None,
     protocol: ProtocolName = LEGACY_PROTOCOL,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
+from ..vocabulary.exemplars import DEFAULT_EXEMPLARS, current_exemplar_choice
 from ..vocabulary.protocols import recorded_protocol
 
 CONFIG_NAME = "config.json"
@@ -56,7 +57,7 @@ def _describe_difference(field: str, old: Any, new: Any) -> str:
     return f"{field} differs ({_shown(field, old)} before, {_shown(field, new)} now)"
 
 
-_DEFAULTS_SHOWN = {"exemplars": "paper (the default)", "distractors": "none (the default)"}
+_DEFAULTS_SHOWN = {"exemplars": "seeded (the default)", "distractors": "none (the default)"}
 """What config.json's absent field means: it writes these only when not the default."""
 
 
@@ -101,6 +102,10 @@ def fingerprint(config: Mapping[str, Any]) -> dict[str, Any]:
             value = value.get("identity")
         if key == "protocol":
             value = recorded_protocol(config)
+        if key == "exemplars" and current_exemplar_choice(value) == DEFAULT_EXEMPLARS:
+            # Written only when not the default; older runs may say "paper", the seeded
+            # choice's old name: all three spell one choice, so such a run resumes.
+            value = None
         if key == "data" and isinstance(value, Mapping):
             # A local mirror may sit at another path on another machine: same content.
             value = {k: v for k, v in value.items() if k != "path"}

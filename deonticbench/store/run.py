@@ -11,7 +11,8 @@ may lack because the version that wrote it did not know the field:
 
 - no ``protocol``: ``harness`` (``vocabulary.protocols.recorded_protocol``: the run was
   made before the paper protocol existed);
-- no ``exemplars`` / ``distractors``: ``paper`` / none (written only when not the default);
+- no ``exemplars`` / ``distractors``: ``seeded`` / none (written only when not the default;
+  ``paper``, the seeded choice's old name, reads as ``seeded``);
 - no ``case_order``: the cases in id order (the upstream bootstrap says so in a note);
 - no ``k``: no planned K, so no note about cases short of it;
 - no ``model`` (or no config.json at all): the model named by the first record;

@@ -13,6 +13,7 @@ inspect_ai task, a training loop) and say which ``SPEC_SCHEMA`` they speak.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,13 @@ from ..data.selection import CaseLimit
 from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
 from ..solver.execution import Limits
-from ..vocabulary.exemplars import EXEMPLAR_CHOICES, ExemplarChoice
+from ..vocabulary.exemplars import (
+    DEFAULT_EXEMPLARS,
+    EXEMPLAR_CHOICES,
+    OLD_SEEDED_SPELLING,
+    ExemplarChoice,
+    current_exemplar_choice,
+)
 from ..vocabulary.modes import MODES, VERBAL_MODE, Mode, parse_modes
 from ..vocabulary.protocols import (
     DEFAULT_PROTOCOL,
@@ -134,8 +141,9 @@ class RunSpec:
     limits: Limits = field(default_factory=Limits)
     concurrency: int = DEFAULT_CONCURRENCY
     data: DataSource | None = None
-    exemplars: ExemplarChoice = "paper"
-    """How few-shot exemplars are chosen: the paper's seeded choice, or ``retrieved``."""
+    exemplars: ExemplarChoice = DEFAULT_EXEMPLARS
+    """How few-shot exemplars are chosen: ``seeded`` (by ``seed``) or ``retrieved``.
+    The old spelling ``paper`` is read as ``seeded`` for one release, with a warning."""
     distractors: int | None = None
     """Unrelated statute sections shuffled into each case's statutes (docs/settings.md)."""
     agent: AgentOptions = field(default_factory=AgentOptions)
@@ -158,6 +166,14 @@ class RunSpec:
             put(self, "agent", AgentOptions.from_json(self.agent))
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError("a run needs a model spec, e.g. openai:gpt-4.1 or reference.")
+        if self.exemplars == OLD_SEEDED_SPELLING:
+            warnings.warn(
+                'RunSpec(exemplars="paper") is now exemplars="seeded"; the old spelling goes in a '
+                "later release.",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            put(self, "exemplars", DEFAULT_EXEMPLARS)
         if self.exemplars not in EXEMPLAR_CHOICES:
             raise ConfigError(
                 f"unknown exemplar choice {self.exemplars!r}; choose from "
@@ -295,6 +311,8 @@ class RunSpec:
         for key in ("split", "attempts", "seed", "exemplars", "distractors"):
             if config.get(key) is not None:
                 values[key] = config[key]
+        if "exemplars" in values:  # an older run's config.json may say "paper"
+            values["exemplars"] = current_exemplar_choice(values["exemplars"])
         for key in ("domains", "modes"):
             if isinstance(config.get(key), list):
                 values[key] = tuple(config[key])

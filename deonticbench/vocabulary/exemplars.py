@@ -4,7 +4,22 @@ from __future__ import annotations
 
 from typing import Literal
 
-ExemplarChoice = Literal["paper", "retrieved"]
-EXEMPLAR_CHOICES: tuple[ExemplarChoice, ...] = ("paper", "retrieved")
-"""``paper``: the seeded choice of paper B.1; ``retrieved``: the most similar pool cases
-by BM25 over the case text (docs/settings.md)."""
+ExemplarChoice = Literal["seeded", "retrieved"]
+EXEMPLAR_CHOICES: tuple[ExemplarChoice, ...] = ("seeded", "retrieved")
+"""``seeded``: the harness's seeded choice (``--exemplar-seed``); ``retrieved``: the most
+similar pool cases by BM25 over the case text (docs/settings.md)."""
+
+DEFAULT_EXEMPLARS: ExemplarChoice = "seeded"
+
+OLD_SEEDED_SPELLING = "paper"
+"""The seeded choice's name until issue 42 ("paper" now names only the paper's protocol,
+its reader and its numbers); accepted for one release, then refused."""
+
+OLD_SPELLING_NOTE = (
+    "eval --exemplars paper is now --exemplars seeded; the old spelling goes in a later release."
+)
+
+
+def current_exemplar_choice(value: str | None) -> str | None:
+    """``value`` with the old spelling of the seeded choice read as ``seeded``."""
+    return DEFAULT_EXEMPLARS if value == OLD_SEEDED_SPELLING else value

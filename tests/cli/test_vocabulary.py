@@ -135,3 +135,20 @@ def test_old_spellings_still_work_with_a_one_line_note(tmp_path: Path) -> None:
     assert "old spelling" not in new.stderr
     help_text = _cli("score", "--help").stdout
     assert "--bootstrap-seed" in help_text and "--seed " not in help_text
+
+
+def test_exemplars_paper_still_reads_as_seeded_with_one_note(tmp_path: Path) -> None:
+    args = ("eval", "--model", "reference", "--split", "smoke", "--modes", "few-shot")
+    args += ("--protocol", "harness", "--dry-run")
+    new = _cli(*args, "--exemplars", "seeded", "--out", str(tmp_path / "new"))
+    old = _cli(*args, "--exemplars", "paper", "--out", str(tmp_path / "old"))
+    assert new.returncode == 0 and old.returncode == 0, old.stderr
+    assert old.stdout.replace("old", "new") == new.stdout.replace("old", "new")
+    notes = [line for line in old.stderr.splitlines() if "old spelling" in line]
+    assert notes == [
+        "note: eval --exemplars paper is now --exemplars seeded; the old spelling goes in a "
+        "later release."
+    ]
+    assert "old spelling" not in new.stderr
+    help_text = _cli("eval", "--help").stdout
+    assert "[seeded|retrieved]" in help_text and "|retrieved|paper" not in help_text

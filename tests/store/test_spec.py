@@ -109,3 +109,12 @@ def test_config_json_is_built_from_the_spec_and_scoring_reads_it_back(tmp_path: 
     assert spec.data == DataSource(kind="local", path=Path(DATA).resolve())
     run = load_run(out)
     assert run.spec == spec and run.planned_k("airline") == 2 and run.model == "reference"
+
+
+def test_the_old_exemplars_spelling_warns_and_reads_as_seeded() -> None:
+    with pytest.warns(DeprecationWarning, match='exemplars="seeded"'):
+        old = RunSpec(model="reference", exemplars="paper")  # type: ignore[arg-type]
+    assert old == RunSpec(model="reference", exemplars="seeded")
+    assert old.exemplars == "seeded"
+    config = {"model": {"spec": "reference"}, "exemplars": "paper"}
+    assert RunSpec.from_config(config).exemplars == "seeded"

@@ -303,3 +303,14 @@ def test_statute_and_hub_pins_live_in_the_cache_folder(
     assert cache.default_cache_path() == tmp_path / "c" / "responses.sqlite"
     assert statutes.cache_root() == tmp_path / "c"
     assert hub._memory_file() == tmp_path / "c" / "hub-revisions.json"
+
+
+def test_a_run_recorded_with_the_old_exemplars_spelling_resumes() -> None:
+    # Before issue 42 the seeded choice was spelled "paper"; new runs write nothing for
+    # the default, or "seeded" when a spec names it: all three are one choice.
+    old = _config(exemplars="paper")
+    assert config_mismatch(old, _config()) is None
+    assert config_mismatch(old, _config(exemplars="seeded")) is None
+    assert config_mismatch(_config(), old) is None
+    refused = config_mismatch(old, _config(exemplars="retrieved"))
+    assert refused == 'exemplars differs (seeded (the default) before, "retrieved" now)'

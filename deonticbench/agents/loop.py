@@ -229,12 +229,12 @@ class _Progress:
         )
         self.messages += (reply,)
 
-    def record_turn(
-        self, turn: int, completion: Completion, cached: bool, calls: Sequence[ToolCall],
-        done: TurnCalls | None, guards: list[dict[str, Any]] | None = None,
-    ) -> None:  # fmt: skip
-        """The turn as a trajectory step, and its calls' results as the next messages.
-        ``guards`` are the guard rails that acted on the turn (rule and observation)."""
+    def _turn_extra(
+        self, completion: Completion, cached: bool, calls: Sequence[ToolCall],
+        done: TurnCalls | None, guards: list[dict[str, Any]] | None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """A turn's step's ``extra``: cached or not, the calls that erred, the rails that
+        acted, what was elided or withheld, its kind and the calls it could not read."""
         results = done.results if done is not None else ()
         extra: dict[str, Any] = {"cached": cached}
         if done is not None:
@@ -261,7 +261,6 @@ class _Progress:
             malformed=sum(self.toolbox.malformed(c) for c in calls),
             refused=sum("call" in g for g in guards),
         )
-        self.answered += [(c, not o.is_error) for c, o in results]
         malformed = {
             str(i): {"arguments": c.raw_arguments, "error": c.error}
             for i, c in enumerate(calls)
@@ -271,20 +270,11 @@ class _Progress:
             # ATIF's arguments must be an object, so a call whose arguments could not be
             # read keeps them here as sent, with why: a replay answers it as the trial did.
             extra["malformed_calls"] = malformed
-        add_agent_turn(
-            self.atif,
-            turn,
-            completion.text or "",
-            [(c.id, c.name, c.arguments) for c in calls],
-            [o.text for _, o in results],
-            tokens=(completion.tokens_in, completion.tokens_out),
-            model_name=self.setup.model_name,
-            timestamp=_now(),
-            extra=extra,
-            cache=(completion.cache_read_tokens, completion.cache_write_tokens),
-        )
-        if done is None:
-            return
+        return extra
+
+    def _answer(self, turn: int, results: Sequence[tuple[ToolCall, Any]]) -> None:
+        """The calls' results as the next messages (one tool message a call, natively;
+        one user message for all of them otherwise), each elidable later."""
         if results:
             first = len(self.messages)
             count = len(results) if self.setup.native else 1
@@ -302,6 +292,30 @@ class _Progress:
             )  # fmt: skip
         else:
             self.messages += (result_message([(c, o.text) for c, o in results]),)
+
+    def record_turn(
+        self, turn: int, completion: Completion, cached: bool, calls: Sequence[ToolCall],
+        done: TurnCalls | None, guards: list[dict[str, Any]] | None = None,
+    ) -> None:  # fmt: skip
+        """The turn as a trajectory step, and its calls' results as the next messages.
+        ``guards`` are the guard rails that acted on the turn (rule and observation)."""
+        results = done.results if done is not None else ()
+        extra = self._turn_extra(completion, cached, calls, done, guards)
+        self.answered += [(c, not o.is_error) for c, o in results]
+        add_agent_turn(
+            self.atif,
+            turn,
+            completion.text or "",
+            [(c.id, c.name, c.arguments) for c in calls],
+            [o.text for _, o in results],
+            tokens=(completion.tokens_in, completion.tokens_out),
+            model_name=self.setup.model_name,
+            timestamp=_now(),
+            extra=extra,
+            cache=(completion.cache_read_tokens, completion.cache_write_tokens),
+        )
+        if done is not None:
+            self._answer(turn, results)
 
 
 def _tell_bounds(

@@ -88,6 +88,66 @@ def export_dataset(
     With ``tokenizer``, the completions' lengths in its tokens are measured per domain
     (and with ``max_completion_tokens``, how many a trainer's cap would cut; with
     ``drop_over_length`` those are left out of the file)."""
+    _check_options(
+        fmt, mode, split, allow_test=allow_test, rejected_from=rejected_from,
+        tokenizer=tokenizer, max_completion_tokens=max_completion_tokens,
+        drop_over_length=drop_over_length,
+    )  # fmt: skip
+    counter = Counter(tokenizer) if tokenizer is not None else None  # refuse early
+    folder = Path(out)
+    target = folder / file_name(fmt, split)
+    if target.exists():
+        raise ConfigError(f"{target} already exists; choose another --out or remove it.")
+    report = ExportReport(format=fmt, split=split, out=folder)
+    examples = [
+        e
+        for domain in domains
+        for e in _domain_examples(
+            domain, source, split, mode, report, seed, limit, timeout_s, skip_missing
+        )
+    ]
+    if counter is not None:
+        report.lengths, lengths = measure(
+            ((e.domain, e.completion) for e in examples),
+            counter,
+            max_completion_tokens,
+            drop_over_length,
+        )
+        if drop_over_length and max_completion_tokens is not None:
+            examples = [
+                e for e, n in zip(examples, lengths, strict=True) if n <= max_completion_tokens
+            ]
+    pairs = _pairs(examples, rejected_from, mode, report) if fmt in PREFERENCE_FORMATS else []
+    if fmt in REWARD_FORMATS:
+        # Every row carries S(P*): read all the reference programs in batches first.
+        references = [e.target.reference_text() for e in examples]
+        prefetch_signatures([t for t in references if t is not None])
+    rows = rows_for(fmt, split, examples, pairs)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_rows(fmt, target, rows)
+    report.rows = len(rows)
+    report.files[target.name] = _sha256(target)
+    info = dataset_info(fmt, target.name)
+    if info is not None:
+        info_path = folder / DATASET_INFO
+        info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        report.files[DATASET_INFO] = _sha256(info_path)
+    _write_manifest(report, source, domains, mode, seed, rejected_from, timeout_s)
+    return report
+
+
+def _check_options(
+    fmt: str,
+    mode: Mode,
+    split: str,
+    *,
+    allow_test: bool,
+    rejected_from: str | None,
+    tokenizer: str | None,
+    max_completion_tokens: int | None,
+    drop_over_length: bool,
+) -> None:
+    """One sentence for options that do not go together, before anything is read."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}.")
     if mode not in PROGRAM_MODES:
@@ -110,77 +170,63 @@ def export_dataset(
         raise ConfigError("--max-completion-tokens and --drop-over-length need --tokenizer.")
     if drop_over_length and max_completion_tokens is None:
         raise ConfigError("--drop-over-length needs --max-completion-tokens N.")
-    counter = Counter(tokenizer) if tokenizer is not None else None  # refuse early
-    folder = Path(out)
-    target = folder / file_name(fmt, split)
-    if target.exists():
-        raise ConfigError(f"{target} already exists; choose another --out or remove it.")
-    report = ExportReport(format=fmt, split=split, out=folder)
-    examples: list[Example] = []
-    for domain in domains:
-        counts = DomainCounts(domain.name)
-        report.counts[domain.name] = counts
-        try:
-            cases = _cases(domain, source, split, counts)
-        except DataError as exc:
-            if not skip_missing:
-                raise
-            counts.skipped = str(exc)
-            continue
-        if limit is not None:
-            if limit < len(cases):
-                counts.limited_from = len(cases)
-            cases = cases[:limit]
-            counts.pool = len(cases)
-        built = build_examples(
-            domain, cases, source, mode, seed=seed, counts=counts, timeout_s=timeout_s
-        )
-        if split == "train":
-            assert_no_hard_case(domain, source, (e.case for e in built))
-        examples.extend(built)
-    if counter is not None:
-        report.lengths, lengths = measure(
-            ((e.domain, e.completion) for e in examples),
-            counter,
-            max_completion_tokens,
-            drop_over_length,
-        )
-        if drop_over_length and max_completion_tokens is not None:
-            examples = [
-                e for e, n in zip(examples, lengths, strict=True) if n <= max_completion_tokens
-            ]
+
+
+def _domain_examples(
+    domain: Domain,
+    source: DataSource,
+    split: str,
+    mode: Mode,
+    report: ExportReport,
+    seed: int,
+    limit: int | None,
+    timeout_s: float | None,
+    skip_missing: bool,
+) -> list[Example]:
+    """One domain's examples (its counts in ``report``); none when its split is missing
+    and ``skip_missing`` says so."""
+    counts = DomainCounts(domain.name)
+    report.counts[domain.name] = counts
+    try:
+        cases = _cases(domain, source, split, counts)
+    except DataError as exc:
+        if not skip_missing:
+            raise
+        counts.skipped = str(exc)
+        return []
+    if limit is not None:
+        if limit < len(cases):
+            counts.limited_from = len(cases)
+        cases = cases[:limit]
+        counts.pool = len(cases)
+    built = build_examples(
+        domain, cases, source, mode, seed=seed, counts=counts, timeout_s=timeout_s
+    )
+    if split == "train":
+        assert_no_hard_case(domain, source, (e.case for e in built))
+    return built
+
+
+def _pairs(
+    examples: Sequence[Example], rejected_from: str | None, mode: Mode, report: ExportReport
+) -> list[Pair]:
+    """Each example with every rejected completion of its prompt (``--rejected-from``)."""
+    assert rejected_from is not None
     pairs: list[Pair] = []
-    if fmt in PREFERENCE_FORMATS:
-        assert rejected_from is not None
-        found = rejected_completions(rejected_from, examples, mode)
-        for example in examples:
-            texts = found.get((example.domain, example.case.id), [])
-            if texts:
-                report.counts[example.domain].rejected += 1
-            for text in texts:
-                pairs.append((example, text))
-                report.counts[example.domain].pairs += 1
-        if not pairs:
-            raise DataError(
-                f"{rejected_from} has no wrong or abstained {mode} answer to any exported "
-                "prompt, so there is no preference pair to write."
-            )
-    if fmt in REWARD_FORMATS:
-        # Every row carries S(P*): read all the reference programs in batches first.
-        references = [e.target.reference_text() for e in examples]
-        prefetch_signatures([t for t in references if t is not None])
-    rows = rows_for(fmt, split, examples, pairs)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_rows(fmt, target, rows)
-    report.rows = len(rows)
-    report.files[target.name] = _sha256(target)
-    info = dataset_info(fmt, target.name)
-    if info is not None:
-        info_path = folder / DATASET_INFO
-        info_path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        report.files[DATASET_INFO] = _sha256(info_path)
-    _write_manifest(report, source, domains, mode, seed, rejected_from, timeout_s)
-    return report
+    found = rejected_completions(rejected_from, examples, mode)
+    for example in examples:
+        texts = found.get((example.domain, example.case.id), [])
+        if texts:
+            report.counts[example.domain].rejected += 1
+        for text in texts:
+            pairs.append((example, text))
+            report.counts[example.domain].pairs += 1
+    if not pairs:
+        raise DataError(
+            f"{rejected_from} has no wrong or abstained {mode} answer to any exported "
+            "prompt, so there is no preference pair to write."
+        )
+    return pairs
 
 
 def _cases(domain: Domain, source: DataSource, split: str, counts: DomainCounts) -> list[Any]:

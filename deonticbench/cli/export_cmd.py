@@ -131,27 +131,9 @@ def command(
         max_completion_tokens=max_completion_tokens,
         drop_over_length=drop_over_length,
     )
-    dropped = 0
     for name, counts in report.counts.items():
-        if counts.skipped:
-            click.echo(f"{name}: skipped ({counts.skipped})")
-            continue
-        dropped += counts.dropped
-        if report.split == "train":
-            copies = f", {counts.held_out_copies} hard copies" if counts.held_out_copies else ""
-            read = f"pool {counts.pool} (whole {counts.whole} minus hard {counts.hard}{copies}"
-            # --limit keeps the first cases of the pool: say so, or the sum looks wrong.
-            limited = counts.limited_from
-            read += f"; the first {counts.pool} of {limited} (--limit))" if limited else ")"
-        else:
-            # The test file reads the hard split alone: there is no pool to subtract from.
-            read = f"hard {counts.pool}" + (
-                f" of {counts.hard} (--limit)" if counts.pool < counts.hard else ""
-            )
-        line = f"{name}: {read}, kept {counts.kept}, dropped {counts.dropped} not reproducing gold"
-        if counts.pairs:
-            line += f", {counts.pairs} preference pairs"
-        click.echo(line)
+        click.echo(_domain_line(name, counts, report.split))
+    dropped = sum(c.dropped for c in report.counts.values() if not c.skipped)
     if report.lengths is not None:
         for line in report.lengths.lines():
             click.echo(line)
@@ -164,6 +146,25 @@ def command(
             f"note: {dropped} case(s) left out because their reference program does not "
             "reproduce the gold label (their ids are in manifest.json; docs/data-audit.md)."
         )
+
+
+def _domain_line(name: str, counts: Any, split: str) -> str:
+    """What an export read, kept and dropped of one domain."""
+    if counts.skipped:
+        return f"{name}: skipped ({counts.skipped})"
+    if split == "train":
+        copies = f", {counts.held_out_copies} hard copies" if counts.held_out_copies else ""
+        read = f"pool {counts.pool} (whole {counts.whole} minus hard {counts.hard}{copies}"
+        # --limit keeps the first cases of the pool: say so, or the sum looks wrong.
+        limited = counts.limited_from
+        read += f"; the first {counts.pool} of {limited} (--limit))" if limited else ")"
+    else:
+        # The test file reads the hard split alone: there is no pool to subtract from.
+        read = f"hard {counts.pool}" + (
+            f" of {counts.hard} (--limit)" if counts.pool < counts.hard else ""
+        )
+    line = f"{name}: {read}, kept {counts.kept}, dropped {counts.dropped} not reproducing gold"
+    return line + (f", {counts.pairs} preference pairs" if counts.pairs else "")
 
 
 def _export_harbor(

@@ -78,7 +78,7 @@ def test_resuming_with_the_default_exemplars_names_the_default(tmp_path: Path) -
     assert first.returncode == 0, first.stderr
     again = deonticbench(tmp_path, *common)
     assert again.returncode == 2
-    assert '(exemplars differs ("retrieved" before, paper (the default) now))' in again.stderr
+    assert '(exemplars differs ("retrieved" before, seeded (the default) now))' in again.stderr
     assert "null" not in again.stderr
     assert len(again.stderr.strip().splitlines()) == 1
 

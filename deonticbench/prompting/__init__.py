@@ -11,6 +11,9 @@ hash, prompt hash) to a model.
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from .distractors import statute_sections
 from .exemplars import choose_exemplars, excluded_ids, exemplar_pool, problem_key
 from .paper import UPSTREAM_FLAGS, Departures, PaperSampling, paper_sampling
@@ -94,3 +97,18 @@ __all__ = [
     "template_files",
     "template_hashes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The words every stage shares moved to ``deonticbench.vocabulary`` (issue 42); the
+    # old spelling works for a release and says where they went.
+    from .. import vocabulary
+
+    if name in vocabulary.__all__:
+        warnings.warn(
+            f"{__name__}.{name} is now deonticbench.vocabulary.{name}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(vocabulary, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

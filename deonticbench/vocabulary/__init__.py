@@ -11,7 +11,14 @@ without importing each other.
 from __future__ import annotations
 
 from .chat import Message, Role, ToolCall, ToolSpec
-from .exemplars import EXEMPLAR_CHOICES, ExemplarChoice
+from .exemplars import (
+    DEFAULT_EXEMPLARS,
+    EXEMPLAR_CHOICES,
+    OLD_SEEDED_SPELLING,
+    OLD_SPELLING_NOTE,
+    ExemplarChoice,
+    current_exemplar_choice,
+)
 from .modes import (
     AGENT_MODES,
     ALL_MODES,
@@ -52,6 +59,7 @@ from .protocols import (
 __all__ = [
     "AGENT_MODES",
     "ALL_MODES",
+    "DEFAULT_EXEMPLARS",
     "DEFAULT_PROTOCOL",
     "DEPARTURE_MARK",
     "DIRECT_MODES",
@@ -61,6 +69,8 @@ __all__ = [
     "MODES",
     "MODE_ORDER",
     "MODE_TITLES",
+    "OLD_SEEDED_SPELLING",
+    "OLD_SPELLING_NOTE",
     "PROTOCOLS",
     "PROTOCOL_MODES",
     "READERS",
@@ -77,6 +87,7 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "check_protocol",
+    "current_exemplar_choice",
     "departure_note",
     "is_agentic",
     "mode_protocol",

@@ -56,7 +56,7 @@ from .store.folder import RunFolder, is_run_folder, set_aside
 from .store.naming import find_resumable, new_run_path, new_run_pattern
 from .store.record import Record, RecordKey
 from .store.records_file import RECORDS_NAME, read_records
-from .store.spec import DEFAULT_ATTEMPTS, RunSpec
+from .store.spec import DEFAULT_ATTEMPTS, LOGPROB_PARAM, RunSpec
 from .vocabulary.chat import Message
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ def _run_sampling(spec: RunSpec, model: Model, plan: RunPlan) -> RunSampling:
 def _check_logprobs(spec: RunSpec, model: Model) -> None:
     """``--confidence logprob`` (``extra.logprobs``) with a backend whose replies carry
     none would give a run whose logprob signal is n/a everywhere: one sentence instead."""
-    if "extra.logprobs" in spec.param_overrides and not model.logprobs:
+    if LOGPROB_PARAM in spec.param_overrides and not model.logprobs:
         raise ConfigError(
             f"--confidence logprob asks an OpenAI-compatible server for token "
             f"log-probabilities; {model.provider} gives none (use openai: or "

@@ -188,6 +188,31 @@ class RenamingCommand(click.Command):
         )
 
 
+class RenamedChoice(click.Choice):
+    """A choice whose renamed values still take their old spelling for a release, with
+    the same one-line note as a renamed option (``renamed``: old value -> new); the help
+    lists only the current names."""
+
+    def __init__(self, choices: Sequence[str], renamed: Mapping[str, str]) -> None:
+        super().__init__(choices)
+        self.renamed = dict(renamed)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        new = self.renamed.get(value) if isinstance(value, str) else None
+        if new is not None:
+            where = (ctx.info_name if ctx is not None else None) or ""
+            option = param.opts[0] if param is not None and param.opts else ""
+            _note_renamed(where, f"{option} {value}", f"{option} {new}")
+            value = new
+        return super().convert(value, param, ctx)
+
+
+def _note_renamed(where: str, old: str, new: str) -> None:
+    click.echo(
+        f"note: {where} {old} is now {new}; the old spelling goes in a later release.", err=True
+    )
+
+
 def renamed_args(args: Sequence[str], renamed: Mapping[str, str], where: str) -> list[str]:
     """``args`` with each old spelling (``--seed`` or ``--seed=3``) replaced by its new
     one, noting each once on stderr; nothing after ``--`` is touched."""
@@ -199,10 +224,7 @@ def renamed_args(args: Sequence[str], renamed: Mapping[str, str], where: str) ->
         name, eq, value = arg.partition("=")
         new = renamed.get(name)
         if new is not None:
-            click.echo(
-                f"note: {where} {name} is now {new}; the old spelling goes in a later release.",
-                err=True,
-            )
+            _note_renamed(where, name, new)
             arg = new + eq + value
         out.append(arg)
     return out

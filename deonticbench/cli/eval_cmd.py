@@ -36,13 +36,13 @@ from ..vocabulary.exemplars import (
     DEFAULT_EXEMPLARS,
     EXEMPLAR_CHOICES,
     OLD_SEEDED_SPELLING,
-    OLD_SPELLING_NOTE,
     ExemplarChoice,
 )
 from ..vocabulary.modes import MODES, parse_modes
 from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ._options import (
     RENAMED_SEED,
+    RenamedChoice,
     RenamingCommand,
     data_dir_option,
     domains_option,
@@ -56,17 +56,6 @@ from ._options import (
     timeout_option,
     workers_option,
 )
-
-
-class _ExemplarChoiceType(click.Choice):
-    """The --exemplars choices; the old spelling ``paper`` still reads as ``seeded`` for a
-    release, with one note on stderr (the help lists only the current names)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if value == OLD_SEEDED_SPELLING:
-            click.echo(f"note: {OLD_SPELLING_NOTE}", err=True)
-            value = DEFAULT_EXEMPLARS
-        return super().convert(value, param, ctx)
 
 
 @click.command("eval", cls=RenamingCommand, renamed=RENAMED_SEED)
@@ -91,7 +80,7 @@ class _ExemplarChoiceType(click.Choice):
 @click.option(
     "--exemplars",
     "exemplar_choice",
-    type=_ExemplarChoiceType(EXEMPLAR_CHOICES),
+    type=RenamedChoice(EXEMPLAR_CHOICES, {OLD_SEEDED_SPELLING: DEFAULT_EXEMPLARS}),
     default=DEFAULT_EXEMPLARS,
     show_default=True,
     help="The harness's exemplars (few-shot under --protocol harness, and the settings): "

@@ -61,7 +61,7 @@ from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
 from ..vocabulary.chat import Message
 from ..vocabulary.modes import is_agentic
 from .cache import CachedResponse, ResponseCache, prompted_key
-from .requests import prefix_group, prompt_request, split_requests
+from .requests import cache_group, prefix_group, prompt_request, split_requests
 from .trials import goes_by_batch, trial_setup, turn_key, turn_request
 
 OPENAI_CACHE_MIN = 1024
@@ -381,32 +381,30 @@ class _Counting:
     rule: RunSampling
     cache: ResponseCache | None
     shared_counts: dict[str, int] = field(default_factory=dict)
+    identity: dict[str, Any] = field(init=False)
+    """The response-cache key's identity, made once: every unit's lookups share it."""
+
+    def __post_init__(self) -> None:
+        self.identity = self.rule.identity(self.model)
 
     def prompted(self, row: DryRunRow, unit: Unit, pending: list[int]) -> None:
         """A prompted unit's pending samples: cache hits, then calls in the runner's order,
         each with its prompt tokens and what caching makes of them."""
         model, caching = self.model, self.caching
         prompt = unit.render()
-        identity = self.rule.identity(model)
 
         def cached(s: int) -> CachedResponse | None:
             if self.cache is None:
                 return None
-            return self.cache.get(prompted_key(identity, prompt.messages, s, 0))
+            return self.cache.get(prompted_key(self.identity, prompt.messages, s, 0))
 
         hits, requests = split_requests(pending, cached)
         row.response_hits += len(hits)
         if not requests:
             return
         tokens = self.count_tokens(model, prompt.messages)
-        route = f"{unit.domain.name}/{unit.mode}/{prompt.template_hash}"
-        group, shared = _shared(
-            model,
-            prompt,
-            self.count_tokens,
-            self.shared_counts,
-            route if cache_routed(model) else "",
-        )
+        route = cache_group(unit, prompt) if cache_routed(model) else ""
+        group, shared = _shared(model, prompt, self.count_tokens, self.shared_counts, route)
         first = True
         for samples in requests:
             request = prompt_request(unit, prompt, samples, 0, self.rule)
@@ -421,6 +419,38 @@ class _Counting:
                 else:
                     use = caching.later_call(tokens, shared, marks, group is not None)
                 row.prompt_cache_tokens.add(use)
+
+    def first_turns(
+        self, row: DryRunRow, unit: Unit, pending: list[int], options: AgentOptions
+    ) -> None:
+        """An agentic unit: the first turn of each pending trial (one call each).  How many
+        turns follow, each re-sending the conversation so far, depends on the model: they
+        are bounded by ``max_turns``, never counted."""
+        model, count_tokens = self.model, self.count_tokens
+        agent_model = as_agent(model)
+        with tempfile.TemporaryDirectory() as empty:  # a first turn's workspace: nothing written
+            setup = trial_setup(unit, 0, model, agent_model, options, Path(empty))
+            messages = first_messages(setup)
+            tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
+        request = turn_request(unit, 0, messages, tools, 0, options.tool_set, self.rule)
+        tokens = count_tokens(model, messages)
+        extra = billed_extra_text(model, request)
+        if extra:
+            # Only the text's own tokens: the message wrapper is not sent.
+            tokens += count_tokens(model, (Message("user", extra),)) - count_tokens(model, ())
+        # Trials start together: every first turn writes its opening (none reads another's).
+        marks = self.caching.marks(model, request, tokens, 0)
+        for sample in pending:
+            key = turn_key(self.identity, agent_model, unit, sample, messages, tools)
+            if self.cache is not None and self.cache.get(key) is not None:
+                row.response_hits += 1
+                continue
+            row.calls += 1
+            row.prompt_tokens += tokens
+            if marks.end:
+                row.prompt_cache_tokens.add(Tokens(cache_write=tokens))
+            else:
+                row.prompt_cache_tokens.add(Tokens(uncached=tokens))
 
 
 def estimate(
@@ -463,17 +493,7 @@ def estimate(
             continue
         if is_agentic(unit.mode):
             row.first_turns = True
-            _first_turns(
-                row,
-                unit,
-                pending,
-                model,
-                counting.cache,
-                agent,
-                count_tokens,
-                counting.caching,
-                rule,
-            )
+            counting.first_turns(row, unit, pending, agent or AgentOptions())
             continue
         counting.prompted(row, unit, pending)
     return DryRunEstimate(
@@ -508,48 +528,6 @@ def _shared(
     if group not in known:
         known[group] = count_tokens(model, (*head, part))
     return group, known[group]
-
-
-def _first_turns(
-    row: DryRunRow,
-    unit: Unit,
-    pending: list[int],
-    model: Model,
-    cache: ResponseCache | None,
-    agent: AgentOptions | None,
-    count_tokens: Callable[[Model, Sequence[Message]], int],
-    caching: _Caching,
-    sampling: RunSampling,
-) -> None:
-    """An agentic unit: the first turn of each pending trial (one call each).  How many
-    turns follow, each re-sending the conversation so far, depends on the model: they
-    are bounded by ``max_turns``, never counted."""
-    options = agent or AgentOptions()
-    agent_model = as_agent(model)
-    identity = sampling.identity(model)
-    with tempfile.TemporaryDirectory() as empty:  # a first turn's workspace: nothing written
-        setup = trial_setup(unit, 0, model, agent_model, options, Path(empty))
-        messages = first_messages(setup)
-        tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
-    request = turn_request(unit, 0, messages, tools, 0, options.tool_set, sampling)
-    tokens = count_tokens(model, messages)
-    extra = billed_extra_text(model, request)
-    if extra:
-        # Only the text's own tokens: the message wrapper is not sent.
-        tokens += count_tokens(model, (Message("user", extra),)) - count_tokens(model, ())
-    # Trials start together: every first turn writes its opening (none reads another's).
-    marks = caching.marks(model, request, tokens, 0)
-    for sample in pending:
-        key = turn_key(identity, agent_model, unit, sample, messages, tools)
-        if cache is not None and cache.get(key) is not None:
-            row.response_hits += 1
-            continue
-        row.calls += 1
-        row.prompt_tokens += tokens
-        if marks.end:
-            row.prompt_cache_tokens.add(Tokens(cache_write=tokens))
-        else:
-            row.prompt_cache_tokens.add(Tokens(uncached=tokens))
 
 
 __all__ = ["DryRunEstimate", "DryRunRow", "Tokens", "estimate"]

@@ -67,20 +67,26 @@ def offline_encoding() -> Any | None:
 def own_encoding_name(model: Model) -> str | None:
     """The encoding an OpenAI model bills in, as tiktoken's model table names it; None for
     a model it does not know (another provider's, an open-weights model on a server)."""
-    if model.provider not in ("openai", "openai-compatible"):
+    return _own_encoding_name(model.provider, model.model_name)
+
+
+@functools.lru_cache(maxsize=32)
+def _own_encoding_name(provider: str, model_name: str) -> str | None:
+    if provider not in ("openai", "openai-compatible"):
         return None
     try:
         import tiktoken.model  # optional: the openai extra (its model table)
     except ImportError:
         return None
     try:
-        return str(tiktoken.model.encoding_name_for_model(model.model_name))
+        return str(tiktoken.model.encoding_name_for_model(model_name))
     except KeyError:
         return None
 
 
 def _encoding_for(model: Model) -> tuple[Any | None, str]:
-    """The encoding a model's prompt is counted in, and its name."""
+    """The encoding a model's prompt is counted in, and its name (looked up once per
+    model name: the dry run and batch sizing count every prompt through here)."""
     own = own_encoding_name(model)
     if own is not None:
         encoding = shipped_encoding(own)

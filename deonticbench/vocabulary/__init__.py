@@ -15,7 +15,6 @@ from .exemplars import (
     DEFAULT_EXEMPLARS,
     EXEMPLAR_CHOICES,
     OLD_SEEDED_SPELLING,
-    OLD_SPELLING_NOTE,
     ExemplarChoice,
     current_exemplar_choice,
 )
@@ -70,7 +69,6 @@ __all__ = [
     "MODE_ORDER",
     "MODE_TITLES",
     "OLD_SEEDED_SPELLING",
-    "OLD_SPELLING_NOTE",
     "PROTOCOLS",
     "PROTOCOL_MODES",
     "READERS",

@@ -15,10 +15,6 @@ OLD_SEEDED_SPELLING = "paper"
 """The seeded choice's name until issue 42 ("paper" now names only the paper's protocol,
 its reader and its numbers); accepted for one release, then refused."""
 
-OLD_SPELLING_NOTE = (
-    "eval --exemplars paper is now --exemplars seeded; the old spelling goes in a later release."
-)
-
 
 def current_exemplar_choice(value: str | None) -> str | None:
     """``value`` with the old spelling of the seeded choice read as ``seeded``."""

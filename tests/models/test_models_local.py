@@ -126,7 +126,7 @@ def test_gemma_runs_one_housing_case_end_to_end(model_dir: Path, tmp_path: Path)
     env["DEONTICBENCH_MODEL_DIR"] = str(model_dir)
     args = ["--model", "local:gemma3-270m", "--split", "smoke", "--domains", "housing"]
     args += ["--modes", "zero-shot", "-k", "1", "--limit", "1", "--attempts", "1"]
-    args += ["--param", "max_tokens=48", "--out", str(out)]
+    args += ["--protocol", "harness", "--param", "max_tokens=48", "--out", str(out)]
     done = subprocess.run(
         [sys.executable, "-m", "deonticbench", "eval", *args],
         env=env,

@@ -33,9 +33,13 @@ SELECTION = ("--split", "smoke", "--domains", "airline", "-k", "2", "--attempts"
 
 
 def dry(home: Path, *args: str, as_json: bool = True) -> subprocess.CompletedProcess[str]:
+    """A dry run against a loopback provider (its ``count_tokens`` endpoint answers as
+    the real one does): a test never reaches for a provider's real address."""
     extra = ("--json",) if as_json else ()
     run = ("--out", str(home / "run"))
-    return eval_at({}, home, *args, *SELECTION, "--dry-run", *extra, *run, timeout=300)
+    with FakeProvider(api_key=KEY, tokenizer=o200k(), claude_tokenizer=claude_stand_in()) as fake:
+        urls = {"ANTHROPIC_BASE_URL": fake.url, "OPENAI_BASE_URL": fake.openai_url}
+        return eval_at(urls, home, *args, *SELECTION, "--dry-run", *extra, *run, timeout=300)
 
 
 def doc(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:

@@ -136,15 +136,22 @@ def price_bill(bill: Sequence[Billed], spec: str) -> Bill:
     )
 
 
+NOBODY = "http://127.0.0.1:9"
+"""A loopback address where no server listens (the discard port)."""
+
+
 def env_with(home: Path, urls: dict[str, str]) -> dict[str, str]:
     """The environment of a user run with placeholder keys, pointed at ``urls``
-    (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``; none: no server at all)."""
+    (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``).  A provider not given is pointed at a
+    loopback port nobody listens on, never at its real address: tests stay offline."""
     out = {k: v for k, v in os.environ.items() if "API_KEY" not in k and "BASE_URL" not in k}
     out.update(
         DEONTICBENCH_DATA=DATA,
         DEONTICBENCH_CACHE=str(home / "cache"),
         ANTHROPIC_API_KEY=KEY,
         OPENAI_API_KEY=KEY,
+        ANTHROPIC_BASE_URL=NOBODY,
+        OPENAI_BASE_URL=NOBODY,
         **urls,
     )
     return out

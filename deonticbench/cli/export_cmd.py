@@ -29,6 +29,8 @@ from ._options import (
 
 HARBOR = "harbor"
 """Evaluation tasks, not training files: the integration writes them (docs/harbor.md)."""
+TASK_PROTOCOLS = ("harness", "dar")
+"""Whose Harbor tasks: the harness's own, or DAR's as its adapters write them."""
 
 
 @click.command(cls=RenamingCommand, renamed=RENAMED_SEED)
@@ -48,6 +50,13 @@ HARBOR = "harbor"
     show_default=True,
     help="Which harness prompt the examples carry (harbor: the task's framing; direct "
     "only for harbor).",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(TASK_PROTOCOLS),
+    default="harness",
+    show_default=True,
+    help="harbor: the harness's own tasks, or dar: DAR's task folders, byte for byte.",
 )
 @split_option(None, choices=("train", *SPLITS), default_text="train; with --format harbor, hard")
 @click.option("--allow-test", is_flag=True, help="Allow exporting the hard split (as test file).")
@@ -86,6 +95,7 @@ def command(
     out: str,
     domains: str,
     prompt_mode: str,
+    protocol: str,
     split: str | None,
     allow_test: bool,
     rejected_from: str | None,
@@ -108,6 +118,9 @@ def command(
     source = resolve_source(data_dir, hub=hub, revision=revision)
     chosen = parse_domains(domains)
     skip_missing = domains.strip().lower() in ("", "all")
+    if protocol == "dar":
+        _export_dar(fmt, out, source, chosen, prompt_mode, split or "hard", limit, skip_missing)
+        return
     if fmt == HARBOR:
         _export_harbor(out, source, chosen, prompt_mode, split or "hard", limit, seed, skip_missing)
         return
@@ -195,6 +208,40 @@ def _export_harbor(
     for name, reason in report.skipped.items():
         click.echo(f"{name}: skipped ({reason})")
     click.echo(f"wrote {len(report.tasks)} Harbor tasks ({prompt_mode}, {split}) to {report.out}")
+
+
+def _export_dar(
+    fmt: str,
+    out: str,
+    source: Any,
+    domains: Any,
+    prompt_mode: str,
+    split: str,
+    limit: int | None,
+    skip_missing: bool,
+) -> None:
+    if fmt != HARBOR:
+        raise ConfigError("--protocol dar writes Harbor tasks: use it with --format harbor.")
+    from ..data.dar_files import dar_origin
+    from ..integrations.harbor.dar_tasks import export_dar_tasks
+
+    report = export_dar_tasks(
+        out,
+        source=source,
+        domains=domains,
+        prompt_mode=prompt_mode,
+        split=split,
+        limit=limit,
+        skip_missing=skip_missing,
+    )
+    for name, count in report.counts.items():
+        click.echo(f"{name}: {count} tasks")
+    for name, reason in report.skipped.items():
+        click.echo(f"{name}: skipped ({reason})")
+    click.echo(
+        f"wrote {len(report.tasks)} DAR tasks ({prompt_mode}, {split}) to {report.out}, "
+        f"from DAR's files ({dar_origin()})"
+    )
 
 
 def _first_cases(limit_text: str | None) -> int | None:

@@ -133,14 +133,21 @@ def shared_statutes(dom: Domain, src: DataSource, *, by_name: bool = False) -> s
     joins them in plain sorted file-name order instead, which the paper protocol uses:
     upstream joins them in directory-listing order, which differs between filesystems,
     and the issue that pinned the protocol fixed sorted order in its place."""
+    return SEPARATOR.join(text for _, text in statute_files(dom, src, by_name=by_name))
+
+
+def statute_files(
+    dom: Domain, src: DataSource, *, by_name: bool = False
+) -> list[tuple[str, str]]:
+    """Each shared statute file of ``dom`` as (file name, text), in the order
+    ``shared_statutes`` joins them; the DAR protocol joins them its own way."""
     key = _file_name if by_name else natural_key
     m = _manifest()
     folder = _local_statutes(src)
     if folder is not None and (folder / dom.statute_dir).is_dir():
         return _read_local(folder / dom.statute_dir, key)
     paths = sorted(statute_paths(dom, m), key=lambda p: key(p.rsplit("/", 1)[1]))
-    texts = [fetch_statute(p, m).decode("utf-8") for p in paths]
-    return SEPARATOR.join(texts)
+    return [(p.rsplit("/", 1)[1], fetch_statute(p, m).decode("utf-8")) for p in paths]
 
 
 def _file_name(name: str) -> str:
@@ -190,17 +197,17 @@ def _local_statutes(src: DataSource) -> Path | None:
     return None
 
 
-def _read_local(folder: Path, key: Callable[[str], Any]) -> str:
+def _read_local(folder: Path, key: Callable[[str], Any]) -> list[tuple[str, str]]:
     files = sorted(
         (p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")),
         key=lambda p: key(p.name),
     )
     if not files:
         raise DataError(f"the statute folder {folder} holds no files.")
-    texts: list[str] = []
+    texts: list[tuple[str, str]] = []
     for p in files:
         try:
-            texts.append(p.read_text(encoding="utf-8"))
+            texts.append((p.name, p.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise DataError(f"the statute file {p} cannot be read ({exc}).") from None
-    return SEPARATOR.join(texts)
+    return texts

@@ -136,9 +136,7 @@ def shared_statutes(dom: Domain, src: DataSource, *, by_name: bool = False) -> s
     return SEPARATOR.join(text for _, text in statute_files(dom, src, by_name=by_name))
 
 
-def statute_files(
-    dom: Domain, src: DataSource, *, by_name: bool = False
-) -> list[tuple[str, str]]:
+def statute_files(dom: Domain, src: DataSource, *, by_name: bool = False) -> list[tuple[str, str]]:
     """Each shared statute file of ``dom`` as (file name, text), in the order
     ``shared_statutes`` joins them; the DAR protocol joins them its own way."""
     key = _file_name if by_name else natural_key

@@ -226,7 +226,7 @@ def _literal(path: str, name: str, folder: str) -> dict[str, Any]:
     except SyntaxError as exc:
         raise DataError(f"DAR's file {path} does not parse ({exc.msg}).") from None
     for node in module.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
+        target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
         value = getattr(node, "value", None)

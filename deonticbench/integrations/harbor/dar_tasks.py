@@ -102,7 +102,7 @@ def export_dar_tasks(
                 continue
             for case in cases[:limit] if limit is not None else cases:
                 name = task_name(domain, case.id, framing)
-                task = dar_task(case, prompt_mode, root=root, source=source)  # type: ignore[arg-type]
+                task = dar_task(case, prompt_mode, root=root, source=source)
                 write_dar_task(folder / name, task)
                 report.tasks.append(name)
                 report.counts[domain.name] = report.counts.get(domain.name, 0) + 1

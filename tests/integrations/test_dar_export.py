@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from harbor_support import require_harbor
 
 from deonticbench.cli import cli
 from deonticbench.data.cases import load_cases
@@ -118,6 +119,20 @@ def test_export_writes_the_tree_dar_adapter_writes(tmp_path: Path, mode: str) ->
     assert differing == []
     per_task = 7 if mode == "few-shot" else 6
     assert len(theirs) == HARD_TASKS * per_task
+    _harbor_loads(tmp_path / "ours", "prolog" if mode != "direct" else None)
+
+
+def _harbor_loads(out: Path, tag: str | None) -> None:
+    """Harbor's own loader reads every exported folder with DAR's limits."""
+    require_harbor()
+    from harbor.models.task.task import Task
+
+    for folder in sorted(out.iterdir()):
+        assert Task.is_valid_dir(folder) and Task(folder).name == folder.name
+        config = Task(folder).config
+        assert (config.agent.timeout_sec, config.verifier.timeout_sec) == (600, 120)
+        assert (config.environment.cpus, config.environment.memory_mb) == (1, 2048)
+        assert (tag in config.metadata["tags"]) if tag else len(config.metadata["tags"]) == 3
 
 
 def test_the_filled_files_are_the_ones_missing_from_dars_repository() -> None:

@@ -118,11 +118,13 @@ def command(
     source = resolve_source(data_dir, hub=hub, revision=revision)
     chosen = parse_domains(domains)
     skip_missing = domains.strip().lower() in ("", "all")
-    if protocol == "dar":
-        _export_dar(fmt, out, source, chosen, prompt_mode, split or "hard", limit, skip_missing)
-        return
+    if protocol == "dar" and fmt != HARBOR:
+        raise ConfigError("--protocol dar writes Harbor tasks: use it with --format harbor.")
     if fmt == HARBOR:
-        _export_harbor(out, source, chosen, prompt_mode, split or "hard", limit, seed, skip_missing)
+        harbor_split = split or "hard"
+        _export_harbor(
+            out, source, chosen, prompt_mode, harbor_split, limit, seed, skip_missing, protocol
+        )
         return
     # start-up: ``deonticbench --help`` imports every command's module
     from ..export import export_dataset
@@ -189,59 +191,27 @@ def _export_harbor(
     limit: int | None,
     seed: int,
     skip_missing: bool,
+    protocol: str,
 ) -> None:
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..integrations import export_tasks
-
-    report = export_tasks(
-        out,
-        source=source,
-        domains=domains,
-        prompt_mode=prompt_mode,
-        split=split,
-        limit=limit,
-        seed=seed,
-        skip_missing=skip_missing,
-    )
-    for name, count in report.counts.items():
-        click.echo(f"{name}: {count} tasks")
-    for name, reason in report.skipped.items():
-        click.echo(f"{name}: skipped ({reason})")
-    click.echo(f"wrote {len(report.tasks)} Harbor tasks ({prompt_mode}, {split}) to {report.out}")
-
-
-def _export_dar(
-    fmt: str,
-    out: str,
-    source: Any,
-    domains: Any,
-    prompt_mode: str,
-    split: str,
-    limit: int | None,
-    skip_missing: bool,
-) -> None:
-    if fmt != HARBOR:
-        raise ConfigError("--protocol dar writes Harbor tasks: use it with --format harbor.")
     from ..data.dar_files import dar_origin
+    from ..integrations import export_tasks
     from ..integrations.harbor.dar_tasks import export_dar_tasks
 
-    report = export_dar_tasks(
-        out,
-        source=source,
-        domains=domains,
-        prompt_mode=prompt_mode,
-        split=split,
-        limit=limit,
-        skip_missing=skip_missing,
+    common: dict[str, Any] = dict(
+        source=source, domains=domains, prompt_mode=prompt_mode, split=split, limit=limit
     )
+    if protocol == "dar":
+        report = export_dar_tasks(out, **common, skip_missing=skip_missing)
+        what, origin = "DAR tasks", f", from DAR's files ({dar_origin()})"
+    else:
+        report = export_tasks(out, **common, seed=seed, skip_missing=skip_missing)
+        what, origin = "Harbor tasks", ""
     for name, count in report.counts.items():
         click.echo(f"{name}: {count} tasks")
     for name, reason in report.skipped.items():
         click.echo(f"{name}: skipped ({reason})")
-    click.echo(
-        f"wrote {len(report.tasks)} DAR tasks ({prompt_mode}, {split}) to {report.out}, "
-        f"from DAR's files ({dar_origin()})"
-    )
+    click.echo(f"wrote {len(report.tasks)} {what} ({prompt_mode}, {split}) to {report.out}{origin}")
 
 
 def _first_cases(limit_text: str | None) -> int | None:

@@ -20,17 +20,15 @@ prints where DAR's files and the data came from.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...data.cases import load_cases
 from ...data.domains import Domain
 from ...data.sources import SPLITS, DataSource
-from ...errors import ConfigError, DataError
+from ...errors import ConfigError
 from ...prompting.dar import DAR_DOMAINS, DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
 from .naming import PROMPT_MODES, task_name
-from .tasks import TaskExportReport
+from .tasks import TaskExportReport, cases_to_export, task_folder
 
 ENVIRONMENT = "environment"
 TESTS = "tests"
@@ -86,30 +84,16 @@ def export_dar_tasks(
             continue
         check_dar_domain(domain.name)  # refused in one sentence before anything is written
         chosen.append(domain)
-    folder = report.out
-    if folder.exists() and any(folder.iterdir()):
-        raise ConfigError(f"{folder} is not empty; choose another --out or remove it.")
-    folder.mkdir(parents=True, exist_ok=True)
     framing = PROMPT_MODES[prompt_mode]
-    try:
+    with task_folder(report.out) as folder:
         for domain in chosen:
-            try:
-                cases = load_cases(domain, split, source)
-            except DataError as exc:
-                if not skip_missing:
-                    raise
-                report.skipped[domain.name] = str(exc)
-                continue
-            for case in cases[:limit] if limit is not None else cases:
+            cases = cases_to_export(domain, source, report, limit, skip_missing)
+            for case in cases or []:
                 name = task_name(domain, case.id, framing)
-                task = dar_task(case, prompt_mode, root=root, source=source)
-                write_dar_task(folder / name, task)
+                write_dar_task(folder / name, dar_task(case, prompt_mode, root=root, source=source))
                 report.tasks.append(name)
-                report.counts[domain.name] = report.counts.get(domain.name, 0) + 1
-    except BaseException:
-        # Nothing half-written is left to be mistaken for a dataset.
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
+            if cases is not None:
+                report.counts[domain.name] = len(cases)
     return report
 
 

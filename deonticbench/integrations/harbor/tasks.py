@@ -21,7 +21,8 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,22 +203,12 @@ def export_tasks(
         )
     framing = PROMPT_MODES[prompt_mode]
     mode = FRAMINGS[framing]
-    folder = Path(out)
-    if folder.exists() and any(folder.iterdir()):
-        raise ConfigError(f"{folder} is not empty; choose another --out or remove it.")
-    report = TaskExportReport(out=folder, prompt_mode=prompt_mode, split=split)
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
+    report = TaskExportReport(out=Path(out), prompt_mode=prompt_mode, split=split)
+    with task_folder(report.out) as folder:
         for domain in domains:
-            try:
-                cases = load_cases(domain, split, source)
-            except DataError as exc:
-                if not skip_missing:
-                    raise
-                report.skipped[domain.name] = str(exc)
+            cases = cases_to_export(domain, source, report, limit, skip_missing)
+            if cases is None:
                 continue
-            if limit is not None:
-                cases = cases[:limit]
             revision = data_revision(source, [domain], split)
             pool: list[Case] = []
             if mode == "agent-few-shot":
@@ -228,12 +219,41 @@ def export_tasks(
                 write_task(folder / name, domain, case, mode, split, revision, exemplars)
                 report.tasks.append(name)
             report.counts[domain.name] = len(cases)
-    except BaseException:
-        # Nothing half-written is left to be mistaken for a dataset.
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
     _write_manifest(report, mode, data_revision(source, domains, split), seed)
     return report
+
+
+@contextmanager
+def task_folder(folder: Path) -> Iterator[Path]:
+    """An empty output folder for an export (refused if it holds anything), removed again
+    if the export fails: nothing half-written is left to be mistaken for a dataset."""
+    if folder.exists() and any(folder.iterdir()):
+        raise ConfigError(f"{folder} is not empty; choose another --out or remove it.")
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield folder
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def cases_to_export(
+    domain: Domain,
+    source: DataSource,
+    report: TaskExportReport,
+    limit: int | None,
+    skip_missing: bool,
+) -> list[Case] | None:
+    """The first ``limit`` cases of ``domain`` on the report's split; None when the data
+    lacks the domain and ``skip_missing`` says to go on (the reason is in the report)."""
+    try:
+        cases = load_cases(domain, report.split, source)
+    except DataError as exc:
+        if not skip_missing:
+            raise
+        report.skipped[domain.name] = str(exc)
+        return None
+    return cases if limit is None else cases[:limit]
 
 
 def _exemplars(domain: Domain, pool: list[Case], case: Case, seed: int) -> list[Case]:
@@ -261,4 +281,12 @@ def _write_manifest(
     (report.out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
-__all__ = ["SPLITS", "TaskExportReport", "export_tasks", "task_toml", "write_task"]
+__all__ = [
+    "SPLITS",
+    "TaskExportReport",
+    "cases_to_export",
+    "export_tasks",
+    "task_folder",
+    "task_toml",
+    "write_task",
+]

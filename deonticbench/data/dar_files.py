@@ -144,7 +144,13 @@ def _download(entry: DarFile, m: DarManifest) -> bytes:
     template = os.environ.get(DAR_URL_ENV, "").strip() or m.url
     base = template.replace("{commit}", entry.commit)
     target = cache_root() / "dar" / entry.commit / entry.path
-    return fetch_pinned(entry.path, entry.sha256, base=base, target=target, what="DAR file")
+    hint = (
+        f"check the network, set {DAR_URL_ENV} to a mirror, or set {DAR_DIR_ENV} to a "
+        "clone of DAR's repository"
+    )
+    return fetch_pinned(
+        entry.path, entry.sha256, base=base, target=target, what="DAR file", hint=hint
+    )
 
 
 __all__ = [

@@ -25,16 +25,19 @@ its first use; upstream's prompt files are read from the same base."""
 TIMEOUT_S = 30.0
 
 
-def fetch_pinned(path: str, expected: str, *, base: str, target: Path, what: str) -> bytes:
+def fetch_pinned(
+    path: str, expected: str, *, base: str, target: Path, what: str, hint: str | None = None
+) -> bytes:
     """The bytes of repository file ``path`` whose sha256 must be ``expected``: from the
     cached copy ``target`` when it verifies, else downloaded from ``base`` and cached.
-    ``what`` names the kind of file in messages ("statute file")."""
+    ``what`` names the kind of file in messages ("statute file"); ``hint`` says how to do
+    without the download (default: upstream's mirror variable or a local data folder)."""
     if target.is_file():
         body = target.read_bytes()
         if sha256_hex(body) == expected:
             return body
     url = f"{base.rstrip('/')}/{path}"
-    body = download(url, path, what=what)
+    body = download(url, path, what=what, hint=hint)
     got = sha256_hex(body)
     if got != expected:
         raise DataError(
@@ -51,13 +54,16 @@ def fetch_pinned(path: str, expected: str, *, base: str, target: Path, what: str
     return body
 
 
-def download(url: str, path: str, *, what: str) -> bytes:
+def download(url: str, path: str, *, what: str, hint: str | None = None) -> bytes:
     # urllib (with http.client and email) is imported only when something is downloaded:
     # local runs never pay for it at start-up.
     import urllib.error
     import urllib.request
 
-    hint = f"check the network, set {REPOSITORY_URL_ENV} to a mirror, or pass --data-dir"
+    hint = hint or (
+        f"check the network, set {REPOSITORY_URL_ENV} to a mirror, or pass --data-dir "
+        "with a local copy of the upstream repository"
+    )
     request = urllib.request.Request(url, headers={"User-Agent": "deonticbench"})
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
@@ -65,14 +71,12 @@ def download(url: str, path: str, *, what: str) -> bytes:
             return body
     except urllib.error.HTTPError as exc:
         raise DataError(
-            f"downloading {what} {path} from {url} failed with HTTP {exc.code}; {hint} "
-            "with a local copy of the upstream repository."
+            f"downloading {what} {path} from {url} failed with HTTP {exc.code}; {hint}."
         ) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise DataError(
-            f"cannot reach {url} to download {what} {path} ({reason}); {hint} "
-            "with a local copy of the upstream repository."
+            f"cannot reach {url} to download {what} {path} ({reason}); {hint}."
         ) from None
 
 

@@ -32,6 +32,7 @@ from deonticbench.cli import cli
 from deonticbench.data.cases import load_cases
 from deonticbench.data.dar_files import DAR_DIR_ENV, DAR_URL_ENV, _text, dar_manifest
 from deonticbench.data.sources import resolve_source
+from deonticbench.errors import DataError
 from deonticbench.prompting.dar import dar_task
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "")
@@ -243,3 +244,24 @@ def test_a_direct_task_answers_in_a_file_and_keeps_the_label_for_the_verifier() 
     assert task.answer_path == "output/answer.txt" and task.program_path is None
     assert set(task.app_files) == {"statute.txt"}
     assert case.question in task.instruction
+
+
+def test_an_unreachable_dar_host_says_how_to_do_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    with socket.socket() as closed:  # a loopback port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.delenv(DAR_DIR_ENV, raising=False)
+    monkeypatch.setenv(DAR_URL_ENV, f"http://127.0.0.1:{port}/{{commit}}")
+    monkeypatch.setenv("DEONTICBENCH_CACHE", str(tmp_path / "cache"))
+    _text.cache_clear()
+    source = resolve_source(DATA)
+    case = load_cases("airline", "hard", source)[0]
+    with pytest.raises(DataError) as caught:
+        dar_task(case, "direct", source=source)
+    message = str(caught.value)
+    assert "cannot reach" in message and DAR_DIR_ENV in message and DAR_URL_ENV in message
+    assert len(message.splitlines()) == 1

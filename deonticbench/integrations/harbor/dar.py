@@ -25,17 +25,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...reading.dar import normalise
+
 EXPECTED_LINE = re.compile(r"Normalized expected:\s*(.+)")
 GOT_LINE = re.compile(r"Normalized got:\s*(.*)")
-_WHOLE_NUMBER = re.compile(r"^-?[0-9]+$")
 ERROR_CLASS = "__ERROR__"
-
-
-def normalise(expected: str, got: str) -> tuple[str, str]:
-    """DAR's verifier: (normalised expected, normalised got)."""
-    if _WHOLE_NUMBER.match(expected):
-        return expected, got.split(".", 1)[0]
-    return expected.lower(), got.lower()
 
 
 def squeeze(values: Iterable[str]) -> str:

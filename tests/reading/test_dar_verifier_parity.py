@@ -1,0 +1,231 @@
+"""DAR's own ``tests/test.sh`` (bash, real ``swipl``, read from the shared mirror) against
+``reading.dar`` on a bank of final states: the same reward (1, 0 or none), the same
+stdout byte for byte (what DAR's scorer reads), and, where no reward is written, the
+same reason (test.sh ended by ``set -e``, or still running when Harbor stops it).
+
+test.sh runs from a temporary copy in which only its absolute paths are rewritten to a
+temporary root (``/tests/``, ``/app/``, ``/logs/verifier``: the test checks that
+undoing exactly those substitutions gives the mirror's bytes back) and its ``TIMEOUT=30``
+is lowered to ``TIMEOUT_S`` (the judge gets the same timeout), so the loops cost
+seconds; the script then runs as Harbor runs it: ``bash`` with stdin at /dev/null,
+stopped (its whole process group) at a stand-in for Harbor's verifier timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from deonticbench.reading import dar
+from deonticbench.solver import Solver
+
+MIRROR = Path(__file__).resolve().parents[3] / "shared" / "harbor-deonticbench"
+SCRIPTS = {
+    "program": MIRROR / "adapters/deonticbench_fewshot/template/tests/test.sh",
+    "direct": MIRROR / "adapters/deonticbench_direct/template/tests/test.sh",
+}
+TIMEOUT_S = 2
+HARBOR_STOP_S = TIMEOUT_S + 4.0
+"""Stands in for Harbor's 120 s: well past test.sh's own timeout and the judge's grace."""
+
+pytestmark = [
+    pytest.mark.skipif(not MIRROR.is_dir(), reason="needs DAR's mirror (shared/)"),
+    pytest.mark.skipif(shutil.which("swipl") is None, reason="needs swipl"),
+]
+
+MAIN = ":- initialization(main, main).\n"
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    mode: str  # "program" (solution.pl) or "direct" (output/answer.txt)
+    expected: str
+    content: str | None  # None: the file is missing
+
+
+def _says(*lines: str) -> str:
+    body = ", ".join(f"write('{line}'), nl" for line in lines)
+    return f"{MAIN}main :- {body}.\n"
+
+
+BANK = [
+    Entry("plain", "program", "1166", _says("Answer: 1166")),
+    Entry("two answer lines joined", "program", "1166", _says("Answer: 11", "Answer: 66")),
+    Entry("two answer lines, wrong", "program", "1166", _says("Answer: 1166", "Answer: 1166")),
+    Entry("decimal cut", "program", "1166", _says("Answer: 1166.9")),
+    Entry("decimal below", "program", "1166", _says("Answer: 1165.99")),
+    Entry("dollar", "program", "1166", _says("Answer: $1166")),
+    Entry("thousands", "program", "1166", _says("Answer: 1,166")),
+    Entry("spaces inside", "program", "1166", _says("Answer: 1 166")),
+    Entry("negative", "program", "-5", _says("Answer: -5.0")),
+    Entry("lower case", "program", "1166", _says("answer: 1166")),
+    Entry("upper case", "program", "1166", _says("ANSWER: 1166")),
+    Entry("indented", "program", "1166", _says("  Answer: 1166")),
+    Entry("no answer line", "program", "1166", _says("Result: 1166")),
+    Entry("empty answer", "program", "1166", _says("Answer:   ")),
+    Entry("echo option", "program", "1166", _says("Answer: -n")),
+    Entry("class", "program", "Accepted", _says("Answer: ACCEPTED")),
+    Entry("class with period", "program", "accepted", _says("Answer: Accepted.")),
+    Entry("class non-ascii", "program", "\u00e9t\u00e9", _says("Answer: \u00c9T\u00c9")),
+    Entry(
+        "syntax error, answer after",
+        "program",
+        "1166",
+        "broken( :- .\n" + _says("Answer: 1166"),
+    ),
+    Entry("syntax error only", "program", "1166", "main :- write('Answer: 1166'.\n"),
+    Entry("runtime error", "program", "1166", f"{MAIN}main :- X is foo + 1, write(X), nl.\n"),
+    Entry(
+        "runtime error after answer",
+        "program",
+        "1166",
+        f"{MAIN}main :- write('Answer: 1166'), nl, X is foo + 1, write(X).\n",
+    ),
+    Entry(
+        "stderr", "program", "1166", f"{MAIN}main :- format(user_error, 'Answer: 1166~n', []).\n"
+    ),
+    Entry("no halt", "program", "1166", ":- write('Answer: 1166'), nl.\n"),
+    Entry("no halt, unterminated", "program", "1166", ":- write('Answer: 1166').\n"),
+    Entry("halt in directive", "program", "1166", ":- write('Answer: 1166'), nl, halt.\n"),
+    Entry(
+        "loop killed by timeout",
+        "program",
+        "1166",
+        f"{MAIN}main :- write('Answer: 1166'), nl, flush_output, repeat, fail.\n",
+    ),
+    Entry(
+        "loop killed by timeout, unflushed",
+        "program",
+        "1166",
+        f"{MAIN}main :- write('Answer: 1166'), nl, repeat, fail.\n",
+    ),
+    Entry(
+        "directive loop outlives SIGTERM",
+        "program",
+        "1166",
+        ":- write('Answer: 1166'), nl, flush_output, repeat, fail.\n",
+    ),
+    Entry("missing solution", "program", "1166", None),
+    Entry("direct", "direct", "1166", "Answer: 1166\n"),
+    Entry("direct reasoning first", "direct", "1166", "Tax is 1166.\nAnswer: 1166.00\n"),
+    Entry("direct thousands", "direct", "1166", "answer: $1,166\n"),
+    Entry("direct two lines", "direct", "1166", "Answer: 11\nAnswer: 66"),
+    Entry("direct no answer line", "direct", "1166", "The tax is 1166.\n"),
+    Entry("direct upper case", "direct", "accepted", "ANSWER: accepted\n"),
+    Entry("direct class", "direct", "Dismissed", "Answer: dismissed\r\n"),
+    Entry("direct missing", "direct", "1166", None),
+]
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    reward: int | None
+    stdout: str
+    stopped: bool
+    """Still running at ``HARBOR_STOP_S``: stopped as Harbor stops it."""
+
+
+def _rewritten(script: str, root: Path) -> str:
+    rewritten = (
+        script.replace("/tests/", f"{root}/tests/")
+        .replace("/app/", f"{root}/app/")
+        .replace("/logs/verifier", f"{root}/logs/verifier")
+        .replace("TIMEOUT=30\n", f"TIMEOUT={TIMEOUT_S}\n")
+    )
+    undone = (
+        rewritten.replace(f"{root}/tests/", "/tests/")
+        .replace(f"{root}/app/", "/app/")
+        .replace(f"{root}/logs/verifier", "/logs/verifier")
+        .replace(f"TIMEOUT={TIMEOUT_S}\n", "TIMEOUT=30\n")
+    )
+    assert undone == script, "only the paths and the timeout may change"
+    assert "/app/" not in rewritten.replace(f"{root}/app/", "")
+    return rewritten
+
+
+def _final_state(root: Path, entry: Entry) -> Path:
+    app = root / "app"
+    (app / "output").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "tests" / "expected_label.txt").write_text(entry.expected + "\n", encoding="utf-8")
+    if entry.content is not None:
+        target = app / (dar.SOLUTION_FILE if entry.mode == "program" else dar.ANSWER_FILE)
+        target.write_text(entry.content, encoding="utf-8")
+    return app
+
+
+def _run_test_sh(root: Path, mode: str) -> ScriptRun:
+    script = root / "test.sh"
+    script.write_text(_rewritten(SCRIPTS[mode].read_text(encoding="utf-8"), root))
+    env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", "HOME": str(root)}
+    proc = subprocess.Popen(
+        ["bash", str(script)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # Harbor: ``(test.sh) > test-stdout.txt 2>&1``
+        cwd=root,
+        env=env,
+        start_new_session=True,
+    )
+    stopped = False
+    try:
+        out, _ = proc.communicate(timeout=HARBOR_STOP_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        stopped = True
+    reward_file = root / "logs" / "verifier" / "reward.txt"
+    reward = int(reward_file.read_text()) if reward_file.exists() else None
+    # The messages naming a missing file name it at its path in the container.
+    return ScriptRun(reward, out.decode("utf-8").replace(f"{root}/app/", "/app/"), stopped)
+
+
+@pytest.fixture(scope="module")
+def solver() -> Iterator[Solver]:
+    with Solver(workers=1) as pool:
+        yield pool
+
+
+@pytest.mark.parametrize("entry", BANK, ids=[e.name for e in BANK])
+def test_judge_matches_dar_test_sh(entry: Entry, solver: Solver, tmp_path: Path) -> None:
+    app = _final_state(tmp_path, entry)
+    script = _run_test_sh(tmp_path, entry.mode)
+    verdict = dar.judge_app(
+        app,
+        entry.expected + "\n",
+        direct=entry.mode == "direct",
+        solver=solver,
+        timeout_s=TIMEOUT_S,
+    )
+    assert (verdict.reward, verdict.stdout) == (script.reward, script.stdout)
+    if script.reward is None:
+        expected_reason = dar.VERIFIER_TIMEOUT if script.stopped else dar.NO_REWARD_FILE
+        assert verdict.exception == expected_reason
+    else:
+        assert verdict.exception is None and not script.stopped
+
+
+def test_bank_covers_every_outcome(tmp_path: Path) -> None:
+    """The bank is not all one outcome: DAR's script gives 1, 0, no reward and a stop
+    across it (checked on a few entries, cheaply)."""
+    names = {
+        "plain": 1,
+        "thousands": 0,
+        "no answer line": None,
+        "lower case": 1,
+        "upper case": 0,
+    }
+    by_name = {e.name: e for e in BANK}
+    for i, (name, reward) in enumerate(names.items()):
+        root = tmp_path / str(i)
+        root.mkdir()
+        _final_state(root, by_name[name])
+        assert _run_test_sh(root, by_name[name].mode).reward == reward, name

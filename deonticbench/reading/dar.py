@@ -32,6 +32,7 @@ task verifier ships ``normalise`` inside its zip.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,9 +62,13 @@ def _echo(word: str) -> str:
     return "" if _ECHO_OPTIONS.fullmatch(word) else word
 
 
-def _squeeze(text: str) -> str:
-    """``tr -d '[:space:]'``."""
-    return text.translate({ord(c): None for c in _SHELL_SPACE})
+_DELETE_SPACE = {ord(c): None for c in _SHELL_SPACE}
+
+
+def squeeze(values: Iterable[str]) -> str:
+    """``tr -d '[:space:]'`` over the kept lines' values: all ASCII whitespace removed, so
+    several answer lines run together into one string (``100``, ``200.7``: ``100200.7``)."""
+    return "".join(values).translate(_DELETE_SPACE)
 
 
 def normalise(expected: str, got: str) -> tuple[str, str]:
@@ -86,7 +91,7 @@ def answer_text(output: str) -> str | None:
         kept.append(line[7:] if line[:7] in ("Answer:", "answer:") else line)
     if not kept:
         return None
-    return _squeeze("\n".join(kept))
+    return squeeze(kept)
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,7 @@ def verdict_of_text(expected_label: str, text: str | None, missing: str) -> DarV
     answer = answer_text(text)
     if answer is None:
         return DarVerdict(reward=None, stdout="", exception=NO_REWARD_FILE)
-    expected = _squeeze(expected_label)
+    expected = squeeze([expected_label])
     norm_expected, norm_got = normalise(expected, answer)
     stdout = (
         f"Expected: {expected}\nGot:      {answer}\n"
@@ -209,6 +214,7 @@ __all__ = [
     "dar_limits",
     "judge_app",
     "normalise",
+    "squeeze",
     "verdict_of_run",
     "verdict_of_text",
 ]

@@ -21,21 +21,15 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...reading.dar import normalise
+from ...reading.dar import normalise, squeeze
 
 EXPECTED_LINE = re.compile(r"Normalized expected:\s*(.+)")
 GOT_LINE = re.compile(r"Normalized got:\s*(.*)")
 ERROR_CLASS = "__ERROR__"
-
-
-def squeeze(values: Iterable[str]) -> str:
-    """The answer text as their verifier builds it: every answer line's value with all
-    whitespace removed, joined (several lines run together, as their pipeline does)."""
-    return "".join("".join(value.split()) for value in values)
 
 
 def read_verifier_output(text: str) -> tuple[str, str]:

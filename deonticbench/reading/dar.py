@@ -186,21 +186,6 @@ async def ajudge_app(
     return verdict_of_run(expected_label, execution)
 
 
-def judge_app(
-    app: Path,
-    expected_label: str,
-    *,
-    direct: bool,
-    solver: Solver,
-    timeout_s: float = DAR_TIMEOUT_S,
-) -> DarVerdict:
-    """``ajudge_app`` from synchronous code."""
-    found = _unrun_verdict(app, expected_label, direct)
-    if isinstance(found, DarVerdict):
-        return found
-    return verdict_of_run(expected_label, solver.run(found, dar_limits(timeout_s), toplevel="eof"))
-
-
 __all__ = [
     "ANSWER_FILE",
     "DAR_TIMEOUT_S",
@@ -212,7 +197,6 @@ __all__ = [
     "ajudge_app",
     "answer_text",
     "dar_limits",
-    "judge_app",
     "normalise",
     "squeeze",
     "verdict_of_run",

@@ -13,6 +13,7 @@ stopped (its whole process group) at a stand-in for Harbor's verifier timeout.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -198,12 +199,14 @@ def solver() -> Iterator[Solver]:
 def test_judge_matches_dar_test_sh(entry: Entry, solver: Solver, tmp_path: Path) -> None:
     app = _final_state(tmp_path, entry)
     script = _run_test_sh(tmp_path, entry.mode)
-    verdict = dar.judge_app(
-        app,
-        entry.expected + "\n",
-        direct=entry.mode == "direct",
-        solver=solver,
-        timeout_s=TIMEOUT_S,
+    verdict = asyncio.run(
+        dar.ajudge_app(
+            app,
+            entry.expected + "\n",
+            direct=entry.mode == "direct",
+            solver=solver,
+            timeout_s=TIMEOUT_S,
+        )
     )
     assert (verdict.reward, verdict.stdout) == (script.reward, script.stdout)
     if script.reward is None:

@@ -31,7 +31,9 @@ task verifier ships ``normalise`` inside its zip.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +47,8 @@ HARBOR_VERIFIER_TIMEOUT_S = 120.0
 SOLUTION_FILE = "solution.pl"
 ANSWER_FILE = "output/answer.txt"
 """Paths under ``/app`` test.sh reads: program modes and direct mode."""
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest solution or answer file read (test.sh has no limit; none honest is near)."""
 NO_REWARD_FILE = "RewardFileNotFoundError"
 VERIFIER_TIMEOUT = "VerifierTimeoutError"
 """Harbor's exception type for a trial whose test.sh wrote no reward / was stopped."""
@@ -137,11 +141,28 @@ def _shell_output(stdout: str) -> str:
 
 
 def _read_file(app: Path, relative: str) -> str | None:
-    """A regular file of the final state (``[ -f ]``), or None."""
-    path = app / relative
-    if not path.is_file():
+    """A regular file of the final state (``[ -f ]``), or None.  Unlike test.sh, no
+    symlink is followed on the way: in DAR's container one reaches only the container,
+    here it could reach the host (a reference program, the labels).  A file larger than
+    ``MAX_FILE_BYTES`` is taken as missing."""
+    *folders, name = relative.split("/")
+    flags = os.O_RDONLY | os.O_NOFOLLOW
+    opened: list[int] = []
+    try:
+        opened.append(os.open(app, os.O_RDONLY | os.O_DIRECTORY))
+        for folder in folders:
+            opened.append(os.open(folder, flags | os.O_DIRECTORY, dir_fd=opened[-1]))
+        opened.append(os.open(name, flags | os.O_NONBLOCK, dir_fd=opened[-1]))
+        info = os.fstat(opened[-1])
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with os.fdopen(opened.pop(), "rb") as handle:
+            return handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
         return None
-    return path.read_bytes().decode("utf-8", "replace")
+    finally:
+        for fd in opened:
+            os.close(fd)
 
 
 def dar_limits(timeout_s: float = DAR_TIMEOUT_S) -> Limits:

@@ -232,3 +232,27 @@ def test_bank_covers_every_outcome(tmp_path: Path) -> None:
         root.mkdir()
         _final_state(root, by_name[name])
         assert _run_test_sh(root, by_name[name].mode).reward == reward, name
+
+
+def test_a_symlink_is_not_followed(solver: Solver, tmp_path: Path) -> None:
+    """Where the judge departs from test.sh on purpose: DAR's ``[ -f ]`` follows a
+    symlink, which in its container reaches only the container; here it could reach the
+    host's files (a reference program), so a symlinked solution.pl, or one under a
+    symlinked folder, counts as missing."""
+    outside = tmp_path / "outside"
+    (outside / "output").mkdir(parents=True)
+    (outside / "solution.pl").write_text(_says("Answer: 1166"), encoding="utf-8")
+    (outside / "output" / "answer.txt").write_text("Answer: 1166\n", encoding="utf-8")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "solution.pl").symlink_to(outside / "solution.pl")
+    (app / "output").symlink_to(outside / "output")
+
+    def judged(direct: bool) -> dar.DarVerdict:
+        return asyncio.run(dar.ajudge_app(app, "1166", direct=direct, solver=solver))
+
+    assert judged(direct=False).reward == 0
+    assert judged(direct=True).reward == 0
+    (app / "solution.pl").unlink()
+    (app / "solution.pl").write_text(_says("Answer: 1166"), encoding="utf-8")
+    assert judged(direct=False).reward == 1

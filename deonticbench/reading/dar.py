@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import SandboxError
 from ..solver import TIMEOUT_TERM_IGNORED, Execution, Limits, Solver
 
 DAR_TIMEOUT_S = 30.0
@@ -172,7 +173,10 @@ def dar_limits(timeout_s: float = DAR_TIMEOUT_S) -> Limits:
 
 def verdict_of_run(expected_label: str, execution: Execution) -> DarVerdict:
     """test.sh after ``swipl`` ran ``/app/solution.pl``: a program that outlived its
-    SIGTERM leaves test.sh waiting until Harbor stops it."""
+    SIGTERM leaves test.sh waiting until Harbor stops it.  A run the sandbox itself
+    failed (no exit status, no signal) says nothing of the program: it is refused."""
+    if execution.status == "crashed" and execution.exit_code is None and execution.signal is None:
+        raise SandboxError(f"the sandbox failed to run the program ({execution.stderr.strip()}).")
     if execution.limit == TIMEOUT_TERM_IGNORED:
         return DarVerdict(None, "", VERIFIER_TIMEOUT, execution)
     verdict = verdict_of_text(expected_label, _shell_output(execution.stdout), "solution file")

@@ -14,6 +14,7 @@ stopped (its whole process group) at a stand-in for Harbor's verifier timeout.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import shutil
 import signal
@@ -24,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from deonticbench.errors import SandboxError
 from deonticbench.reading import dar
-from deonticbench.solver import Solver
+from deonticbench.solver import Execution, Solver
 
 MIRROR = Path(__file__).resolve().parents[3] / "shared" / "harbor-deonticbench"
 SCRIPTS = {
@@ -256,3 +258,21 @@ def test_a_symlink_is_not_followed(solver: Solver, tmp_path: Path) -> None:
     (app / "solution.pl").unlink()
     (app / "solution.pl").write_text(_says("Answer: 1166"), encoding="utf-8")
     assert judged(direct=False).reward == 1
+
+
+def test_a_failed_sandbox_is_not_read_as_no_answer() -> None:
+    """A run the sandbox failed to make (the worker died: no exit status, no signal) is
+    refused, never read as a program that printed no ``Answer:`` line."""
+    failed = Execution(
+        status="crashed",
+        stdout="",
+        stderr="the sandbox worker died or stopped answering",
+        exit_code=None,
+        wall_s=0.0,
+        warnings=0,
+        sandbox="bwrap",
+    )
+    with pytest.raises(SandboxError, match="sandbox failed"):
+        dar.verdict_of_run("1166", failed)
+    segfault = dataclasses.replace(failed, signal=11, stdout="Answer: 1166\n")
+    assert dar.verdict_of_run("1166", segfault).reward == 1  # test.sh reads what it printed

@@ -276,3 +276,22 @@ def test_a_failed_sandbox_is_not_read_as_no_answer() -> None:
         dar.verdict_of_run("1166", failed)
     segfault = dataclasses.replace(failed, signal=11, stdout="Answer: 1166\n")
     assert dar.verdict_of_run("1166", segfault).reward == 1  # test.sh reads what it printed
+
+
+def test_the_program_cannot_read_the_label(solver: Solver, tmp_path: Path) -> None:
+    """Where DAR's container leaks (``/tests/expected_label.txt`` is there while test.sh
+    runs the program), the judge's sandbox does not: a program that prints the label file
+    as its answer earns nothing, though test.sh itself credits the same program."""
+    entry = Entry("reads the label", "program", "1166", "")
+    app = _final_state(tmp_path, entry)
+    label = tmp_path / "tests" / "expected_label.txt"
+    program = (
+        f"{MAIN}main :- read_file_to_string('{label}', S, []), "
+        'split_string(S, "", " \\n", [L]), format(\'Answer: ~w~n\', [L]).\n'
+    )
+    (app / dar.SOLUTION_FILE).write_text(program, encoding="utf-8")
+    assert _run_test_sh(tmp_path, "program").reward == 1
+    verdict = asyncio.run(dar.ajudge_app(app, "1166", direct=False, solver=solver))
+    if verdict.execution is not None and verdict.execution.sandbox != "bwrap":
+        pytest.skip("without bubblewrap the host's files are visible to programs")
+    assert verdict.reward is None and verdict.exception == dar.NO_REWARD_FILE

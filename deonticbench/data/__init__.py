@@ -22,6 +22,7 @@ from .cases import (
     pin_source,
     variant_case_id,
 )
+from .dar_files import dar_origin, dar_root, dar_text
 from .domains import (
     AIRLINE,
     DISPLAY_ORDER,
@@ -39,7 +40,7 @@ from .domains import (
 )
 from .selection import CaseLimit, check_ids_found, parse_ids, parse_limit, select_cases
 from .sources import DATA_ENV, HUB_REPO, SPLITS, DataSource, resolve_source
-from .statutes import fetch_statute, shared_statutes, statute_paths
+from .statutes import fetch_statute, shared_statutes, statute_files, statute_paths
 from .upstream import (
     CASE_EXEMPLARS,
     DATASET_PROMPTS,
@@ -77,6 +78,9 @@ __all__ = [
     "UpstreamFiles",
     "cases_from_rows",
     "check_ids_found",
+    "dar_origin",
+    "dar_root",
+    "dar_text",
     "describe_source",
     "fetch_statute",
     "get_domain",
@@ -91,6 +95,7 @@ __all__ = [
     "resolve_source",
     "select_cases",
     "shared_statutes",
+    "statute_files",
     "statute_paths",
     "upstream_files",
     "variant_case_id",

@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .harbor.comparisons import render_scorer_table, scorer_rows
+    from .harbor.dar_tasks import export_dar_tasks
     from .harbor.importer import import_jobs
     from .harbor.tasks import export_tasks
     from .inspect.importer import import_log
     from .upstream_outputs import import_upstream
 
 _HOME = {
+    "export_dar_tasks": ".harbor.dar_tasks",
     "export_tasks": ".harbor.tasks",
     "import_jobs": ".harbor.importer",
     "import_log": ".inspect.importer",
@@ -38,6 +40,7 @@ _HOME = {
 and none of them is needed to start the command line."""
 
 __all__ = [
+    "export_dar_tasks",
     "export_tasks",
     "import_jobs",
     "import_log",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from .dar import DAR_DOMAINS, DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
 from .distractors import statute_sections
 from .exemplars import choose_exemplars, excluded_ids, exemplar_pool, problem_key
 from .paper import UPSTREAM_FLAGS, Departures, PaperSampling, paper_sampling
@@ -55,6 +56,8 @@ from .templates import (
 
 __all__ = [
     "AGENT_DIR",
+    "DAR_DOMAINS",
+    "DAR_PROMPT_MODES",
     "EXCLUDE_FILE",
     "EXEMPLAR_FILE",
     "FEEDBACK_FILE",
@@ -69,6 +72,7 @@ __all__ = [
     "SYNTHETIC_POOL_FILE",
     "SYSTEM_FILE",
     "UPSTREAM_FLAGS",
+    "DarTask",
     "Departures",
     "PaperSampling",
     "Prompt",
@@ -76,7 +80,9 @@ __all__ = [
     "TemplateError",
     "Unit",
     "agent_template_hash",
+    "check_dar_domain",
     "choose_exemplars",
+    "dar_task",
     "demonstration",
     "excluded_ids",
     "exemplar_pool",

@@ -165,7 +165,7 @@ def prepare(
         source=source,
         k=spec.k,
         limit=spec.limit,
-        seed=spec.seed,
+        seed=spec.exemplar_seed,
         case_ids=spec.case_ids or None,
         exemplars=spec.exemplars,
         distractors=spec.distractors,

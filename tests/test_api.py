@@ -74,7 +74,7 @@ def test_a_failed_preflight_leaves_no_folder(
 def test_a_spec_for_another_run_in_the_folder_is_refused(tmp_path: Path) -> None:
     evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
     with pytest.raises(ConfigError, match="another configuration"):
-        evaluate(spec(modes=("direct",), seed=5), tmp_path / "run", cache=False)
+        evaluate(spec(modes=("direct",), exemplar_seed=5), tmp_path / "run", cache=False)
 
 
 def test_a_spec_without_data_reads_deonticbench_data_and_says_so(

@@ -312,7 +312,7 @@ def _spec(args: _Args) -> RunSpec:
         modes=parse_modes(args.modes),
         k=args.k,
         attempts=args.attempts,
-        seed=args.seed,
+        exemplar_seed=args.seed,
         limit=parse_limit(args.limit_text),
         case_ids=tuple(parse_ids(args.sample_ids)),
         concurrency=args.concurrency,

@@ -125,7 +125,7 @@ def imported_config(spec: RunSpec, provider: str) -> dict[str, Any]:
         "modes": list(spec.modes),
         "k": {d: spec.k_for(d) for d in spec.domains},
         "attempts": spec.attempts,
-        "seed": spec.seed,
+        "seed": spec.exemplar_seed,
         "limits": asdict(spec.limits),
         "environment": environment_facts(),
     }

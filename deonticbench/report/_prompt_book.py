@@ -111,7 +111,7 @@ def prompt_book(
             split=spec.split,
             modes=modes,
             source=_source(config, data_dir),
-            seed=spec.seed,
+            seed=spec.exemplar_seed,
             case_ids={r.case_id for r in records},
             exemplars=spec.exemplars,
             distractors=spec.distractors,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -114,6 +114,10 @@ LOGPROB_PARAM = "extra.logprobs"
 """The parameter that asks an OpenAI-wire server for log-probabilities."""
 
 
+_SPEC_FIELD = {"seed": "exemplar_seed"}
+"""The JSON keys (spec JSON and config.json) whose ``RunSpec`` field has another name."""
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """One evaluation, fully described.  Lists and dicts given to it are frozen.
@@ -132,8 +136,9 @@ class RunSpec:
     modes: tuple[Mode, ...] = MODES
     k: int | KPerDomain | None = None
     attempts: int | None = None
-    seed: int = 0
-    """Chooses the few-shot exemplars."""
+    exemplar_seed: int = 0
+    """Chooses the few-shot exemplars (``--exemplar-seed``); config.json and the spec's
+    JSON keep the key ``seed``, so older folders and fingerprints read unchanged."""
     limit: CaseLimit | None = None
     """Only the first N cases of each domain, or ``(a, b)``: cases a to b, from 1."""
     case_ids: tuple[str, ...] = ()
@@ -151,9 +156,20 @@ class RunSpec:
     protocol: ProtocolName = DEFAULT_PROTOCOL
     """What the prompted modes' first attempt sends and how every attempt is read
     (``vocabulary.protocols``): ``paper`` (upstream's released scripts) or ``harness``."""
+    seed: InitVar[int | None] = None
+    """The old keyword of ``exemplar_seed``, taken for one release with a DeprecationWarning
+    (an init-only name: ``dataclasses.replace`` reads it back as None, so it never warns)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, seed: int | None) -> None:
         put = object.__setattr__  # frozen: normalise the inputs once, here
+        if seed is not None:
+            warnings.warn(
+                "RunSpec(seed=...) is now RunSpec(exemplar_seed=...); the old keyword goes in "
+                "a later release.",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            put(self, "exemplar_seed", seed)
         put(self, "params", _pairs(self.params, str))
         put(self, "domains", _domain_names(self.domains))
         put(self, "modes", _modes(self.modes))
@@ -254,7 +270,7 @@ class RunSpec:
             "modes": list(self.modes),
             "k": dict(self.k) if isinstance(self.k, tuple) else self.k,
             "attempts": self.attempts,
-            "seed": self.seed,
+            "seed": self.exemplar_seed,
             "limit": list(self.limit) if isinstance(self.limit, tuple) else self.limit,
             "case_ids": list(self.case_ids),
             "limits": dataclasses.asdict(self.limits),
@@ -276,10 +292,11 @@ class RunSpec:
                 f"run spec schema {obj.get('schema')!r} is not supported (this is {SPEC_SCHEMA})."
             )
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(obj) - known - {"schema"})
+        unknown = sorted(set(obj) - known - set(_SPEC_FIELD) - {"schema"})
         if unknown:
             raise ConfigError(f"a run spec has no field {unknown[0]!r}.")
-        values = {k: v for k, v in obj.items() if k in known}
+        renamed = {_SPEC_FIELD.get(k, k): v for k, v in obj.items()}
+        values = {k: v for k, v in renamed.items() if k in known}
         try:
             if "limits" in values:
                 values["limits"] = Limits(**values["limits"])
@@ -310,7 +327,7 @@ class RunSpec:
         values["protocol"] = recorded_protocol(config)
         for key in ("split", "attempts", "seed", "exemplars", "distractors"):
             if config.get(key) is not None:
-                values[key] = config[key]
+                values[_SPEC_FIELD.get(key, key)] = config[key]
         if "exemplars" in values:  # an older run's config.json may say "paper"
             values["exemplars"] = current_exemplar_choice(values["exemplars"])
         for key in ("domains", "modes"):

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def test_to_json_and_from_json_round_trip_through_text() -> None:
         modes=("few-shot",),
         k=3,
         attempts=4,
-        seed=7,
+        exemplar_seed=7,
         limit=2,
         limits=Limits(timeout_s=5.0),
         concurrency=3,
@@ -104,7 +105,7 @@ def test_config_json_is_built_from_the_spec_and_scoring_reads_it_back(tmp_path: 
     spec = RunSpec.from_config(config)
     assert spec.model == "reference"
     assert (spec.split, spec.domains, spec.modes) == ("smoke", ("airline",), ("direct",))
-    assert (spec.k_for("airline"), spec.attempts, spec.seed) == (2, 2, 3)
+    assert (spec.k_for("airline"), spec.attempts, spec.exemplar_seed) == (2, 2, 3)
     assert (spec.limit, spec.concurrency, spec.limits) == (2, 5, Limits())
     assert spec.data == DataSource(kind="local", path=Path(DATA).resolve())
     run = load_run(out)
@@ -118,3 +119,16 @@ def test_the_old_exemplars_spelling_warns_and_reads_as_seeded() -> None:
     assert old.exemplars == "seeded"
     config = {"model": {"spec": "reference"}, "exemplars": "paper"}
     assert RunSpec.from_config(config).exemplars == "seeded"
+
+
+def test_the_old_seed_keyword_and_attribute_warn_and_mean_the_exemplar_seed() -> None:
+    with pytest.warns(DeprecationWarning, match="exemplar_seed"):
+        old = RunSpec(model="reference", seed=5)
+    assert old == RunSpec(model="reference", exemplar_seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a copy of a spec made the new way never warns
+        assert dataclasses.replace(old, attempts=2).exemplar_seed == 5
+    # The spec's JSON and config.json keep the key "seed": older files read unchanged.
+    assert old.to_json()["seed"] == 5
+    assert RunSpec.from_json(old.to_json()).exemplar_seed == 5
+    assert RunSpec.from_config({"model": {"spec": "reference"}, "seed": 4}).exemplar_seed == 4

@@ -56,7 +56,7 @@ class TaskOptions:
             modes=cast("tuple[Mode, ...]", (self.mode,)),
             k=k,
             attempts=attempts,
-            seed=self.seed,
+            exemplar_seed=self.seed,
             limits=Limits(timeout_s=float(timeout)),
             data=resolve_source(self.data_dir, hub=self.hub, revision=self.revision),
             # RunSpec checks the name (one sentence for an unknown one).
@@ -90,7 +90,7 @@ def plan_for(options: TaskOptions) -> Plan:
         split=spec.split,
         modes=spec.modes,
         source=spec.data,
-        seed=spec.seed,
+        seed=spec.exemplar_seed,
         # rules-given and facts-given: the shown parts, split in the sandbox as eval does
         given_parts=SettingParts(spec.limits),
         protocol=spec.protocol,

@@ -132,7 +132,7 @@ def _config(path: Path, log: Any, records: list[Record]) -> dict[str, Any]:
                 for d in domains
             ),
             attempts=int(metadata.get("attempts") or max(len(r.attempts) for r in records)),
-            seed=int(metadata.get("seed") or args.get("seed") or 0),
+            exemplar_seed=int(metadata.get("seed") or args.get("seed") or 0),
             limits=Limits(timeout_s=float(metadata.get("timeout", Limits.timeout_s))),
         )
     except (ConfigError, TypeError, ValueError) as exc:

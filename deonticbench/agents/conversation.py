@@ -21,7 +21,7 @@ from ..prompting.templates import SYSTEM_FILE, prompts_root, read_template
 from ..solver import DEFAULT_TIMEOUT_S as DEFAULT_PROLOG_TIMEOUT_S
 from ..vocabulary.chat import Message, ToolCall, ToolSpec
 from ..vocabulary.modes import Mode
-from .protocol import constrained_section, protocol_section
+from .tool_mode import constrained_section, protocol_section
 from .tool_table import tool_specs
 from .workspace import instruction_text
 

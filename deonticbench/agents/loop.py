@@ -47,9 +47,9 @@ from .context import Elidable, fit
 from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
 from .guards import TRUNCATED, RepeatGuard, admitted, refusal_rule, repeat_note, truncated
 from .judge import Judgement, ajudge_workspace
-from .protocol import parse_text_calls, result_message
 from .stops import budget_stop
 from .tool_base import Observation
+from .tool_mode import parse_text_calls, result_message
 from .tools import Execute, ToolBox, TurnCalls, execute_calls
 from .trial_record import (
     AGENT_NAME,

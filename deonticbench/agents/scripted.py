@@ -40,7 +40,7 @@ def _tool_set(request: Request) -> str:
 class _Wrapper(Model):
     """A scripted agent in front of a backend: prompted requests go to the backend."""
 
-    tool_protocol = "native"
+    tool_mode = "native"
     native_tools = True
 
     def __init__(self, inner: Model) -> None:

@@ -207,6 +207,26 @@ class RenamedChoice(click.Choice):
         return super().convert(value, param, ctx)
 
 
+class RenamedKey(click.ParamType):
+    """A ``key=value`` option (``--param``) whose renamed keys still take their old name
+    for a release, with the same one-line note (``renamed``: old key -> new)."""
+
+    name = "key=value"
+
+    def __init__(self, renamed: Mapping[str, str]) -> None:
+        self.renamed = dict(renamed)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        key, eq, rest = str(value).partition("=")
+        new = self.renamed.get(key.strip())
+        if not eq or new is None:
+            return value
+        where = (ctx.info_name if ctx is not None else None) or ""
+        option = param.opts[0] if param is not None and param.opts else ""
+        _note_renamed(where, f"{option} {key.strip()}=", f"{option} {new}=")
+        return f"{new}={rest}"
+
+
 def _note_renamed(where: str, old: str, new: str) -> None:
     click.echo(
         f"note: {where} {old} is now {new}; the old spelling goes in a later release.", err=True

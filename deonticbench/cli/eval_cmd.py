@@ -20,6 +20,7 @@ from ..evaluation.batching import BatchStats
 from ..evaluation.progress import LiveProgress, summary_table
 from ..evaluation.trials import goes_by_batch
 from ..models import backend_notes, cacheable, end_of_life
+from ..models.tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
 from ..scoring.notes import run_notes
 from ..solver import ExecutorKind, Limits
 from ..store.batches import BatchLog
@@ -43,6 +44,7 @@ from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
 from ._options import (
     RENAMED_SEED,
     RenamedChoice,
+    RenamedKey,
     RenamingCommand,
     data_dir_option,
     domains_option,
@@ -170,6 +172,7 @@ from ._options import (
     "--param",
     "params",
     multiple=True,
+    type=RenamedKey({OLD_TOOL_MODE_PARAM: TOOL_MODE_PARAM}),
     help="Model parameter key=value, e.g. temperature=0 (repeatable; see eval/models.yaml).",
 )
 @click.option(

@@ -17,7 +17,7 @@ from ..models.base import Model
 from ..prompting import template_hashes
 from ..prompting.plan import RunPlan
 from ..prompting.templates import agent_template_hash
-from ..store.config import CASE_ORDER_KEY
+from ..store.config import AGENT_TOOL_MODE_KEY, CASE_ORDER_KEY
 from ..store.environment import environment_facts
 from ..store.spec import RunSpec
 from ..vocabulary.exemplars import DEFAULT_EXEMPLARS
@@ -100,14 +100,14 @@ def plan_case_order(plan: RunPlan) -> dict[str, list[str]]:
 
 def _agent_config(spec: RunSpec, model: Model, plan: RunPlan) -> dict[str, Any]:
     """config.json's ``agent``: only for a run with agentic modes (a prompted run's
-    config is as it was), with the protocol the tools are offered in and the hash of
+    config is as it was), with the tool mode the tools are offered in and the hash of
     the agentic templates."""
     if not any(is_agentic(m) for m in plan.modes):
         return {}
     return {
         "agent": {
             **spec.agent.to_json(),
-            "protocol": model.tool_protocol,
+            AGENT_TOOL_MODE_KEY: model.tool_mode,
             "templates": agent_template_hash(),
         }
     }

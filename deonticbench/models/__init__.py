@@ -5,7 +5,7 @@ One module per backend (OpenAI and OpenAI-compatible servers, Anthropic, vLLM, a
 GGUF; ``remote`` is what the HTTP backends share), chosen by ``loader``; per-model
 parameters from ``eval/models.yaml`` (``registry``: ``ModelSettings``), retries
 (``retry``), prompt token counts (``tokens``), tool calls in each provider's wire format
-(``tool_calls``), the constrained tool protocol's schema and bounds (``constrained``),
+(``tool_calls``), the constrained tool mode's schema and bounds (``constrained``),
 and two backends that pay for nothing: ``reference`` (the case's own
 gold material, the pipeline's self-check) and ``replay`` (saved responses, or an earlier
 run's records and trajectories).  ``batch`` speaks the providers' batch APIs (OpenAI's

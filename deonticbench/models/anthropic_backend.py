@@ -8,7 +8,7 @@ System messages go in the ``system`` field, not the conversation.  ``max_tokens`
 required by the API, so a fallback applies when the registry gives none.
 ``reasoning_effort`` maps to the API's ``output_config.effort``; extended thinking with
 a token budget is a provider-specific field: ``extra: {thinking: {...}}``.
-Under the constrained tool protocol each agent turn forces one call of an offered tool
+Under the constrained tool mode each agent turn forces one call of an offered tool
 (``tool_choice`` any, parallel calls off); the API refuses a forced call with extended
 thinking, so there the turn asks with ``auto`` instead, and ``notes()`` says so.
 """
@@ -34,7 +34,14 @@ from ._sdk import (
     token_count,
 )
 from .base import Completion, Request, config_of, constrained_turns
-from .constrained import CONSTRAINED, NATIVE, TEXT, constrained_max_tokens, tool_protocol
+from .constrained import (
+    CONSTRAINED,
+    NATIVE,
+    REPLY_SHAPE_KEY,
+    TEXT,
+    constrained_max_tokens,
+    tool_mode,
+)
 from .registry import DEFAULT_CACHE_TTL, ModelSettings
 from .remote import RemoteModel, env_key
 from .retry import call_with_retries
@@ -225,11 +232,11 @@ class AnthropicModel(RemoteModel):
     def __init__(self, spec: str, model_name: str, settings: ModelSettings) -> None:
         url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_DEFAULT_URL
         super().__init__(spec, "anthropic", model_name, settings, url)
-        self.tool_protocol = tool_protocol(
+        self.tool_mode = tool_mode(
             settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec
         )
         # Both offer the tools natively; the constrained protocol also forces one call.
-        self.native_tools = self.tool_protocol in (NATIVE, CONSTRAINED)
+        self.native_tools = self.tool_mode in (NATIVE, CONSTRAINED)
         self._turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
         self.prompt_cache = settings.prompt_cache
         self.cache_ttl = str(settings.option("cache_ttl", DEFAULT_CACHE_TTL))
@@ -245,7 +252,7 @@ class AnthropicModel(RemoteModel):
     def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
         if not (constrained_turns(self) and tools):
             return {}
-        return {"tool_protocol": CONSTRAINED, "tool_choice": self.tool_choice()}
+        return {REPLY_SHAPE_KEY: CONSTRAINED, "tool_choice": self.tool_choice()}
 
     def _notes(self) -> tuple[str, ...]:
         if not (constrained_turns(self) and thinks(self.params.extra)):

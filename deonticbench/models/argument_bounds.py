@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from ..vocabulary.chat import ToolCall, ToolSpec
 from .path_pattern import PATH_CHARS
-from .tool_protocols import CONSTRAINED_MAX_TOKENS_PARAM
+from .tool_modes import CONSTRAINED_MAX_TOKENS_PARAM
 
 CALL_FRAME_TOKENS = 64
 """Output tokens kept for a call's frame around its arguments: the tool's name, the

@@ -223,11 +223,11 @@ class Model(ABC):
     allows).  The in-process engines (``local:``, ``vllm:``) serve one at a time on one
     worker thread; the runner never starts more agentic trials than this, so that a
     trial's wall-clock budget is not spent queueing behind another's turns."""
-    tool_protocol: str = "text"
+    tool_mode: str = "text"
     """How an agentic trial calls tools through this backend (``constrained``,
     docs/agents.md): ``native`` (the provider's tool calling), ``text`` (the fenced-JSON
     protocol) or ``constrained`` (one call per turn, decoded under a schema or forced).
-    Backends set it from ``--param tool_protocol=...``."""
+    Backends set it from ``--param tool_mode=...``."""
     native_tools: bool = False
     """Whether an agentic trial offers this backend its tools natively (``Request.tools``
     and tool messages); otherwise the conversation is the text protocol's.  True for the
@@ -351,8 +351,8 @@ def turn_argument_chars(model: Model) -> int | None:
 def constrained_turns(model: Model) -> bool:
     """Each agent turn of ``model`` is one call, decoded under ``constrained.call_schema``
     or forced: the trial passes its tools in every ``Request`` and takes the reply's
-    calls (``--param tool_protocol=constrained``)."""
-    return model.tool_protocol == "constrained"
+    calls (``--param tool_mode=constrained``)."""
+    return model.tool_mode == "constrained"
 
 
 def cacheable(model: Model) -> bool:
@@ -363,7 +363,7 @@ def cacheable(model: Model) -> bool:
 
 def backend_notes(model: Model) -> tuple[str, ...]:
     """Sentences the user should read before a run with ``model`` (``eval`` prints each
-    as a note), e.g. a tool protocol it had to fall back from."""
+    as a note), e.g. a tool mode it had to fall back from."""
     return model._notes()
 
 

@@ -1,8 +1,8 @@
-"""The constrained tool protocol: each agent turn decoded as exactly one tool call.
+"""The constrained tool mode: each agent turn decoded as exactly one tool call.
 
 Small and open models often cannot write a well-formed tool call on their own: a reply
 of prose ends the trial before any program is written (issue 28).  Under the
-constrained protocol (``--param tool_protocol=constrained``, the default for ``local:``)
+constrained protocol (``--param tool_mode=constrained``, the default for ``local:``)
 the backend makes a call the only thing the model can emit:
 
 * engines that decode under a JSON schema (``local:`` through llama.cpp's own
@@ -45,16 +45,17 @@ from .argument_bounds import (
 )
 from .call_schema import call_schema, property_order, schema_calls
 from .path_pattern import PATH_CHARS, path_pattern
-from .tool_protocols import (
+from .tool_modes import (
     CONSTRAINED,
     CONSTRAINED_MAX_TOKENS_PARAM,
     NATIVE,
+    REPLY_SHAPE_KEY,
     TEXT,
-    TOOL_PROTOCOL_PARAM,
-    TOOL_PROTOCOLS,
+    TOOL_MODE_PARAM,
+    TOOL_MODES,
     constrained_max_tokens,
     decoded_under_schema,
-    tool_protocol,
+    tool_mode,
 )
 
 __all__ = [
@@ -63,9 +64,10 @@ __all__ = [
     "CONSTRAINED_MAX_TOKENS_PARAM",
     "NATIVE",
     "PATH_CHARS",
+    "REPLY_SHAPE_KEY",
     "TEXT",
-    "TOOL_PROTOCOLS",
-    "TOOL_PROTOCOL_PARAM",
+    "TOOL_MODES",
+    "TOOL_MODE_PARAM",
     "argument_chars",
     "at_bound",
     "bound_note",
@@ -77,5 +79,5 @@ __all__ = [
     "path_pattern",
     "property_order",
     "schema_calls",
-    "tool_protocol",
+    "tool_mode",
 ]

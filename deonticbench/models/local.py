@@ -32,12 +32,13 @@ from ..vocabulary.chat import Message, ToolSpec
 from .base import Completion, GenerateConfig, Model, Request, config_of, constrained_turns
 from .constrained import (
     CONSTRAINED,
+    REPLY_SHAPE_KEY,
     TEXT,
     call_schema,
     constrained_max_tokens,
     property_order,
     schema_calls,
-    tool_protocol,
+    tool_mode,
 )
 from .registry import ModelSettings
 from .retry import short
@@ -186,8 +187,8 @@ class LocalModel(Model):
         self.parallel_requests = 1  # that one thread
         self._load_lock = asyncio.Lock()
         # llama.cpp has no native tool calling here, so a trial's tools go in the text
-        # protocol's form, decoded under the call schema unless tool_protocol=text.
-        self.tool_protocol = tool_protocol(
+        # protocol's form, decoded under the call schema unless tool_mode=text.
+        self.tool_mode = tool_mode(
             settings.options, default=CONSTRAINED, offered=(TEXT, CONSTRAINED), backend=spec
         )
         self._turn_max_tokens = constrained_max_tokens(
@@ -199,7 +200,7 @@ class LocalModel(Model):
         if not (constrained_turns(self) and tools):
             return {}
         return {
-            "tool_protocol": CONSTRAINED,
+            REPLY_SHAPE_KEY: CONSTRAINED,
             "grammar": "llama.cpp json_schema_to_gbnf",
             "schema": call_schema(tools),
             "property_order": property_order(tools),

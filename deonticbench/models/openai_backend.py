@@ -7,7 +7,7 @@ the widely supported ``max_tokens``), and that ``n`` is not trusted: when a serv
 answers with fewer choices than asked (llama.cpp ignores ``n``), the rest are drawn
 with separate calls, and later requests go straight to separate calls.
 
-The constrained tool protocol (``models.constrained``) differs too: OpenAI forces one
+The constrained tool mode (``models.constrained``) differs too: OpenAI forces one
 native call per turn (``tool_choice`` required, parallel calls off), while an
 OpenAI-compatible server decodes the turn under ``call_schema`` through its
 structured-output field, which servers name differently (``CONSTRAINED_FIELDS``).
@@ -46,11 +46,12 @@ from .base import (
 from .constrained import (
     CONSTRAINED,
     NATIVE,
+    REPLY_SHAPE_KEY,
     TEXT,
     call_schema,
     constrained_max_tokens,
     schema_calls,
-    tool_protocol,
+    tool_mode,
 )
 from .registry import ModelSettings
 from .remote import RemoteModel, env_key, public_url, split_usage
@@ -254,13 +255,13 @@ class OpenAIModel(RemoteModel):
         self.compatible = compatible
         self.key_env = "OPENAI_COMPATIBLE_API_KEY" if compatible else "OPENAI_API_KEY"
         self._server_ignores_n = False
-        self.tool_protocol = tool_protocol(
+        self.tool_mode = tool_mode(
             settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec
         )
         # OpenAI forces a native call; another server decodes text-form turns under the
         # call schema, since it may have no tool parser for its model at all.
-        self.native_tools = self.tool_protocol == NATIVE or (
-            self.tool_protocol == CONSTRAINED and not compatible
+        self.native_tools = self.tool_mode == NATIVE or (
+            self.tool_mode == CONSTRAINED and not compatible
         )
         self.constrained_field = constrained_field(settings.options)
         self._turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
@@ -286,7 +287,7 @@ class OpenAIModel(RemoteModel):
 
     def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
         fields = self.turn_fields(tools)
-        return {"tool_protocol": CONSTRAINED, **fields} if fields else {}
+        return {REPLY_SHAPE_KEY: CONSTRAINED, **fields} if fields else {}
 
     # --- client ---------------------------------------------------------------------
 
@@ -411,7 +412,7 @@ class OpenAIModel(RemoteModel):
             label=(
                 f"{public_url(self.base_url)} does not take {self.constrained_field} for "
                 f"structured output (HTTP {status}); try --param constrained_field="
-                f"{', '.join(others[:-1])} or {others[-1]}, or --param tool_protocol=text."
+                f"{', '.join(others[:-1])} or {others[-1]}, or --param tool_mode=text."
             ),
             retryable=False,
         )

@@ -49,7 +49,7 @@ def reference_text(material: GoldMaterial, mode: str) -> str:
 
 class ReferenceModel(Model):
     _cacheable = False
-    tool_protocol = "native"
+    tool_mode = "native"
     native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
 
     def __init__(

@@ -23,6 +23,7 @@ from typing import Any
 from .._paths import EVAL
 from ..errors import ConfigError
 from .base import GenerationParams
+from .tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
 
 REGISTRY_FILE = EVAL / "models.yaml"
 
@@ -47,7 +48,7 @@ OPTION_TYPES: dict[str, type] = {
     # the default for local:); a constrained turn's output limit, which goes into the
     # backend's identity when the protocol is constrained; and which request field an
     # OpenAI-compatible server takes the schema in (docs/agents.md)
-    "tool_protocol": str,
+    "tool_mode": str,
     "constrained_max_tokens": int,
     "constrained_field": str,
     # prompt caching (docs/cost.md): the smallest prefix, in tokens, that the provider
@@ -195,6 +196,14 @@ def _layer(merged: dict[str, Any], layer: Any, where: str) -> None:
             # --param extra.top_k=20: one provider field from the command line.
             merged["extra"] = {**merged.get("extra", {}), key[6:]: _cli_value(value)}
             continue
+        if key == OLD_TOOL_MODE_PARAM:
+            warnings.warn(
+                f"the model parameter {OLD_TOOL_MODE_PARAM} is now {TOOL_MODE_PARAM}; the old "
+                "name goes in a later release.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            key = TOOL_MODE_PARAM
         if key not in known:
             raise ConfigError(
                 f"unknown model parameter {key!r} in {where}; known: {', '.join(known)}."

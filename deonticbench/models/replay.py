@@ -116,7 +116,7 @@ def _check_trajectories(directory: Path) -> int:
 
 class ReplayModel(Model):
     _cacheable = False
-    tool_protocol = "native"
+    tool_mode = "native"
     native_tools = True  # as a scripted agent (agents.scripted) it calls tools natively
 
     def __init__(self, spec: str, path: str) -> None:

@@ -7,7 +7,7 @@ The engine is synchronous and owns the GPU, so generations run one at a time in 
 dedicated worker thread; ``n`` is native (``SamplingParams.n``).
 
 Written against vLLM 0.33.0's documented offline API: ``LLM.chat(messages,
-sampling_params, use_tqdm=..., tools=...)`` and, for the constrained tool protocol,
+sampling_params, use_tqdm=..., tools=...)`` and, for the constrained tool mode,
 ``SamplingParams(structured_outputs=StructuredOutputsParams(json=schema))`` (the form
 since vLLM 0.10.2; the older ``guided_decoding`` was removed in 0.12).  Under that
 protocol the conversation is the text protocol's (no tools in the chat template) and
@@ -29,11 +29,12 @@ from .constrained import (
     CONSTRAINED,
     CONSTRAINED_MAX_TOKENS_PARAM,
     NATIVE,
+    REPLY_SHAPE_KEY,
     TEXT,
     call_schema,
     constrained_max_tokens,
     schema_calls,
-    tool_protocol,
+    tool_mode,
 )
 from .registry import ModelSettings
 from .retry import short
@@ -53,16 +54,16 @@ class VLLMModel(Model):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm")
         self.parallel_requests = 1  # that one thread
         self._load_lock = asyncio.Lock()
-        self.tool_protocol = tool_protocol(
+        self.tool_mode = tool_mode(
             settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec
         )
-        self.native_tools = self.tool_protocol == NATIVE
+        self.native_tools = self.tool_mode == NATIVE
         self._turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
 
     def reply_shape(self, tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
         if not (constrained_turns(self) and tools):
             return {}
-        return {"tool_protocol": CONSTRAINED, "structured_outputs": {"json": call_schema(tools)}}
+        return {REPLY_SHAPE_KEY: CONSTRAINED, "structured_outputs": {"json": call_schema(tools)}}
 
     def identity(self) -> dict[str, Any]:
         ident = super().identity()

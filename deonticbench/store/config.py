@@ -41,6 +41,23 @@ FINGERPRINT_FIELDS = (
 )
 
 
+AGENT_TOOL_MODE_KEY = "tool_mode"
+"""config.json's ``agent`` key for the tool mode the agent's tools were offered in."""
+OLD_AGENT_TOOL_MODE_KEY = "protocol"
+"""Its name in folders written before the tool mode had its own name (issue 42.5)."""
+
+
+def agent_settings(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """config.json's ``agent`` as this version names it: an older folder's
+    ``agent.protocol`` is its ``agent.tool_mode`` (the policy for older folders,
+    ``store.run``), so such a run resumes."""
+    agent = config.get("agent")
+    if not isinstance(agent, Mapping) or OLD_AGENT_TOOL_MODE_KEY not in agent:
+        return agent
+    renamed = {k: v for k, v in agent.items() if k != OLD_AGENT_TOOL_MODE_KEY}
+    return {AGENT_TOOL_MODE_KEY: agent[OLD_AGENT_TOOL_MODE_KEY], **renamed}
+
+
 def _describe_difference(field: str, old: Any, new: Any) -> str:
     if field == "data":
         return "the data source or its revision differs"
@@ -123,7 +140,7 @@ def config_mismatch(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | Non
             return _describe_difference(name, a[name], b[name])
     # The agentic modes' settings: agentic modes may be added to a prompted run, but two
     # sessions of agentic trials must have run with the same tools and budgets.
-    old_agent, new_agent = old.get("agent"), new.get("agent")
+    old_agent, new_agent = agent_settings(old), agent_settings(new)
     if old_agent is not None and new_agent is not None and old_agent != new_agent:
         return _describe_difference("agent", old_agent, new_agent)
     old_k = old.get("k") or {}

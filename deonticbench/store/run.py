@@ -13,6 +13,8 @@ may lack because the version that wrote it did not know the field:
   made before the paper protocol existed);
 - no ``exemplars`` / ``distractors``: ``seeded`` / none (written only when not the default;
   ``paper``, the seeded choice's old name, reads as ``seeded``);
+- ``agent.protocol``: the agent's tool mode, now ``agent.tool_mode``
+  (``config.agent_settings``: such a run resumes);
 - no ``case_order``: the cases in id order (the upstream bootstrap says so in a note);
 - no ``k``: no planned K, so no note about cases short of it;
 - no ``model`` (or no config.json at all): the model named by the first record;

@@ -153,7 +153,7 @@ def test_the_text_protocol_and_malformed_calls_cost_a_turn_not_the_run(
     with FakeProvider(api_key="k") as fake:
         fake.responder = respond
         spec = f"openai-compatible:fake-model@{fake.openai_url}"
-        model = load_model(spec, overrides={**FAST, "tool_protocol": "text"})
+        model = load_model(spec, overrides={**FAST, "tool_mode": "text"})
         _, records = run_agents(
             model, solver, tmp_path / "a", domains=[airline], modes=("agent-zero-shot",), limit=1
         )

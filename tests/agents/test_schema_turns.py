@@ -39,7 +39,7 @@ class SchemaDecoded(ScriptedAgent):
 
     def __init__(self, script: Any, *, forced_native: bool = False) -> None:
         super().__init__(script)
-        self.tool_protocol = "constrained"
+        self.tool_mode = "constrained"
         self.native_tools = forced_native
         self._turn_max_tokens = TURN_TOKENS
         self.offered: list[tuple[ToolSpec, ...]] = []

@@ -101,7 +101,7 @@ class ConstrainedAgent(Model):
     conversation asking for one JSON object, and answers with the JSON of its script,
     read back by ``schema_calls`` as a real constrained backend does."""
 
-    tool_protocol = "constrained"
+    tool_mode = "constrained"
     native_tools = False
     _cacheable = False
 

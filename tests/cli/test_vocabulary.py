@@ -152,3 +152,18 @@ def test_exemplars_paper_still_reads_as_seeded_with_one_note(tmp_path: Path) -> 
     assert "old spelling" not in new.stderr
     help_text = _cli("eval", "--help").stdout
     assert "[seeded|retrieved]" in help_text and "|retrieved|paper" not in help_text
+
+
+def test_param_tool_protocol_still_sets_the_tool_mode_with_one_note(tmp_path: Path) -> None:
+    args = ("eval", "--model", "reference", "--split", "smoke", "--modes", "agent-zero-shot")
+    args += ("--domains", "airline", "--dry-run")
+    new = _cli(*args, "--param", "tool_mode=text", "--out", str(tmp_path / "new"))
+    old = _cli(*args, "--param", "tool_protocol=text", "--out", str(tmp_path / "old"))
+    assert new.returncode == 0 and old.returncode == 0, old.stderr
+    assert old.stdout.replace("old", "new") == new.stdout.replace("old", "new")
+    notes = [line for line in old.stderr.splitlines() if "old spelling" in line]
+    assert notes == [
+        "note: eval --param tool_protocol= is now --param tool_mode=; the old spelling goes in "
+        "a later release."
+    ]
+    assert "old spelling" not in new.stderr and "DeprecationWarning" not in old.stderr

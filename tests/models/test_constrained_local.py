@@ -1,4 +1,4 @@
-"""The constrained tool protocol on the ``local:`` backend (issue 28, point 1): the real
+"""The constrained tool mode on the ``local:`` backend (issue 28, point 1): the real
 Gemma 3 270M GGUF decoding under llama.cpp's own grammar for the call schema."""
 
 from __future__ import annotations
@@ -46,15 +46,15 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 
 def test_the_local_backend_defaults_to_the_constrained_protocol() -> None:
     model = load_model("local:gemma3-270m")
-    assert model.tool_protocol == "constrained" and constrained_turns(model)
+    assert model.tool_mode == "constrained" and constrained_turns(model)
     assert not model.native_tools
     shape = model.reply_shape(TOOLS_OFFERED)
     assert shape["schema"] == call_schema(TOOLS_OFFERED)
     assert shape["property_order"][:2] == ["name", "arguments"]
-    text = load_model("local:gemma3-270m", overrides={"tool_protocol": "text"})
-    assert text.tool_protocol == "text" and text.reply_shape(TOOLS_OFFERED) == {}
-    with pytest.raises(ConfigError, match="no native tool protocol"):
-        load_model("local:gemma3-270m", overrides={"tool_protocol": "native"})
+    text = load_model("local:gemma3-270m", overrides={"tool_mode": "text"})
+    assert text.tool_mode == "text" and text.reply_shape(TOOLS_OFFERED) == {}
+    with pytest.raises(ConfigError, match="no native tool mode"):
+        load_model("local:gemma3-270m", overrides={"tool_mode": "native"})
 
 
 def test_a_constrained_turn_is_one_well_formed_call_of_an_offered_tool(model_dir: Path) -> None:
@@ -160,7 +160,7 @@ def test_a_constrained_turn_is_never_served_a_text_protocol_reply(
     again = _eval(tmp_path, model_dir, "again")
     assert again.final.cached  # the constrained reply is served to a constrained turn
     config = json.loads((tmp_path / "constrained" / "config.json").read_text())
-    assert config["agent"]["protocol"] == "constrained"
+    assert config["agent"]["tool_mode"] == "constrained"
 
 
 def test_a_resume_must_match_the_protocol(tmp_path: Path, model_dir: Path) -> None:
@@ -176,5 +176,5 @@ def test_a_resume_must_match_the_protocol(tmp_path: Path, model_dir: Path) -> No
         env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode != 0
-    assert 'agent.protocol differs ("constrained" before, "text" now)' in done.stderr
+    assert 'agent.tool_mode differs ("constrained" before, "text" now)' in done.stderr
     assert len((tmp_path / "run" / "records.jsonl").read_text().splitlines()) == 1

@@ -1,4 +1,4 @@
-"""The constrained tool protocol in the API backends (issue 28): the real ``openai`` and
+"""The constrained tool mode in the API backends (issue 28): the real ``openai`` and
 ``anthropic`` clients against the loopback server, which records and checks the fields
 it receives; and the request the ``vllm:`` backend builds for its engine, as data (the
 engine needs a GPU and never runs here)."""
@@ -22,7 +22,7 @@ from deonticbench.vocabulary.chat import Message, ToolSpec
 # The SDK warns that some Claude models near end of life; not our concern here.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 FAST = {"backoff_base_s": 0.01, "backoff_cap_s": 0.05, "timeout_s": 5}
-CONSTRAINED = {**FAST, "tool_protocol": "constrained"}
+CONSTRAINED = {**FAST, "tool_mode": "constrained"}
 KEY = "sk-test-not-a-real-key"
 TOOLS = (
     ToolSpec(
@@ -177,7 +177,7 @@ async def test_a_server_refusing_the_field_says_so_in_one_sentence(fake: FakePro
     assert completion.error == (
         f"{fake.openai_url} does not take response_format for structured output (HTTP 400); "
         "try --param constrained_field=json_schema, structured_outputs or guided_json, "
-        "or --param tool_protocol=text."
+        "or --param tool_mode=text."
     )
     assert len(fake.generation_requests()) == 1  # retrying cannot help
 
@@ -215,15 +215,15 @@ async def test_a_prompted_request_is_never_constrained(fake: FakeProvider) -> No
     assert completion.text == "Tax: 1166"
 
 
-def test_reply_shape_differs_between_protocols(fake: FakeProvider) -> None:
+def test_reply_shape_differs_between_tool_modes(fake: FakeProvider) -> None:
     url = fake.openai_url
     shapes = [
         load_model(f"openai-compatible:m@{url}", overrides=options).reply_shape(TOOLS)
         for options in (
-            {"tool_protocol": "native"},
-            {"tool_protocol": "text"},
-            {"tool_protocol": "constrained"},
-            {"tool_protocol": "constrained", "constrained_field": "json_schema"},
+            {"tool_mode": "native"},
+            {"tool_mode": "text"},
+            {"tool_mode": "constrained"},
+            {"tool_mode": "constrained", "constrained_field": "json_schema"},
         )
     ]
     assert shapes[0] == shapes[1] == {}
@@ -246,7 +246,7 @@ def test_identity_holds_the_constrained_output_limit_when_set(fake: FakeProvider
         assert "constrained_max_tokens" not in identity(spec, **CONSTRAINED)
         # The text protocol never uses it, so it is no part of that key.
         assert "constrained_max_tokens" not in identity(
-            spec, tool_protocol="text", constrained_max_tokens=2048
+            spec, tool_mode="text", constrained_max_tokens=2048
         )
 
 
@@ -294,7 +294,7 @@ def test_vllm_constrained_turn_asks_for_structured_outputs() -> None:
     model = load_model(
         "vllm:Qwen/Qwen2.5-0.5B-Instruct",
         overrides={
-            "tool_protocol": "constrained",
+            "tool_mode": "constrained",
             "temperature": 0.7,
             "max_tokens": 512,
             "constrained_max_tokens": 1024,
@@ -331,10 +331,10 @@ def test_vllm_native_protocol_asks_for_no_schema() -> None:
     "spec", ["openai:gpt-4.1", "openai-compatible:m@http://127.0.0.1:9/v1", "anthropic:c", "vllm:m"]
 )
 def test_every_api_backend_offers_the_constrained_protocol(spec: str) -> None:
-    assert constrained_turns(load_model(spec, overrides={"tool_protocol": "constrained"}))
+    assert constrained_turns(load_model(spec, overrides={"tool_mode": "constrained"}))
     # A protocol there is not is one sentence naming the three there are.
     with pytest.raises(ConfigError) as caught:
-        load_model(spec, overrides={"tool_protocol": "forced"})
+        load_model(spec, overrides={"tool_mode": "forced"})
     message = str(caught.value)
     assert "constrained" in message and "'forced'" in message
     assert message.endswith(".") and message.count(". ") == 0
@@ -344,9 +344,20 @@ def test_a_bad_constrained_field_is_one_sentence() -> None:
     with pytest.raises(ConfigError) as caught:
         load_model(
             "openai-compatible:m@http://127.0.0.1:9/v1",
-            overrides={"tool_protocol": "constrained", "constrained_field": "grammar"},
+            overrides={"tool_mode": "constrained", "constrained_field": "grammar"},
         )
     assert str(caught.value) == (
         "constrained_field should be one of response_format, json_schema, "
         "structured_outputs, guided_json, not 'grammar'."
     )
+
+
+def test_the_old_tool_protocol_parameter_warns_and_sets_the_tool_mode(fake: FakeProvider) -> None:
+    spec = f"openai-compatible:m@{fake.openai_url}"
+    with pytest.warns(DeprecationWarning, match="tool_protocol is now tool_mode"):
+        model = load_model(spec, overrides={"tool_protocol": "constrained"})
+    assert model.tool_mode == "constrained"
+    # The reply shape is part of the response cache's key: it keeps its old spelling.
+    new = load_model(spec, overrides={"tool_mode": "constrained"})
+    assert new.reply_shape(TOOLS) == model.reply_shape(TOOLS)
+    assert new.reply_shape(TOOLS)["tool_protocol"] == "constrained"

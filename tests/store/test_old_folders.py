@@ -52,3 +52,31 @@ def test_score_reads_an_old_folder(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "Airline" in done.stdout and "50.0" in done.stdout
+
+
+def _eval(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    args = ["eval", "--model", "reference", "--domains", "airline", "--split", "smoke"]
+    args += ["--modes", "agent-zero-shot", "--limit", "1", "--out", str(out), "--no-cache"]
+    return subprocess.run(
+        [sys.executable, "-m", "deonticbench", *args, *extra],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DEONTICBENCH_DATA": DATA},
+        timeout=600,
+    )
+
+
+def test_an_agentic_folder_that_says_agent_protocol_still_resumes(tmp_path: Path) -> None:
+    # Folders written before the tool mode had its own name say agent.protocol.
+    out = tmp_path / "run"
+    done = _eval(out)
+    assert done.returncode == 0, done.stderr
+    path = out / "config.json"
+    config = json.loads(path.read_text())
+    assert config["agent"]["tool_mode"] == "native" and "protocol" not in config["agent"]
+    config["agent"] = {"protocol": config["agent"].pop("tool_mode"), **config["agent"]}
+    path.write_text(json.dumps(config))
+    before = len((out / "records.jsonl").read_text().splitlines())
+    again = _eval(out, "--limit", "2")  # a second case: the resumed run goes on
+    assert again.returncode == 0, again.stderr
+    assert len((out / "records.jsonl").read_text().splitlines()) > before

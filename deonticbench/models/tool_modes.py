@@ -1,5 +1,5 @@
-"""The tool protocols' options: which protocol a backend's options ask for
-(``--param tool_protocol=native|text|constrained``) and a constrained turn's own output
+"""The tool modes' options: which protocol a backend's options ask for
+(``--param tool_mode=native|text|constrained``) and a constrained turn's own output
 limit (``--param constrained_max_tokens=N``).  What the constrained protocol is:
 ``models.constrained``."""
 
@@ -10,10 +10,15 @@ from typing import Any
 
 from ..errors import ConfigError
 
-TOOL_PROTOCOL_PARAM = "tool_protocol"
-"""``--param tool_protocol=native|text|constrained``."""
+TOOL_MODE_PARAM = "tool_mode"
+"""``--param tool_mode=native|text|constrained``."""
+OLD_TOOL_MODE_PARAM = "tool_protocol"
+"""The parameter's old name, taken for one release with a note (``registry``)."""
+REPLY_SHAPE_KEY = "tool_protocol"
+"""The key a constrained turn's ``reply_shape`` is marked with.  The shape is part of the
+response cache's key, so it keeps the old spelling: existing caches still answer."""
 NATIVE, TEXT, CONSTRAINED = "native", "text", "constrained"
-TOOL_PROTOCOLS = (NATIVE, TEXT, CONSTRAINED)
+TOOL_MODES = (NATIVE, TEXT, CONSTRAINED)
 """The three protocols an agentic trial can use (docs/agents.md)."""
 CONSTRAINED_MAX_TOKENS_PARAM = "constrained_max_tokens"
 """``--param constrained_max_tokens=N``: the output limit of a constrained turn, which may
@@ -29,23 +34,21 @@ def decoded_under_schema(constrained: bool, native: bool) -> bool:
     return constrained and not native
 
 
-def tool_protocol(
+def tool_mode(
     options: Mapping[str, Any] | None,
     *,
     default: str = NATIVE,
-    offered: Sequence[str] = TOOL_PROTOCOLS,
+    offered: Sequence[str] = TOOL_MODES,
     backend: str = "this backend",
 ) -> str:
     """The protocol the backend's options ask for (``default`` when they name none); one
     that the backend does not offer is one sentence naming those it does."""
-    value = str((options or {}).get(TOOL_PROTOCOL_PARAM) or default).strip().lower()
-    if value not in TOOL_PROTOCOLS:
-        raise ConfigError(
-            f"tool_protocol should be one of {', '.join(TOOL_PROTOCOLS)}, not {value!r}."
-        )
+    value = str((options or {}).get(TOOL_MODE_PARAM) or default).strip().lower()
+    if value not in TOOL_MODES:
+        raise ConfigError(f"tool_protocol should be one of {', '.join(TOOL_MODES)}, not {value!r}.")
     if value not in offered:
         raise ConfigError(
-            f"{backend} has no {value} tool protocol; use tool_protocol={' or '.join(offered)}."
+            f"{backend} has no {value} tool mode; use tool_mode={' or '.join(offered)}."
         )
     return value
 

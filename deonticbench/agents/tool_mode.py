@@ -9,7 +9,7 @@ the model calls one by ending its reply with a fenced block::
 
 and the result comes back as the next user message (``prompts/agent/text-result.txt``).
 A block that is not such a JSON object is a malformed call, answered with an error.  Any
-backend works this way with ``--param tool_protocol=text``.
+backend works this way with ``--param tool_mode=text``.
 
 Under the constrained protocol (``models.constrained``) the conversation has the same
 form, but the section (``prompts/agent/constrained-protocol.txt``, with a worked course of

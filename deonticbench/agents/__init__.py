@@ -15,7 +15,7 @@ One module per rule:
   checked with ``jsonschema``; the handlers in ``file_tools`` and ``shell_tool``, their
   shared state and observations in ``tool_base``, a turn's calls run by ``tools``
   (``ToolBox``, ``execute_calls``);
-* ``protocol``: the text protocol for models without native tool calls;
+* ``tool_mode``: the text tool mode for models without native tool calls;
 * ``conversation``: how a trial's conversation starts and how its turns are cached;
 * ``stops``: when a trial stops (its budgets are ``AgentOptions``);
 * ``guards``: the guard rails every agent meets (a submit with nothing to judge, the same

@@ -37,8 +37,8 @@ def opening_messages(
     prompts_dir: Path | None = None,
 ) -> tuple[Message, ...]:
     """The paper's system message and the instruction, with a section listing the tool
-    set's tools when they are not offered natively: the constrained protocol's when each
-    reply is decoded as one call (``constrained``), else the text protocol's.
+    set's tools when they are not offered natively: the constrained tool mode's when each
+    reply is decoded as one call (``constrained``), else the text tool mode's.
     ``tool_timeout_s`` is the time limit of one tool run the instruction states."""
     root = prompts_root(prompts_dir)
     instruction = instruction_text(case, mode, tool_set, prompts_dir=root, timeout_s=tool_timeout_s)
@@ -62,7 +62,7 @@ def conversation_hash(
 ) -> str:
     """sha256 over everything a turn sends: every message (with its tool calls and ids),
     the tools offered, and the request fields that shape the reply (``shape``: the
-    backend's ``reply_shape``, e.g. the constrained protocol's schema, so a constrained
+    backend's ``reply_shape``, e.g. the constrained tool mode's schema, so a constrained
     turn is never served a reply drawn without it), and the trial's ``case``
     (``<domain>/<case id>``): an agent's opening names no case (it reads case.txt), so
     the trials of different cases send the same first turns, and each must draw its own

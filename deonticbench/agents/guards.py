@@ -16,7 +16,7 @@
   its own kind of turn: its calls may be cut short, so none is run and each is answered
   with ``TRUNCATED`` instead.
 
-Where a turn is decoded under a schema (the constrained protocol on ``local:``, ``vllm:``
+Where a turn is decoded under a schema (the constrained tool mode on ``local:``, ``vllm:``
 and ``openai-compatible:``), ``admitted`` derives the turn's schema from the same
 statements as the ``early_submit`` and ``input_file`` rails: the union leaves out a
 ``submit`` the rail would refuse, a direct ``submit``'s answer must match

@@ -95,7 +95,7 @@ class TrialSetup:
     sample: int
     tool_set: str
     native: bool
-    """Offer the tools natively (``Request.tools``) or through the text protocol."""
+    """Offer the tools natively (``Request.tools``) or through the text tool mode."""
     workdir: Path
     """An empty folder for the workspace (the caller removes it afterwards)."""
     model_name: str
@@ -107,7 +107,7 @@ class TrialSetup:
     """The model's context window in tokens (``context.context_length``): the loop elides
     old observations to stay within it; None: no budget."""
     constrained: bool = False
-    """The constrained protocol (``models.constrained``): every turn's request carries
+    """The constrained tool mode (``models.constrained``): every turn's request carries
     the tools (as the schema its reply is decoded under, or forced natively), and the
     reply's calls are the backend's, never parsed from its text here."""
     argument_chars: int | None = None
@@ -336,7 +336,7 @@ def _tell_bounds(
 
 def offered_tools(setup: TrialSetup, specs: Sequence[ToolSpec], root: Path) -> tuple[ToolSpec, ...]:
     """What a turn of ``setup`` offers, with the workspace at ``root`` as it is: nothing
-    in the text protocol; the tool set, natively (a forced native call keeps this one
+    in the text tool mode; the tool set, natively (a forced native call keeps this one
     list: a provider's prompt cache starts with the tools); under a schema, the calls
     the rails would accept now, bounded to fit the turn (``guards.admitted``,
     ``constrained.bounded``).  The dry run asks it for a first turn, to key it as the

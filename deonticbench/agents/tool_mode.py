@@ -1,4 +1,4 @@
-"""The text protocol: tool calling for models and servers without it (docs/agents.md).
+"""The text tool mode: tool calling for models and servers without it (docs/agents.md).
 
 The instruction gains a section (``prompts/agent/text-protocol.txt``) listing the tools;
 the model calls one by ending its reply with a fenced block::
@@ -11,7 +11,7 @@ and the result comes back as the next user message (``prompts/agent/text-result.
 A block that is not such a JSON object is a malformed call, answered with an error.  Any
 backend works this way with ``--param tool_mode=text``.
 
-Under the constrained protocol (``models.constrained``) the conversation has the same
+Under the constrained tool mode (``models.constrained``) the conversation has the same
 form, but the section (``prompts/agent/constrained-protocol.txt``, with a worked course of
 calls for the tool set and mode) asks for one JSON object per reply, and the backend
 decodes the reply under the call schema and hands back the call itself.
@@ -71,7 +71,7 @@ def course_file(tool_set: str, mode: Mode) -> str:
 def constrained_section(
     specs: Sequence[ToolSpec], tool_set: str, mode: Mode, *, prompts_dir: Path | None = None
 ) -> str:
-    """The instruction's section under the constrained protocol (``models.constrained``):
+    """The instruction's section under the constrained tool mode (``models.constrained``):
     every reply is one call, as one JSON object; a typical course of calls; the tools.
     The backend decodes the reply under the call schema, so no fence is asked for."""
     root = prompts_root(prompts_dir)
@@ -86,7 +86,7 @@ def constrained_section(
 
 
 def parse_text_calls(text: str, *, turn: int) -> tuple[ToolCall, ...]:
-    """The calls of a reply in the text protocol (ids ``t<turn>_<n>``)."""
+    """The calls of a reply in the text tool mode (ids ``t<turn>_<n>``)."""
     return tuple(
         call_from_json(match.group(1), f"t{turn}_{index}")
         for index, match in enumerate(_BLOCK.finditer(text or ""))
@@ -94,7 +94,7 @@ def parse_text_calls(text: str, *, turn: int) -> tuple[ToolCall, ...]:
 
 
 def text_call(name: str, arguments: dict[str, object]) -> str:
-    """A call written in the text protocol (what a scripted text-protocol agent sends)."""
+    """A call written in the text tool mode (what a scripted text-tool-mode agent sends)."""
     body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
     return f"```tool\n{body}\n```"
 

@@ -2,7 +2,7 @@
 
 Each tool is one ``Tool`` entry: its name, what the model is told it does, the JSON
 Schema of its arguments and its handler.  Everything else is made from the table: the
-native tool specs (``tool_specs``), the text protocol's tool list (``protocol``), the
+native tool specs (``tool_specs``), the text tool mode's tool list (``tool_mode``), the
 dispatch (``tools.ToolBox.call``), inspect's tools (``integrations/inspect/agent.py``)
 and the argument check (``check_arguments``: one JSON Schema validation by
 ``jsonschema``, its first error turned into the sentence the agent sees).

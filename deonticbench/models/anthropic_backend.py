@@ -235,7 +235,7 @@ class AnthropicModel(RemoteModel):
         self.tool_mode = tool_mode(
             settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec
         )
-        # Both offer the tools natively; the constrained protocol also forces one call.
+        # Both offer the tools natively; the constrained tool mode also forces one call.
         self.native_tools = self.tool_mode in (NATIVE, CONSTRAINED)
         self._turn_max_tokens = constrained_max_tokens(settings.options, settings.params.max_tokens)
         self.prompt_cache = settings.prompt_cache

@@ -123,7 +123,7 @@ class Request:
     """In an agentic trial, the model call's turn (0 for the first); 0 otherwise."""
     tools: tuple[ToolSpec, ...] = ()
     """The tools an agent turn offers (agentic modes): sent natively, or under the
-    constrained protocol as the call schema the reply is decoded under
+    constrained tool mode as the call schema the reply is decoded under
     (``models.base.decodes_under_schema``); empty: plain chat."""
     shared_prefix: int = 0
     """Characters at the start of the first user message that every prompt of this
@@ -230,11 +230,11 @@ class Model(ABC):
     Backends set it from ``--param tool_mode=...``."""
     native_tools: bool = False
     """Whether an agentic trial offers this backend its tools natively (``Request.tools``
-    and tool messages); otherwise the conversation is the text protocol's.  True for the
-    native protocol, and for the constrained one where it forces a native call."""
+    and tool messages); otherwise the conversation is the text tool mode's.  True for the
+    native tool mode, and for the constrained one where it forces a native call."""
 
     _turn_max_tokens: int | None = None
-    """The output limit of an agent turn under the constrained protocol (the
+    """The output limit of an agent turn under the constrained tool mode (the
     ``constrained_max_tokens`` parameter, else the backend's default)."""
     _cache_routed: bool = False
     """The provider keeps one cache per ``Request.cache_group`` (``cache_routed``)."""

@@ -41,7 +41,7 @@ def property_order(tools: Sequence[ToolSpec]) -> list[str]:
 
 
 def schema_calls(text: str | None, *, turn: int) -> tuple[ToolCall, ...]:
-    """The call a schema-constrained reply holds (id ``t<turn>_0``, as the text protocol
+    """The call a schema-constrained reply holds (id ``t<turn>_0``, as the text tool mode
     numbers them).  A reply cut short is not valid JSON: it becomes a call with an
     ``error``, answered with that error like any malformed call."""
     if not (text or "").strip():

@@ -2,7 +2,7 @@
 
 Small and open models often cannot write a well-formed tool call on their own: a reply
 of prose ends the trial before any program is written (issue 28).  Under the
-constrained protocol (``--param tool_mode=constrained``, the default for ``local:``)
+constrained tool mode (``--param tool_mode=constrained``, the default for ``local:``)
 the backend makes a call the only thing the model can emit:
 
 * engines that decode under a JSON schema (``local:`` through llama.cpp's own
@@ -10,7 +10,7 @@ the backend makes a call the only thing the model can emit:
   ``openai-compatible:`` servers through the structured-output field they take,
   ``openai_backend.CONSTRAINED_FIELDS``) decode the reply under
   ``call_schema(tools)``: one object ``{"name": <an offered tool>, "arguments": {...}}``
-  with the arguments valid for that tool.  The conversation is the text protocol's
+  with the arguments valid for that tool.  The conversation is the text tool mode's
   (no native tool messages), and the decoded object is read back by ``schema_calls``
   into the same ``ToolCall`` the other protocols produce;
 * the API providers (``openai:``, ``anthropic:``) keep their native tool calling and

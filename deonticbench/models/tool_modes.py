@@ -1,6 +1,6 @@
 """The tool modes' options: which protocol a backend's options ask for
 (``--param tool_mode=native|text|constrained``) and a constrained turn's own output
-limit (``--param constrained_max_tokens=N``).  What the constrained protocol is:
+limit (``--param constrained_max_tokens=N``).  What the constrained tool mode is:
 ``models.constrained``."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ what comes back, so a backend puts it in its identity (the cache key)."""
 
 def decoded_under_schema(constrained: bool, native: bool) -> bool:
     """Whether an agent turn is decoded under the call schema (its reply text is the
-    call): the constrained protocol on a backend that does not force a native call.  The
+    call): the constrained tool mode on a backend that does not force a native call.  The
     one statement of it, for the backends (``models.base.decodes_under_schema``) and the loop
     (``TrialSetup.schema_decoded``)."""
     return constrained and not native

@@ -10,7 +10,7 @@ Written against vLLM 0.33.0's documented offline API: ``LLM.chat(messages,
 sampling_params, use_tqdm=..., tools=...)`` and, for the constrained tool mode,
 ``SamplingParams(structured_outputs=StructuredOutputsParams(json=schema))`` (the form
 since vLLM 0.10.2; the older ``guided_decoding`` was removed in 0.12).  Under that
-protocol the conversation is the text protocol's (no tools in the chat template) and
+protocol the conversation is the text tool mode's (no tools in the chat template) and
 each turn is decoded under ``constrained.call_schema``.  ``sampling_kwargs`` builds the
 request as plain data, which is what the tests check: the engine itself never runs there.
 """

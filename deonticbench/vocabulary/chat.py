@@ -62,7 +62,7 @@ class ToolSpec:
     ) -> ToolSpec:
         """This tool with some arguments' schemas extended by ``arguments`` (argument name
         -> the keywords to add or replace, e.g. ``{"path": {"maxLength": 127}}``), and its
-        ``required`` list replaced when given.  The constrained protocol narrows a tool
+        ``required`` list replaced when given.  The constrained tool mode narrows a tool
         this way for one turn."""
         properties = dict(self.parameters.get("properties", {}))
         for name, keywords in arguments.items():

@@ -20,6 +20,11 @@ alone: the first time it keeps the last round's analysis.jsonl of the harness ru
 FILE and of the paper run in FILE.paper; when they exist it requires the new rows to be
 identical, in any order (analysis.jsonl has no timing fields), and exits non-zero
 otherwise.
+
+What the time went to (issue 41.6 asked to profile first): beside each analysis's wall
+time the script prints the CPU seconds of this Python process (reading the reports,
+diagnosing) and of the sandbox workers' process trees (the analyser's SWI-Prolog jobs),
+read from /proc, so that the two protocols' costs can be told apart in the same run.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ def main() -> None:
         runs = {protocol: _reference_run(Path(tmp), protocol) for protocol in PROTOCOLS}
         times: dict[str, list[float]] = {"validate": [], **{p: [] for p in PROTOCOLS}}
         programs: dict[str, int] = {}
+        cpu: dict[str, list[tuple[float, float]]] = {p: [] for p in PROTOCOLS}
         with Solver(workers=args.workers) as solver:
             validate(parse_domains("all"), "hard", solver=solver)  # warm the workers
             for round_ in range(args.rounds):
@@ -62,11 +68,15 @@ def main() -> None:
                 order = PROTOCOLS if round_ % 2 == 0 else PROTOCOLS[::-1]
                 for protocol in order:
                     (runs[protocol] / CACHE_FILE).unlink(missing_ok=True)
+                    before = _cpu_seconds()
                     started = time.perf_counter()
                     _rows, counts = analyse_run(runs[protocol], solver=solver)
                     times[protocol].append(time.perf_counter() - started)
+                    after = _cpu_seconds()
+                    cpu[protocol].append((after[0] - before[0], after[1] - before[1]))
                     programs[protocol] = counts["programs"]
         _print_figures(times, programs)
+        _print_cpu(cpu, programs)
         started = time.perf_counter()
         analyse_run(runs["harness"], workers=args.workers)
         print(f"analyze again (everything cached): {time.perf_counter() - started:.2f} s")
@@ -107,6 +117,42 @@ def _print_figures(times: dict[str, list[float]], programs: dict[str, int]) -> N
         f"{programs['paper'] / programs['harness']:.2f}x the programs; per program "
         f"{per_program:.2f}x   (goal: 1x)"
     )
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU seconds so far of this process (all its threads) and of its descendants (the
+    sandbox workers, each with the jobs it reaped), read from /proc (Linux)."""
+    own = os.times()
+    children: dict[int, list[int]] = {}
+    used: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a process that ended meanwhile
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        # utime, stime, cutime, cstime: the process and the children it reaped.
+        used[int(entry)] = sum(int(f) for f in fields[11:15]) / tick
+    total, stack = 0.0, list(children.get(os.getpid(), []))
+    while stack:
+        pid = stack.pop()
+        total += used.get(pid, 0.0)
+        stack.extend(children.get(pid, []))
+    return own.user + own.system, total
+
+
+def _print_cpu(cpu: dict[str, list[tuple[float, float]]], programs: dict[str, int]) -> None:
+    for p in PROTOCOLS:
+        python = statistics.median(c[0] for c in cpu[p])
+        prolog = statistics.median(c[1] for c in cpu[p])
+        print(
+            f"CPU, {p} run (medians): Python {python:.2f} s, analyser jobs {prolog:.2f} s "
+            f"({prolog / programs[p] * 1000:.1f} ms a program)"
+        )
 
 
 def _check_rows(rows: Path, kept: Path) -> None:

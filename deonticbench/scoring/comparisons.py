@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..vocabulary.modes import is_agentic, prompted_counterpart
+from ..errors import ConfigError
+from ..vocabulary.modes import ALL_MODES, is_agentic, prompted_counterpart
 from ..vocabulary.protocols import mode_protocol
 from .metrics import DEFAULT_BOOTSTRAP, BootstrapEstimate, paired_difference, point_metric
 from .notes import cross_protocol_note
+from .rows import NothingToScoreError
 from .scores import GroupScore, RunScores
 from .seeds import domain_rng
 from .variants import by_original_case
@@ -154,3 +156,48 @@ def comparisons_note(comparisons: Sequence[Comparison]) -> str | None:
     return cross_protocol_note(
         [(f"{c.run_b} - {c.run_a} {c.mode}", c.protocol_a, c.protocol_b) for c in comparisons]
     )
+
+
+def pair_from_spec(
+    scores: Sequence[RunScores], spec: str, replicates: int, seed: int
+) -> list[Comparison]:
+    """``--pair MODE:BASELINE``: each mode from the first run folder that has it."""
+    mode, sep, baseline = spec.partition(":")
+    if not sep or mode not in ALL_MODES or baseline not in ALL_MODES:
+        raise ConfigError(
+            f"--pair takes MODE:BASELINE with modes from {', '.join(ALL_MODES)}, not {spec!r}."
+        )
+    with_mode = next((s for s in scores if mode in s.modes), None)
+    with_baseline = next((s for s in scores if baseline in s.modes), None)
+    if with_mode is None or with_baseline is None:
+        missing = mode if with_mode is None else baseline
+        raise ConfigError(f"--pair {spec}: no run folder given holds {missing} records.")
+    return compare_modes(with_baseline, baseline, with_mode, mode, replicates, seed)
+
+
+def requested_comparisons(
+    scores: Sequence[RunScores],
+    compare_runs: bool,
+    pairs: Sequence[str],
+    with_counterparts: bool,
+    replicates: int,
+    seed: int,
+) -> tuple[list[Comparison], str | None]:
+    """The paired differences ``score`` was asked for (--compare: each run against the
+    first; --pair; --pair-modes), and a note when any sets two protocols' figures
+    against each other."""
+    comparisons = (
+        [c for other in scores[1:] for c in compare(scores[0], other, replicates, seed)]
+        if compare_runs
+        else []
+    )
+    comparisons += [c for p in pairs for c in pair_from_spec(scores, p, replicates, seed)]
+    if with_counterparts:
+        paired = pair_modes(scores, replicates, seed)
+        if not paired:
+            raise NothingToScoreError(
+                "--pair-modes found no agentic mode with its prompted counterpart in the "
+                "given run folders."
+            )
+        comparisons += paired
+    return comparisons, comparisons_note(comparisons)

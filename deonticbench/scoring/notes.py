@@ -203,3 +203,16 @@ def departure_notes(run: Run, modes: Iterable[str]) -> list[str]:
     otherwise than in the published runs, said once."""
     found = (sampling_departures(run.protocol, mode, run.config) for mode in modes)
     return list(dict.fromkeys(departure_note(d) for d in found if d))
+
+
+def against_paper_notes(runs: Sequence[Run]) -> tuple[list[str], list[str]]:
+    """``score --against paper``: which runs' figures the published cells do not compare
+    with: (another protocol's notes, another split's notes)."""
+    protocols = [f"note: {n}" for n in protocol_notes([(str(r.path), r.protocol) for r in runs])]
+    splits = [
+        f"{r.path}: note: the paper's rows are on the hard split; this run is on "
+        f"{r.split!r}, so the two are not comparable."
+        for r in runs
+        if r.split not in (None, "hard")
+    ]
+    return protocols, splits

@@ -312,3 +312,22 @@ def sensitivity_table(rows: Sequence[tuple[str, SensitivityRow]]) -> Table:
         title="Reader sensitivity, %: each first-attempt figure (point value) read from the "
         "same stored replies by the harness's reader and by the paper's (upstream's scripts')",
     )
+
+
+def reread_scores(
+    run_dirs: Sequence[Path], reading: str, replicates: int, seed: int
+) -> list[tuple[RunScores, str]]:
+    """``score --reading``: each run read again in memory, then scored, with one line
+    saying what was read again."""
+    runs = [load_run(p) for p in run_dirs]  # every path is checked before any is read
+    scored = []
+    for run in runs:
+        reread = reread_run(run, reading)
+        line = (
+            f"{run.path}: read with the {reading} reader (the run followed the "
+            f"{run.protocol} protocol): {reread.executed} program(s) run again, "
+            f"{reread.reused} stored execution(s) read again, {reread.changed} "
+            "first-attempt outcome(s) changed; records.jsonl is unchanged"
+        )
+        scored.append((score_run(reread.run, replicates, seed), line))
+    return scored

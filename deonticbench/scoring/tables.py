@@ -267,7 +267,7 @@ TABLE_FORMATS: dict[str, Callable[[Table], str]] = {
 }
 """Every way a table can be written, by the name ``score --format`` takes: a new output
 format is one renderer here (and, if ``score --out`` should write it, one file name in
-``cli/score_cmd._write_all``)."""
+``report.score_files``)."""
 
 
 def render(table: Table, fmt: str) -> str:

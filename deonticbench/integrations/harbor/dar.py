@@ -80,34 +80,64 @@ class DarScore:
     errors: int
 
 
-def _macro_f1(pairs: Sequence[tuple[str, str]]) -> tuple[float, tuple[str, ...]]:
-    classes = tuple(sorted({expected for expected, _ in pairs}))
-    if not classes:
-        return 0.0, classes
-    scores = []
-    for cls in classes:
+@dataclass(frozen=True)
+class ClassScore:
+    """One class's precision, recall and F1 as DAR's scorer prints them."""
+
+    precision: float
+    recall: float
+    f1: float
+
+
+def class_scores(pairs: Sequence[tuple[str, str]]) -> dict[str, ClassScore]:
+    """Per class (the expected values seen, sorted), DAR's precision, recall and F1."""
+    scores = {}
+    for cls in sorted({expected for expected, _ in pairs}):
         tp = sum(1 for e, g in pairs if e == cls and g == cls)
         fp = sum(1 for e, g in pairs if e != cls and g == cls)
         fn = sum(1 for e, g in pairs if e == cls and g != cls)
         precision = tp / (tp + fp) if tp + fp else 0.0
         recall = tp / (tp + fn) if tp + fn else 0.0
         total = precision + recall
-        scores.append(2 * precision * recall / total if total else 0.0)
-    return sum(scores) / len(scores), classes
+        scores[cls] = ClassScore(
+            precision, recall, 2 * precision * recall / total if total else 0.0
+        )
+    return scores
+
+
+def _macro_f1(pairs: Sequence[tuple[str, str]]) -> tuple[float, tuple[str, ...]]:
+    per_class = class_scores(pairs)
+    if not per_class:
+        return 0.0, ()
+    return sum(s.f1 for s in per_class.values()) / len(per_class), tuple(per_class)
+
+
+def scored_pairs(
+    trials: Sequence[DarTrial], errors_as_incorrect: bool = False
+) -> list[tuple[str, str]]:
+    """The (expected, got) pairs DAR's macro-F1 is taken over: every trial by default;
+    with ``--errors-as-incorrect`` an errored trial's answer is ``__ERROR__``, and an
+    errored trial without an expected label is left out."""
+    if not errors_as_incorrect:
+        return [(t.expected, t.got) for t in trials]
+    return [
+        (t.expected, ERROR_CLASS if t.is_error else t.got)
+        for t in trials
+        if not (t.is_error and not t.expected)
+    ]
+
+
+def correct_count(trials: Sequence[DarTrial], errors_as_incorrect: bool = False) -> int:
+    """Exact matches; with ``--errors-as-incorrect`` an errored trial never counts."""
+    return sum(
+        1 for t in trials if t.expected == t.got and not (errors_as_incorrect and t.is_error)
+    )
 
 
 def dar_score(trials: Sequence[DarTrial], errors_as_incorrect: bool = False) -> DarScore:
     """DAR's scorer on one dataset's trials: accuracy and macro-F1, both behaviours."""
-    if errors_as_incorrect:
-        correct = sum(1 for t in trials if not t.is_error and t.expected == t.got)
-        pairs = [
-            (t.expected, ERROR_CLASS if t.is_error else t.got)
-            for t in trials
-            if not (t.is_error and not t.expected)
-        ]
-    else:
-        correct = sum(1 for t in trials if t.expected == t.got)
-        pairs = [(t.expected, t.got) for t in trials]
+    correct = correct_count(trials, errors_as_incorrect)
+    pairs = scored_pairs(trials, errors_as_incorrect)
     f1, classes = _macro_f1(pairs)
     n = len(trials)
     return DarScore(
@@ -121,11 +151,15 @@ def dar_score(trials: Sequence[DarTrial], errors_as_incorrect: bool = False) -> 
 
 
 __all__ = [
+    "ClassScore",
     "DarScore",
     "DarTrial",
+    "class_scores",
+    "correct_count",
     "dar_score",
     "normalise",
     "read_verifier_output",
+    "scored_pairs",
     "squeeze",
 ]
 

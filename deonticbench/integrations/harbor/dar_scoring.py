@@ -1,0 +1,54 @@
+"""What ``score --dar-rules`` and ``score --against dar`` print, as text: DAR's scorer on
+Harbor jobs folders (``dar_jobs``) or beside the paper's on imported runs
+(``comparisons``), and DAR's published table beside runs of the dar protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ...errors import ConfigError
+from ...scoring.dar_published import against_dar, dar_runs
+from ...scoring.scores import RunScores
+from ...scoring.tables import render
+from .comparisons import render_scorer_table, scorer_rows
+from .dar_jobs import SCORERS, is_jobs_folder, jobs_report, pick_scorer
+
+
+def jobs_folders_report(paths: Sequence[Path], strict: bool, scorer: str) -> str | None:
+    """DAR's report for Harbor jobs folders; None when the paths are run folders (which
+    ``dar_rules_text`` scores), an error when they mix the two or ask for what the chosen
+    scorer lacks."""
+    if not any(is_jobs_folder(p) for p in paths):
+        if strict or scorer != "auto":
+            raise ConfigError(
+                "--errors-as-incorrect and --dar-scorer apply to Harbor jobs folders; "
+                "an imported run folder is scored both ways already."
+            )
+        return None
+    if not all(is_jobs_folder(p) for p in paths):
+        raise ConfigError("score --dar-rules takes Harbor jobs folders or run folders, not both.")
+    chosen = pick_scorer(paths) if scorer == "auto" else scorer
+    if chosen not in SCORERS:
+        raise ConfigError(f"--dar-scorer takes auto or one of {', '.join(SCORERS)}.")
+    if strict and chosen == "meta-harness":
+        raise ConfigError("DAR's meta-harness scorer has no --errors-as-incorrect.")
+    return jobs_report(paths, "adapters" if chosen == "adapters" else "meta-harness", strict)
+
+
+def dar_rules_text(scores: Sequence[RunScores]) -> str:
+    """Each imported run scored by DAR's rules beside the paper's."""
+    return "".join(
+        f"\nDAR's rules beside the paper's: {s.run.path}\n"
+        + render_scorer_table(scorer_rows(s.run.path, s))
+        for s in scores
+    )
+
+
+def against_dar_text(scores: Sequence[RunScores], fmt: str) -> tuple[list[str], str]:
+    """(a note per run left out, DAR's table beside the runs of the dar protocol)."""
+    kept, notes = dar_runs(scores)
+    return notes, "\n" + render(against_dar(kept), fmt if fmt != "json" else "table")
+
+
+__all__ = ["against_dar_text", "dar_rules_text", "jobs_folders_report"]

@@ -1,0 +1,99 @@
+"""DAR's published results (Appendix Table 1 of DAR: models x harness x domain), shipped
+as package data with their source, and the table ``score --against dar`` prints: a run
+made under ``--protocol dar`` above DAR's cells for the same model.
+
+Only a run of the DAR protocol is set beside them: DAR's cells were made with DAR's
+tasks, verifier and scorer, which no other protocol reproduces.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .._paths import RESOURCES
+from ..errors import ConfigError
+from ..vocabulary.modes import MODE_TITLES
+from .paper import normalise_model
+from .scores import RunScores
+from .tables import MISSING, Table, estimate_text, run_labels
+
+DAR_RESULTS = RESOURCES / "dar_results.json"
+DAR_DOMAINS = ("sara_numeric", "airline", "sara_binary", "uscis")
+"""DAR's four domains in its table's column order (no housing)."""
+DAR_PROTOCOL = "dar"
+
+
+@dataclass(frozen=True)
+class DarCell:
+    model: str
+    harness: str
+    """direct (no agent) or the agentic harness: codex, terminus-2, terminus-kira,
+    claude-code."""
+    domain: str
+    value: str
+    """The published text, a fraction with three decimals."""
+
+
+@lru_cache(maxsize=1)
+def load_dar_results() -> tuple[DarCell, ...]:
+    doc = json.loads(DAR_RESULTS.read_text(encoding="utf-8"))
+    return tuple(
+        DarCell(str(c["model"]), str(c["harness"]), str(c["domain"]), str(c["value"]))
+        for c in doc["results"]
+    )
+
+
+def _protocol(scores: RunScores) -> str:
+    # read raw: the run's protocol need not be one this release can run
+    return str(scores.run.config.get("protocol") or "harness")
+
+
+def dar_runs(scores: Sequence[RunScores]) -> tuple[list[RunScores], list[str]]:
+    """The runs of the DAR protocol, and one sentence for each run left out; none left is
+    an error."""
+    kept = [s for s in scores if _protocol(s) == DAR_PROTOCOL]
+    notes = [
+        f"{s.run.path}: note: --against dar sets DAR's published table beside runs of "
+        f"the dar protocol only, and this run followed the {_protocol(s)} protocol."
+        for s in scores
+        if _protocol(s) != DAR_PROTOCOL
+    ]
+    if not kept:
+        raise ConfigError(
+            "--against dar needs a run made with --protocol dar; none of the given runs is."
+        )
+    return kept, notes
+
+
+def against_dar(scores: Sequence[RunScores]) -> Table:
+    """Each DAR-protocol run's rows (stage ``first``, percent) above DAR's cells for the
+    same model, every harness (every model's when DAR did not run the run's model)."""
+    headers = ["Source", "Model", "Setting", *DAR_DOMAINS]
+    rows: list[list[str]] = []
+    cells = load_dar_results()
+    for label, s in zip(run_labels(scores), scores, strict=True):
+        wanted = normalise_model(s.run.model)
+        mine = [c for c in cells if normalise_model(c.model) == wanted] or list(cells)
+        for mode in s.modes:
+            row = ["this run", label, MODE_TITLES[mode]]
+            for domain in DAR_DOMAINS:
+                g = s.group(domain, mode, "first")
+                row.append(estimate_text(g.estimate) if g else MISSING)
+            rows.append(row)
+        for model, harness in dict.fromkeys((c.model, c.harness) for c in mine):
+            values = {c.domain: c.value for c in mine if (c.model, c.harness) == (model, harness)}
+            published = [
+                f"{100 * float(values[d]):.1f}" if d in values else MISSING for d in DAR_DOMAINS
+            ]
+            rows.append(["DAR T1", model, harness, *published])
+    return Table(
+        headers,
+        rows,
+        title="This run beside DAR's published Appendix Table 1 (%; DAR prints fractions)",
+    )
+
+
+__all__ = ["DAR_RESULTS", "DarCell", "against_dar", "dar_runs", "load_dar_results"]

@@ -210,3 +210,24 @@ def test_bad_requests_say_so(kira_jobs: Path, tmp_path: Path) -> None:
     done = _command(str(kira_jobs), str(run))
     assert done.returncode != 0
     assert "jobs folders or run folders, not both" in done.stderr
+
+
+def test_dar_table_is_the_published_one() -> None:
+    """resources/dar_results.json holds DAR's Appendix Table 1: 30 model x harness rows of
+    four domains, with its source pinned to the commit it was read at."""
+    from deonticbench.scoring.dar_published import DAR_RESULTS, load_dar_results
+
+    cells = load_dar_results()
+    assert len(cells) == 120
+    rows = {(c.model, c.harness) for c in cells}
+    assert len(rows) == 30
+    kira = {
+        c.domain: c.value for c in cells if (c.model, c.harness) == ("GPT-5.2", "terminus-kira")
+    }
+    assert kira == {
+        "sara_numeric": "0.600",
+        "airline": "0.363",
+        "sara_binary": "0.569",
+        "uscis": "0.713",
+    }
+    assert "49ba307" in DAR_RESULTS.read_text()

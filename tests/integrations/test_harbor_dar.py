@@ -162,3 +162,15 @@ def test_dar_scorer_rules() -> None:
     lenient, strict = dar.dar_score(trials), dar.dar_score(trials, errors_as_incorrect=True)
     assert (lenient.correct, lenient.classes, lenient.errors) == (2, ("", "7"), 2)
     assert (strict.correct, strict.classes) == (1, ("7",))
+
+
+def test_against_dar_refuses_other_protocols(dar_jobs: Path, tmp_path: Path) -> None:
+    """DAR's published Appendix Table 1 is set beside runs of the dar protocol only: an
+    imported run (the harness protocol) alone gets one sentence and a non-zero exit."""
+    out = tmp_path / "run"
+    _import(dar_jobs, out)
+    result = CliRunner().invoke(cli, ["score", str(out), "--against", "dar", "--bootstrap", "50"])
+    assert result.exit_code != 0
+    assert str(result.exception) == (
+        "--against dar needs a run made with --protocol dar; none of the given runs is."
+    )

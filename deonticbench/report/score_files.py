@@ -39,17 +39,14 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "run"
 
 
-def _write_all(
-    out: Path,
+def _table_files(
     scores: Sequence[RunScores],
     comparisons: Sequence[Comparison],
     paper: bool,
-    extras: ScoreExtras | None = None,
-    sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
-) -> list[Path]:
-    from ..scoring.figures import draw_figure  # matplotlib only when figures are drawn
-
-    out.mkdir(parents=True, exist_ok=True)
+    extras: ScoreExtras | None,
+    sensitivity: Sequence[tuple[str, SensitivityRow]],
+) -> dict[str, str]:
+    """Every table's file, by name."""
     files: dict[str, str] = {
         "table.md": render_markdown(table2(scores)),
         "table.tex": render(table2(scores), "latex"),
@@ -73,11 +70,14 @@ def _write_all(
         files["reader-sensitivity.md"] = render_markdown(sensitivity_table(sensitivity))
     if extras is not None and extras.tables:
         files["reliability.md"] = "\n".join(render_markdown(t) for t in extras.tables)
+    return files
+
+
+def _figures(out: Path, scores: Sequence[RunScores]) -> list[Path]:
+    """One figure per run and stage, and one of all scored runs when there are several."""
+    from ..scoring.figures import draw_figure  # matplotlib only when figures are drawn
+
     written = []
-    for name, text in files.items():
-        path = out / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
     used: set[str] = set()
     for index, s in enumerate(scores):
         if not s.groups:
@@ -94,20 +94,6 @@ def _write_all(
         for stage in dict.fromkeys(st for s in scored for st in s.stages):
             suffix = "" if stage == "first" else f"-{stage}"
             written.append(draw_figure(scored, out / f"figure-all{suffix}.png", stage))
-    for s in scores:
-        name = RESULTS_FILE if len(scores) == 1 else f"results-{_safe(s.run.name)}.json"
-        sections = extras.sections.get(s.run.name) if extras else None
-        written.append(write_results(s, out / name, sections=sections))
-    reports = extras.reports if extras else []
-    written.append(
-        write_report(
-            scores,
-            out / REPORT_FILE,
-            comparisons,
-            reliability=reports,
-            sensitivity=sensitivity,
-        )
-    )
     return written
 
 
@@ -121,8 +107,23 @@ def write_score_files(
 ) -> list[Path]:
     """Every table, the per-case CSV, the figures, each run's results.json and
     report.html, written to ``out`` (``score --out``); the paths written."""
+    files = _table_files(scores, comparisons, paper, extras, sensitivity)
     try:
-        return _write_all(out, scores, comparisons, paper, extras, sensitivity)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, text in files.items():
+            (out / name).write_text(text, encoding="utf-8")
+            written.append(out / name)
+        written += _figures(out, scores)
+        for s in scores:
+            name = RESULTS_FILE if len(scores) == 1 else f"results-{_safe(s.run.name)}.json"
+            sections = extras.sections.get(s.run.name) if extras else None
+            written.append(write_results(s, out / name, sections=sections))
+        reports = extras.reports if extras else []
+        report = write_report(
+            scores, out / REPORT_FILE, comparisons, reliability=reports, sensitivity=sensitivity
+        )
+        return [*written, report]
     except OSError as exc:
         raise ReportWriteError(
             f"Cannot write the report to {out}: {exc.strerror or exc}."

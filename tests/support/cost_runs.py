@@ -150,9 +150,7 @@ def env_with(home: Path, urls: dict[str, str]) -> dict[str, str]:
         DEONTICBENCH_CACHE=str(home / "cache"),
         ANTHROPIC_API_KEY=KEY,
         OPENAI_API_KEY=KEY,
-        ANTHROPIC_BASE_URL=NOBODY,
-        OPENAI_BASE_URL=NOBODY,
-        **urls,
+        **{"ANTHROPIC_BASE_URL": NOBODY, "OPENAI_BASE_URL": NOBODY, **urls},
     )
     return out
 

@@ -28,18 +28,25 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .data.sources import resolve_source
 from .errors import ConfigError, DeonticBenchError, missing_extra
 from .evaluation.batching import BatchBroker
-from .evaluation.cache import ResponseCache, default_cache_path
+from .evaluation.cache import ResponseCache
 from .evaluation.dryrun import DryRunEstimate, estimate
+from .evaluation.preflight import (
+    CacheChoice,
+    batch_preflight,
+    check_logprobs,
+    open_cache,
+    run_cache,
+)
 from .evaluation.provenance import build_config
 from .evaluation.runner import Observer, Runner, RunResult
 from .models import Model, count_prompt_tokens, load_model, token_count_method
 from .models.anthropic_tokens import count_by_endpoint, counts_by_endpoint
-from .models.batch import BatchAPI, batch_api
+from .models.batch import BatchAPI
 from .models.loader import check_spec
 from .models.sampling import RunSampling, fixed_params, run_sampling
 from .prompting.paper import UPSTREAM_FLAGS, Departures, paper_sampling
@@ -56,14 +63,11 @@ from .store.folder import RunFolder, is_run_folder, set_aside
 from .store.naming import find_resumable, new_run_path, new_run_pattern
 from .store.record import Record, RecordKey
 from .store.records_file import RECORDS_NAME, read_records
-from .store.spec import DEFAULT_ATTEMPTS, LOGPROB_PARAM, RunSpec
+from .store.spec import DEFAULT_ATTEMPTS, RunSpec
 from .vocabulary.chat import Message
 
 if TYPE_CHECKING:
     import pandas
-
-CacheChoice = str | os.PathLike[str] | Literal[False] | None
-"""Where the response cache is: None for the default file, False for no cache."""
 
 
 @runtime_checkable
@@ -178,7 +182,7 @@ def prepare(
         cases=(unit.case for unit in plan.units),
         parts=parts.answers(),
     )
-    _check_logprobs(spec, model)
+    check_logprobs(spec, model)
     sampling = _run_sampling(spec, model, plan)
     if spec.attempts is None:
         # A replay can only give as many attempts as were saved.
@@ -212,47 +216,6 @@ def _run_sampling(spec: RunSpec, model: Model, plan: RunPlan) -> RunSampling:
     return run_sampling(model, paper_sampling(paper, model.model_name, base_url, flags))
 
 
-def _check_logprobs(spec: RunSpec, model: Model) -> None:
-    """``--confidence logprob`` (``extra.logprobs``) with a backend whose replies carry
-    none would give a run whose logprob signal is n/a everywhere: one sentence instead."""
-    if LOGPROB_PARAM in spec.param_overrides and not model.logprobs:
-        raise ConfigError(
-            f"--confidence logprob asks an OpenAI-compatible server for token "
-            f"log-probabilities; {model.provider} gives none (use openai: or "
-            "openai-compatible:)."
-        )
-
-
-def _open_cache(cache: CacheChoice) -> ResponseCache | None:
-    if cache is False:
-        return None
-    return ResponseCache(cache if cache is not None else default_cache_path())
-
-
-def batch_preflight(
-    model: Model, batch: bool, cache: CacheChoice, *, logprobs: bool = False
-) -> BatchAPI | None:
-    """The batch API ``--batch`` will use (None without ``--batch``), or the sentence
-    the run refuses it with: a backend without one, no response cache to keep the
-    results in, or log-probabilities asked for (``--confidence logprob``), which batch
-    results, read back through that cache, would lose.  The run and its dry run refuse
-    alike."""
-    if not batch:
-        return None
-    if logprobs:
-        raise ConfigError(
-            "--confidence logprob and --batch do not go together: batch results are read "
-            "back through the response cache, which keeps no log-probabilities."
-        )
-    batches = batch_api(model)
-    if cache is False:
-        raise ConfigError(
-            "--batch keeps each result in the response cache as soon as it is read, "
-            "so that a stopped run loses nothing: run it without --no-cache."
-        )
-    return batches
-
-
 def dry_run(
     prepared: PreparedRun,
     *,
@@ -265,6 +228,7 @@ def dry_run(
 
     Refuses a folder, or options, the real run would refuse, now rather than after the
     estimate.  ``prompt_cache`` False: as ``arun`` without prompt caching."""
+    cache = run_cache(prepared.spec, cache)
     batches = batch_preflight(prepared.model, batch, cache, logprobs=prepared.spec.asks_logprobs)
     out = prepared.out
     done: dict[RecordKey, Record] = {}
@@ -276,7 +240,7 @@ def dry_run(
             done = read_records(out / RECORDS_NAME).records
     if retry_errors:
         done = {key: r for key, r in done.items() if r.final.error is None}
-    opened = _open_cache(cache)
+    opened = open_cache(cache)
     try:
         walk = functools.partial(
             estimate,
@@ -388,9 +352,10 @@ async def _preflight(
     """Before any work: a refused option, a missing key or an unreachable server is one
     sentence, and so is an unusable cache or sandbox; only then is the run folder
     touched.  The batch API (or None), the opened response cache and the solver."""
+    cache = run_cache(prepared.spec, cache)
     batches = batch_preflight(prepared.model, batch, cache, logprobs=prepared.spec.asks_logprobs)
     await prepared.model.check()
-    opened_cache = _open_cache(cache)
+    opened_cache = open_cache(cache)
     try:
         solver = Solver(workers=workers, limits=prepared.spec.limits, executor=executor)
     except BaseException:
@@ -508,6 +473,8 @@ def evaluate(
     retry_errors: bool = False,
     workers: int | None = None,
     executor: ExecutorKind = "fork",
+    batch: bool = False,
+    prompt_cache: bool = True,
 ) -> EvalResult:
     """Evaluate ``spec`` into the run folder ``out`` (resumed when it holds this run).
 
@@ -515,7 +482,10 @@ def evaluate(
     is the response cache (None: the default file, False: none); ``workers`` the Prolog
     workers (default: one more than the cores, ``solver.pool.default_workers``);
     ``executor`` how each program starts (``fork`` from a booted SWI-Prolog, or a
-    ``fresh`` process: the same results).  Must not be called
+    ``fresh`` process: the same results); ``batch`` and ``prompt_cache`` as ``arun``
+    (``eval --batch``, ``--no-prompt-cache``), refused in the same sentences.  A spec
+    that asks for log-probabilities (``RunSpec.with_confidence("logprob")``) reads and
+    writes no response cache (``evaluation.preflight.run_cache``).  Must not be called
     from a running event loop: use ``await arun(prepare(spec, out), ...)`` there.
     """
     prepared = prepare(spec, out, fresh=fresh)
@@ -527,6 +497,8 @@ def evaluate(
             retry_errors=retry_errors,
             workers=workers,
             executor=executor,
+            batch=batch,
+            prompt_cache=prompt_cache,
         )
     )
 

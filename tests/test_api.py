@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,44 @@ def test_logprobs_from_a_backend_without_them_is_refused_by_the_library(tmp_path
     asked = spec(params=(("extra.logprobs", "true"),))
     with pytest.raises(ConfigError, match="reference gives none"):
         evaluate(asked, tmp_path / "run")
+
+
+@pytest.mark.parametrize(
+    ("model", "cli_options", "confidence", "library_options"),
+    [
+        ("reference", ["--batch"], (), {"batch": True}),
+        ("openai:gpt-4.1", ["--batch", "--no-cache"], (), {"batch": True, "cache": False}),
+        ("openai:gpt-4.1", ["--batch", "--confidence", "logprob"], ("logprob",), {"batch": True}),
+    ],
+)
+def test_the_library_refuses_what_eval_refuses_in_the_same_sentence(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    model: str,
+    cli_options: list[str],
+    confidence: tuple[str, ...],
+    library_options: dict[str, object],
+) -> None:
+    """``--batch`` and ``--confidence`` are checked by the library (issue 42.6): a notebook
+    calling ``evaluate`` gets the sentence ``deonticbench eval`` prints, and neither
+    touches the run folder.  Nothing is sent: the refusal comes before any request."""
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": "unused: nothing is sent",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",  # never reached
+        "DEONTICBENCH_CACHE": str(tmp_path / "cache"),
+    }
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DEONTICBENCH_CACHE"):
+        monkeypatch.setenv(name, env[name])
+    cli = subprocess.run(
+        [sys.executable, "-m", "deonticbench", "eval", "--model", model, "--domains",
+         "airline", "--split", "smoke", "--modes", "direct,zero-shot", "-k", "1",
+         "--data-dir", DATA, "--out", str(tmp_path / "cli-run"), *cli_options],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert cli.returncode != 0 and "Traceback" not in cli.stderr
+    asked = spec(model=model).with_confidence(*confidence)
+    with pytest.raises(ConfigError) as refused:
+        evaluate(asked, tmp_path / "library-run", **library_options)  # type: ignore[arg-type]
+    assert str(refused.value) in cli.stderr
+    assert not (tmp_path / "cli-run").exists() and not (tmp_path / "library-run").exists()

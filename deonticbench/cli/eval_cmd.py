@@ -241,15 +241,14 @@ def command(**options: Any) -> None:
     if args.assume_output_tokens is not None and args.assume_output_tokens < 0:
         raise ConfigError("--assume-output-tokens should be 0 or more.")
     prepared = prepare(_spec(args), args.out, fresh=args.fresh)
-    logprob_uncached = "logprob" in args.confidence and not args.no_cache
     _model_notes(
         prepared,
         params=bool(args.params),
         quiet=args.as_json,
-        logprob_uncached=logprob_uncached and not args.dry_run,
+        logprob_uncached=prepared.spec.asks_logprobs and not args.no_cache and not args.dry_run,
     )
     run_options = _Options(
-        False if args.no_cache or logprob_uncached else args.cache_path,
+        False if args.no_cache else args.cache_path,
         args.workers,
         args.retry_errors,
         cast(ExecutorKind, args.executor),  # a click.Choice of EXECUTORS

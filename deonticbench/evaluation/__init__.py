@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .catalog import build_catalog
     from .dryrun import DryRunEstimate, estimate
     from .dryrun_text import dry_run_lines
+    from .preflight import CacheChoice, batch_preflight, check_logprobs, open_cache, run_cache
     from .progress import LiveProgress, fit_block, summary_rows, summary_table
     from .provenance import build_config, imported_config
     from .requests import prompt_request
@@ -37,6 +38,11 @@ if TYPE_CHECKING:
     from .trials import TrialDriver, goes_by_batch, trial_setup, turn_key, turn_request
 
 _HOME = {
+    "CacheChoice": "preflight",
+    "batch_preflight": "preflight",
+    "check_logprobs": "preflight",
+    "open_cache": "preflight",
+    "run_cache": "preflight",
     "BatchBroker": "batching",
     "BatchStats": "batching",
     "CachedResponse": "cache",
@@ -76,6 +82,7 @@ none of the runner, the agents or the dry run, whose imports were most of its st
 __all__ = [
     "BatchBroker",
     "BatchStats",
+    "CacheChoice",
     "CachedResponse",
     "DomainReport",
     "DryRunEstimate",
@@ -86,10 +93,12 @@ __all__ = [
     "Runner",
     "TrialDriver",
     "adopt",
+    "batch_preflight",
     "build_catalog",
     "build_config",
     "cache_key",
     "cancel_open",
+    "check_logprobs",
     "default_cache_path",
     "dry_run_lines",
     "estimate",
@@ -97,11 +106,13 @@ __all__ = [
     "fit_block",
     "goes_by_batch",
     "imported_config",
+    "open_cache",
     "prompt_request",
     "prompted_key",
     "prompted_keys",
     "reference_program",
     "refresh_states",
+    "run_cache",
     "summary_rows",
     "summary_table",
     "trial_setup",

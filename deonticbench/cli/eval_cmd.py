@@ -16,15 +16,14 @@ from ..data.domains import DOMAINS, parse_domains
 from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
-from ..evaluation.batching import BatchStats
-from ..evaluation.progress import LiveProgress, summary_table
-from ..evaluation.trials import goes_by_batch
-from ..models import backend_notes, cacheable, end_of_life
+from ..evaluation.preflight import LOGPROB_CACHE_NOTE
+from ..evaluation.progress import ConsoleProgress, summary_table
+from ..evaluation.trials import batch_interactive_note
+from ..models import ignored_params_note, model_notes
 from ..models.tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
-from ..scoring.notes import run_notes
+from ..scoring.notes import closing_notes
 from ..solver import ExecutorKind, Limits
 from ..store.batches import BatchLog
-from ..store.folder import RunFolder
 from ..store.spec import (
     AGENT_TOOL_SETS,
     CONFIDENCE_SIGNALS,
@@ -346,27 +345,12 @@ def _model_notes(
     prepared: PreparedRun, *, params: bool, quiet: bool, logprob_uncached: bool
 ) -> None:
     """One line each, on stderr: what the user should know about the model before the run."""
-    model = prepared.model
-    end = end_of_life(model)
-    if end and not quiet:
-        click.echo(
-            f"note: {model.model_name} reaches end of life on {end} (the "
-            f"{model.provider} SDK's deprecation table); choose a newer model.",
-            err=True,
-        )
-    if not quiet:
-        for sentence in backend_notes(model):
-            click.echo(f"note: {sentence}", err=True)
-    if params and not cacheable(model):
-        click.echo(f"note: {model.provider} generates nothing, so --param is ignored.", err=True)
-    if logprob_uncached:
-        # The response cache keeps text, not log-probabilities: a cached answer would
-        # leave its sample without the signal, silently.
-        click.echo(
-            "note: --confidence logprob does not read the response cache (it keeps no "
-            "log-probabilities): every response is requested anew.",
-            err=True,
-        )
+    notes = [] if quiet else model_notes(prepared.model)
+    ignored = ignored_params_note(prepared.model) if params else None
+    notes += [ignored] if ignored else []
+    notes += [LOGPROB_CACHE_NOTE] if logprob_uncached else []
+    for sentence in notes:
+        click.echo(f"note: {sentence}", err=True)
 
 
 def _score_and_report(out: Path) -> None:
@@ -380,18 +364,6 @@ def _score_and_report(out: Path) -> None:
     click.echo(render(table2(runs), "table"))
     click.echo(f"report: {report} (open it in any browser)", err=True)
     click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
-
-
-def _batches_left(out: Path) -> None:
-    """After a stop: the batches still running at the provider, and what to do."""
-    running = [c for c in BatchLog(out).chunks.values() if c.open]
-    if running:
-        click.echo(
-            f"{len(running)} batches are still running at the provider (stopping does not "
-            "cancel them): run the same command to collect their results, or "
-            f"'deonticbench batches {out} --cancel' to cancel them.",
-            err=True,
-        )
 
 
 @dataclass(frozen=True)
@@ -410,10 +382,7 @@ class _Options:
 def _dry_run(
     prepared: PreparedRun, options: _Options, *, as_json: bool, assume: int | None
 ) -> None:
-    # start-up: ``deonticbench --help`` imports every command's module
-    import json
-
-    from ..evaluation.dryrun_text import dry_run_lines  # start-up, as above
+    from ..evaluation.dryrun_text import dry_run_text  # start-up: only for --dry-run
 
     est = dry_run(
         prepared,
@@ -422,54 +391,16 @@ def _dry_run(
         batch=options.batch,
         prompt_cache=options.prompt_cache,
     )
-    model, plan = prepared.model, prepared.plan
-    if as_json:
-        doc = est.to_json(batch=options.batch, assume_output_tokens=assume)
-        click.echo(json.dumps({"model": model.spec, "split": plan.split, **doc}, indent=2))
-        return
-    lines = dry_run_lines(
+    text = dry_run_text(
         est,
-        model=model.spec,
-        split=plan.split,
+        model=prepared.model.spec,
+        split=prepared.plan.split,
         folder=prepared.folder_text,
         batch=options.batch,
         assume_output=assume,
+        as_json=as_json,
     )
-    click.echo("\n".join(lines))
-
-
-class _Progress(LiveProgress):
-    """The live display, plus what the folder held when it was opened."""
-
-    batch_line = ""
-    """``eval --batch``: batches in flight, requests pending / done / failed, elapsed."""
-
-    def note(self, text: str) -> None:
-        click.echo(text, err=True)
-
-    def batches(self, stats: BatchStats) -> None:
-        line = stats.line()
-        if self.tty:
-            self.batch_line = line
-            self._refresh(force=False)
-        elif line.split(",")[:2] != self.batch_line.split(",")[:2]:
-            # On a log, a line when the counts move (not every second of elapsed time).
-            self.batch_line = line
-            self._print(line)
-
-    def _total_line(self) -> str:
-        total = super()._total_line()
-        return f"{total} | {self.batch_line}" if self.batch_line and self.tty else total
-
-    def opened(self, run: RunFolder) -> None:
-        if run.loaded.truncated:
-            click.echo("note: cut a truncated last line from records.jsonl (crash).", err=True)
-        if run.loaded.dropped_errors:
-            click.echo(
-                f"redoing {run.loaded.dropped_errors} samples whose last request failed.",
-                err=True,
-            )
-        click.echo(f"run folder: {run.path}", err=True)
+    click.echo(text)
 
 
 async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) -> int:
@@ -477,8 +408,10 @@ async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) 
     ``scoring.notes.run_notes``), for the caller to print under the last table."""
     loop = asyncio.get_running_loop()
     _stop_on_signals(loop)
-    _preflight_notes(prepared, options)
-    progress = _Progress()
+    interactive = batch_interactive_note(prepared.spec.modes) if options.batch else None
+    if interactive:
+        click.echo(f"note: {interactive}", err=True)
+    progress = ConsoleProgress()
     try:
         try:
             result = await arun(
@@ -521,32 +454,18 @@ def _stop_on_signals(loop: asyncio.AbstractEventLoop) -> None:
         loop.add_signal_handler(sig, stop)
 
 
-def _preflight_notes(prepared: PreparedRun, options: _Options) -> None:
-    """What the user should know before the run starts: under ``--batch``, the modes
-    that stay interactive (the runner's rule, ``goes_by_batch``)."""
-    interactive = [m for m in prepared.spec.modes if not goes_by_batch(m)]
-    if options.batch and interactive:
-        click.echo(
-            f"note: --batch sends the prompted modes as batches; {', '.join(interactive)} "
-            "stay interactive (a trial's next turn depends on its last).",
-            err=True,
-        )
-
-
 def _closing_lines(prepared: PreparedRun, result: EvalResult, notes: list[str]) -> int:
     """The summary table and the closing line of a run; the exit code (130: stopped)."""
     click.echo(summary_table(result.records, order=DOMAINS))
-    reference = prepared.model.provider == "reference"
-    notes.extend(f"note: {n}" for n in run_notes(result.records, reference=reference))
-    # What the settings left out, and why (also in config.json's "settings").
-    notes.extend(f"note: {text}" for text in prepared.plan.setting_notes.values())
-    misses = getattr(prepared.model, "misses", 0)
-    if prepared.model.provider == "replay" and misses:
-        # A partial replay is honest, but its errors must not pass unremarked.
-        notes.append(
-            f"note: {misses} sample(s) found no saved response in {prepared.model.spec} "
-            "(or a saved trajectory that ended early); they are recorded as errors."
-        )
+    model = prepared.model
+    closing = closing_notes(
+        result.records,
+        reference=model.provider == "reference",
+        setting_notes=prepared.plan.setting_notes.values(),
+        replay_misses=getattr(model, "misses", 0) if model.provider == "replay" else 0,
+        replay_file=model.spec,
+    )
+    notes.extend(f"note: {n}" for n in closing)
     click.echo(
         f"{result.new} new records, {result.resumed} kept from before, "
         f"{result.calls} calls sent, "
@@ -559,6 +478,8 @@ def _closing_lines(prepared: PreparedRun, result: EvalResult, notes: list[str]) 
             f"interrupted: {result.missing} samples left; run the same command to resume.",
             err=True,
         )
-        _batches_left(prepared.out)
+        running = BatchLog(prepared.out).still_running_note(prepared.out)
+        if running:
+            click.echo(running, err=True)
         return 130
     return 0

@@ -29,15 +29,32 @@ if TYPE_CHECKING:
     )
     from .catalog import build_catalog
     from .dryrun import DryRunEstimate, estimate
-    from .dryrun_text import dry_run_lines
-    from .preflight import CacheChoice, batch_preflight, check_logprobs, open_cache, run_cache
-    from .progress import LiveProgress, fit_block, summary_rows, summary_table
+    from .dryrun_text import dry_run_lines, dry_run_text
+    from .preflight import (
+        LOGPROB_CACHE_NOTE,
+        CacheChoice,
+        batch_preflight,
+        check_logprobs,
+        open_cache,
+        run_cache,
+    )
+    from .progress import ConsoleProgress, LiveProgress, fit_block, summary_rows, summary_table
     from .provenance import build_config, imported_config
     from .requests import prompt_request
     from .runner import Observer, Runner, RunResult, evaluate_attempt
-    from .trials import TrialDriver, goes_by_batch, trial_setup, turn_key, turn_request
+    from .trials import (
+        TrialDriver,
+        batch_interactive_note,
+        goes_by_batch,
+        trial_setup,
+        turn_key,
+        turn_request,
+    )
 
 _HOME = {
+    "LOGPROB_CACHE_NOTE": "preflight",
+    "batch_interactive_note": "trials",
+    "dry_run_text": "dryrun_text",
     "CacheChoice": "preflight",
     "batch_preflight": "preflight",
     "check_logprobs": "preflight",
@@ -47,6 +64,7 @@ _HOME = {
     "BatchStats": "batching",
     "CachedResponse": "cache",
     "DryRunEstimate": "dryrun",
+    "ConsoleProgress": "progress",
     "LiveProgress": "progress",
     "Observer": "runner",
     "adopt": "batch_admin",
@@ -80,10 +98,12 @@ none of the runner, the agents or the dry run, whose imports were most of its st
 (0.33 s of 0.55 s)."""
 
 __all__ = [
+    "LOGPROB_CACHE_NOTE",
     "BatchBroker",
     "BatchStats",
     "CacheChoice",
     "CachedResponse",
+    "ConsoleProgress",
     "DomainReport",
     "DryRunEstimate",
     "LiveProgress",
@@ -93,6 +113,7 @@ __all__ = [
     "Runner",
     "TrialDriver",
     "adopt",
+    "batch_interactive_note",
     "batch_preflight",
     "build_catalog",
     "build_config",
@@ -101,6 +122,7 @@ __all__ = [
     "check_logprobs",
     "default_cache_path",
     "dry_run_lines",
+    "dry_run_text",
     "estimate",
     "evaluate_attempt",
     "fit_block",

@@ -4,8 +4,31 @@ options leave open, and what cannot be known beforehand."""
 
 from __future__ import annotations
 
+import json
+
 from ..models.registry import Cost
 from .dryrun import DryRunEstimate
+
+
+def dry_run_text(
+    est: DryRunEstimate,
+    *,
+    model: str,
+    split: str,
+    folder: str,
+    batch: bool,
+    assume_output: int | None,
+    as_json: bool,
+) -> str:
+    """What ``eval --dry-run`` prints: the report's lines, or (``as_json``) one JSON
+    document of the estimate."""
+    if as_json:
+        doc = est.to_json(batch=batch, assume_output_tokens=assume_output)
+        return json.dumps({"model": model, "split": split, **doc}, indent=2)
+    lines = dry_run_lines(
+        est, model=model, split=split, folder=folder, batch=batch, assume_output=assume_output
+    )
+    return "\n".join(lines)
 
 
 def dry_run_lines(

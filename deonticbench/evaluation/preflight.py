@@ -36,6 +36,13 @@ def run_cache(spec: RunSpec, cache: CacheChoice) -> CacheChoice:
     return False if spec.asks_logprobs else cache
 
 
+LOGPROB_CACHE_NOTE = (
+    "--confidence logprob does not read the response cache (it keeps no "
+    "log-probabilities): every response is requested anew."
+)
+"""What ``run_cache`` means for the user, said before a run that asks for log-probabilities."""
+
+
 def open_cache(cache: CacheChoice) -> ResponseCache | None:
     if cache is False:
         return None
@@ -66,4 +73,11 @@ def batch_preflight(
     return batches
 
 
-__all__ = ["CacheChoice", "batch_preflight", "check_logprobs", "open_cache", "run_cache"]
+__all__ = [
+    "LOGPROB_CACHE_NOTE",
+    "CacheChoice",
+    "batch_preflight",
+    "check_logprobs",
+    "open_cache",
+    "run_cache",
+]

@@ -16,10 +16,14 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..store.record import Record
 from ..vocabulary.modes import is_agentic, mode_rank
+
+if TYPE_CHECKING:
+    from ..store.folder import RunFolder
+    from .batching import BatchStats
 
 _REDRAW_S = 0.25
 _PLAIN_S = 5.0
@@ -179,6 +183,39 @@ class LiveProgress:
         self.stream.flush()
         # A plain line scrolls the live block away: start a new block below it.
         self._drawn_lines = 0
+
+
+class ConsoleProgress(LiveProgress):
+    """The live display of ``deonticbench eval``, plus what the folder held when it was
+    opened, the runner's notes, and under ``--batch`` the batches in flight."""
+
+    batch_line = ""
+    """``eval --batch``: batches in flight, requests pending / done / failed, elapsed."""
+
+    def note(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def batches(self, stats: BatchStats) -> None:
+        line = stats.line()
+        if self.tty:
+            self.batch_line = line
+            self._refresh(force=False)
+        elif line.split(",")[:2] != self.batch_line.split(",")[:2]:
+            # On a log, a line when the counts move (not every second of elapsed time).
+            self.batch_line = line
+            self._print(line)
+
+    def _total_line(self) -> str:
+        total = super()._total_line()
+        return f"{total} | {self.batch_line}" if self.batch_line and self.tty else total
+
+    def opened(self, run: RunFolder) -> None:
+        if run.loaded.truncated:
+            self.note("note: cut a truncated last line from records.jsonl (crash).")
+        if run.loaded.dropped_errors:
+            self.note(f"redoing {run.loaded.dropped_errors} samples whose last request failed.")
+        self.note(f"run folder: {run.path}")
 
 
 def fit_block(lines: list[str], total: str, columns: int, rows: int) -> list[str]:

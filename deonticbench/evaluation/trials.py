@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -105,6 +105,18 @@ def goes_by_batch(mode: str) -> bool:
     """Under ``--batch``, whether a mode's requests go through the provider's batch API:
     the prompted modes do; agentic trials stay interactive (each turn needs the last)."""
     return not is_agentic(mode)
+
+
+def batch_interactive_note(modes: Iterable[str]) -> str | None:
+    """Under ``--batch``, the sentence naming the modes that stay interactive (None when
+    every mode goes by batch)."""
+    interactive = [m for m in modes if not goes_by_batch(m)]
+    if not interactive:
+        return None
+    return (
+        f"--batch sends the prompted modes as batches; {', '.join(interactive)} "
+        "stay interactive (a trial's next turn depends on its last)."
+    )
 
 
 class Counts(Protocol):

@@ -34,7 +34,9 @@ from .base import (
     config_of,
     constrained_turns,
     end_of_life,
+    ignored_params_note,
     limit_in_flight,
+    model_notes,
     turn_argument_chars,
 )
 from .batch import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError, batch_api
@@ -109,10 +111,12 @@ __all__ = [
     "decoded_under_schema",
     "end_of_life",
     "fixed_params",
+    "ignored_params_note",
     "limit_in_flight",
     "load_model",
     "load_registry",
     "match_entry",
+    "model_notes",
     "model_prices",
     "path_chars",
     "path_pattern",

@@ -367,6 +367,26 @@ def backend_notes(model: Model) -> tuple[str, ...]:
     return model._notes()
 
 
+def model_notes(model: Model) -> list[str]:
+    """What the user should know about ``model`` before a run: its end of life, when its
+    provider's SDK lists it as deprecated, then the backend's own notes."""
+    notes = []
+    end = end_of_life(model)
+    if end:
+        notes.append(
+            f"{model.model_name} reaches end of life on {end} (the "
+            f"{model.provider} SDK's deprecation table); choose a newer model."
+        )
+    return notes + list(backend_notes(model))
+
+
+def ignored_params_note(model: Model) -> str | None:
+    """``--param`` given to a backend that generates nothing: it is ignored, said once."""
+    if cacheable(model):
+        return None
+    return f"{model.provider} generates nothing, so --param is ignored."
+
+
 def limit_in_flight(model: Model, limit: int) -> None:
     """Never have more than ``limit`` provider calls of ``model`` in flight at once,
     however a request is split into calls (a server that ignores ``n`` gets one call per

@@ -33,7 +33,7 @@ from .metrics import (
     rates,
     replicate_metric,
 )
-from .notes import cross_protocol_note, protocol_notes, run_notes
+from .notes import closing_notes, cross_protocol_note, protocol_notes, run_notes
 from .paper import load_paper_results, match_model
 from .rereading import (
     Reread,
@@ -117,6 +117,7 @@ __all__ = [
     "bootstrap_replicates",
     "build_figure",
     "cases_csv",
+    "closing_notes",
     "compare",
     "compare_modes",
     "comparison_rows",

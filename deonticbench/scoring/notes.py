@@ -26,6 +26,27 @@ from .encoding import Encoded
 DATA_AUDIT_DOC = "docs/data-audit.md"
 
 
+def closing_notes(
+    records: Iterable[Record],
+    *,
+    reference: bool,
+    setting_notes: Iterable[str],
+    replay_misses: int,
+    replay_file: str,
+) -> list[str]:
+    """The sentences under a run's last table (each printed after ``note:``): the
+    ``run_notes`` of its records, what the settings left out and why (also in
+    config.json's "settings"), and a replay's samples that found no saved response."""
+    notes = run_notes(records, reference=reference) + list(setting_notes)
+    if replay_misses:
+        # A partial replay is honest, but its errors must not pass unremarked.
+        notes.append(
+            f"{replay_misses} sample(s) found no saved response in {replay_file} "
+            "(or a saved trajectory that ended early); they are recorded as errors."
+        )
+    return notes
+
+
 def run_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
     """Sentences that explain numbers which would otherwise look like a broken harness
     (without the ``note:`` the terminal puts before each).

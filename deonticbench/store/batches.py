@@ -74,6 +74,17 @@ class BatchLog:
         if self.path.exists():
             self._load()
 
+    def still_running_note(self, folder: str | os.PathLike[str]) -> str | None:
+        """After a stop: the batches still running at the provider, and what to do."""
+        running = [c for c in self.chunks.values() if c.open]
+        if not running:
+            return None
+        return (
+            f"{len(running)} batches are still running at the provider (stopping does not "
+            "cancel them): run the same command to collect their results, or "
+            f"'deonticbench batches {folder} --cancel' to cancel them."
+        )
+
     def _load(self) -> None:
         for raw in self.path.read_bytes().splitlines():
             try:

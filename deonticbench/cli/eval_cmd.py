@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..evaluation.preflight import LOGPROB_CACHE_NOTE
 from ..evaluation.progress import ConsoleProgress, summary_table
+from ..evaluation.stopping import stopped_by_signals
 from ..evaluation.trials import batch_interactive_note
 from ..models import ignored_params_note, model_notes
 from ..models.tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
@@ -406,52 +406,30 @@ def _dry_run(
 async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) -> int:
     """Run; ``notes`` receives the sentences that explain the summary's numbers (see
     ``scoring.notes.run_notes``), for the caller to print under the last table."""
-    loop = asyncio.get_running_loop()
-    _stop_on_signals(loop)
-    interactive = batch_interactive_note(prepared.spec.modes) if options.batch else None
-    if interactive:
-        click.echo(f"note: {interactive}", err=True)
-    progress = ConsoleProgress()
-    try:
+    with stopped_by_signals(lambda text: click.echo(text, err=True)):
+        interactive = batch_interactive_note(prepared.spec.modes) if options.batch else None
+        if interactive:
+            click.echo(f"note: {interactive}", err=True)
+        progress = ConsoleProgress()
         try:
-            result = await arun(
-                prepared,
-                progress,
-                cache=options.cache,
-                retry_errors=options.retry_errors,
-                workers=options.workers,
-                executor=options.executor,
-                batch=options.batch,
-                prompt_cache=options.prompt_cache,
-            )
-        finally:
-            if progress.rows:
-                progress.finish()
-        return _closing_lines(prepared, result, notes)
-    except asyncio.CancelledError:
-        click.echo("interrupted before any work; nothing was changed.", err=True)
-        return 130
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-
-
-def _stop_on_signals(loop: asyncio.AbstractEventLoop) -> None:
-    """Ctrl-C or SIGTERM cancels the running task once: the run stops cleanly."""
-    task = asyncio.current_task()
-    assert task is not None
-    stopping = False
-
-    def stop() -> None:
-        nonlocal stopping
-        if stopping:
-            return  # already stopping; a second Ctrl-C must not break the clean-up
-        stopping = True
-        click.echo("stopping: finished records are kept...", err=True)
-        task.cancel()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop)
+            try:
+                result = await arun(
+                    prepared,
+                    progress,
+                    cache=options.cache,
+                    retry_errors=options.retry_errors,
+                    workers=options.workers,
+                    executor=options.executor,
+                    batch=options.batch,
+                    prompt_cache=options.prompt_cache,
+                )
+            finally:
+                if progress.rows:
+                    progress.finish()
+            return _closing_lines(prepared, result, notes)
+        except asyncio.CancelledError:
+            click.echo("interrupted before any work; nothing was changed.", err=True)
+            return 130
 
 
 def _closing_lines(prepared: PreparedRun, result: EvalResult, notes: list[str]) -> int:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .provenance import build_config, imported_config
     from .requests import prompt_request
     from .runner import Observer, Runner, RunResult, evaluate_attempt
+    from .stopping import STOP_SIGNALS, stopped_by_signals
     from .trials import (
         TrialDriver,
         batch_interactive_note,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
+    "STOP_SIGNALS": "stopping",
+    "stopped_by_signals": "stopping",
     "LOGPROB_CACHE_NOTE": "preflight",
     "batch_interactive_note": "trials",
     "dry_run_text": "dryrun_text",
@@ -99,6 +102,7 @@ none of the runner, the agents or the dry run, whose imports were most of its st
 
 __all__ = [
     "LOGPROB_CACHE_NOTE",
+    "STOP_SIGNALS",
     "BatchBroker",
     "BatchStats",
     "CacheChoice",
@@ -135,6 +139,7 @@ __all__ = [
     "reference_program",
     "refresh_states",
     "run_cache",
+    "stopped_by_signals",
     "summary_rows",
     "summary_table",
     "trial_setup",

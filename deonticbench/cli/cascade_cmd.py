@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from ..scoring.tables import render, render_csv
 from ..store.run import load_run
 from ._options import (
     RENAMED_BOOTSTRAP_SEED,
@@ -76,11 +75,9 @@ def command(
     """Answer with SMALL_RUN's model when its confidence is at least tau, else defer to
     LARGE_RUN's (or a person): every tau, the Pareto frontier and a cross-fitted tau."""
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..reliability.api import cascade_rows
+    from ..reliability.api import cascade_text, write_cascade
     from ..reliability.cascade import CascadeError, cascade, load_prices
-    from ..reliability.figures import draw_cascade
     from ..reliability.signals import SIGNALS
-    from ..reliability.tables import cascade_table
 
     if signal not in SIGNALS:
         raise click.BadParameter(f"choose from {', '.join(SIGNALS)}", param_hint="--signal")
@@ -111,20 +108,10 @@ def command(
         click.echo(
             f"deferral: a person, right {human_accuracy:.0%} of the time, at {human_cost} per case"
         )
-    table = cascade_table(results)
-    text = (
-        render_csv(list(cascade_rows(results)[0]), cascade_rows(results))
-        if fmt == "csv"
-        else render(table, "markdown" if fmt == "markdown" else "table")
-    )
-    click.echo(text, nl=False)
+    click.echo(cascade_text(results, fmt), nl=False)
     for r in results:
         for note in r.notes:
             click.echo(f"{r.domain} {r.mode}: {note}", err=True)
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        rows = cascade_rows(results)
-        (out / "cascade.csv").write_text(render_csv(list(rows[0]), rows), encoding="utf-8")
-        (out / "cascade.md").write_text(render(table, "markdown"), encoding="utf-8")
-        written = [draw_cascade(r, out / f"cascade-{r.domain}-{r.mode}.png") for r in results]
-        click.echo(f"wrote cascade.csv, cascade.md and {len(written)} figure(s) to {out}")
+        drawn = write_cascade(results, out)
+        click.echo(f"wrote cascade.csv, cascade.md and {drawn} figure(s) to {out}")

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 from .validate import DomainReport, reference_program, validate
 
 if TYPE_CHECKING:
-    from .batch_admin import adopt, cancel_open, refresh_states
+    from .batch_admin import (
+        adopt,
+        ask_provider,
+        cancel_open,
+        parse_adoption,
+        refresh_states,
+        rows_text,
+    )
     from .batching import BatchBroker, BatchStats
     from .cache import (
         CachedResponse,
@@ -71,6 +78,9 @@ _HOME = {
     "LiveProgress": "progress",
     "Observer": "runner",
     "adopt": "batch_admin",
+    "ask_provider": "batch_admin",
+    "parse_adoption": "batch_admin",
+    "rows_text": "batch_admin",
     "cancel_open": "batch_admin",
     "refresh_states": "batch_admin",
     "ResponseCache": "cache",
@@ -117,6 +127,7 @@ __all__ = [
     "Runner",
     "TrialDriver",
     "adopt",
+    "ask_provider",
     "batch_interactive_note",
     "batch_preflight",
     "build_catalog",
@@ -133,11 +144,13 @@ __all__ = [
     "goes_by_batch",
     "imported_config",
     "open_cache",
+    "parse_adoption",
     "prompt_request",
     "prompted_key",
     "prompted_keys",
     "reference_program",
     "refresh_states",
+    "rows_text",
     "run_cache",
     "stopped_by_signals",
     "summary_rows",

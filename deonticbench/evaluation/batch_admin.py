@@ -5,12 +5,16 @@ its batches is ``batching.BatchBroker``."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..models.batch import BatchAPI
+from ..models import load_model
+from ..models.batch import BatchAPI, batch_api
 from ..store.batches import BatchLog, Chunk
+from ..store.config import recorded_model_spec
 
 
 def describe(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
@@ -63,4 +67,54 @@ def adopt(log: BatchLog, chunk_name: str, batch_id: str) -> None:
     log.submitted(chunk_name, batch_id, adopted=True)
 
 
-__all__ = ["adopt", "cancel_open", "describe", "refresh_states"]
+def parse_adoption(text: str) -> tuple[str, str]:
+    """``--adopt CHUNK=BATCH_ID`` as its chunk and batch id, or the sentence refusing it."""
+    chunk, sep, batch_id = text.partition("=")
+    if not sep or not batch_id.strip():
+        raise ConfigError(f"--adopt takes CHUNK=BATCH_ID, not {text!r}.")
+    return chunk.strip(), batch_id.strip()
+
+
+def ask_provider(
+    run: Path, log: BatchLog, *, cancel: bool
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """With the run's own model's batch API: cancel the batches still running
+    (``cancel``), then ask every batch's state.  The ids cancelled, and the rows."""
+    model = load_model(str(recorded_model_spec(run) or ""))
+    api = batch_api(model)
+
+    async def talk() -> tuple[list[str], list[dict[str, Any]]]:
+        try:
+            cancelled = await cancel_open(api, log) if cancel else []
+            return cancelled, await refresh_states(api, log)
+        finally:
+            await model.aclose()
+
+    try:
+        return asyncio.run(talk())
+    except ConnectionError as exc:
+        raise ConfigError(f"cannot reach the provider's batch API: {exc}") from None
+
+
+def rows_text(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The rows as ``deonticbench batches`` lists them, under a header line."""
+    lines = [f"{'chunk':<6} {'round':>5} {'requests':>8} {'batch id':<40} state"]
+    for row in rows:
+        collected = ", collected" if row["collected"] else ""
+        failed = f", {row['failed']} failed" if row["failed"] else ""
+        lines.append(
+            f"{row['chunk']!s:<6} {row['round']!s:>5} {row['requests']!s:>8} "
+            f"{row['batch_id'] or '-'!s:<40} {row['state']}{collected}{failed}"
+        )
+    return lines
+
+
+__all__ = [
+    "adopt",
+    "ask_provider",
+    "cancel_open",
+    "describe",
+    "parse_adoption",
+    "refresh_states",
+    "rows_text",
+]

@@ -97,12 +97,16 @@ def export_dataset(
         examples = _measure(examples, counter, max_completion_tokens, drop_over_length, report)
     pairs = _pairs(examples, rejected_from, mode, report) if fmt in PREFERENCE_FORMATS else []
     if fmt in REWARD_FORMATS:
-        # Every row carries S(P*): read all the reference programs in batches first.
-        references = [e.target.reference_text() for e in examples]
-        prefetch_signatures([t for t in references if t is not None])
+        _prefetch_references(examples)
     _write_files(fmt, target, rows_for(fmt, split, examples, pairs), report)
     write_manifest(report, source, domains, mode, seed, rejected_from, timeout_s)
     return report
+
+
+def _prefetch_references(examples: Sequence[Example]) -> None:
+    """Every reward row carries S(P*): read all the reference programs in batches first."""
+    references = [e.target.reference_text() for e in examples]
+    prefetch_signatures([t for t in references if t is not None])
 
 
 def _measure(

@@ -21,10 +21,12 @@ from .api import (
     ScoreExtras,
     cascade_frame,
     cascade_rows,
+    cascade_text,
     cost_frame,
     reliability_frame,
     reliability_reports,
     score_extras,
+    write_cascade,
 )
 from .cascade import CascadeError, CascadeResult, cascade, load_prices
 from .costs import CostModel, load_costs
@@ -47,6 +49,7 @@ __all__ = [
     "cascade_frame",
     "cascade_rows",
     "cascade_table",
+    "cascade_text",
     "cost_frame",
     "draw_cascade",
     "evaluate_groups",
@@ -60,4 +63,5 @@ __all__ = [
     "reliability_table",
     "run_signals",
     "score_extras",
+    "write_cascade",
 ]

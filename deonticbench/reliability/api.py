@@ -11,12 +11,14 @@ from typing import Any
 from ..errors import ConfigError, missing_extra
 from ..scoring.metrics import DEFAULT_BOOTSTRAP
 from ..scoring.scores import RunScores
+from ..scoring.tables import render, render_csv
 from ..store.run import load_run
 from .cascade import CascadeResult, DeferTo, Prices, cascade
 from .costs import CostModel, cost_reports, load_costs
 from .evaluate import SignalReport, evaluate_groups
 from .signals import SIGNALS, run_signals
 from .tables import (
+    cascade_table,
     cost_table,
     long_rows,
     na_notes,
@@ -84,6 +86,27 @@ def cascade_rows(results: Sequence[CascadeResult]) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def cascade_text(results: Sequence[CascadeResult], fmt: str) -> str:
+    """What ``deonticbench cascade`` prints: the table as text (``table``) or markdown,
+    or its rows as CSV (``csv``)."""
+    if fmt == "csv":
+        return render_csv(list(cascade_rows(results)[0]), cascade_rows(results))
+    return render(cascade_table(results), "markdown" if fmt == "markdown" else "table")
+
+
+def write_cascade(results: Sequence[CascadeResult], out: Path) -> int:
+    """cascade.csv, cascade.md and one frontier figure per group in ``out``; the
+    number of figures drawn."""
+    from .figures import draw_cascade  # start-up: matplotlib only when figures are drawn
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows = cascade_rows(results)
+    (out / "cascade.csv").write_text(render_csv(list(rows[0]), rows), encoding="utf-8")
+    (out / "cascade.md").write_text(render(cascade_table(results), "markdown"), encoding="utf-8")
+    written = [draw_cascade(r, out / f"cascade-{r.domain}-{r.mode}.png") for r in results]
+    return len(written)
 
 
 def cascade_frame(

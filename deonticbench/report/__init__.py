@@ -23,11 +23,13 @@ prompts), so a whole-split run stays a few megabytes; see benchmarks/report.py.
 Where each part lives: ``_page`` (the page's order, the template, writing the file),
 ``_sections`` (the tables and figures), ``_samples`` (the sample browser's data),
 ``_prompt_book`` (prompts rebuilt for each attempt), ``_analysis_section`` (rows read
-from ``analysis.jsonl``) and ``_json`` (JSON a browser accepts).
+from ``analysis.jsonl``) and ``_json`` (JSON a browser accepts); ``score_files`` writes
+``score --out``'s table files and figures.
 """
 
 from __future__ import annotations
 
 from ._page import REPORT_FILE, ReportWriteError, build_report, write_report
+from .score_files import write_score_files
 
-__all__ = ["REPORT_FILE", "ReportWriteError", "build_report", "write_report"]
+__all__ = ["REPORT_FILE", "ReportWriteError", "build_report", "write_report", "write_score_files"]

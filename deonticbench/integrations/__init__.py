@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .harbor.comparisons import render_scorer_table, scorer_rows
+    from .harbor.dar_scoring import against_dar_text, dar_rules_text, jobs_folders_report
     from .harbor.dar_tasks import export_dar_tasks
     from .harbor.importer import import_jobs
     from .harbor.tasks import export_tasks
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from .upstream_outputs import import_upstream
 
 _HOME = {
+    "against_dar_text": ".harbor.dar_scoring",
+    "dar_rules_text": ".harbor.dar_scoring",
+    "jobs_folders_report": ".harbor.dar_scoring",
     "export_dar_tasks": ".harbor.dar_tasks",
     "export_tasks": ".harbor.tasks",
     "import_jobs": ".harbor.importer",
@@ -40,11 +44,14 @@ _HOME = {
 and none of them is needed to start the command line."""
 
 __all__ = [
+    "against_dar_text",
+    "dar_rules_text",
     "export_dar_tasks",
     "export_tasks",
     "import_jobs",
     "import_log",
     "import_upstream",
+    "jobs_folders_report",
     "render_scorer_table",
     "scorer_rows",
 ]

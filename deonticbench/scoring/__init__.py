@@ -13,7 +13,15 @@ from __future__ import annotations
 from ..store.folder import RunFolderError
 from ..store.run import READING_KEY, LoadReport, Run, load_run, reading_of
 from .agent_format import FormatRow, first_turn_stop, format_rows, format_table
-from .comparisons import Comparison, compare, compare_modes, comparisons_note, pair_modes
+from .comparisons import (
+    Comparison,
+    compare,
+    compare_modes,
+    comparisons_note,
+    pair_modes,
+    requested_comparisons,
+)
+from .dar_published import against_dar, dar_runs
 from .encoding import STAGES, Stage, encode, stage_attempt
 from .figures import build_figure, draw_figure, figure_modes, figure_png, figure_png_and_modes
 from .metrics import (
@@ -33,7 +41,13 @@ from .metrics import (
     rates,
     replicate_metric,
 )
-from .notes import closing_notes, cross_protocol_note, protocol_notes, run_notes
+from .notes import (
+    against_paper_notes,
+    closing_notes,
+    cross_protocol_note,
+    protocol_notes,
+    run_notes,
+)
 from .paper import load_paper_results, match_model
 from .rereading import (
     Reread,
@@ -41,6 +55,7 @@ from .rereading import (
     labelled_sensitivity,
     reader_sensitivity,
     reread_run,
+    reread_scores,
     sensitivity_lines,
     sensitivity_table,
 )
@@ -57,6 +72,7 @@ from .results import (
 from .rows import NothingToScoreError, ScoreRow, require_scorable, score_rows
 from .scores import RunScores, score_run, score_runs
 from .seeds import domain_rng
+from .stdout import stdout_text
 from .tables import (
     COMPARISON_COLUMNS,
     LONG_COLUMNS,
@@ -111,7 +127,9 @@ __all__ = [
     "Stage",
     "Table",
     "UsageRow",
+    "against_dar",
     "against_paper",
+    "against_paper_notes",
     "attempts_cost",
     "bootstrap",
     "bootstrap_replicates",
@@ -125,6 +143,7 @@ __all__ = [
     "comparisons_note",
     "correct_matrix",
     "cross_protocol_note",
+    "dar_runs",
     "domain_rng",
     "draw_figure",
     "effective_class",
@@ -158,8 +177,10 @@ __all__ = [
     "render_markdown",
     "render_text",
     "replicate_metric",
+    "requested_comparisons",
     "require_scorable",
     "reread_run",
+    "reread_scores",
     "run_notes",
     "run_totals",
     "score_rows",
@@ -168,6 +189,7 @@ __all__ = [
     "sensitivity_lines",
     "sensitivity_table",
     "stage_attempt",
+    "stdout_text",
     "table2",
     "terminal_width",
     "to_json",

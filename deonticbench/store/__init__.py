@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .batches import BATCHES_NAME, BatchLog, Chunk
 from .config import (
+    AGENT_TOOL_MODE_KEY,
     CASE_ORDER_KEY,
     CONFIG_NAME,
     check_existing,
@@ -62,6 +63,7 @@ from .trajectory import (
 )
 
 __all__ = [
+    "AGENT_TOOL_MODE_KEY",
     "AGENT_TOOL_SETS",
     "BATCHES_NAME",
     "CASE_ORDER_KEY",

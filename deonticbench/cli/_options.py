@@ -22,6 +22,8 @@ Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 PER_COMMAND_OPTIONS: dict[str, str] = {
     "--out": "where this command writes what it makes: a folder, or report's one HTML file",
     "--format": "the shape of what this command prints or writes, from its own choices",
+    "--protocol": "the protocol this command's work follows, from the protocols it serves "
+    "(eval: paper or harness for the prompted modes; export: harness or dar for Harbor tasks)",
 }
 """The names whose help (and type) is each command's own, and why: one meaning ("this
 command's output"), whose details differ by command.  Every other shared name has one

@@ -56,7 +56,8 @@ TASK_PROTOCOLS = ("harness", "dar")
     type=click.Choice(TASK_PROTOCOLS),
     default="harness",
     show_default=True,
-    help="harbor: the harness's own tasks, or dar: DAR's task folders, byte for byte.",
+    help="Whose tasks --format harbor writes: harness (this project's tasks and verifier) "
+    "or dar (DAR's task folders, byte for byte as DAR's adapters write them; docs/harbor.md).",
 )
 @split_option(None, choices=("train", *SPLITS), default_text="train; with --format harbor, hard")
 @click.option("--allow-test", is_flag=True, help="Allow exporting the hard split (as test file).")

@@ -319,8 +319,21 @@ def _opens_config(source: str) -> list[int]:
     import ast
 
     lines = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Constant) and node.value == "config.json":
+    tree = ast.parse(source)
+    # Harbor's job and trial folders hold a settings file of the same name; the one
+    # constant naming it is not a run folder's config.json.
+    foreign = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["HARBOR_CONFIG"]
+    }
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and node.value == "config.json"
+            and id(node) not in foreign
+        ):
             lines.append(node.lineno)
         elif isinstance(node, ast.Name | ast.alias) and (
             getattr(node, "id", None) in CONFIG_READERS
@@ -342,3 +355,5 @@ def test_only_the_store_opens_a_run_folders_config() -> None:
     # The check itself can fail: it sees a module that reads the file by name.
     assert _opens_config('import json\njson.loads(open(folder / "config.json").read())\n')
     assert _opens_config("from ..store.config import CONFIG_NAME\n")
+    assert not _opens_config('HARBOR_CONFIG = "config.json"\n')
+    assert _opens_config('HARBOR = "config.json"\n')

@@ -28,7 +28,7 @@ from ..scoring.tables import (
     to_json,
 )
 from ..scoring.usage import UsageRow, usage_rows, usage_table
-from . import REPORT_FILE, ReportWriteError, write_report
+from ._page import REPORT_FILE, ReportWriteError, write_report
 
 if TYPE_CHECKING:
     from ..reliability.api import ScoreExtras

@@ -35,6 +35,10 @@ from . import dar
 
 ScorerName = Literal["adapters", "meta-harness"]
 SCORERS: tuple[ScorerName, ...] = ("adapters", "meta-harness")
+HARBOR_CONFIG = "config.json"
+"""Harbor's own settings file in a job folder and in each trial folder (which agent, which
+model): Harbor's layout, not a run folder's config.json, which only the store opens."""
+
 DATASETS = ("sara-numeric", "airline", "sara-binary", "uscis-aao")
 """DAR's four datasets in the order their tables print them."""
 ACCURACY_DATASETS = ("sara-numeric", "airline")
@@ -138,7 +142,7 @@ def _run_folders(jobs: Path) -> list[Path]:
 
 
 def _adapters_label(trial_folder: Path) -> str:
-    config = trial_folder / "config.json"
+    config = trial_folder / HARBOR_CONFIG
     if not config.exists():
         return "unknown"
     agent = json.loads(config.read_text()).get("agent", {})
@@ -214,7 +218,7 @@ def _agent_module(import_path: str) -> str:
 
 def _job_agents(job: Path) -> str:
     """The latest-run rule's key: the job config's agents (import path @ model)."""
-    agents = _json(job / "config.json").get("agents") or []
+    agents = _json(job / HARBOR_CONFIG).get("agents") or []
     return "|".join(f"{a.get('import_path', '')}@{a.get('model_name', '')}" for a in agents)
 
 
@@ -240,7 +244,7 @@ def _collect_meta_harness(inputs: Sequence[Path], out: list[str]) -> Groups:
     foreign = 0
     for job in _latest_jobs([j for p in inputs for j in _job_folders(p)], out):
         config_module = _agent_module(
-            (_json(job / "config.json").get("agent") or {}).get("import_path", "")
+            (_json(job / HARBOR_CONFIG).get("agent") or {}).get("import_path", "")
         )
         fallback = config_module or re.sub(r"^(evolve|smoke)-", "", job.name)
         for folder in sorted(job.iterdir()):

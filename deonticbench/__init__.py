@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import warnings
 from typing import TYPE_CHECKING, Any
 
 # The package's modules log to ``logging.getLogger(__name__)``; a library prints nothing
@@ -47,7 +48,10 @@ _PUBLIC = {
     "Solver": "solver",
     "Limits": "solver",
     "Execution": "solver",
-    "prepare_program": "reading",
+    "judge_attempt": "reading",
+    "JudgedAttempt": "reading",
+    "Program": "reading",
+    "Reply": "reading",
     "Answer": "reading",
     "answer_from_execution": "reading",
     "Outcome": "reading",
@@ -70,11 +74,14 @@ __all__ = [
     "Domain",
     "EvalResult",
     "Execution",
+    "JudgedAttempt",
     "Limits",
     "Mode",
     "Model",
     "Outcome",
+    "Program",
     "Record",
+    "Reply",
     "RunSpec",
     "ScoreResult",
     "ScoreRow",
@@ -84,15 +91,28 @@ __all__ = [
     "evaluate",
     "get_domain",
     "judge",
+    "judge_attempt",
     "load_cases",
     "load_model",
-    "prepare_program",
     "resolve_source",
     "score",
 ]
 
 
+_RETIRED = {
+    "prepare_program": "deonticbench.judge_attempt(Program(text), domain, gold, run=...) "
+    "prepares, runs and judges a program (issue 42.3)",
+}
+"""Public names that still answer for a release, with a DeprecationWarning saying what
+replaces them (their value comes from the same stage)."""
+
+
 def __getattr__(name: str) -> Any:
+    if name in _RETIRED:
+        warnings.warn(
+            f"deonticbench.{name} is retired: {_RETIRED[name]}.", DeprecationWarning, stacklevel=2
+        )
+        return getattr(importlib.import_module(f"{__name__}.reading"), name)
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'deonticbench' has no attribute {name!r}")
@@ -113,8 +133,8 @@ if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .errors import DeonticBenchError
     from .models import Model, load_model
     from .reading.answers import Answer, answer_from_execution
+    from .reading.judging import JudgedAttempt, Program, Reply, judge_attempt
     from .reading.outcomes import Outcome, judge
-    from .reading.programs import prepare_program
     from .solver import Execution, Limits, Solver
     from .store.record import Attempt, Record
     from .store.spec import RunSpec

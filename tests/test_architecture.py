@@ -357,3 +357,76 @@ def test_only_the_store_opens_a_run_folders_config() -> None:
     assert _opens_config("from ..store.config import CONFIG_NAME\n")
     assert not _opens_config('HARBOR_CONFIG = "config.json"\n')
     assert _opens_config('HARBOR = "config.json"\n')
+
+
+JUDGING_PATH_EXEMPT = {"deonticbench/prompting/render.py"}
+"""The few-shot exemplar renderer shows a reference program in the shape reading gives a
+model's program, before any model replied: it prepares, it does not judge."""
+
+
+def _extraction_names() -> set[str]:
+    """What extracting or preparing a program takes: every public name of
+    ``reading.programs`` (the harness's rules) and the paper reader's extraction and
+    repair, read from their source."""
+    import ast
+
+    names: set[str] = set()
+    paper = {"extract_prolog_block", "repair_entrypoint"}
+    for module, only in (("programs", None), ("paper", paper)):
+        tree = ast.parse((PACKAGE / "reading" / f"{module}.py").read_text(encoding="utf-8"))
+        names.update(
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef | ast.ClassDef)
+            and not node.name.startswith("_")
+            and (only is None or node.name in only)
+        )
+    return names
+
+
+def _imports_of_extraction(source: str, forbidden: set[str]) -> list[str]:
+    """``name (line)`` for each extraction or preparation name ``source`` imports from
+    reading (its package face or its modules), and each import of ``reading.programs``."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            parts = (node.module or "").split(".")
+            if "reading" not in parts:
+                continue
+            whole_module = parts[-2:] == ["reading", "programs"]
+            found += [
+                f"{alias.name} ({node.lineno})"
+                for alias in node.names
+                if whole_module or alias.name in forbidden or alias.name == "programs"
+            ]
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{alias.name} ({node.lineno})"
+                for alias in node.names
+                if alias.name.endswith("reading.programs")
+            ]
+    return found
+
+
+def test_only_reading_extracts_or_prepares_a_program() -> None:
+    # One judging path (issue 42.3): every front door judges through
+    # ``reading.judging``; no other stage extracts or prepares a program itself.
+    forbidden = _extraction_names()
+    assert {"extract_program", "prepare_program", "unwrap_fenced"} <= forbidden
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if path.relative_to(PACKAGE).parts[0] == "reading" or relative in JUDGING_PATH_EXEMPT:
+            continue
+        source = path.read_text(encoding="utf-8")
+        found += [f"{relative}: {hit}" for hit in _imports_of_extraction(source, forbidden)]
+    assert not found, "modules outside reading/ that extract or prepare a program:\n" + (
+        "\n".join(found)
+    )
+    # The check itself can fail: it sees each way of importing the rules.
+    assert _imports_of_extraction("from ..reading.programs import has_fence\n", forbidden)
+    assert _imports_of_extraction("from deonticbench.reading import extract_program\n", forbidden)
+    assert _imports_of_extraction("from ...reading import programs\n", forbidden)
+    assert not _imports_of_extraction("from ..reading.judging import judge_attempt\n", forbidden)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..prompting.render import stable_paths
-from ..reading.programs import prepare_program
+from ..reading.judging import Program, ajudge_attempt
 from ..solver import Execution
 from .judge import MAX_JUDGED_BYTES
 from .tool_base import (
@@ -155,12 +155,18 @@ async def run_prolog(state: ToolState, args: dict[str, Any]) -> Observation:
     text = read_regular(resolve_path(state.root, path), path)
     if len(text.encode("utf-8", errors="replace")) > MAX_JUDGED_BYTES:
         raise ToolError(f"{path} is larger than {MAX_JUDGED_BYTES} bytes")
-    prepared = prepare_program(state.domain, text)
     limits = replace(state.limits, timeout_s=state.within(state.limits.timeout_s))
-    execution = await state.execute(prepared.text, limits)
+
+    async def run(program: str) -> Execution:
+        return await state.execute(program, limits)
+
+    # The program as the judge will prepare and run it (reading's one judging path).
+    judged = await ajudge_attempt(Program(text), state.domain, None, run=run)
+    assert judged.program is not None and judged.execution is not None
+    execution = judged.execution
     # The harness's own run of these bytes under the standard limits: the judge may
     # take it instead of running the identical program again.
-    state.last_run = (prepared.text, execution) if limits == state.limits else None
+    state.last_run = (judged.program, execution) if limits == state.limits else None
     return Observation(execution_report(execution, path))
 
 

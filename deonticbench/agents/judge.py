@@ -22,9 +22,9 @@ from pathlib import Path
 
 from ..data.cases import Gold
 from ..data.domains import Domain
-from ..reading.answers import Answer, answer_from_execution, read_direct_answer
+from ..reading.answers import Answer
+from ..reading.judging import Program, Reply, ajudge_attempt, read_attempt
 from ..reading.outcomes import Outcome, judge
-from ..reading.programs import prepare_program
 from ..solver import Execution, Limits, Solver
 from ..store.record import Attempt
 from ..vocabulary.modes import Mode, prompted_counterpart
@@ -92,7 +92,8 @@ def _direct(domain: Domain, workspace: Path, submitted_text: str | None) -> Judg
         text, problem = submitted_text, None
     if text is None:
         return Judgement(response=None, answer=Answer.abstain(f"{problem} and nothing submitted"))
-    return Judgement(response=text, answer=read_direct_answer(domain, text))
+    read = read_attempt(Reply(text, direct=True), domain)
+    return Judgement(response=text, answer=read.judged(None, None).answer)
 
 
 async def ajudge_workspace(
@@ -116,17 +117,19 @@ async def ajudge_workspace(
     text, problem = read_left_file(workspace, SOLUTION_FILE)
     if text is None:
         return Judgement(response=None, answer=Answer.abstain(problem or "no program"))
-    prepared = prepare_program(domain, text)
-    if last_run is not None and last_run[0] == prepared.text:
-        execution = last_run[1]
-    else:
-        execution = await execute(prepared.text)
+
+    async def run(program: str) -> Execution:
+        if last_run is not None and last_run[0] == program:
+            return last_run[1]
+        return await execute(program)
+
+    judged = await ajudge_attempt(Program(text), domain, None, run=run)
     return Judgement(
         response=text,
-        answer=answer_from_execution(domain, execution),
-        program=prepared.text,
-        repaired=prepared.repaired,
-        execution=execution,
+        answer=judged.answer,
+        program=judged.program,
+        repaired=judged.repaired,
+        execution=judged.execution,
     )
 
 

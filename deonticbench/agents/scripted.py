@@ -21,7 +21,7 @@ from typing import Any
 from ..models.base import Completion, Model, Request, cacheable
 from ..models.reference import ReferenceModel
 from ..models.replay import ReplayModel
-from ..reading.programs import unwrap_fenced
+from ..reading.judging import reference_code
 from ..store.trajectory import read_trajectory, trajectory_path
 from ..vocabulary.chat import ToolCall
 from ..vocabulary.modes import is_agentic, prompted_counterpart
@@ -93,7 +93,7 @@ class ReferenceAgent(_Wrapper):
         content = (
             f"Answer: {material.gold}\n"
             if direct
-            else unwrap_fenced(material.reference_prolog).rstrip("\n") + "\n"
+            else reference_code(material.reference_prolog).rstrip("\n") + "\n"
         )
         turn = turn_of(request)
         if _tool_set(request) == "shell":

@@ -25,7 +25,7 @@ from ..data.cases import Case, DataSource, load_cases, resolve_source
 from ..data.domains import Domain, get_domain
 from ..data.sources import SPLITS
 from ..errors import DataError
-from ..reading.programs import prepare_program, unwrap_fenced
+from ..reading.judging import reference_as_run
 from ..solver import Solver
 from ..store.folder import require_run_folder
 from ..store.record import Attempt, Record
@@ -44,7 +44,7 @@ STAGES = ("first", "final")
 
 def reference_program(domain: Domain, case: Case) -> str:
     """The reference program as the harness runs it (validate prepares it the same way)."""
-    return prepare_program(domain, unwrap_fenced(case.reference_prolog)).text
+    return reference_as_run(domain, case).text
 
 
 class ReportCache:

@@ -10,7 +10,7 @@ import click
 from ..data.domains import DOMAINS, Domain, get_domain
 from ..errors import ConfigError, DataError
 from ..reading.answers import Answer, answer_from_execution
-from ..reading.programs import extract_program, has_fence, prepare_program
+from ..reading.judging import Program, read_attempt
 from ..solver import Execution, ExecutorKind, Limits, run_program
 from ._options import executor_option, json_option, timeout_option
 
@@ -57,18 +57,14 @@ def command(
         # An empty file runs and prints nothing: say so rather than report "no output".
         raise ConfigError(f"{file} is empty: there is no program to run.")
     dom = get_domain(domain) if domain else None
-    notes: tuple[str, ...] = ()
-    if has_fence(program):
-        # A saved model response (or a fenced reference program): run what it holds.
-        extracted = extract_program(program)
-        if extracted is None:
-            raise ConfigError(f"{file} has fenced blocks but no Prolog program in them.")
-        program, notes = extracted, ("extracted the program from its fenced block(s)",)
-    if dom is not None:
-        prepared = prepare_program(dom, program)
-        program, notes = prepared.text, notes + prepared.notes
+    # A saved model response (or a fenced reference program): what it holds runs.
+    read = read_attempt(Program(program, published=True), dom)
+    if read.fenced_without_program or read.program is None:
+        raise ConfigError(f"{file} has fenced blocks but no Prolog program in them.")
+    program, notes = read.program, read.notes
     execution = run_program(program, Limits(timeout_s=timeout), executor=executor)
-    found_domain, answer = _answer(dom, execution)
+    judged = read.judged(execution, None)  # the domain's reading, when one was given
+    found_domain, answer = (dom, judged.answer) if dom is not None else _answer(execution)
     if as_json:
         payload = execution.to_dict()
         payload["answer"] = answer.value if answer else None
@@ -131,11 +127,9 @@ def _explain(
     click.echo(explain_program(program, dom, execution, case, limits=Limits(timeout_s=timeout)))
 
 
-def _answer(dom: Domain | None, execution: Execution) -> tuple[Domain | None, Answer | None]:
-    """With a domain, that domain's reading; without, the one domain whose answer line
-    appears (or none when zero or several do)."""
-    if dom is not None:
-        return dom, answer_from_execution(dom, execution)
+def _answer(execution: Execution) -> tuple[Domain | None, Answer | None]:
+    """Without a domain: the one domain whose answer line appears (or none when zero or
+    several do)."""
     hits = [
         (d, a) for d in DOMAINS.values() if not (a := answer_from_execution(d, execution)).abstained
     ]

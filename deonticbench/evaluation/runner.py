@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol, TypeVar
 
 from ..agents.scripted import as_agent
@@ -49,9 +50,9 @@ from ..prompting import (
     solver_report,
 )
 from ..prompting.plan import RunPlan, Unit
-from ..reading.answers import Answer
 from ..reading.confidence import without_confidence
 from ..reading.harness import HARNESS_READER
+from ..reading.judging import Reply, ajudge_attempt
 from ..reading.reader import Reader, reader_for
 from ..reading.retry import calls_for_retry
 from ..settings.split import join_parts
@@ -422,8 +423,9 @@ async def evaluate_attempt(
     """Judge one attempt of a sample; also return the next attempt's prompt when the
     retry rule calls for one (None: this attempt is final).
 
-    The one implementation of extract -> execute -> read -> judge and of the retry rule,
-    shared by the runner and the other front doors (the inspect_ai integration).
+    The runner's side of judging (``reading.judging``, the one extract -> execute ->
+    read -> judge path) and of the retry rule, shared by the runner and the other front
+    doors (the inspect_ai integration).
     ``execute`` runs a program in the sandbox (the caller bounds its concurrency) as
     ``reader.toplevel`` says.  ``reader`` reads and judges (``reading.reader``; the
     harness's by default); the retry rule is the same whichever reads.
@@ -437,26 +439,25 @@ async def evaluate_attempt(
         attempt.abstain_reason = "request failed"
         # Nothing to give feedback on: the same prompt again.
         return attempt, _next(mode, attempt, prompt)
-    if mode in DIRECT_MODES:
-        # The verbal variant's confidence line is the reliability stage's, not an answer.
-        text = without_confidence(c.text) if mode == VERBAL_MODE else c.text
-        answer = reader.read_direct(domain, text)
-        _set_answer(attempt, domain, answer, case, reader)
+    direct = mode in DIRECT_MODES
+    # The verbal variant's confidence line is the reliability stage's, not an answer.
+    text = without_confidence(c.text) if mode == VERBAL_MODE else c.text
+    completed_by = partial(join_parts, given) if given else None
+    reply = Reply(text, direct=direct, completed_by=completed_by)
+    judged = await ajudge_attempt(reply, domain, case.gold, reader, run=execute)
+    attempt.program = judged.program
+    attempt.repaired = judged.repaired
+    attempt.execution = judged.execution.to_dict() if judged.execution is not None else None
+    attempt.answer = judged.answer.value
+    attempt.abstain_reason = judged.answer.reason
+    attempt.outcome = judged.outcome or "abstain"
+    if direct:
         return attempt, _next(mode, attempt, prompt)
-    program = reader.extract(c.text)
-    if program is None:
-        no_program = Answer.abstain("no Prolog program in the response")
-        _set_answer(attempt, domain, no_program, None, reader)
+    if judged.program is None or judged.execution is None:
         return attempt, _next(
             mode, attempt, render_feedback(prompt, c.text, None, NO_PROGRAM_REPORT)
         )
-    prepared = reader.prepare(domain, join_parts(given, program) if given else program)
-    attempt.program = prepared.text
-    attempt.repaired = prepared.repaired
-    execution = await execute(prepared.text)
-    attempt.execution = execution.to_dict()
-    answer = reader.read_execution(domain, execution)
-    _set_answer(attempt, domain, answer, case, reader)
+    execution = judged.execution
     if calls_for_retry(mode, failed=False, answered=attempt.answer is not None):
         # The program failed to give an answer (a syntax or runtime error that stopped
         # it, a timeout or other limit, no or conflicting answer lines): feedback.
@@ -466,10 +467,10 @@ async def evaluate_attempt(
             limit=execution.limit,
             stdout=execution.stdout,
             stderr=execution.stderr,
-            no_answer=answer.reason if execution.status == "ok" else None,
+            no_answer=judged.answer.reason if execution.status == "ok" else None,
         )
         # The program as it ran, so that SWI-Prolog's line numbers match it.
-        return attempt, render_feedback(prompt, c.text, prepared.text, feedback)
+        return attempt, render_feedback(prompt, c.text, judged.program, feedback)
     # A program that printed one answer is final, right or wrong, even if SWI-Prolog
     # also reported an error or warning along the way (``reading.retry``).
     return attempt, None
@@ -508,14 +509,6 @@ def _in_plan(plan: RunPlan, record: Record) -> bool:
         and record.mode in plan.modes
         and record.sample < plan.k[record.domain]
     )
-
-
-def _set_answer(
-    attempt: Attempt, domain: Domain, answer: Answer, case: Case | None, reader: Reader
-) -> None:
-    attempt.answer = answer.value
-    attempt.abstain_reason = answer.reason
-    attempt.outcome = reader.judge(domain, answer, case.gold) if case is not None else "abstain"
 
 
 async def _bounded(

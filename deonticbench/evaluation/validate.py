@@ -19,15 +19,8 @@ from ..data.domains import Domain
 from ..data.sources import DataSource
 from ..errors import DataError
 from ..reading.answers import answer_from_execution
+from ..reading.judging import ReadAttempt, read_references, reference_as_run, start_preparing
 from ..reading.outcomes import judge
-from ..reading.programs import (
-    PreparedProgram,
-    find_label_directives,
-    may_hold_label_directives,
-    prepare_program,
-    start_label_reader,
-    unwrap_fenced,
-)
 from ..solver import Execution, Limits, Solver
 
 
@@ -94,11 +87,11 @@ class DomainReport:
         }
 
 
-def reference_program(domain: Domain, case: Case) -> PreparedProgram:
-    """The program ``validate`` runs for a case: its reference program through the same
-    extraction as any response (some published ones, in the whole splits, are raw model
-    responses in a ```prolog fence)."""
-    return prepare_program(domain, unwrap_fenced(case.reference_prolog))
+def reference_program(domain: Domain, case: Case) -> ReadAttempt:
+    """The program ``validate`` runs for a case (its ``text``): its reference program
+    read on reading's one judging path as a published program, through the same
+    extraction as any response where it is a raw response in a fence."""
+    return reference_as_run(domain, case)
 
 
 def check_case(domain: Domain, case: Case, execution: Execution, repaired: bool) -> CaseCheck:
@@ -131,7 +124,7 @@ def validate(
     own = solver is None
     pool = solver or Solver(limits=limits)
     pool.warm_up()  # boot the sandboxes while the first domain's cases load
-    start_label_reader()  # and the label reader
+    start_preparing()  # and what preparing the programs needs
     reports = {d.name: DomainReport(domain=d.name) for d in domains}
     jobs: list[_Job] = []
     try:
@@ -153,7 +146,7 @@ def validate(
     ran = sorted(zip(jobs, executions, strict=True), key=lambda pair: pair[0].position)
     for job, execution in ran:
         report = reports[job.domain.name]
-        report.checks.append(check_case(job.domain, job.case, execution, job.repaired))
+        report.checks.append(check_case(job.domain, job.case, execution, job.read.repaired))
         report.seconds += execution.wall_s
     return list(reports.values())
 
@@ -164,8 +157,12 @@ class _Job:
     position: int
     """The case's place in its split: reports list the cases in that order."""
     case: Case
-    program: str
-    repaired: bool
+    read: ReadAttempt
+    """The reference program read up to its run."""
+
+    @property
+    def program(self) -> str:
+        return self.read.text
 
 
 def _domain_jobs(
@@ -184,19 +181,7 @@ def _domain_jobs(
             raise
         report.skipped = str(exc)
         return
-    # Programs with nothing for the label reader go first: the pool runs them while the
-    # reader reads the others' label directives, in one batch.
-    texts = [unwrap_fenced(case.reference_prolog) for case in cases]
-    needs_reader = [may_hold_label_directives(text) for text in texts]
-    for position, case in enumerate(cases):
-        if not needs_reader[position]:
-            yield _job(domain, position, case)
-    find_label_directives(text for text, need in zip(texts, needs_reader, strict=True) if need)
-    for position, case in enumerate(cases):
-        if needs_reader[position]:
-            yield _job(domain, position, case)
-
-
-def _job(domain: Domain, position: int, case: Case) -> _Job:
-    prepared = reference_program(domain, case)
-    return _Job(domain, position, case, prepared.text, prepared.repaired)
+    # Programs with nothing for the label reader come first: the pool runs them while
+    # the reader reads the others' label directives, in one batch.
+    for position, read in read_references(domain, cases):
+        yield _Job(domain, position, cases[position], read)

@@ -6,8 +6,11 @@ the program, the answer is read from its output or from a direct response (``ans
 and judged against the gold label by the paper's rules (``outcomes``); the verbal
 ``Confidence: NN%`` line and the answer's token probability are read too
 (``confidence``).  A ``Reader`` (``reader_for(name)``) bundles one protocol's rules:
-the harness's (``harness``) or upstream's (``paper``).  Hands an
-``Answer`` and an ``Outcome`` to evaluation.  It sits above the solver in the layers
+the harness's (``harness``) or upstream's (``paper``).  ``judging`` is the one path
+every front door judges through (``judge_attempt``/``ajudge_attempt``: a reply or a
+program, a domain and gold label, the protocol's reader, the caller's way to run a
+program) and hands back a ``JudgedAttempt``: no other stage extracts or prepares a
+program (the few-shot exemplar renderer aside).  It sits above the solver in the layers
 because it reads the solver's ``Execution``; the solver runs plain program text.
 """
 
@@ -23,6 +26,22 @@ from .answers import (
 from .confidence import answer_probability, read_verbal_confidence, without_confidence
 from .encoding import utf8_encodable
 from .harness import HARNESS_READER, HarnessReader
+from .judging import (
+    NO_DOMAIN,
+    NO_PROGRAM,
+    JudgedAttempt,
+    Program,
+    ReadAttempt,
+    Reply,
+    Source,
+    ajudge_attempt,
+    judge_attempt,
+    read_attempt,
+    read_references,
+    reference_as_run,
+    reference_code,
+    start_preparing,
+)
 from .outcomes import OUTCOMES, Outcome, judge, within_tolerance
 from .paper import is_pl_path
 from .programs import (
@@ -44,12 +63,20 @@ from .retry import calls_for_retry
 
 __all__ = [
     "HARNESS_READER",
+    "NO_DOMAIN",
+    "NO_PROGRAM",
     "OUTCOMES",
     "Answer",
     "HarnessReader",
+    "JudgedAttempt",
     "Outcome",
     "PreparedProgram",
+    "Program",
+    "ReadAttempt",
     "Reader",
+    "Reply",
+    "Source",
+    "ajudge_attempt",
     "answer_from_execution",
     "answer_probability",
     "calls_for_retry",
@@ -60,15 +87,21 @@ __all__ = [
     "has_fence",
     "is_pl_path",
     "judge",
+    "judge_attempt",
     "may_hold_label_directives",
     "parse_number",
     "prepare_program",
+    "read_attempt",
     "read_by_swipl",
     "read_direct_answer",
     "read_program_answer",
+    "read_references",
     "read_verbal_confidence",
     "reader_for",
+    "reference_as_run",
+    "reference_code",
     "start_label_reader",
+    "start_preparing",
     "strip_label_directives",
     "unwrap_fenced",
     "utf8_encodable",

@@ -4,9 +4,10 @@
     result = score_completion(completion_text, target)      # mode="paper", 20 s timeout
     results = score_batch(texts, targets, mode="eval", timeout_s=5)
 
-The path is the harness's own, never a second implementation: ``programs`` extracts the
-program and removes upstream's ``Label:`` directives, the sandbox pool runs it, ``answers``
-reads the domain's answer line, ``outcomes`` judges it.
+The path is the harness's own, never a second implementation: reading's one judging path
+(``reading.judging``, with the harness's reader) extracts the program and removes
+upstream's ``Label:`` directives, the sandbox pool runs it, and the same path reads the
+domain's answer line and judges it.
 
 Three modes:
 
@@ -56,10 +57,15 @@ from ..analysis.engine import AnalyserError, analyse_many
 from ..data.cases import Case, Gold, normalise_gold
 from ..data.domains import Domain, get_domain
 from ..errors import DeonticBenchError
-from ..reading.answers import answer_from_execution
-from ..reading.outcomes import judge
-from ..reading.programs import extract_program, prepare_program, unwrap_fenced
-from ..solver import Execution, Limits, Solver
+from ..reading.judging import (
+    NO_PROGRAM,
+    JudgedAttempt,
+    Program,
+    ReadAttempt,
+    Reply,
+    read_attempt,
+)
+from ..solver import Limits, Solver
 from .process_pool import call_in_pool, process_solver, run_in_pool
 from .signatures import (
     Signatures,
@@ -176,7 +182,7 @@ class RewardTarget:
         if self.reference_signatures is not None or self.reference_program is None:
             return None
         domain = get_domain(self.domain)
-        return _harness_program(domain, unwrap_fenced(self.reference_program))
+        return read_attempt(Program(self.reference_program, published=True), domain).text
 
     def key(self) -> str:
         signatures = sorted(self.reference_signatures or ())
@@ -228,10 +234,6 @@ class RewardResult:
         }
 
 
-def _harness_program(domain: Domain, program: str) -> str:
-    return prepare_program(domain, program).text
-
-
 def _no_program(mode: RewardMode) -> RewardResult:
     return RewardResult(
         reward=0.0,
@@ -243,7 +245,7 @@ def _no_program(mode: RewardMode) -> RewardResult:
         answer=None,
         outcome="abstain",
         status="no_program",
-        abstain_reason="no Prolog program in the response",
+        abstain_reason=NO_PROGRAM,
     )
 
 
@@ -259,14 +261,16 @@ def _similarity(program: str, target: RewardTarget, solver: Solver | None) -> fl
 def _judge(
     domain: Domain,
     target: RewardTarget,
-    program: str,
-    execution: Execution,
+    judged: JudgedAttempt,
     mode: RewardMode,
     solver: Solver | None = None,
     proven: Proven | None = None,
 ) -> RewardResult:
-    answer = answer_from_execution(domain, execution)
-    outcome = judge(domain, answer, target.gold)
+    """The reward of a program judged on reading's one path (a job's: it ran)."""
+    assert judged.program is not None and judged.execution is not None
+    program, execution = judged.program, judged.execution
+    answer = judged.answer
+    outcome = judged.outcome or "abstain"
     exact = answer.value is not None and _exact(domain, answer.value, target.gold)
     executable = execution.status not in NOT_EXECUTABLE and not execution.killed
     similarity: float | None = None
@@ -429,9 +433,14 @@ class _Job:
 
     domain: Domain
     target: RewardTarget
-    program: str
+    read: ReadAttempt
+    """The completion read up to its run (its ``program`` is what runs)."""
     key: str
     entry: Future[RewardResult]
+
+    @property
+    def program(self) -> str:
+        return self.read.text
 
 
 def score_batch(
@@ -461,18 +470,17 @@ def score_batch(
     waiting: list[tuple[int, Future[RewardResult]]] = []
     for index, (completion, target) in enumerate(zip(completions, targets, strict=True)):
         domain = get_domain(target.domain)
-        extracted = extract_program(completion)
-        if extracted is None:
+        read = read_attempt(Reply(completion or ""), domain)
+        if read.program is None:
             results[index] = _no_program(checked)
             continue
-        program = _harness_program(domain, extracted)
-        key = _cache_key(checked, limits, target, program)
+        key = _cache_key(checked, limits, target, read.program)
         if key in own:
             waiting.append((index, own[key].entry))
             continue
         entry, mine = store.claim(key)
         if mine:
-            own[key] = _Job(domain, target, program, key, entry)
+            own[key] = _Job(domain, target, read, key, entry)
             waiting.append((index, entry))
         else:
             waiting.append((index, entry))
@@ -505,35 +513,32 @@ def _compute(jobs: Sequence[_Job], mode: RewardMode, limits: Limits, solver: Sol
     # long-lived threads (see ``process_pool``).
     with ThreadPoolExecutor(max(1, min(len(jobs), size))) as executor:
         executions = list(executor.map(lambda job: run_in_pool(job.program, limits, solver), jobs))
+    judged = [
+        job.read.judged(execution, job.target.gold)
+        for job, execution in zip(jobs, executions, strict=True)
+    ]
     if mode == "paper":
         failed = [
             job
-            for job, execution in zip(jobs, executions, strict=True)
-            if _earns_partial_credit(job.domain, job.target, execution)
+            for job, attempt in zip(jobs, judged, strict=True)
+            if _earns_partial_credit(job.domain, job.target, attempt)
         ]
         texts = [job.program for job in failed]
         texts += [t for t in {job.target.reference_text() for job in failed} if t is not None]
         prefetch_signatures(texts, solver)
     proofs: dict[int, Proven | None] = {}
     if mode == "grounded":
-        proofs = _proofs(jobs, executions, solver)
-    for i, (job, execution) in enumerate(zip(jobs, executions, strict=True)):
-        job.entry.set_result(
-            _judge(job.domain, job.target, job.program, execution, mode, solver, proofs.get(i))
-        )
+        proofs = _proofs(jobs, judged, solver)
+    for i, (job, attempt) in enumerate(zip(jobs, judged, strict=True)):
+        job.entry.set_result(_judge(job.domain, job.target, attempt, mode, solver, proofs.get(i)))
 
 
 def _proofs(
-    jobs: Sequence[_Job], executions: Sequence[Execution], solver: Solver | None
+    jobs: Sequence[_Job], judged: Sequence[JudgedAttempt], solver: Solver | None
 ) -> dict[int, Proven | None]:
     """The proof of the answer of every job answered correctly (the only ones the
     ``grounded`` mode can pay), read by the analyser in batches, like ``analyze``."""
-    wanted = [
-        i
-        for i, (job, execution) in enumerate(zip(jobs, executions, strict=True))
-        if judge(job.domain, answer_from_execution(job.domain, execution), job.target.gold)
-        == "correct"
-    ]
+    wanted = [i for i, attempt in enumerate(judged) if attempt.outcome == "correct"]
     if not wanted:
         return {}
     texts = [jobs[i].program for i in wanted]
@@ -544,10 +549,10 @@ def _proofs(
     }
 
 
-def _earns_partial_credit(domain: Domain, target: RewardTarget, execution: Execution) -> bool:
-    if execution.status not in NOT_EXECUTABLE:
+def _earns_partial_credit(domain: Domain, target: RewardTarget, judged: JudgedAttempt) -> bool:
+    if judged.execution is None or judged.execution.status not in NOT_EXECUTABLE:
         return False
-    answer = answer_from_execution(domain, execution)
+    answer = judged.answer
     return answer.value is None or not _exact(domain, answer.value, target.gold)
 
 

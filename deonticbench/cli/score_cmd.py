@@ -138,21 +138,7 @@ def command(
         report = jobs_folders_report(run_dirs, errors_as_incorrect, dar_scorer)
         if report is not None:  # Harbor jobs folders: what DAR's own scorer prints
             return click.echo(report, nl=False)
-    if fmt == "json":
-        click.echo(
-            "note: score --format json is now --json; the old spelling goes in a later release.",
-            err=True,
-        )
-    elif as_json:
-        fmt = "json"
-    if compare and len(run_dirs) < 2:
-        raise click.UsageError("--compare needs at least two run folders.")
-    # start-up: ``deonticbench --help`` imports every command's module
-    from ..reliability.signals import SIGNALS
-
-    if signal not in SIGNALS:
-        # Checked before scoring: a misspelt signal would otherwise leave no cost table.
-        raise ConfigError(f"--signal takes one of {', '.join(SIGNALS)}, not {signal!r}.")
+    fmt = _checked_options(run_dirs, fmt, as_json, compare, signal)
     scores = _scores(run_dirs, reading, replicates, seed)
     _say(f"{s.run.path}: {note}" for s in scores for note in s.notes)
     require_scorable(scores)
@@ -194,6 +180,29 @@ def command(
             out, scores, comparisons, against == "paper", extras, sensitivity
         )
         click.echo(f"wrote {len(written)} files to {out}: {', '.join(p.name for p in written)}")
+
+
+def _checked_options(
+    run_dirs: tuple[Path, ...], fmt: str, as_json: bool, compare: bool, signal: str
+) -> str:
+    """The output format asked for (``--json`` or its old spelling), once the options
+    that can be checked before any scoring are."""
+    if fmt == "json":
+        click.echo(
+            "note: score --format json is now --json; the old spelling goes in a later release.",
+            err=True,
+        )
+    elif as_json:
+        fmt = "json"
+    if compare and len(run_dirs) < 2:
+        raise click.UsageError("--compare needs at least two run folders.")
+    # start-up: ``deonticbench --help`` imports every command's module
+    from ..reliability.signals import SIGNALS
+
+    if signal not in SIGNALS:
+        # Checked before scoring: a misspelt signal would otherwise leave no cost table.
+        raise ConfigError(f"--signal takes one of {', '.join(SIGNALS)}, not {signal!r}.")
+    return fmt
 
 
 def _scores(

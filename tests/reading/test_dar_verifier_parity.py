@@ -14,6 +14,7 @@ stopped (its whole process group) at a stand-in for Harbor's verifier timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -182,13 +183,33 @@ def _run_test_sh(root: Path, mode: str) -> ScriptRun:
     try:
         out, _ = proc.communicate(timeout=HARBOR_STOP_S)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _kill_session(proc.pid)
         out, _ = proc.communicate()
         stopped = True
+    finally:
+        _kill_session(proc.pid)
     reward_file = root / "logs" / "verifier" / "reward.txt"
     reward = int(reward_file.read_text()) if reward_file.exists() else None
     # The messages naming a missing file name it at its path in the container.
     return ScriptRun(reward, out.decode("utf-8").replace(f"{root}/app/", "/app/"), stopped)
+
+
+def _kill_session(sid: int) -> None:
+    """Kill every process of the script's session.  ``timeout`` moves the program into a
+    process group of its own, so killing the script's group would leave a program that
+    ignores SIGTERM spinning after the test; the session holds them all."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # ended meanwhile
+        # The fields after the command name (which may hold spaces) in parentheses:
+        # state, ppid, pgrp, session.
+        if int(stat.rsplit(")", 1)[1].split()[3]) == sid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,23 +32,10 @@ from .formats import (
     rows_for,
     write_rows,
 )
-from .lengths import Counter, LengthReport, measure
-from .manifest import sha256_file, write_manifest
+from .lengths import Counter, measure
+from .manifest import ExportReport, sha256_file, write_manifest
 
 DATASET_INFO = "dataset_info.json"
-
-
-@dataclass
-class ExportReport:
-    format: str
-    split: str
-    out: Path
-    counts: dict[str, DomainCounts] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
-    """File name -> sha256."""
-    rows: int = 0
-    lengths: LengthReport | None = None
-    """Completion lengths in the named tokenizer's tokens (``tokenizer``)."""
 
 
 def export_dataset(

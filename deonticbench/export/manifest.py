@@ -8,19 +8,34 @@ import hashlib
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..data.cases import DataSource, describe_source
 from ..data.domains import Domain
 from ..prompting import template_hashes
 from ..vocabulary.modes import Mode
-
-if TYPE_CHECKING:
-    from .dataset import ExportReport
+from .examples import DomainCounts
+from .lengths import LengthReport
 
 MANIFEST = "manifest.json"
+
+
+@dataclass
+class ExportReport:
+    """What one export wrote, as its manifest states it (``write_manifest``)."""
+
+    format: str
+    split: str
+    out: Path
+    counts: dict[str, DomainCounts] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    """File name -> sha256."""
+    rows: int = 0
+    lengths: LengthReport | None = None
+    """Completion lengths in the named tokenizer's tokens (``tokenizer``)."""
 
 
 def sha256_file(path: Path) -> str:

@@ -167,7 +167,8 @@ def command(
 
         sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=seed)
     if out is None:
-        text, notes = stdout_text(scores, comparisons, fmt, against == "paper", sensitivity, extras)
+        tables = extras.tables if extras is not None else None
+        text, notes = stdout_text(scores, comparisons, fmt, against == "paper", sensitivity, tables)
         click.echo(text, nl=False)
         _say(notes, wrap=False)
     if dar_rules or against == "dar":

@@ -28,7 +28,6 @@ from .tables import (
 from .usage import usage_rows, usage_table
 
 if TYPE_CHECKING:
-    from ..reliability.api import ScoreExtras
     from .rereading import SensitivityRow
 
 
@@ -86,20 +85,24 @@ def stdout_text(
     fmt: str,
     paper: bool,
     sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
-    extras: ScoreExtras | None = None,
+    extra_tables: Sequence[Table] | None = None,
 ) -> tuple[str, list[str]]:
     """Without --out: (the tables in ``fmt``, notes for stderr): what one loadable
-    document (CSV, JSON) cannot hold is said to go to --out."""
+    document (CSV, JSON) cannot hold is said to go to --out.
+
+    ``extra_tables`` are the reliability and cost tables of ``score --reliability`` /
+    ``--costs`` (None when neither was asked for); they arrive as plain tables so that
+    scoring, a lower stage, never imports the reliability stage that reads it."""
     text = _tables_text(scores, comparisons, fmt, paper, sensitivity)
     notes = []
     if sensitivity and fmt == "csv":
         notes.append("note: the reader-sensitivity table is written with --out.")
-    if extras and fmt in ("csv", "json"):
+    if extra_tables is not None and fmt in ("csv", "json"):
         # One loadable document on stdout: the extra tables go to --out.
         notes.append("note: the reliability and cost tables are written with --out.")
-    elif extras:
+    elif extra_tables is not None:
         extra_fmt = fmt if fmt in ("markdown", "latex") else "table"
-        text += "".join("\n" + render(table, extra_fmt) for table in extras.tables)
+        text += "".join("\n" + render(table, extra_fmt) for table in extra_tables)
     return text, notes
 
 

@@ -174,3 +174,16 @@ def test_against_dar_refuses_other_protocols(dar_jobs: Path, tmp_path: Path) -> 
     assert str(result.exception) == (
         "--against dar needs a run made with --protocol dar; none of the given runs is."
     )
+
+
+def test_dar_rules_names_both_kinds_of_folder(tmp_path: Path) -> None:
+    """An empty folder given to ``score --dar-rules`` is neither a jobs folder nor a run
+    folder: the sentence names both, not only the run folder that score otherwise wants."""
+    empty = tmp_path / "jobs"
+    empty.mkdir()
+    result = CliRunner().invoke(cli, ["score", "--dar-rules", str(empty)])
+    assert result.exit_code != 0
+    assert str(result.exception) == (
+        f"{empty} is neither a Harbor jobs folder (no trial's result.json below it) nor a "
+        "run folder of this harness; score --dar-rules takes either."
+    )

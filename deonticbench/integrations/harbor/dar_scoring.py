@@ -11,6 +11,7 @@ from ...errors import ConfigError
 from ...scoring.dar_published import against_dar, dar_runs
 from ...scoring.scores import RunScores
 from ...scoring.tables import render
+from ...store.folder import is_run_folder
 from .comparisons import render_scorer_table, scorer_rows
 from .dar_jobs import SCORERS, is_jobs_folder, jobs_report, pick_scorer
 
@@ -19,6 +20,12 @@ def jobs_folders_report(paths: Sequence[Path], strict: bool, scorer: str) -> str
     """DAR's report for Harbor jobs folders; None when the paths are run folders (which
     ``dar_rules_text`` scores), an error when they mix the two or ask for what the chosen
     scorer lacks."""
+    for path in paths:
+        if not is_jobs_folder(path) and not (path.is_dir() and is_run_folder(path)):
+            raise ConfigError(
+                f"{path} is neither a Harbor jobs folder (no trial's result.json below it) "
+                "nor a run folder of this harness; score --dar-rules takes either."
+            )
     if not any(is_jobs_folder(p) for p in paths):
         if strict or scorer != "auto":
             raise ConfigError(

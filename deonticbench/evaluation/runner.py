@@ -493,6 +493,7 @@ def _attempt_of(c: Completion, index: int, prompt: Prompt, cached: bool) -> Atte
         cache_write_1h_tokens=0 if cached else c.cache_write_1h_tokens,
         logprobs=[[t, lp] for t, lp in c.logprobs] if c.logprobs else None,
         batch=c.batch,
+        choice_fault=c.choice_fault,
     )
 
 

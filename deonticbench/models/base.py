@@ -17,7 +17,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Literal
 
 from ..vocabulary.chat import Message, ToolCall, ToolSpec
 from ..vocabulary.modes import Mode
@@ -54,6 +54,13 @@ class GenerationParams:
 MISSING_CHOICE = "missing_choice"
 """The finish reason of a sample the server's reply held no choice for (under
 ``GenerateConfig.refetch_missing`` off): an empty reply, read as an abstention."""
+
+ChoiceFault = Literal["missing", "drawn_alone"]
+"""How a sample's draw departed from one call for ``n`` choices because the server
+answered fewer choices than asked (docs/prompts.md, "Server faults"): ``missing``, left
+empty and read as an abstention (``refetch_missing`` off, the paper protocol's first
+attempts); ``drawn_alone``, drawn by a call of its own (``refetch_missing`` on), in the
+refetch or later in the run once the server was seen to ignore ``n``."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +176,16 @@ class Completion:
     """Wall time from the first output token to the last: the decoding alone, without
     the prompt's prefill (the ``local:`` backend; None where it is not known).  The
     small-model benchmark's milliseconds per output token."""
+    drawn_alone: bool = False
+    """Drawn by a call of its own because the server answered fewer choices than ``n``
+    (``ChoiceFault``); the runner records it so that the figure can say so."""
+
+    @property
+    def choice_fault(self) -> ChoiceFault | None:
+        """How the server's short reply shaped this sample, if it did (``ChoiceFault``)."""
+        if self.finish_reason == MISSING_CHOICE:
+            return "missing"
+        return "drawn_alone" if self.drawn_alone else None
 
     @classmethod
     def failed(cls, error: str, *, latency_s: float = 0.0) -> Completion:

@@ -479,7 +479,10 @@ class OpenAIModel(RemoteModel):
             singles = await asyncio.gather(
                 *(self._call(messages, 1, config, (), group) for _ in range(n))
             )
-            return _filled([c for reply in singles for c in reply], n)
+            drawn = [c for reply in singles for c in reply]
+            if super().calls_for(request) <= 1:  # single calls only for the server's sake
+                drawn = _drawn_alone(drawn)
+            return _filled(drawn, n)
         got = await self._call(messages, n, config, (), group)
         missing = n - len(got)
         if missing > 0 and config.refetch_missing:
@@ -489,8 +492,14 @@ class OpenAIModel(RemoteModel):
             rest = await asyncio.gather(
                 *(self._call(messages, 1, config, (), group) for _ in range(missing))
             )
-            got.extend(c for reply in rest for c in reply)
+            got.extend(_drawn_alone([c for reply in rest for c in reply]))
         return _filled(got, n)
+
+
+def _drawn_alone(completions: list[Completion]) -> list[Completion]:
+    """``completions`` marked as drawn one call each for a server that answered fewer
+    choices than ``n`` (``Completion.drawn_alone``: the figure says so)."""
+    return [replace(c, drawn_alone=True) for c in completions]
 
 
 def _filled(got: list[Completion], n: int) -> list[Completion]:

@@ -95,6 +95,43 @@ def run_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
                 f"{absent!r} is 0 whatever the answers and macro-F1 is capped at 50 here "
                 "(paper B.3 averages both classes)."
             )
+    return notes + choice_fault_notes(records)
+
+
+_CHOICE_FAULT_SENTENCES = {
+    "drawn_alone": (
+        "were drawn one call each: the server answered fewer choices than n, and the "
+        "harness protocol fetches the rest instead of counting them as abstentions"
+    ),
+    "missing": (
+        "are empty replies read as abstentions: the server answered fewer choices than n, "
+        "and the paper protocol records the missing samples as upstream's script does"
+    ),
+}
+"""What a run's figures say of the samples a server's short reply shaped, by
+``Attempt.choice_fault`` (docs/prompts.md, "Server faults", decides the rule)."""
+
+
+def choice_fault_notes(records: Iterable[Record]) -> list[str]:
+    """A sentence per kind of server fault the run met: how many samples, in which
+    domain and mode (of how many), and what the protocol made of them."""
+    samples: dict[tuple[str, str], int] = {}
+    faulty: dict[str, dict[tuple[str, str], int]] = {}
+    for r in records:
+        cell = (r.domain, r.mode)
+        samples[cell] = samples.get(cell, 0) + 1
+        for fault in {a.choice_fault for a in r.attempts if a.choice_fault}:
+            faulty.setdefault(fault, {}).setdefault(cell, 0)
+            faulty[fault][cell] += 1
+    notes = []
+    for fault, sentence in _CHOICE_FAULT_SENTENCES.items():
+        cells = faulty.get(fault, {})
+        if cells:
+            where = ", ".join(f"{d} {m} {n} of {samples[(d, m)]}" for (d, m), n in cells.items())
+            notes.append(
+                f"{sum(cells.values())} sample(s) ({where}) {sentence} "
+                '(docs/prompts.md, "Server faults").'
+            )
     return notes
 
 

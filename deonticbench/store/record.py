@@ -51,6 +51,10 @@ class Attempt:
     logprobs: list[list[Any]] | None = None
     """``[token, logprob]`` of each output token (``eval --confidence logprob``); left
     out of the JSON when absent, so runs without it are written as before."""
+    choice_fault: str | None = None
+    """How the server's reply with fewer choices than ``n`` shaped this sample
+    (``models.base.ChoiceFault``: ``missing`` or ``drawn_alone``); left out of the JSON
+    when None, so runs of well-behaved servers are written as before."""
 
 
 @dataclass
@@ -229,8 +233,9 @@ that runs without caching (reference, replay, local) are written as before."""
 
 def _attempt_json(attempt: Attempt) -> dict[str, Any]:
     out = asdict(attempt)
-    if out["logprobs"] is None:
-        del out["logprobs"]
+    for name in ("logprobs", "choice_fault"):
+        if out[name] is None:
+            del out[name]
     for name in _ABSENT_WHEN_ZERO:
         if not out[name]:
             del out[name]

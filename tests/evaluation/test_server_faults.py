@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fakeproviders import FakeProvider, FakeRequest, Fault
 
-from deonticbench import RunSpec, evaluate
+from deonticbench import RunSpec, evaluate, score
 from deonticbench.data.sources import resolve_source
 from deonticbench.store.record import Record
 
@@ -68,6 +68,20 @@ def test_fewer_choices_than_n_are_abstentions_under_paper(
     missing = [r for r in records if r.first.response == ""]
     assert len(answered) == 1 and len(missing) == K - 1
     assert all(r.first.outcome == "abstain" and r.first.error is None for r in missing)
+    # Said beside the figure: the records keep the fault, score's notes name it.
+    assert sorted(str(r.first.choice_fault) for r in records) == ["None", "missing", "missing"]
+    assert _fault_notes(tmp_path / "paper") == [
+        f"{K - 1} sample(s) (airline direct {K - 1} of {K}) are empty replies read as "
+        "abstentions: the server answered fewer choices than n, and the paper protocol "
+        "records the missing samples as upstream's script does "
+        '(docs/prompts.md, "Server faults").'
+    ]
+
+
+def _fault_notes(run: Path) -> list[str]:
+    """score's notes about the server's short replies, without the run folder's prefix."""
+    notes = [n.split(": ", 1)[1] for n in score(run, bootstrap=20).notes]
+    return [n for n in notes if "fewer choices than n" in n]
 
 
 def test_fewer_choices_than_n_are_fetched_one_by_one_under_harness(
@@ -79,6 +93,14 @@ def test_fewer_choices_than_n_are_fetched_one_by_one_under_harness(
     assert len(sent) == K and sent[0].body["n"] == K
     assert all("n" not in r.body for r in sent[1:])
     assert len(records) == K and all(r.first.response for r in records)
+    # Said beside the figure: the samples the server's reply left out were drawn alone.
+    faults = sorted(str(r.first.choice_fault) for r in records)
+    assert faults == ["None", "drawn_alone", "drawn_alone"]
+    assert _fault_notes(tmp_path / "harness") == [
+        f"{K - 1} sample(s) (airline direct {K - 1} of {K}) were drawn one call each: the "
+        "server answered fewer choices than n, and the harness protocol fetches the rest "
+        'instead of counting them as abstentions (docs/prompts.md, "Server faults").'
+    ]
 
 
 def test_a_reply_without_choices_is_k_abstentions_under_paper(

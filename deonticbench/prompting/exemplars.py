@@ -48,28 +48,40 @@ def exemplar_pool(
     """
     root = prompts_root(prompts_dir)
     if _whole_available(domain, source):
-        whole = load_cases(domain, "whole", source)
-        hard = load_cases(domain, "hard", source)
-        hard_ids = {c.id for c in hard}
-        hard_keys = {_content_key(c) for c in hard}
-        unseen = [c for c in whole if c.id not in hard_ids]
-        fresh = [c for c in unseen if _content_key(c) not in hard_keys]
-        excluded = excluded_ids(domain, prompts_dir=root)
-        pool = [c for c in fresh if c.id not in excluded]
-        dropped = []
-        if len(unseen) > len(fresh):
-            dropped.append(f"{len(unseen) - len(fresh)} copies of hard cases under other ids")
-        if len(fresh) > len(pool):
-            dropped.append(
-                f"{len(fresh) - len(pool)} whose reference program does not run cleanly, "
-                f"listed in prompts/{domain.name}/{EXCLUDE_FILE}, "
-                f"sha256 {_short_hash(root / domain.name / EXCLUDE_FILE)}"
-            )
-        note = (
-            f"{domain.name}: few-shot pool is the whole split minus the hard split, "
-            f"{len(pool)} cases" + (f" (dropped: {'; '.join(dropped)})" if dropped else "") + "."
+        return _whole_minus_hard(domain, source, root)
+    return _synthetic_pool(domain, source, root)
+
+
+def _whole_minus_hard(domain: Domain, source: DataSource, root: Path) -> tuple[list[Case], str]:
+    """The whole split minus the hard split (by id and by content) and minus the cases
+    ``root``'s exclude list names, with a note that counts what each rule dropped."""
+    whole = load_cases(domain, "whole", source)
+    hard = load_cases(domain, "hard", source)
+    hard_ids = {c.id for c in hard}
+    hard_keys = {_content_key(c) for c in hard}
+    unseen = [c for c in whole if c.id not in hard_ids]
+    fresh = [c for c in unseen if _content_key(c) not in hard_keys]
+    excluded = excluded_ids(domain, prompts_dir=root)
+    pool = [c for c in fresh if c.id not in excluded]
+    dropped = []
+    if len(unseen) > len(fresh):
+        dropped.append(f"{len(unseen) - len(fresh)} copies of hard cases under other ids")
+    if len(fresh) > len(pool):
+        dropped.append(
+            f"{len(fresh) - len(pool)} whose reference program does not run cleanly, "
+            f"listed in prompts/{domain.name}/{EXCLUDE_FILE}, "
+            f"sha256 {_short_hash(root / domain.name / EXCLUDE_FILE)}"
         )
-        return pool, note
+    note = (
+        f"{domain.name}: few-shot pool is the whole split minus the hard split, "
+        f"{len(pool)} cases" + (f" (dropped: {'; '.join(dropped)})" if dropped else "") + "."
+    )
+    return pool, note
+
+
+def _synthetic_pool(domain: Domain, source: DataSource, root: Path) -> tuple[list[Case], str]:
+    """The synthetic exemplars of ``root``'s ``<domain>/exemplars.json`` and a note that
+    says why they stand in; DataError when the file is missing or is not a JSON list."""
     path = root / domain.name / SYNTHETIC_POOL_FILE
     if not path.exists():
         raise DataError(

@@ -260,39 +260,12 @@ def perturb_split(
     solver: Solver | None = None,
 ) -> list[PerturbReport]:
     """Write counterfactual variants of ``domains``' ``split`` to the data folder ``out``."""
-    if variants < 1:
-        raise DataError("perturb needs at least one variant per case.")
-    if out.exists() and any(out.iterdir()):
-        raise PerturbOutputError(f"{out} is not empty: perturb writes a new data folder.")
-    for domain in domains:
-        if domain.label_kind != "numeric":
-            raise DataError(f"perturb changes amounts: {domain.name} has no numeric answer.")
-    reports: list[PerturbReport] = []
+    _check_request(domains, out, variants)
     own = solver is None
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        # Written beside ``out`` and moved into place at the end: a failure (a corrupt
-        # source, a stop) leaves no half-written folder that a re-run would refuse.
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
-    except OSError as exc:
-        raise PerturbOutputError(f"cannot write {out}: {exc.strerror or exc}.") from None
+    staging = _staging_beside(out)
     pool = solver or Solver()
     try:
-        for domain in domains:
-            cases = load_cases(domain, split, source)
-            if not cases:
-                raise DataError(
-                    f"the {split} split of {domain.name} holds no case in {_where(source)}: "
-                    "nothing to perturb."
-                )
-            rows, report = perturb_domain(domain, cases, pool, variants=variants, seed=seed)
-            write_variants(staging, domain, split, rows, source)
-            reports.append(report)
-        if not any(r.variants for r in reports):
-            raise DataError(
-                f"perturb made no variant of the {split} split (no case had an amount that "
-                "could be changed and still printed an answer); nothing was written."
-            )
+        reports = _perturb_into(staging, domains, split, source, pool, variants, seed)
         if out.exists():
             out.rmdir()  # checked empty above
         staging.rename(out)
@@ -300,4 +273,57 @@ def perturb_split(
         if own:
             pool.close()
         shutil.rmtree(staging, ignore_errors=True)
+    return reports
+
+
+def _check_request(domains: Sequence[Domain], out: Path, variants: int) -> None:
+    """Refuse, before anything is read or written, a request perturb cannot carry out: no
+    variant asked for, an ``out`` that already holds files, a domain without amounts."""
+    if variants < 1:
+        raise DataError("perturb needs at least one variant per case.")
+    if out.exists() and any(out.iterdir()):
+        raise PerturbOutputError(f"{out} is not empty: perturb writes a new data folder.")
+    for domain in domains:
+        if domain.label_kind != "numeric":
+            raise DataError(f"perturb changes amounts: {domain.name} has no numeric answer.")
+
+
+def _staging_beside(out: Path) -> Path:
+    """A new empty folder beside ``out`` that the variants are written to and that is moved
+    into place at the end: a failure (a corrupt source, a stop) leaves no half-written
+    folder that a re-run would refuse.  PerturbOutputError when it cannot be made."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as exc:
+        raise PerturbOutputError(f"cannot write {out}: {exc.strerror or exc}.") from None
+
+
+def _perturb_into(
+    staging: Path,
+    domains: Sequence[Domain],
+    split: str,
+    source: DataSource,
+    pool: Solver,
+    variants: int,
+    seed: int,
+) -> list[PerturbReport]:
+    """Write each domain's variants to ``staging`` and report on them; DataError when a
+    domain's split holds no case or when no case yielded a variant at all."""
+    reports: list[PerturbReport] = []
+    for domain in domains:
+        cases = load_cases(domain, split, source)
+        if not cases:
+            raise DataError(
+                f"the {split} split of {domain.name} holds no case in {_where(source)}: "
+                "nothing to perturb."
+            )
+        rows, report = perturb_domain(domain, cases, pool, variants=variants, seed=seed)
+        write_variants(staging, domain, split, rows, source)
+        reports.append(report)
+    if not any(r.variants for r in reports):
+        raise DataError(
+            f"perturb made no variant of the {split} split (no case had an amount that "
+            "could be changed and still printed an answer); nothing was written."
+        )
     return reports

@@ -108,30 +108,11 @@ def read_records(
     truncated = bool(tail.strip()) and not forgiving
     good_end = len(raw) - len(tail)
     kept = _Kept(records, forgiving)
-    offset = 0
-    for number, line in enumerate(lines, start=1):
-        start = offset
-        offset += len(line) + 1
-        try:
-            record = parse_record_line(line)
-        except ValueError as exc:
-            if forgiving:
-                kept.counted += 1
-                kept.skipped[str(exc)] += 1
-                continue
-            if number == len(lines) and not tail:
-                # The last complete line is unreadable: a crash between writes of a
-                # multi-block line on some filesystems.  Treat it as the truncated tail.
-                truncated, good_end = True, start
-                break
-            raise DataError(f"{file}: line {number} is not a valid record ({exc}).") from None
-        if record is not None:  # None: a blank line
-            kept.add(record)
+    cut_at = _keep_lines(file, lines, kept, last_is_whole=not tail)
+    if cut_at is not None:
+        truncated, good_end = True, cut_at
     if truncated and repair:
-        with open(file, "r+b") as fh:
-            fh.truncate(good_end)
-            fh.flush()
-            os.fsync(fh.fileno())
+        _cut_file(file, good_end)
     return LoadedRecords(
         records,
         truncated=truncated,
@@ -167,6 +148,41 @@ class _Kept:
             return
         self.gold_of.setdefault(case, record.gold)
         self.records[record.key] = record
+
+
+def _keep_lines(file: Path, lines: list[bytes], kept: _Kept, *, last_is_whole: bool) -> int | None:
+    """Parse ``lines`` into ``kept``, in order (a strict read leaves the crash-cut tail out).
+
+    A line that does not parse is counted and skipped when ``kept`` is forgiving.  When
+    strict, it raises DataError, unless it is the last line and ends with its newline
+    (``last_is_whole``): a crash between writes of a multi-block line on some
+    filesystems leaves that, so its byte offset is returned, to be treated as the
+    truncated tail.  None: every line was read."""
+    offset = 0
+    for number, line in enumerate(lines, start=1):
+        start = offset
+        offset += len(line) + 1
+        try:
+            record = parse_record_line(line)
+        except ValueError as exc:
+            if kept.forgiving:
+                kept.counted += 1
+                kept.skipped[str(exc)] += 1
+                continue
+            if number == len(lines) and last_is_whole:
+                return start
+            raise DataError(f"{file}: line {number} is not a valid record ({exc}).") from None
+        if record is not None:  # None: a blank line
+            kept.add(record)
+    return None
+
+
+def _cut_file(file: Path, size: int) -> None:
+    """Cut ``file`` to its first ``size`` bytes, durably, so appends start on a clean line."""
+    with open(file, "r+b") as fh:
+        fh.truncate(size)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:

@@ -159,6 +159,21 @@ def _silence_llama_logs(llama_cpp: Any) -> None:
     _QUIET_LOG = quiet  # the C side holds a pointer: keep the callback alive
 
 
+def _completion(out: dict[str, Any], *, latency_s: float, decode_s: float | None) -> Completion:
+    """llama.cpp's chat completion ``out`` as the harness's Completion: its first choice's
+    text and finish reason, and the token counts of its usage (0 when not reported)."""
+    choice = out["choices"][0]
+    usage = out.get("usage") or {}
+    return Completion(
+        text=choice["message"].get("content") or "",
+        tokens_in=int(usage.get("prompt_tokens", 0)),
+        tokens_out=int(usage.get("completion_tokens", 0)),
+        latency_s=latency_s,
+        finish_reason=choice.get("finish_reason"),
+        decode_s=decode_s,
+    )
+
+
 class LocalModel(Model):
     def __init__(self, spec: str, name: str, settings: ModelSettings) -> None:
         self.spec = spec
@@ -298,16 +313,7 @@ class LocalModel(Model):
         p: GenerateConfig,
         grammar: Any = None,
     ) -> Completion:
-        limit = self._turn_max_tokens if grammar is not None else p.max_tokens or DEFAULT_MAX_TOKENS
-        kwargs: dict[str, Any] = {"max_tokens": limit, "seed": seed, **p.extra}
-        if grammar is not None:
-            kwargs["grammar"] = grammar
-        if p.temperature is not None:
-            kwargs["temperature"] = p.temperature
-        if p.top_p is not None:
-            kwargs["top_p"] = p.top_p
-        if p.stop:
-            kwargs["stop"] = list(p.stop)
+        kwargs = self._sampling_kwargs(seed, p, grammar)
         start = time.monotonic()
         prompt_tokens = self._count(llama, messages)
         if prompt_tokens >= self.n_ctx:
@@ -339,16 +345,24 @@ class LocalModel(Model):
                 f"local model: {short(exc)}", latency_s=time.monotonic() - start
             )
         end = time.monotonic()
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
-        return Completion(
-            text=choice["message"].get("content") or "",
-            tokens_in=int(usage.get("prompt_tokens", 0)),
-            tokens_out=int(usage.get("completion_tokens", 0)),
-            latency_s=end - start,
-            finish_reason=choice.get("finish_reason"),
-            decode_s=round(end - first_token[0], 6) if first_token else None,
-        )
+        decode_s = round(end - first_token[0], 6) if first_token else None
+        return _completion(out, latency_s=end - start, decode_s=decode_s)
+
+    def _sampling_kwargs(self, seed: int, p: GenerateConfig, grammar: Any) -> dict[str, Any]:
+        """llama.cpp's keyword arguments for one completion: the output limit (a tool
+        turn's own limit when a ``grammar`` constrains the reply), the seed, the
+        backend's extra parameters, and each sampling setting the request sets."""
+        limit = self._turn_max_tokens if grammar is not None else p.max_tokens or DEFAULT_MAX_TOKENS
+        kwargs: dict[str, Any] = {"max_tokens": limit, "seed": seed, **p.extra}
+        if grammar is not None:
+            kwargs["grammar"] = grammar
+        if p.temperature is not None:
+            kwargs["temperature"] = p.temperature
+        if p.top_p is not None:
+            kwargs["top_p"] = p.top_p
+        if p.stop:
+            kwargs["stop"] = list(p.stop)
+        return kwargs
 
     async def generate(self, request: Request) -> list[Completion]:
         try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..data.domains import Domain
 from ..store.record import Attempt, Record
@@ -83,7 +84,6 @@ def encode(domain: Domain, records: Iterable[Record], stage: Stage) -> Encoded:
     abstain = np.zeros((n, k), dtype=bool)
     present = np.zeros(n, dtype=np.intp)
     gold_raw: dict[str, Any] = {}
-    details: dict[str, list[SampleDetail]] = {}
     stored: list[tuple[int, int, str]] = []
     kept_ids: list[str] = []
     for case_id in case_ids:
@@ -98,11 +98,7 @@ def encode(domain: Domain, records: Iterable[Record], stage: Stage) -> Encoded:
         present[row] = len(group)
         for col, record in enumerate(group):
             attempt = stage_attempt(record, stage)
-            if domain.label_kind == "numeric":
-                value: float | None = _numeric_value(attempt.answer)
-            else:
-                index = _class_index(domain, attempt.answer)
-                value = None if index is None else float(index)
+            value = _answer_value(domain, attempt.answer)
             if value is None or attempt.outcome == "abstain":
                 abstain[row, col] = True
             else:
@@ -117,13 +113,43 @@ def encode(domain: Domain, records: Iterable[Record], stage: Stage) -> Encoded:
         abstain=abstain[:m],
         present=present[:m],
     )
-    verdict = correct_matrix(outcomes)
+    judged, disagreements = _rejudged(stored, abstain, correct_matrix(outcomes))
+    details = _sample_details(by_case, kept_ids, stage, judged)
+    return Encoded(outcomes, gold_raw, details, disagreements)
+
+
+def _answer_value(domain: Domain, answer: object) -> float | None:
+    """An answer as the arrays hold it: the number (numeric domains) or the class index
+    (binary ones); None when it is neither, which is scored as an abstention."""
+    if domain.label_kind == "numeric":
+        return _numeric_value(answer)
+    index = _class_index(domain, answer)
+    return None if index is None else float(index)
+
+
+def _rejudged(
+    stored: list[tuple[int, int, str]], abstain: NDArray[np.bool_], verdict: NDArray[np.bool_]
+) -> tuple[dict[tuple[int, int], str], int]:
+    """Each stored (row, column, outcome)'s verdict as judged again from the arrays
+    (abstain, correct or wrong), and how many of them differ from the stored outcome."""
     disagreements = 0
     judged: dict[tuple[int, int], str] = {}
     for row, col, outcome in stored:
         mine = "abstain" if abstain[row, col] else ("correct" if verdict[row, col] else "wrong")
         judged[(row, col)] = mine
         disagreements += mine != outcome
+    return judged, disagreements
+
+
+def _sample_details(
+    by_case: dict[str, list[Record]],
+    kept_ids: list[str],
+    stage: Stage,
+    judged: dict[tuple[int, int], str],
+) -> dict[str, list[SampleDetail]]:
+    """Per kept case (row order), its samples in sample order as the per-case table
+    shows them, with their re-judged outcome."""
+    details: dict[str, list[SampleDetail]] = {}
     for row, case_id in enumerate(kept_ids):
         group = sorted(by_case[case_id], key=lambda r: r.sample)
         details[case_id] = [
@@ -135,4 +161,4 @@ def encode(domain: Domain, records: Iterable[Record], stage: Stage) -> Encoded:
             )
             for col, r in enumerate(group)
         ]
-    return Encoded(outcomes, gold_raw, details, disagreements)
+    return details

@@ -70,12 +70,7 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
         raise ValueError("the bootstrap needs at least one replicate")
     stages: tuple[Stage, ...] = STAGES if run.has_retries else ("first",)
     groups: list[GroupScore] = []
-    notes = [n for n in run.report.notes]
-    summary = run.report.summary()
-    if summary:
-        notes.insert(0, f"{RECORDS_NAME}: {summary}")
-    # The caveats the terminal printed under the run's summary, from the same source.
-    notes.extend(run_notes(run.records, reference=run.model.split(":")[0] == "reference"))
+    notes = _run_notes(run)
     for domain in (DOMAINS[name] for name in DISPLAY_ORDER):  # one order in every output
         for mode in ALL_MODES:
             chosen = [r for r in run.records if r.domain == domain.name and r.mode == mode]
@@ -104,26 +99,44 @@ def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> 
                 )
                 if gap:
                     notes.append(gap)
-                groups.append(
-                    GroupScore(
-                        run=run.name,
-                        model=run.model,
-                        domain=domain.name,
-                        mode=mode,
-                        stage=stage,
-                        metric=o.metric,
-                        n_cases=o.n_cases,
-                        k=o.k,
-                        n_samples=int(o.present.sum()),
-                        estimate=estimate,
-                        rates=rates(o),
-                        encoded=encoded,
-                    )
-                )
+                groups.append(_group_score(run, domain.name, mode, stage, encoded, estimate))
     notes.extend(leak_notes(run, [(g.domain, g.mode) for g in groups]))
     notes.extend(departure_notes(run, [g.mode for g in groups]))
     return RunScores(
         run=run, groups=groups, stages=stages, bootstrap=bootstrap_b, seed=seed, notes=notes
+    )
+
+
+def _run_notes(run: Run) -> list[str]:
+    """The notes of the whole run, before any group's: what reading its records
+    said (the summary first), then the caveats the terminal printed under the run's
+    summary, from the same source."""
+    notes = [n for n in run.report.notes]
+    summary = run.report.summary()
+    if summary:
+        notes.insert(0, f"{RECORDS_NAME}: {summary}")
+    notes.extend(run_notes(run.records, reference=run.model.split(":")[0] == "reference"))
+    return notes
+
+
+def _group_score(
+    run: Run, domain: str, mode: Mode, stage: Stage, encoded: Encoded, estimate: BootstrapEstimate
+) -> GroupScore:
+    """One group's score: its encoded outcomes' sizes and rates beside its estimate."""
+    o = encoded.outcomes
+    return GroupScore(
+        run=run.name,
+        model=run.model,
+        domain=domain,
+        mode=mode,
+        stage=stage,
+        metric=o.metric,
+        n_cases=o.n_cases,
+        k=o.k,
+        n_samples=int(o.present.sum()),
+        estimate=estimate,
+        rates=rates(o),
+        encoded=encoded,
     )
 
 

@@ -466,25 +466,7 @@ def score_batch(
     limits = _limits(timeout_s)
     store = _CACHE if cache is None else cache
     results: list[RewardResult | None] = [None] * len(completions)
-    own: dict[str, _Job] = {}
-    waiting: list[tuple[int, Future[RewardResult]]] = []
-    for index, (completion, target) in enumerate(zip(completions, targets, strict=True)):
-        domain = get_domain(target.domain)
-        read = read_attempt(Reply(completion or ""), domain)
-        if read.program is None:
-            results[index] = _no_program(checked)
-            continue
-        key = _cache_key(checked, limits, target, read.program)
-        if key in own:
-            waiting.append((index, own[key].entry))
-            continue
-        entry, mine = store.claim(key)
-        if mine:
-            own[key] = _Job(domain, target, read, key, entry)
-            waiting.append((index, entry))
-        else:
-            waiting.append((index, entry))
-    jobs = list(own.values())
+    jobs, waiting = _claim_jobs(completions, targets, checked, limits, store, results)
     try:
         _compute(jobs, checked, limits, solver)
     except BaseException as exc:
@@ -503,6 +485,36 @@ def score_batch(
         else:
             results[index] = RewardResult(**{**asdict(result), "cached": True})
     return [r for r in results if r is not None]
+
+
+def _claim_jobs(
+    completions: Sequence[str | None],
+    targets: Sequence[RewardTarget],
+    mode: RewardMode,
+    limits: Limits,
+    store: RewardCache,
+    results: list[RewardResult | None],
+) -> tuple[list[_Job], list[tuple[int, Future[RewardResult]]]]:
+    """Read each completion: one without a program gets its result in ``results`` at
+    once; the others wait, by index, on the cache entry of their (program, case).  The
+    jobs are the distinct entries this call claimed, so must compute."""
+    own: dict[str, _Job] = {}
+    waiting: list[tuple[int, Future[RewardResult]]] = []
+    for index, (completion, target) in enumerate(zip(completions, targets, strict=True)):
+        domain = get_domain(target.domain)
+        read = read_attempt(Reply(completion or ""), domain)
+        if read.program is None:
+            results[index] = _no_program(mode)
+            continue
+        key = _cache_key(mode, limits, target, read.program)
+        if key in own:
+            waiting.append((index, own[key].entry))
+            continue
+        entry, mine = store.claim(key)
+        if mine:
+            own[key] = _Job(domain, target, read, key, entry)
+        waiting.append((index, entry))
+    return list(own.values()), waiting
 
 
 def _compute(jobs: Sequence[_Job], mode: RewardMode, limits: Limits, solver: Solver | None) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -284,11 +285,7 @@ def cascade(
             continue
         notes: list[str] = []
         if other is not None:
-            common = sorted(set(g.outcomes.case_ids) & set(other.outcomes.case_ids))
-            if len(common) < g.outcomes.n_cases or len(common) < other.outcomes.n_cases:
-                notes.append(f"the runs share {len(common)} cases; only those are used")
-            g = _restrict(g, common)
-            other = _restrict(other, common)
+            g, other, notes = _on_shared_cases(g, other)
         s = np.asarray(g.signals[signal])
         small_records = [r for r in small.records if r.domain == g.domain and r.mode == g.mode]
         cost_small = _case_costs(small_records, g.outcomes.case_ids, price_small)
@@ -381,57 +378,87 @@ def _evaluate(
     """Every tau, the two sides alone, the frontier and the cross-fitted tau;
     ``large_label`` names the deferred-to side when it is not a model."""
     ev = _Evaluator(g, replicates, seed)
-    s, q_small, q_large = sides.s, sides.q_small, sides.q_large
-    cost_small, cost_large = sides.cost_small, sides.cost_large
-    kind = g.outcomes.kind
+    taus = sorted({*np.unique(sides.s[ev.valid]).tolist(), float("inf")})
+    result.points = [_policy_point(ev, sides, t, "tau", t) for t in taus]
+    result.points.extend(_alone_points(ev, sides, large_label))
+    _pareto(result.points)
+    choose = partial(_cheapest_tau, ev, sides)
+    per_case, chosen = crossfit_thresholds(taus, choose, g.outcomes.n_cases, seed)
+    result.crossfit = _policy_point(ev, sides, per_case, "cross-fitted", None)
+    result.crossfit_taus = chosen
 
-    def point(tau: NDArray[np.float64] | float, label: str, value: float | None) -> CascadePoint:
-        tau_cells = tau[:, None] if isinstance(tau, np.ndarray) else tau
-        defer = (s < tau_cells) & ev.valid
-        q = np.where(defer, q_large, q_small)
-        cost = cost_small[:, None] + defer * cost_large[:, None]
-        return CascadePoint(label, value, ev.value(q), ev.mean(defer.astype(float)), ev.mean(cost))
 
-    taus = sorted({*np.unique(s[ev.valid]).tolist(), float("inf")})
-    result.points = [point(t, "tau", t) for t in taus]
-    ones = np.ones(s.shape)
-    result.points.append(
+def _policy_point(
+    ev: _Evaluator,
+    sides: _Sides,
+    tau: NDArray[np.float64] | float,
+    label: str,
+    value: float | None,
+) -> CascadePoint:
+    """The cascade that defers a valid cell when the small side's confidence is below
+    ``tau`` (one threshold, or one per case): its metric, share deferred and cost."""
+    tau_cells = tau[:, None] if isinstance(tau, np.ndarray) else tau
+    defer = (sides.s < tau_cells) & ev.valid
+    q = np.where(defer, sides.q_large, sides.q_small)
+    cost = sides.cost_small[:, None] + defer * sides.cost_large[:, None]
+    return CascadePoint(label, value, ev.value(q), ev.mean(defer.astype(float)), ev.mean(cost))
+
+
+def _alone_points(ev: _Evaluator, sides: _Sides, large_label: str | None) -> list[CascadePoint]:
+    """The two sides alone: the small side never deferring, the large side (or the
+    person, named by ``large_label``) always."""
+    ones = np.ones(sides.s.shape)
+    return [
         CascadePoint(
-            "small alone", None, ev.value(q_small), 0.0, ev.mean(cost_small[:, None] * ones)
-        )
-    )
-    result.points.append(
+            "small alone",
+            None,
+            ev.value(sides.q_small),
+            0.0,
+            ev.mean(sides.cost_small[:, None] * ones),
+        ),
         CascadePoint(
             large_label or LARGE_ALONE,
             None,
-            ev.value(q_large),
+            ev.value(sides.q_large),
             1.0,
-            ev.mean(cost_large[:, None] * ones),
-        )
-    )
-    _pareto(result.points)
+            ev.mean(sides.cost_large[:, None] * ones),
+        ),
+    ]
 
-    def choose(train: NDArray[np.bool_], candidates: Sequence[float]) -> float:
-        # The cheapest tau that is as good as the large side alone on the training
-        # cases; if none is, the best one (the cheaper on a tie).
-        w = ev.weight[train].ravel()
-        gp = ev.gold_pos[train].ravel()
-        target = float(_metric(kind, gp, q_large[train].ravel(), w))
-        rows = []
-        for t in candidates:
-            defer = (s[train] < t) & ev.valid[train]
-            q = np.where(defer, q_large[train], q_small[train])
-            score = float(_metric(kind, gp, q.ravel(), w))
-            cost = cost_small[train][:, None] + defer * cost_large[train][:, None]
-            rows.append((t, score, float(np.sum(cost.ravel() * w))))
-        good = [r for r in rows if r[1] >= target - 1e-12]
-        if good:
-            return min(good, key=lambda r: (r[2], -r[1]))[0]
-        return max(rows, key=lambda r: (r[1], -r[2]))[0]
 
-    per_case, chosen = crossfit_thresholds(taus, choose, g.outcomes.n_cases, seed)
-    result.crossfit = point(per_case, "cross-fitted", None)
-    result.crossfit_taus = chosen
+def _cheapest_tau(
+    ev: _Evaluator, sides: _Sides, train: NDArray[np.bool_], candidates: Sequence[float]
+) -> float:
+    """The cheapest of ``candidates`` that is as good as the large side alone on the
+    training cases (``train``); if none is, the best one (the cheaper on a tie)."""
+    s, q_small, q_large = sides.s, sides.q_small, sides.q_large
+    cost_small, cost_large = sides.cost_small, sides.cost_large
+    w = ev.weight[train].ravel()
+    gp = ev.gold_pos[train].ravel()
+    target = float(_metric(ev.kind, gp, q_large[train].ravel(), w))
+    rows = []
+    for t in candidates:
+        defer = (s[train] < t) & ev.valid[train]
+        q = np.where(defer, q_large[train], q_small[train])
+        score = float(_metric(ev.kind, gp, q.ravel(), w))
+        cost = cost_small[train][:, None] + defer * cost_large[train][:, None]
+        rows.append((t, score, float(np.sum(cost.ravel() * w))))
+    good = [r for r in rows if r[1] >= target - 1e-12]
+    if good:
+        return min(good, key=lambda r: (r[2], -r[1]))[0]
+    return max(rows, key=lambda r: (r[1], -r[2]))[0]
+
+
+def _on_shared_cases(
+    g: GroupSignals, other: GroupSignals
+) -> tuple[GroupSignals, GroupSignals, list[str]]:
+    """Both runs' groups restricted to the cases they share, with a note when either
+    held cases the other lacks."""
+    notes: list[str] = []
+    common = sorted(set(g.outcomes.case_ids) & set(other.outcomes.case_ids))
+    if len(common) < g.outcomes.n_cases or len(common) < other.outcomes.n_cases:
+        notes.append(f"the runs share {len(common)} cases; only those are used")
+    return _restrict(g, common), _restrict(other, common), notes
 
 
 def _restrict(g: GroupSignals, case_ids: Sequence[str]) -> GroupSignals:

@@ -480,6 +480,27 @@ def estimate(
         rule,
         cache if cacheable(model) else None,
     )
+    return DryRunEstimate(
+        _count_units(plan, finished, counting, agent),
+        attempts,
+        prompt_cache=counting.rule.base.prompt_cache,
+        prices=model_prices(model.spec),
+        max_turns=(agent or AgentOptions()).max_turns,
+        cache_ttl=str(getattr(model, "cache_ttl", "5m")),
+        batch_cache_ttl=None if batch is None else batch.cache_ttl,
+        batchable=batch is not None,
+    )
+
+
+def _count_units(
+    plan: RunPlan,
+    finished: Mapping[RecordKey, Record],
+    counting: _Counting,
+    agent: AgentOptions | None,
+) -> list[DryRunRow]:
+    """One row per (domain, mode) of the plan, in plan order: its samples, those already
+    finished, and what ``counting`` makes of the pending ones' first calls (an agentic
+    unit's first turns, a prompted unit's first attempts)."""
     rows: dict[tuple[str, str], DryRunRow] = {}
     for unit in plan.units:
         row = rows.setdefault(
@@ -496,16 +517,7 @@ def estimate(
             counting.first_turns(row, unit, pending, agent or AgentOptions())
             continue
         counting.prompted(row, unit, pending)
-    return DryRunEstimate(
-        list(rows.values()),
-        attempts,
-        prompt_cache=counting.rule.base.prompt_cache,
-        prices=model_prices(model.spec),
-        max_turns=(agent or AgentOptions()).max_turns,
-        cache_ttl=str(getattr(model, "cache_ttl", "5m")),
-        batch_cache_ttl=None if batch is None else batch.cache_ttl,
-        batchable=batch is not None,
-    )
+    return list(rows.values())
 
 
 def _shared(

@@ -43,13 +43,7 @@ def build_config(
     return {
         "harness": "deonticbench",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "model": {
-            "spec": model.spec,
-            "provider": model.provider,
-            "model_name": model.model_name,
-            "identity": model.identity() if identity is None else identity,
-            "params": model.params.to_dict(),
-        },
+        "model": _model_part(model, identity),
         # Always written: a config.json without it was made before protocols existed
         # (``vocabulary.protocols.recorded_protocol`` reads that as ``harness``).
         "protocol": spec.protocol,
@@ -77,16 +71,33 @@ def build_config(
         "limits": asdict(spec.limits),
         "environment": facts,
         **_agent_config(spec, model, plan),
-        "sessions": [
-            {
-                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "git_commit": facts.get("git_commit"),
-                "limit": spec.limit,
-                "case_ids": list(spec.case_ids) or None,
-                "concurrency": spec.concurrency,
-                "argv": list(sys.argv),
-            }
-        ],
+        "sessions": [_session(spec, facts)],
+    }
+
+
+def _model_part(model: Model, identity: dict[str, Any] | None) -> dict[str, Any]:
+    """config.json's ``model``: the spec, the provider and name, the identity (the run's
+    when given, else the model's own) and the parameters; never a key."""
+    return {
+        "spec": model.spec,
+        "provider": model.provider,
+        "model_name": model.model_name,
+        "identity": model.identity() if identity is None else identity,
+        "params": model.params.to_dict(),
+    }
+
+
+def _session(spec: RunSpec, facts: dict[str, Any]) -> dict[str, Any]:
+    """One entry of config.json's ``sessions``: when this invocation started, at which
+    commit, with which case choice and concurrency, from which command line (a resumed
+    run's config gets one more)."""
+    return {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "git_commit": facts.get("git_commit"),
+        "limit": spec.limit,
+        "case_ids": list(spec.case_ids) or None,
+        "concurrency": spec.concurrency,
+        "argv": list(sys.argv),
     }
 
 

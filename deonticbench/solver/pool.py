@@ -336,24 +336,7 @@ class _Worker:
     def _start_in(self, sandbox: SandboxKind) -> None:
         self.sandbox = sandbox
         env = host_env()  # no secrets reach the sandbox, nor bwrap's own process
-        if sandbox == "bwrap":
-            workdir = "/tmp/jobs"
-            argv = _bwrap_argv(workdir)
-        else:
-            self._hostdir = tempfile.mkdtemp(prefix="deonticbench-")
-            os.chmod(self._hostdir, 0o711)
-            workdir = self._hostdir
-            argv = []
-        argv += [*supervisor_command(), "--workdir", workdir]
-        argv += ["--executor", self.requested]
-        if self.requested == "fork" and sandbox == "bwrap":
-            # The harness's Prolog by the one path jobs see it at: SWI-Prolog names a
-            # folder by the first path it met it under, and a job that loads a file
-            # its preloaded fork server loaded must name it the same way.
-            argv += ["--fork-server", f"{SANDBOX_PROLOG}/{_FORK_SERVER.name}"]
-            argv += ["--prolog-dir", SANDBOX_PROLOG]
-        elif self.requested == "fork":
-            argv += ["--fork-server", str(_FORK_SERVER.resolve())]
+        argv = self._supervisor_argv(sandbox)
         if os.geteuid() == 0 and self.uid is None:
             self.uid, self._uid_lock = claim_uid()
         if self.uid is not None:
@@ -386,6 +369,29 @@ class _Worker:
             said = errors.read().decode("utf-8", "replace").strip().splitlines()
         reason = f": {said[-1]}" if said else ""
         raise SandboxError(f"the {sandbox} sandbox worker did not start{reason}.")
+
+    def _supervisor_argv(self, sandbox: SandboxKind) -> list[str]:
+        """The supervisor's command line in ``sandbox`` with the requested executor (its
+        job uid aside).  Outside bwrap, the worker's host work folder is made here."""
+        if sandbox == "bwrap":
+            workdir = "/tmp/jobs"
+            argv = _bwrap_argv(workdir)
+        else:
+            self._hostdir = tempfile.mkdtemp(prefix="deonticbench-")
+            os.chmod(self._hostdir, 0o711)
+            workdir = self._hostdir
+            argv = []
+        argv += [*supervisor_command(), "--workdir", workdir]
+        argv += ["--executor", self.requested]
+        if self.requested == "fork" and sandbox == "bwrap":
+            # The harness's Prolog by the one path jobs see it at: SWI-Prolog names a
+            # folder by the first path it met it under, and a job that loads a file
+            # its preloaded fork server loaded must name it the same way.
+            argv += ["--fork-server", f"{SANDBOX_PROLOG}/{_FORK_SERVER.name}"]
+            argv += ["--prolog-dir", SANDBOX_PROLOG]
+        elif self.requested == "fork":
+            argv += ["--fork-server", str(_FORK_SERVER.resolve())]
+        return argv
 
     def _read_line(self, timeout: float) -> str | None:
         """The supervisor's next line, or None if it ends or says nothing in time."""

@@ -79,57 +79,113 @@ def read_outputs(
     sends SIGTERM and the output is read on for up to the grace; the limit is then
     ``timeout`` if the program ended, ``TERM_IGNORED`` if it must be killed (SWI-Prolog
     defers SIGTERM while it loads its file: a loop in a directive outlives it)."""
-    deadline = started + float(job["timeout_s"])
-    grace = float(job.get("term_grace_s") or 0.0) if terminate is not None else 0.0
-    terminated = False
+    clock = _WallClock(job, started, terminate)
     captures = _captures(job, spool)
-    # poll(2), not an epoll selector: nothing to create and close per job.
-    poller = select.poll()
-    for fd in outputs:
-        poller.register(fd, select.POLLIN)
-    if watch is not None:
-        poller.register(watch, select.POLLIN)
+    poller = _poller_of(outputs)
+    end = _ExitWatch(exited, poller, watch)
     reading = set(outputs)
     limit: str | None = None
-    exited_at: float | None = None
     while reading:
         now = time.monotonic()
-        if now >= deadline:
-            if grace > 0 and not terminated and terminate is not None:
-                terminate()
-                terminated, deadline = True, deadline + grace
+        if now >= clock.deadline:
+            if clock.open_grace():
                 continue
-            limit = TERM_IGNORED if terminated else "timeout"
+            limit = TERM_IGNORED if clock.terminated else "timeout"
             break
-        if exited_at is None and exited():
-            exited_at = now
-            if watch is not None:
-                poller.unregister(watch)
-                watch = None
+        exited_at = end.seen(now)
         # Once swipl itself has exited, a background process may hold the pipes open:
         # give it a moment to flush, then stop listening (it will be killed).
         if exited_at is not None and now - exited_at > 0.05:
             break
-        wait_s = 0.02 if exited_at else min(0.25, deadline - now)
-        for fd, _ in poller.poll(wait_s * 1000):
-            if fd not in reading:
-                continue  # the watched fd: ``exited`` reads it at the top of the loop
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                poller.unregister(fd)
-                reading.discard(fd)
-                continue
-            if captures[outputs[fd]].add(chunk):
-                limit = "output"
-        if limit:
+        wait_s = 0.02 if exited_at else min(0.25, clock.deadline - now)
+        if _read_ready(poller, wait_s, reading, outputs, captures):
+            limit = "output"
             break
-    if terminated and limit is None:
+    if clock.terminated and limit is None:
         limit = "timeout"  # it ended within the grace: timeout's exit status 124
     return {
         "limit": limit,
         "stdout": captures["stdout"].value(),
         "stderr": captures["stderr"].value(),
     }
+
+
+def _poller_of(outputs: dict[int, str]) -> select.poll:
+    """A poller of the job's output fds.  poll(2), not an epoll selector: nothing to
+    create and close per job."""
+    poller = select.poll()
+    for fd in outputs:
+        poller.register(fd, select.POLLIN)
+    return poller
+
+
+class _WallClock:
+    """A job's wall clock: its deadline and, for a job with ``term_grace_s`` and a way to
+    ``terminate`` it, the grace that SIGTERM opens at the deadline (as ``timeout
+    --signal=TERM --kill-after=GRACE`` gives it)."""
+
+    def __init__(
+        self, job: dict[str, Any], started: float, terminate: Callable[[], None] | None
+    ) -> None:
+        self.deadline = started + float(job["timeout_s"])
+        self.grace = float(job.get("term_grace_s") or 0.0) if terminate is not None else 0.0
+        self.terminate = terminate
+        self.terminated = False
+
+    def open_grace(self) -> bool:
+        """At the deadline: send SIGTERM and move the deadline on by the grace, once, for
+        a job that has one (True); False when the time is up for good."""
+        if self.grace > 0 and not self.terminated and self.terminate is not None:
+            self.terminate()
+            self.terminated, self.deadline = True, self.deadline + self.grace
+            return True
+        return False
+
+
+class _ExitWatch:
+    """When the program's main process ended, as the read loop learns it: ``exited`` is
+    asked until it says so; from then on the ``watch`` fd (the fork server's replies,
+    which ``exited`` reads) is no longer polled."""
+
+    def __init__(self, exited: Callable[[], bool], poller: select.poll, watch: int | None) -> None:
+        self.exited = exited
+        self.poller = poller
+        self.watch = watch
+        self.at: float | None = None
+        if watch is not None:
+            poller.register(watch, select.POLLIN)
+
+    def seen(self, now: float) -> float | None:
+        """When the program was first seen ended (``now`` if it is this time), or None."""
+        if self.at is None and self.exited():
+            self.at = now
+            if self.watch is not None:
+                self.poller.unregister(self.watch)
+                self.watch = None
+        return self.at
+
+
+def _read_ready(
+    poller: select.poll,
+    wait_s: float,
+    reading: set[int],
+    outputs: dict[int, str],
+    captures: dict[str, _Capture],
+) -> bool:
+    """Wait up to ``wait_s`` for output and keep what each ready fd of ``reading`` holds
+    (an fd at its end leaves ``reading``); True when a stream went past its cap."""
+    flooded = False
+    for fd, _ in poller.poll(wait_s * 1000):
+        if fd not in reading:
+            continue  # the watched fd: ``exited`` reads it at the top of the loop
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            poller.unregister(fd)
+            reading.discard(fd)
+            continue
+        if captures[outputs[fd]].add(chunk):
+            flooded = True
+    return flooded
 
 
 def anonymous_file(folder: str) -> IO[bytes]:

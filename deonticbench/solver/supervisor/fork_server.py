@@ -253,29 +253,11 @@ def _fork_and_collect(
     server: ForkServer,
     spare: Collection[int],
 ) -> dict[str, Any]:
+    """Fork ``program``'s child, read its outputs under the job's wall clock (killing what
+    it started when a limit stopped it), wait for the server's word on its end, and report
+    the job; raises ForkServerDied when the server fails it."""
     started = time.monotonic()
-    argv = ", ".join(_prolog_string(arg) for arg in swipl_argv(job, program))
-    stack = int(job["stack_mb"]) * 1024 * 1024
-    server.send(
-        f"job({_prolog_string(jobdir)}, {_prolog_string(program)}, "
-        f"{_prolog_string(os.path.join(iodir, 'stdout'))}, "
-        f"{_prolog_string(os.path.join(iodir, 'stderr'))}, "
-        f"{'none' if uid is None else uid}, {stack}, [{argv}]).\n"
-    )
-    reply = server.read_line(started + _FORK_SERVER_START_S)
-    if reply is None:
-        raise ForkServerDied("it did not fork")
-    if not reply.startswith("started "):
-        raise ForkServerDied(f"it could not fork: {reply}")
-    pid = int(reply.split()[1])
-    program_uid = os.getuid() if uid is None else uid
-    try:
-        for which, values in job_rlimits(job, program_uid):
-            resource.prlimit(pid, which, values)
-    except OSError as exc:
-        server.send("abort.\n")
-        raise ForkServerDied(f"could not limit the child: {exc}") from None
-    server.send("go.\n")
+    pid = _fork_child(job, uid, jobdir, program, iodir, server, started)
     status: list[str] = []
 
     def exited() -> bool:
@@ -300,19 +282,63 @@ def _fork_and_collect(
     if captured["limit"] is not None:
         kill_everything(uid, spare=spare)
     if not status:
-        line = server.read_line(time.monotonic() + 1.0)
-        if line is None:
-            kill_everything(uid, spare=spare)
-            line = server.read_line(time.monotonic() + _FORK_SERVER_START_S)
-        if line is None:
-            raise ForkServerDied("it did not report the child's end")
-        status.append(line)
+        status.append(_awaited_end(server, uid, spare))
     if status[0] == "died":
         raise ForkServerDied("it exited while the program ran")
     returncode = _exit_line(status[0])
     wall = time.monotonic() - started
     leftovers = kill_everything(uid, spare=spare)
     return job_report(returncode, captured, wall, leftovers)
+
+
+def _fork_child(
+    job: dict[str, Any],
+    uid: int | None,
+    jobdir: str,
+    program: str,
+    iodir: str,
+    server: ForkServer,
+    started: float,
+) -> int:
+    """Have the server fork the job's child (held before it runs ``program``), set the
+    job's resource limits on it, then let it go; its pid.  Raises ForkServerDied when
+    the server does not fork or the child cannot be limited (it is then aborted)."""
+    argv = ", ".join(_prolog_string(arg) for arg in swipl_argv(job, program))
+    stack = int(job["stack_mb"]) * 1024 * 1024
+    server.send(
+        f"job({_prolog_string(jobdir)}, {_prolog_string(program)}, "
+        f"{_prolog_string(os.path.join(iodir, 'stdout'))}, "
+        f"{_prolog_string(os.path.join(iodir, 'stderr'))}, "
+        f"{'none' if uid is None else uid}, {stack}, [{argv}]).\n"
+    )
+    reply = server.read_line(started + _FORK_SERVER_START_S)
+    if reply is None:
+        raise ForkServerDied("it did not fork")
+    if not reply.startswith("started "):
+        raise ForkServerDied(f"it could not fork: {reply}")
+    pid = int(reply.split()[1])
+    program_uid = os.getuid() if uid is None else uid
+    try:
+        for which, values in job_rlimits(job, program_uid):
+            resource.prlimit(pid, which, values)
+    except OSError as exc:
+        server.send("abort.\n")
+        raise ForkServerDied(f"could not limit the child: {exc}") from None
+    server.send("go.\n")
+    return pid
+
+
+def _awaited_end(server: ForkServer, uid: int | None, spare: Collection[int]) -> str:
+    """The server's line on the child's end, once its outputs are closed: waited for a
+    second, then once more after killing the job's processes (a child that holds on).
+    Raises ForkServerDied when it never comes."""
+    line = server.read_line(time.monotonic() + 1.0)
+    if line is None:
+        kill_everything(uid, spare=spare)
+        line = server.read_line(time.monotonic() + _FORK_SERVER_START_S)
+    if line is None:
+        raise ForkServerDied("it did not report the child's end")
+    return line
 
 
 def _fork_server_preexec() -> None:

@@ -208,35 +208,11 @@ class BwrapEnvironment(BaseEnvironment):
                     f"{', '.join(missing)}: install them (the task's Dockerfile is not built)."
                 )
             )
-        if self._uid_lock is None:
-            self._uid, self._uid_lock = job_uid()
-        for name in ("tmp", "root", "logs/agent", "logs/verifier", "logs/artifacts"):
-            (self._root / name).mkdir(parents=True, exist_ok=True)
-        os.chmod(self._root / "tmp", 0o1777)
-        self._writable(self._workdir).mkdir(parents=True, exist_ok=True)
-        self._seed_from_dockerfile()
-        # The whole root is the task's: its commands run as the job uid.
-        os.chmod(self._root, 0o755)
-        self._own(self._root)
-        cpus = int(self.task_env_config.cpus or 0)
-        memory = int(self.task_env_config.memory_mb or 0)
+        self._lay_out_root()
         info_read, info_write = os.pipe()
-        argv = [
-            *self._bwrap_argv(),
-            "--info-fd",
-            str(info_write),
-            *drop_privileges(self._uid),
-            _python(),
-            "-I",
-            "-S",
-            f"{_SERVER_DIR}/{_SERVER.name}",
-            f"/{_SOCKET}",
-            str(cpus),
-            str(memory),
-        ]
         try:
             self._proc = await asyncio.create_subprocess_exec(
-                *argv,
+                *self._server_argv(info_write),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -252,7 +228,50 @@ class BwrapEnvironment(BaseEnvironment):
             raw = await asyncio.to_thread(info.read)
         with contextlib.suppress(ValueError):
             self._sandbox_pid = int(json.loads(raw or b"{}").get("child-pid") or 0) or None
-        assert self._proc.stdout is not None
+        await self._await_ready()
+        logger.debug(
+            "bwrap environment %s started in %s (uid %s)", self.session_id, self._root, self._uid
+        )
+
+    def _lay_out_root(self) -> None:
+        """Claim the job uid (once) and lay out the task's root: its standard folders, the
+        workdir and what the task's Dockerfile copies in, all of it owned by the job uid
+        (the task's commands run as that uid)."""
+        if self._uid_lock is None:
+            self._uid, self._uid_lock = job_uid()
+        for name in ("tmp", "root", "logs/agent", "logs/verifier", "logs/artifacts"):
+            (self._root / name).mkdir(parents=True, exist_ok=True)
+        os.chmod(self._root / "tmp", 0o1777)
+        self._writable(self._workdir).mkdir(parents=True, exist_ok=True)
+        self._seed_from_dockerfile()
+        # The whole root is the task's: its commands run as the job uid.
+        os.chmod(self._root, 0o755)
+        self._own(self._root)
+
+    def _server_argv(self, info_fd: int) -> list[str]:
+        """The exec server's command line in the sandbox: bwrap (telling its sandbox's pid
+        on ``info_fd``), the drop to the job uid, then the server on its socket with the
+        task's cpu and memory limits (0: none)."""
+        cpus = int(self.task_env_config.cpus or 0)
+        memory = int(self.task_env_config.memory_mb or 0)
+        return [
+            *self._bwrap_argv(),
+            "--info-fd",
+            str(info_fd),
+            *drop_privileges(self._uid),
+            _python(),
+            "-I",
+            "-S",
+            f"{_SERVER_DIR}/{_SERVER.name}",
+            f"/{_SOCKET}",
+            str(cpus),
+            str(memory),
+        ]
+
+    async def _await_ready(self) -> None:
+        """Wait for the exec server's ``ready``; when it does not come in time, stop the
+        environment and raise EnvironmentStartError with what the server said."""
+        assert self._proc is not None and self._proc.stdout is not None
         try:
             line = await asyncio.wait_for(self._proc.stdout.readline(), _START_TIMEOUT_S)
         except TimeoutError:
@@ -267,9 +286,6 @@ class BwrapEnvironment(BaseEnvironment):
                     f"the bubblewrap sandbox did not start: {err.decode(errors='replace').strip()}"
                 )
             )
-        logger.debug(
-            "bwrap environment %s started in %s (uid %s)", self.session_id, self._root, self._uid
-        )
 
     async def stop(self, delete: bool) -> None:
         """Kill the sandbox's first process: the kernel then kills every process in its

@@ -309,13 +309,7 @@ def import_jobs(
         raise DataError(f"{root} holds no Harbor trial (no result.json with a task_name).")
     index = _index(source, split)
     result = HarborImport(out=folder)
-    matched: list[tuple[Domain, Case, Mode, HarborTrial]] = []
-    for trial in sorted(trials, key=lambda t: (t.task_name, t.started, t.folder.name)):
-        found = index.find(trial.task_name)
-        if found is None:
-            result.foreign.append(trial.task_name)
-        else:
-            matched.append((*found, trial))
+    matched = _matched(trials, index, result)
     if not matched:
         raise DataError(
             f"none of the {len(trials)} trials in {root} is a DeonticBench task of the "
@@ -327,19 +321,7 @@ def import_jobs(
         for domain, case, mode, trial in matched:
             sample = samples[(domain.name, case.id, mode)]
             samples[(domain.name, case.id, mode)] += 1
-            if trial.never_ran:
-                # Its empty artifacts folder would otherwise be "judged from kept artifacts".
-                reason = f"harbor {trial.exception_text} (the agent never ran)"
-                judgement = Judgement(None, Answer.abstain(reason))
-                result.never_ran += 1
-                if trial.exception_text not in result.never_ran_because:
-                    result.never_ran_because.append(trial.exception_text)
-            else:
-                judgement, from_artifacts = _judge(domain, mode, trial, solver)
-                if from_artifacts:
-                    result.from_artifacts += 1
-                else:
-                    result.from_verifier += 1
+            judgement = _trial_judgement(domain, mode, trial, solver, result)
             record, atif = _record(domain, case, mode, sample, trial, judgement)
             if record.final.outcome == "abstain":
                 result.abstained += 1
@@ -354,6 +336,42 @@ def import_jobs(
     result.modes = written.modes
     result.k = written.k
     return result
+
+
+def _matched(
+    trials: list[HarborTrial], index: TaskIndex, result: HarborImport
+) -> list[tuple[Domain, Case, Mode, HarborTrial]]:
+    """The trials of DeonticBench tasks with their domain, case and mode, in a stable
+    order (task name, start, folder); the others' task names go to ``result.foreign``."""
+    matched: list[tuple[Domain, Case, Mode, HarborTrial]] = []
+    for trial in sorted(trials, key=lambda t: (t.task_name, t.started, t.folder.name)):
+        found = index.find(trial.task_name)
+        if found is None:
+            result.foreign.append(trial.task_name)
+        else:
+            matched.append((*found, trial))
+    return matched
+
+
+def _trial_judgement(
+    domain: Domain, mode: Mode, trial: HarborTrial, solver: Solver, result: HarborImport
+) -> Judgement:
+    """The trial's judgement, counted in ``result`` by where it came from: an abstention
+    naming Harbor's exception when the agent never ran, else judged from the kept
+    artifacts or from the verifier's output."""
+    if trial.never_ran:
+        # Its empty artifacts folder would otherwise be "judged from kept artifacts".
+        reason = f"harbor {trial.exception_text} (the agent never ran)"
+        result.never_ran += 1
+        if trial.exception_text not in result.never_ran_because:
+            result.never_ran_because.append(trial.exception_text)
+        return Judgement(None, Answer.abstain(reason))
+    judgement, from_artifacts = _judge(domain, mode, trial, solver)
+    if from_artifacts:
+        result.from_artifacts += 1
+    else:
+        result.from_verifier += 1
+    return judgement
 
 
 def _config(

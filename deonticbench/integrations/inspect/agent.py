@@ -36,6 +36,7 @@ from ...agents import (
     SUBMIT,
     TOO_MANY_CALLS,
     Execute,
+    Judgement,
     RepeatGuard,
     Tool,
     ToolBox,
@@ -52,6 +53,8 @@ from ...agents import (
     tools_of,
     trial_ended,
 )
+from ...data.domains import Domain
+from ...prompting.plan import Unit
 from ...prompting.render import prompt_hash
 from ...solver import Execution
 from ...store.spec import AgentOptions
@@ -156,19 +159,12 @@ def deonticbench_agent_solver(
         unit = plan_for(options).unit(state.sample_id)
         workdir = Path(tempfile.mkdtemp(prefix="deonticbench-inspect-"))
         workspace = build_workspace(unit.case, unit.mode, workdir / "workspace", unit.exemplars)
-        toolbox = ToolBox(
-            TOOL_SET, workspace.root, spec, run_program, limits=Limits(timeout_s=timeout)
-        )
-        # The guard on an early submit (agents.guards), as the harness's loop sets it: its
-        # error is a tool error, which react() does not take as a submission.
-        toolbox.mode = unit.mode
+        toolbox = _toolbox(unit, workspace.root, spec, run_program, timeout)
         rails = Rails(toolbox, RepeatGuard(budget.repeat_limit), window=context_tokens)
         submitted: dict[str, Any] = {}
         start = time.monotonic()
         agent = _react_agent(rails, budget, submitted, start)
-        limits: list[Limit] = [time_limit(budget.timeout_s)]
-        if budget.max_tokens is not None:
-            limits.append(token_limit(budget.max_tokens))
+        limits = _trial_limits(budget)
         state.messages = to_inspect(opening_messages(unit.case, unit.mode, TOOL_SET, native=True))
         toolbox.deadline = start + budget.timeout_s
         try:
@@ -177,23 +173,57 @@ def deonticbench_agent_solver(
             toolbox.close()
         wall = time.monotonic() - start
         state.store.set(
-            AGENT_KEY,
-            {
-                "workspace": str(workspace.root),
-                "workdir": str(workdir),
-                "submitted": submitted.get("answer"),
-                "was_submitted": "answer" in submitted,
-                "wall_s": wall,
-                "usage": _usage_by_turn(),
-                "budget": budget.to_json(),
-                "stopped": rails.stopped,
-                "extras": rails.extras(state.messages),
-                "ran_program": ran_program(state.messages),
-            },
+            AGENT_KEY, _trial_facts(state, workspace.root, workdir, submitted, wall, budget, rails)
         )
         return state
 
     return solve
+
+
+def _toolbox(
+    unit: Unit, workspace: Path, spec: Domain, run_program: Execute, timeout: float
+) -> ToolBox:
+    """The trial's ToolBox on ``workspace``, its programs run by ``run_program`` within
+    ``timeout`` seconds each."""
+    toolbox = ToolBox(TOOL_SET, workspace, spec, run_program, limits=Limits(timeout_s=timeout))
+    # The guard on an early submit (agents.guards), as the harness's loop sets it: its
+    # error is a tool error, which react() does not take as a submission.
+    toolbox.mode = unit.mode
+    return toolbox
+
+
+def _trial_limits(budget: AgentOptions) -> list[Limit]:
+    """inspect's own limits on a trial: its wall clock, and its tokens when capped."""
+    limits: list[Limit] = [time_limit(budget.timeout_s)]
+    if budget.max_tokens is not None:
+        limits.append(token_limit(budget.max_tokens))
+    return limits
+
+
+def _trial_facts(
+    state: TaskState,
+    workspace: Path,
+    workdir: Path,
+    submitted: dict[str, Any],
+    wall: float,
+    budget: AgentOptions,
+    rails: Rails,
+) -> dict[str, Any]:
+    """What the solver hands the scorer in the sample's store (``AGENT_KEY``): where the
+    workspace is, what was submitted, the trial's wall time, usage and budget, and what
+    the rails saw (a stop of their own, each turn's extras, whether a program ran)."""
+    return {
+        "workspace": str(workspace),
+        "workdir": str(workdir),
+        "submitted": submitted.get("answer"),
+        "was_submitted": "answer" in submitted,
+        "wall_s": wall,
+        "usage": _usage_by_turn(),
+        "budget": budget.to_json(),
+        "stopped": rails.stopped,
+        "extras": rails.extras(state.messages),
+        "ran_program": ran_program(state.messages),
+    }
 
 
 def _react_agent(
@@ -299,54 +329,69 @@ def deonticbench_agent_scorer(
             )
         finally:
             shutil.rmtree(facts["workdir"], ignore_errors=True)
-        usage = facts["usage"]
-        tokens = (sum(u[0] for u in usage), sum(u[1] for u in usage))
-        turns = _turns(state.messages)
-        extras: list[dict[str, Any]] = facts["extras"]
-        # A rail that ended the trial (repeat, context) names its own stop reason, as in
-        # the loop; otherwise the stop rules read it from what the trial did.
-        stop = facts["stopped"] or stop_reason(
-            AgentOptions.from_json(facts["budget"]),
-            submitted=bool(facts["was_submitted"]),
-            ended_without_call=_ended_without_call(extras),
-            turns=turns,
-            tokens=sum(tokens),
-            elapsed_s=float(facts["wall_s"]),
-        )
-        sample = state.epoch - 1
-        session = session_id(spec.name, unit.case.id, unit.mode, sample)
-        atif = _trajectory(state, usage, session, extras)
-        finish_trial_trajectory(
-            atif, stop_reason=stop, tool_set=TOOL_SET, protocol="native", judgement=judgement
-        )
-        opening = opening_messages(unit.case, unit.mode, TOOL_SET, native=True)
-        record = Record(
-            domain=spec.name,
-            case_id=unit.case.id,
-            mode=unit.mode,
-            sample=sample,
-            gold=unit.case.gold,
-            model=str(state.model),
-            attempts=[
-                judged_attempt(
-                    judgement,
-                    spec,
-                    unit.case.gold,
-                    prompt_hash=prompt_hash(opening),
-                    tokens=tokens,
-                    ended=trial_ended(stop),
-                )
-            ],
-            agent=agent_info(
-                TOOL_SET,
-                turns=turns,
-                atif=atif,
-                stop_reason=stop,
-                wall_s=float(facts["wall_s"]),
-                protocol="native",
-                ran_program=bool(facts["ran_program"]),
-            ),
-        )
+        record, atif = _trial_record(state, unit, spec, judgement, facts)
         return score_of(record, **{TRAJECTORY_KEY: json.loads(json.dumps(atif))})
 
     return score
+
+
+def _trial_record(
+    state: TaskState, unit: Unit, spec: Domain, judgement: Judgement, facts: dict[str, Any]
+) -> tuple[Record, dict[str, Any]]:
+    """The sample's record, as the harness's loop writes a trial's (its one judged
+    attempt, its ``AgentInfo``), and its ATIF trajectory, from the judged workspace and
+    the facts the solver stored (``_trial_facts``)."""
+    usage = facts["usage"]
+    tokens = (sum(u[0] for u in usage), sum(u[1] for u in usage))
+    turns = _turns(state.messages)
+    extras: list[dict[str, Any]] = facts["extras"]
+    stop = _stop_of(facts, extras, turns=turns, tokens=sum(tokens))
+    sample = state.epoch - 1
+    session = session_id(spec.name, unit.case.id, unit.mode, sample)
+    atif = _trajectory(state, usage, session, extras)
+    finish_trial_trajectory(
+        atif, stop_reason=stop, tool_set=TOOL_SET, protocol="native", judgement=judgement
+    )
+    attempt = judged_attempt(
+        judgement,
+        spec,
+        unit.case.gold,
+        prompt_hash=prompt_hash(opening_messages(unit.case, unit.mode, TOOL_SET, native=True)),
+        tokens=tokens,
+        ended=trial_ended(stop),
+    )
+    info = agent_info(
+        TOOL_SET,
+        turns=turns,
+        atif=atif,
+        stop_reason=stop,
+        wall_s=float(facts["wall_s"]),
+        protocol="native",
+        ran_program=bool(facts["ran_program"]),
+    )
+    record = Record(
+        domain=spec.name,
+        case_id=unit.case.id,
+        mode=unit.mode,
+        sample=sample,
+        gold=unit.case.gold,
+        model=str(state.model),
+        attempts=[attempt],
+        agent=info,
+    )
+    return record, atif
+
+
+def _stop_of(
+    facts: dict[str, Any], extras: list[dict[str, Any]], *, turns: int, tokens: int
+) -> str:
+    """Why the trial stopped.  A rail that ended it (repeat, context) names its own stop
+    reason, as in the loop; otherwise the stop rules read it from what the trial did."""
+    return facts["stopped"] or stop_reason(
+        AgentOptions.from_json(facts["budget"]),
+        submitted=bool(facts["was_submitted"]),
+        ended_without_call=_ended_without_call(extras),
+        turns=turns,
+        tokens=tokens,
+        elapsed_s=float(facts["wall_s"]),
+    )

@@ -18,6 +18,7 @@ from ..data.cases import Case, DataSource, load_cases
 from ..data.domains import Domain
 from ..errors import ConfigError, DataError
 from ..prompting import demonstration, problem_key, render
+from ..prompting.exemplars import hard_complement
 from ..prompting.plan import plan_run
 from ..rewards.core import RewardTarget, score_batch
 from ..store.records_file import iter_records
@@ -85,17 +86,13 @@ class DomainCounts:
 
 
 def training_pool(domain: Domain, source: DataSource, counts: DomainCounts) -> list[Case]:
-    """The whole split minus the hard split, by id and by content."""
-    whole = load_cases(domain, "whole", source)
-    hard = load_cases(domain, "hard", source)
-    hard_ids = {c.id for c in hard}
-    hard_keys = {problem_key(c) for c in hard}
-    unseen = [c for c in whole if c.id not in hard_ids]
-    pool = [c for c in unseen if problem_key(c) not in hard_keys]
-    counts.whole, counts.hard = len(whole), len(hard)
-    counts.held_out_copies = len(unseen) - len(pool)
-    counts.pool = len(pool)
-    return pool
+    """The whole split minus the hard split, by id and by content (``hard_complement``),
+    its sizes counted into ``counts`` for the manifest."""
+    complement = hard_complement(domain, source)
+    counts.whole, counts.hard = len(complement.whole), len(complement.hard)
+    counts.held_out_copies = len(complement.unseen) - len(complement.cases)
+    counts.pool = len(complement.cases)
+    return complement.cases
 
 
 def assert_no_hard_case(domain: Domain, source: DataSource, cases: Iterable[Case]) -> None:

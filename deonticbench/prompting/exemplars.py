@@ -10,6 +10,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.cases import Case, cases_from_rows, load_cases
@@ -36,6 +37,30 @@ def problem_key(case: Case) -> tuple[str, ...]:
     return _content_key(case)
 
 
+@dataclass(frozen=True)
+class HardComplement:
+    """The whole split minus the hard split, by id and by content: the one rule both the
+    harness's exemplar pool and the training exports hold the evaluated cases out by."""
+
+    whole: list[Case]
+    hard: list[Case]
+    unseen: list[Case]
+    """The whole split's cases whose ids are not hard ids."""
+    cases: list[Case]
+    """Of ``unseen``, those that are no copy of a hard case under another id."""
+
+
+def hard_complement(domain: Domain, source: DataSource) -> HardComplement:
+    """``domain``'s whole split minus its hard split (``problem_key`` decides a copy)."""
+    whole = load_cases(domain, "whole", source)
+    hard = load_cases(domain, "hard", source)
+    hard_ids = {c.id for c in hard}
+    hard_keys = {_content_key(c) for c in hard}
+    unseen = [c for c in whole if c.id not in hard_ids]
+    cases = [c for c in unseen if _content_key(c) not in hard_keys]
+    return HardComplement(whole, hard, unseen, cases)
+
+
 def exemplar_pool(
     domain: Domain, source: DataSource, *, prompts_dir: Path | None = None
 ) -> tuple[list[Case], str]:
@@ -55,12 +80,8 @@ def exemplar_pool(
 def _whole_minus_hard(domain: Domain, source: DataSource, root: Path) -> tuple[list[Case], str]:
     """The whole split minus the hard split (by id and by content) and minus the cases
     ``root``'s exclude list names, with a note that counts what each rule dropped."""
-    whole = load_cases(domain, "whole", source)
-    hard = load_cases(domain, "hard", source)
-    hard_ids = {c.id for c in hard}
-    hard_keys = {_content_key(c) for c in hard}
-    unseen = [c for c in whole if c.id not in hard_ids]
-    fresh = [c for c in unseen if _content_key(c) not in hard_keys]
+    complement = hard_complement(domain, source)
+    unseen, fresh = complement.unseen, complement.cases
     excluded = excluded_ids(domain, prompts_dir=root)
     pool = [c for c in fresh if c.id not in excluded]
     dropped = []

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from ..data.cases import Case, DataSource, load_cases
 from ..data.domains import Domain
 from ..errors import ConfigError, DataError
-from ..prompting import demonstration, problem_key, render
-from ..prompting.exemplars import hard_complement
+from ..prompting import demonstration, hard_complement, problem_key, render
 from ..prompting.plan import plan_run
 from ..rewards.core import RewardTarget, score_batch
 from ..store.records_file import iter_records

@@ -16,7 +16,14 @@ from typing import Any
 
 from .dar import DAR_DOMAINS, DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
 from .distractors import statute_sections
-from .exemplars import choose_exemplars, excluded_ids, exemplar_pool, problem_key
+from .exemplars import (
+    HardComplement,
+    choose_exemplars,
+    excluded_ids,
+    exemplar_pool,
+    hard_complement,
+    problem_key,
+)
 from .paper import UPSTREAM_FLAGS, Departures, PaperSampling, paper_sampling
 from .plan import RunPlan, Unit, plan_run
 from .render import (
@@ -74,6 +81,7 @@ __all__ = [
     "UPSTREAM_FLAGS",
     "DarTask",
     "Departures",
+    "HardComplement",
     "PaperSampling",
     "Prompt",
     "RunPlan",
@@ -87,6 +95,7 @@ __all__ = [
     "excluded_ids",
     "exemplar_pool",
     "fill",
+    "hard_complement",
     "hash_template_files",
     "paper_sampling",
     "placeholders",

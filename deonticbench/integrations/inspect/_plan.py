@@ -14,16 +14,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
 
-from ... import (
-    DataSource,
-    DeonticBenchError,
-    Limits,
-    Mode,
-    RunSpec,
-    resolve_source,
-)
+from ...data.sources import DataSource, resolve_source
+from ...errors import DeonticBenchError
 from ...prompting.plan import Unit, plan_run
 from ...settings.given import SettingParts
+from ...solver import Limits
+from ...store.spec import RunSpec
+from ...vocabulary.modes import Mode
 
 INSPECT_MODEL = "inspect"
 """The model of a task's RunSpec: inspect chooses it (``--model``) after the task is made."""

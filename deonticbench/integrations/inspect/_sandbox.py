@@ -10,8 +10,7 @@ import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from ... import Execution, Limits, Solver
-from ...solver import Toplevel
+from ...solver import Execution, Limits, Solver, Toplevel
 
 _pools: dict[Limits, tuple[Solver, ThreadPoolExecutor]] = {}
 _pools_lock = threading.Lock()

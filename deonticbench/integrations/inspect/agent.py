@@ -31,7 +31,6 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolError, ToolParam, ToolParams
 from inspect_ai.util import Limit, time_limit, token_limit
 
-from ... import Limits, Record, get_domain
 from ...agents import (
     SUBMIT,
     TOO_MANY_CALLS,
@@ -53,10 +52,11 @@ from ...agents import (
     tools_of,
     trial_ended,
 )
-from ...data.domains import Domain
+from ...data.domains import Domain, get_domain
 from ...prompting.plan import Unit
 from ...prompting.render import prompt_hash
-from ...solver import Execution
+from ...solver import Execution, Limits
+from ...store.record import Record
 from ...store.spec import AgentOptions
 from ...store.trajectory import add_agent_turn, add_step
 from ...vocabulary.chat import ToolCall

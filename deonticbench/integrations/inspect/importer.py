@@ -18,10 +18,12 @@ from typing import Any
 
 from inspect_ai.log import read_eval_log
 
-from ... import Limits, Record, RunSpec
 from ...errors import ConfigError, DataError
 from ...evaluation.provenance import imported_config
+from ...solver import Limits
 from ...store.imported import refuse_existing, write_imported_run
+from ...store.record import Record
+from ...store.spec import RunSpec
 from .agent import TRAJECTORY_KEY
 from .scorer import RECORD_KEY
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from inspect_ai.scorer import Metric, SampleScore, Value, metric
 
-from ... import Record
 from ...scoring.encoding import Stage
 from ...scoring.metrics import DEFAULT_BOOTSTRAP
 from ...scoring.scores import score_run
+from ...store.record import Record
 from ...store.run import LoadReport, Run
 from .scorer import RECORD_KEY
 

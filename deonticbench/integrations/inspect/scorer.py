@@ -16,10 +16,12 @@ from inspect_ai.model import ChatMessageAssistant
 from inspect_ai.scorer import CORRECT, INCORRECT, NOANSWER, Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from ... import Attempt, Limits, Record, get_domain
+from ...data.domains import get_domain
 from ...evaluation.runner import evaluate_attempt
 from ...prompting import Prompt, prompt_hash
 from ...reading.reader import reader_for
+from ...solver import Limits
+from ...store.record import Attempt, Record
 from ._messages import completion_of, from_inspect
 from ._plan import TaskOptions, plan_for
 from ._sandbox import execute

@@ -15,9 +15,10 @@ from dataclasses import asdict
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ... import Limits, get_domain
+from ...data.domains import get_domain
 from ...evaluation.runner import evaluate_attempt
 from ...reading.reader import reader_for
+from ...solver import Limits
 from ._messages import completion_of, to_inspect
 from ._plan import TaskOptions, plan_for
 from ._sandbox import execute

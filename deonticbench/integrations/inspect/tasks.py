@@ -18,13 +18,13 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Metric, Scorer
 from inspect_ai.solver import Solver
 
-from ... import Limits
 from ...data.cases import describe_source
 from ...data.domains import Domain
 from ...errors import ConfigError
 from ...prompting import template_hashes
 from ...scoring.encoding import STAGES
 from ...scoring.metrics import DEFAULT_BOOTSTRAP
+from ...solver import Limits
 from ...store.spec import AgentOptions
 from ...vocabulary.chat import Message
 from ...vocabulary.modes import is_agentic

@@ -44,6 +44,7 @@ from .evaluation.preflight import (
 )
 from .evaluation.provenance import build_config
 from .evaluation.runner import Observer, Runner, RunResult
+from .evaluation.trials import check_dar_tasks
 from .models import Model, count_prompt_tokens, load_model, token_count_method
 from .models.anthropic_tokens import count_by_endpoint, counts_by_endpoint
 from .models.batch import BatchAPI
@@ -176,6 +177,7 @@ def prepare(
         given_parts=parts,
         protocol=spec.protocol,
     )
+    check_dar_tasks(plan)
     model = load_model(
         spec.model,
         overrides=spec.param_overrides or None,

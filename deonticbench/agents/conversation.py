@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data.cases import Case
 from ..models.base import Completion
@@ -23,7 +23,10 @@ from ..vocabulary.chat import Message, ToolCall, ToolSpec
 from ..vocabulary.modes import Mode
 from .tool_mode import constrained_section, protocol_section
 from .tool_table import tool_specs
-from .workspace import instruction_text
+from .workspace import dar_instruction_text, instruction_text
+
+if TYPE_CHECKING:
+    from ..prompting.dar import DarTask
 
 
 def opening_messages(
@@ -35,13 +38,23 @@ def opening_messages(
     constrained: bool = False,
     tool_timeout_s: float = DEFAULT_PROLOG_TIMEOUT_S,
     prompts_dir: Path | None = None,
+    dar: DarTask | None = None,
 ) -> tuple[Message, ...]:
     """The paper's system message and the instruction, with a section listing the tool
     set's tools when they are not offered natively: the constrained tool mode's when each
     reply is decoded as one call (``constrained``), else the text tool mode's.
-    ``tool_timeout_s`` is the time limit of one tool run the instruction states."""
+    ``tool_timeout_s`` is the time limit of one tool run the instruction states.  Under
+    the dar protocol (``dar``: the case's DAR task) the instruction is DAR's
+    (``workspace.dar_instruction_text``)."""
     root = prompts_root(prompts_dir)
-    instruction = instruction_text(case, mode, tool_set, prompts_dir=root, timeout_s=tool_timeout_s)
+    if dar is not None:
+        instruction = dar_instruction_text(
+            dar, tool_set, timeout_s=tool_timeout_s, prompts_dir=root
+        )
+    else:
+        instruction = instruction_text(
+            case, mode, tool_set, prompts_dir=root, timeout_s=tool_timeout_s
+        )
     specs = tool_specs(tool_set)
     if not native and constrained:
         instruction += "\n\n" + constrained_section(specs, tool_set, mode, prompts_dir=root)

@@ -28,7 +28,6 @@ from .tool_base import (
     ToolError,
     ToolState,
     clip,
-    resolve_path,
     workspace_bytes,
 )
 from .workspace import OBSERVATION_CHARS
@@ -89,7 +88,7 @@ async def read_file(state: ToolState, args: dict[str, Any]) -> Observation:
     path: str = args["path"]
     offset: int | None = args.get("offset")
     limit: int | None = args.get("limit")
-    text = read_regular(resolve_path(state.root, path), path)
+    text = read_regular(state.path(path), path)
     lines = text.splitlines()
     first = max(1, offset or 1)
     count = DEFAULT_READ_LINES if limit is None else max(0, limit)
@@ -103,8 +102,9 @@ async def read_file(state: ToolState, args: dict[str, Any]) -> Observation:
     return Observation(clip(head + "\n" + "\n".join(chosen)))
 
 
-def _grep(root: Path, pattern: str, path: str | None) -> str:
-    target = resolve_path(root, path or ".", allow_root=True)
+def _grep(state: ToolState, pattern: str, path: str | None) -> str:
+    root = state.root
+    target = state.path(path or ".", allow_root=True)
     if "\0" in pattern:
         raise ToolError("a pattern cannot hold a NUL character")
     relative = target.relative_to(root).as_posix() if target != root else "."
@@ -127,14 +127,12 @@ def _grep(root: Path, pattern: str, path: str | None) -> str:
 
 async def search(state: ToolState, args: dict[str, Any]) -> Observation:
     # grep runs in a thread: the event loop keeps serving the other trials meanwhile.
-    return Observation(
-        await asyncio.to_thread(_grep, state.root, args["pattern"], args.get("path"))
-    )
+    return Observation(await asyncio.to_thread(_grep, state, args["pattern"], args.get("path")))
 
 
 async def write_file(state: ToolState, args: dict[str, Any]) -> Observation:
     path: str = args["path"]
-    target = resolve_path(state.root, path)
+    target = state.path(path)
     data = str(args["content"]).encode("utf-8", errors="surrogatepass")
     if len(data) > MAX_WRITE_BYTES:
         raise ToolError(f"the content is larger than {MAX_WRITE_BYTES} bytes")
@@ -152,7 +150,7 @@ async def write_file(state: ToolState, args: dict[str, Any]) -> Observation:
 
 async def run_prolog(state: ToolState, args: dict[str, Any]) -> Observation:
     path: str = args["path"]
-    text = read_regular(resolve_path(state.root, path), path)
+    text = read_regular(state.path(path), path)
     if len(text.encode("utf-8", errors="replace")) > MAX_JUDGED_BYTES:
         raise ToolError(f"{path} is larger than {MAX_JUDGED_BYTES} bytes")
     limits = replace(state.limits, timeout_s=state.within(state.limits.timeout_s))

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data.cases import Case
 from ..data.domains import Domain
@@ -45,6 +45,7 @@ from ..vocabulary.chat import Message, ToolCall, ToolSpec
 from ..vocabulary.modes import Mode
 from .context import Elidable, fit
 from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
+from .dar_judge import dar_verdict, harness_domain
 from .guards import TRUNCATED, RepeatGuard, admitted, refusal_rule, repeat_note, truncated
 from .judge import Judgement, ajudge_workspace
 from .stops import budget_stop
@@ -63,7 +64,11 @@ from .trial_record import (
     trial_ended,
     turn_kind,
 )
-from .workspace import build_workspace
+from .workspace import DAR_MOUNT, Workspace, build_dar_workspace, build_workspace
+
+if TYPE_CHECKING:
+    from ..prompting.dar import DarTask
+    from ..reading.dar import RunsPrograms
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +118,9 @@ class TrialSetup:
     argument_chars: int | None = None
     """Under a schema, the bound on each free-text argument (``models.base.turn_argument_chars``):
     written into the tools offered, and an argument that reached it is told so."""
+    dar: DarTask | None = None
+    """Under ``--protocol dar``, the case's DAR task: its instruction and /app files are
+    the trial's, and DAR's verifier judges the final state beside the harness."""
 
     @property
     def schema_decoded(self) -> bool:
@@ -178,7 +186,14 @@ def first_messages(setup: TrialSetup, *, prompts_dir: Path | None = None) -> tup
         if setup.shell_limits
         else DEFAULT_PROLOG_TIMEOUT_S,
         prompts_dir=prompts_dir,
+        dar=setup.dar,
     )
+
+
+def _workspace(setup: TrialSetup) -> Workspace:
+    if setup.dar is not None:
+        return build_dar_workspace(setup.dar, setup.mode, setup.workdir)
+    return build_workspace(setup.case, setup.mode, setup.workdir, setup.exemplars)
 
 
 def _now() -> str:
@@ -435,11 +450,14 @@ async def run_trial(
     execute: Execute,
     *,
     limits: Limits | None = None,
+    programs: RunsPrograms | None = None,
 ) -> TrialResult:
-    """Carry out one trial in ``setup.workdir`` and judge what it left."""
-    workspace = build_workspace(setup.case, setup.mode, setup.workdir, setup.exemplars)
+    """Carry out one trial in ``setup.workdir`` and judge what it left (under the dar
+    protocol, by DAR's verifier too, its program run through ``programs``)."""
+    workspace = _workspace(setup)
+    mount = DAR_MOUNT if setup.dar is not None else None
     toolbox = ToolBox(setup.tool_set, workspace.root, setup.domain, execute,
-                      shell_limits=setup.shell_limits, limits=limits)  # fmt: skip
+                      shell_limits=setup.shell_limits, limits=limits, mount=mount)  # fmt: skip
     opening = first_messages(setup)
     session = session_id(setup.domain.name, setup.case.id, setup.mode, setup.sample)
     atif = new_trial_trajectory(
@@ -456,25 +474,29 @@ async def run_trial(
         toolbox.close()
     wall = time.monotonic() - start
     logger.debug("trial %s stopped: %s after %d turns", session, stop, run.turns)
+    read_as = harness_domain(setup.domain) if setup.dar is not None else setup.domain
     judgement = await ajudge_workspace(
-        setup.domain, setup.mode, workspace.root, execute, run.submitted, last_run=toolbox.last_run
+        read_as, setup.mode, workspace.root, execute, run.submitted, last_run=toolbox.last_run
     )
     finish_trial_trajectory(
         atif, stop_reason=stop, tool_set=setup.tool_set, protocol=setup.protocol,
         judgement=judgement,
     )  # fmt: skip
+    info = agent_info(
+        setup.tool_set,
+        turns=run.turns,
+        atif=atif,
+        stop_reason=stop,
+        wall_s=wall,
+        protocol=setup.protocol,
+        ran_program=ran_written_program(run.answered),
+    )
+    if setup.dar is not None:
+        info.dar = await _dar_judged(setup.dar, workspace.root, programs)
     return TrialResult(
         domain=setup.domain,
         judgement=judgement,
-        info=agent_info(
-            setup.tool_set,
-            turns=run.turns,
-            atif=atif,
-            stop_reason=stop,
-            wall_s=wall,
-            protocol=setup.protocol,
-            ran_program=ran_written_program(run.answered),
-        ),
+        info=info,
         trajectory=atif,
         prompt_hash=prompt_hash(opening),
         tokens_in=run.tokens_in,
@@ -484,6 +506,12 @@ async def run_trial(
         error=run.error,
         cache_tokens=run.cache_tokens,
     )
+
+
+async def _dar_judged(task: DarTask, root: Path, programs: RunsPrograms | None) -> dict[str, Any]:
+    if programs is None:
+        raise ValueError("a dar-protocol trial needs a runner of DAR's verifier programs")
+    return await dar_verdict(task, root, programs)
 
 
 def __getattr__(name: str) -> Any:

@@ -50,7 +50,7 @@ def _bash(state: ToolState, command: str) -> str:
     uid = state.shell_uid()
     before = _snapshot(state.root)
     limits = replace(state.shell_limits, timeout_s=state.within(state.shell_limits.timeout_s))
-    result = run_shell(state.root, command, uid=uid, limits=limits)
+    result = run_shell(state.root, command, uid=uid, limits=limits, mount=state.mount)
     status = (
         f"timed out after {limits.timeout_s:.3g} s"
         if result.timed_out

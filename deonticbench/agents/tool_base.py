@@ -69,12 +69,26 @@ def clip(text: str, limit: int = OBSERVATION_CHARS) -> str:
     return f"{text[:half]}\n... [{len(text) - 2 * half} characters cut] ...\n{text[-half:]}"
 
 
-def resolve_path(root: Path, path: str, *, allow_root: bool = False) -> Path:
-    """A workspace path, refused when absolute, climbing out with ``..``, or passing
-    through a symlink (which could lead anywhere)."""
+def _under_mount(pure: PurePosixPath, mount: str | None) -> PurePosixPath:
+    """An absolute path under the folder the workspace is shown at (``/app`` under the
+    dar protocol, whose instruction names /app/statute.txt), as a workspace path."""
+    if mount is None or not pure.is_absolute():
+        return pure
+    try:
+        return PurePosixPath(".") / pure.relative_to(mount)
+    except ValueError:
+        return pure
+
+
+def resolve_path(
+    root: Path, path: str, *, allow_root: bool = False, mount: str | None = None
+) -> Path:
+    """A workspace path, refused when absolute (unless under ``mount``, where the
+    workspace is shown), climbing out with ``..``, or passing through a symlink (which
+    could lead anywhere)."""
     if "\0" in path:
         raise ToolError("a path cannot hold a NUL character")
-    pure = PurePosixPath(path.strip() or ".")
+    pure = _under_mount(PurePosixPath(path.strip() or "."), mount)
     if pure.is_absolute():
         raise ToolError(f"{path!r} is absolute: paths are relative to the workspace")
     if ".." in pure.parts:
@@ -115,8 +129,12 @@ class ToolState:
         *,
         shell_limits: ShellLimits | None = None,
         limits: Limits | None = None,
+        mount: str | None = None,
     ) -> None:
         self.root = Path(root)
+        self.mount = mount
+        """Where the agent is told its workspace is (``/app`` under the dar protocol):
+        absolute paths under it name workspace files, and the shell shows it there."""
         self.domain = domain
         self.execute = execute
         self.shell_limits = shell_limits or ShellLimits()
@@ -138,6 +156,10 @@ class ToolState:
         if self._uid_lock is not None:
             self._uid_lock.close()
             self._uid_lock = self._uid = None
+
+    def path(self, path: str, *, allow_root: bool = False) -> Path:
+        """``resolve_path`` in this trial's workspace."""
+        return resolve_path(self.root, path, allow_root=allow_root, mount=self.mount)
 
     def within(self, timeout_s: float) -> float:
         """A tool's time limit, cut so that it ends by the trial's deadline."""

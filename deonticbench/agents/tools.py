@@ -56,8 +56,11 @@ class ToolBox(ToolState):
         *,
         shell_limits: ShellLimits | None = None,
         limits: Limits | None = None,
+        mount: str | None = None,
     ) -> None:
-        super().__init__(root, domain, execute, shell_limits=shell_limits, limits=limits)
+        super().__init__(
+            root, domain, execute, shell_limits=shell_limits, limits=limits, mount=mount
+        )
         self.tool_set = tool_set
         self.tools: dict[str, Tool] = {t.name: t for t in tools_of(tool_set)}
         self.mode: Mode | None = None

@@ -15,6 +15,12 @@ section of it.  Never the gold label, never the case's own reference program.
 
 The instruction (``instruction_text``) comes from the templates of ``prompts/agent/``;
 Harbor's task export (issue 20) writes the same text as its instruction.md.
+
+Under the dar protocol (``build_dar_workspace``, ``dar_instruction_text``) the workspace
+is what DAR's container has under ``/app`` (``prompting.dar.DarTask.app_files``:
+statute.txt, and examples.txt in few-shot; an empty output/), shown to the agent at
+``DAR_MOUNT``, and the instruction is DAR's instruction.md followed by the harness's
+tools section.  The expected label stays with the verifier, never in the workspace.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..data.cases import Case
 from ..data.domains import Domain, get_domain
@@ -33,12 +40,19 @@ from ..prompting.templates import fill, hash_template_files, prompts_root, read_
 from ..solver import DEFAULT_TIMEOUT_S
 from ..vocabulary.modes import Mode, is_agentic, prompted_counterpart
 
+if TYPE_CHECKING:
+    # Annotations only: Harbor's verifier imports this module in a bare interpreter.
+    from ..prompting.dar import DarTask
+
 STATUTE_FILE = "statute.txt"
 CASE_FILE = "case.txt"
 SOLUTION_FILE = "solution.pl"
 OUTPUT_DIR = "output"
 ANSWER_FILE = "output/answer.txt"
 EXAMPLES_DIR = "examples"
+DAR_MOUNT = "/app"
+"""Where DAR's container keeps the task's files, and where a dar-protocol trial's
+workspace is shown (the shell's sandbox; absolute paths of the file tools)."""
 OBSERVATION_CHARS = 8000
 """Characters of a tool's output an observation shows (head and tail kept)."""
 
@@ -78,10 +92,7 @@ def build_workspace(
     if not is_agentic(mode):
         raise ValueError(f"{mode} is not an agentic mode")
     domain = get_domain(case.domain)
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    if any(root.iterdir()):
-        raise ValueError(f"the workspace {root} is not empty")
+    root = _empty_root(root)
     files = {STATUTE_FILE: case.statutes.strip() + "\n", CASE_FILE: case_text(case)}
     if mode == "agent-few-shot":
         if not exemplars:
@@ -95,6 +106,19 @@ def build_workspace(
             files[f"{folder}/answer.txt"] = f"{exemplar.gold}\n"
     elif exemplars:
         raise ValueError(f"exemplars are only used in agent-few-shot mode, not {mode}")
+    return _finish_workspace(root, mode, files)
+
+
+def _empty_root(root: Path) -> Path:
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    if any(root.iterdir()):
+        raise ValueError(f"the workspace {root} is not empty")
+    return root
+
+
+def _finish_workspace(root: Path, mode: Mode, files: dict[str, str]) -> Workspace:
+    """Write ``files`` and the empty ``output/``, open to every uid."""
     for relative, text in files.items():
         _write(root, relative, text)
     (root / OUTPUT_DIR).mkdir()
@@ -105,6 +129,14 @@ def build_workspace(
             os.chmod(os.path.join(folder, name), 0o666)
         del dirs
     return Workspace(root=root, mode=mode, files=tuple(sorted(files)))
+
+
+def build_dar_workspace(task: DarTask, mode: Mode, root: Path) -> Workspace:
+    """Write a dar-protocol trial's workspace under ``root``: DAR's /app, byte for byte
+    (``task.app_files``) with an empty output/, and nothing else."""
+    if not is_agentic(mode):
+        raise ValueError(f"{mode} is not an agentic mode")
+    return _finish_workspace(_empty_root(root), mode, dict(task.app_files))
 
 
 # --- the instruction -------------------------------------------------------------------
@@ -157,11 +189,7 @@ def instruction_text(
     root = prompts_root(prompts_dir)
     names = _template_names(mode, tool_set)
     timeout = f"{timeout_s:g}"
-    tools = fill(
-        read_template(root, names[1]),
-        {"timeout": timeout, "output_chars": str(OBSERVATION_CHARS), "workspace": workspace},
-        name=str(root / names[1]),
-    )
+    tools = tools_text(tool_set, workspace=workspace, timeout_s=timeout_s, prompts_dir=root)
     values = {
         "domain": domain.display_name,
         "workspace": workspace,
@@ -185,6 +213,38 @@ def instruction_text(
             name=str(root / name),
         )
     return fill(read_template(root, names[0]), values, name=str(root / names[0]))
+
+
+def tools_text(
+    tool_set: str,
+    *,
+    workspace: str = "your workspace",
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    prompts_dir: Path | None = None,
+) -> str:
+    """The instruction's section on the tool set (``prompts/agent/tools-<set>.txt``)."""
+    root = prompts_root(prompts_dir)
+    name = f"{AGENT_PROMPTS}/tools-{tool_set}.txt"
+    values = {
+        "timeout": f"{timeout_s:g}",
+        "output_chars": str(OBSERVATION_CHARS),
+        "workspace": workspace,
+    }
+    return fill(read_template(root, name), values, name=str(root / name))
+
+
+def dar_instruction_text(
+    task: DarTask,
+    tool_set: str,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    prompts_dir: Path | None = None,
+) -> str:
+    """A dar-protocol trial's instruction: DAR's instruction.md as DAR's adapter renders
+    it, then the harness's tools section (DAR's agents bring their own tools; here the
+    harness's are the agent's, and it must be told them)."""
+    tools = tools_text(tool_set, workspace=DAR_MOUNT, timeout_s=timeout_s, prompts_dir=prompts_dir)
+    return f"{task.instruction.rstrip()}\n\n{tools}"
 
 
 def instruction_hash(mode: Mode, tool_set: str, *, prompts_dir: Path | None = None) -> str:

@@ -171,7 +171,7 @@ def command(
         text, notes = stdout_text(scores, comparisons, fmt, against == "paper", sensitivity, tables)
         click.echo(text, nl=False)
         _say(notes, wrap=False)
-    if dar_rules or against == "dar":
+    if dar_rules or against == "dar" or any(s.run.protocol == "dar" for s in scores):
         _print_dar_tables(scores, dar_rules, against == "dar", fmt)
     if out is not None:
         # start-up: ``deonticbench --help`` imports every command's module
@@ -234,8 +234,7 @@ def _print_dar_tables(scores: list[RunScores], rules: bool, table: bool, fmt: st
     # start-up: ``deonticbench --help`` imports every command's module
     from ..integrations.harbor.dar_scoring import against_dar_text, dar_rules_text
 
-    if rules:
-        click.echo(dar_rules_text(scores), nl=False)
+    click.echo(dar_rules_text(scores, every=rules), nl=False)
     if table:
         notes, text = against_dar_text(scores, fmt)
         _say(notes)

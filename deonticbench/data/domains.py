@@ -11,7 +11,8 @@ $1 tolerance; binary domains by macro-F1 with a named positive class.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..errors import ConfigError
@@ -310,3 +311,14 @@ def parse_domains(spec: str | None) -> list[Domain]:
     chosen = [get_domain(part) for part in spec.split(",") if part.strip()]
     # A domain named twice (or by two of its aliases) is one domain: never run it twice.
     return list({d.name: d for d in chosen}.values())
+
+
+def read_from_marker(domain: Domain, marker: str) -> Domain:
+    """``domain`` read from lines ``<marker> <value>`` (the harness's number grammar and
+    class names, any letter case) instead of its own answer line, its programs run as
+    written (no entrypoint added): the harness's reading of a task that asks every mode
+    for one marked line, as DAR's tasks ask for ``Answer: <value>``."""
+    pattern = rf"^\s*{re.escape(marker)}\s*{_VALUE}\s*$"
+    return replace(
+        domain, answer_patterns=(pattern,), answer_line=f"{marker} <value>", entrypoint=None
+    )

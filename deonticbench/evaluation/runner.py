@@ -56,7 +56,7 @@ from ..reading.judging import Reply, ajudge_attempt
 from ..reading.reader import Reader, reader_for
 from ..reading.retry import calls_for_retry
 from ..settings.split import join_parts
-from ..solver import Execution, Limits, Solver
+from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.folder import RunFolder
 from ..store.record import AgentInfo, Attempt, Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
@@ -162,12 +162,14 @@ class Runner:
             solver.limits,
             run.path,
             self.sampling,
+            programs=self,
         )
 
     async def run(self, plan: RunPlan) -> RunResult:
         """Do every sample of the plan that has no record yet.  Cancellation stops
         cleanly: finished records are already on disk, in-flight samples are dropped."""
         done = self.run_folder.done
+        self._trials.protocol, self._trials.source = plan.protocol, plan.source
         self._result.resumed = sum(1 for u in plan.units for key in u.sample_keys() if key in done)
         self.observer.started(plan.totals(), [r for r in done.values() if _in_plan(plan, r)])
         # An engine that serves one request at a time gets one: more would only queue.
@@ -327,9 +329,16 @@ class Runner:
     # one agentic trial ---------------------------------------------------------
 
     async def _execute(self, program: str, limits: Limits | None = None) -> Execution:
+        return await self.arun(program, limits)
+
+    async def arun(
+        self, program: str, limits: Limits | None = None, *, toplevel: Toplevel = "halt"
+    ) -> Execution:
+        """A program through the pool, no more waiting for it at once than it has workers
+        (the agents' tools, and DAR's verifier under the dar protocol)."""
         assert self._executions is not None
         async with self._executions:
-            return await self.solver.arun(program, limits)
+            return await self.solver.arun(program, limits, toplevel=toplevel)
 
     async def _trial(self, unit: Unit, sample: int) -> None:
         """An agentic trial (``trials.TrialDriver``), recorded when it ends."""

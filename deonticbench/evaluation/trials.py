@@ -22,15 +22,19 @@ from ..agents.context import context_length
 from ..agents.conversation import conversation_hash
 from ..agents.loop import TrialSetup, decode_turn, encode_turn, run_trial
 from ..agents.tool_base import Execute
+from ..data.sources import DataSource
 from ..models.base import Completion, Model, Request, constrained_turns, turn_argument_chars
 from ..models.sampling import RunSampling
-from ..prompting.plan import Unit
+from ..prompting.dar import DarTask, dar_task
+from ..prompting.plan import RunPlan, Unit
+from ..reading.dar import RunsPrograms
 from ..solver import Limits
 from ..store.record import AgentInfo, Attempt
 from ..store.spec import AgentOptions
 from ..store.trajectory import trajectory_path, write_trajectory
 from ..vocabulary.chat import Message, ToolSpec
-from ..vocabulary.modes import is_agentic
+from ..vocabulary.modes import is_agentic, prompted_counterpart
+from ..vocabulary.protocols import DAR_PROTOCOL, mode_protocol
 from .cache import CachedResponse, ResponseCache, cache_key
 
 
@@ -41,9 +45,11 @@ def trial_setup(
     agent_model: Model,
     options: AgentOptions,
     workdir: Path,
+    dar: DarTask | None = None,
 ) -> TrialSetup:
     """A trial of ``unit``'s case as the runner starts it (``agent_model``: the backend
-    as an agent, ``scripted.as_agent``)."""
+    as an agent, ``scripted.as_agent``; ``dar``: the case's DAR task under the dar
+    protocol, ``unit_dar_task``)."""
     return TrialSetup(
         domain=unit.domain,
         case=unit.case,
@@ -58,7 +64,29 @@ def trial_setup(
         exemplars=unit.exemplars,
         budget=options,
         context_tokens=context_length(model),
+        dar=dar,
     )
+
+
+def unit_dar_task(unit: Unit, protocol: str, source: DataSource | None) -> DarTask | None:
+    """The DAR task of ``unit``'s case when the run follows the dar protocol (the prompt
+    mode of DAR's adapter is the agentic mode's prompted counterpart), else None."""
+    if mode_protocol(protocol, unit.mode) != DAR_PROTOCOL:
+        return None
+    prompt_mode = prompted_counterpart(unit.mode)
+    assert prompt_mode in ("direct", "zero-shot", "few-shot")
+    return dar_task(unit.case, prompt_mode, source=source)
+
+
+def check_dar_tasks(plan: RunPlan) -> None:
+    """Under the dar protocol, render one task of each mode before anything is written:
+    DAR's files that cannot be read (no local copy, no network) are one sentence then,
+    not every trial's error."""
+    seen: set[str] = set()
+    for unit in plan.units:
+        if unit.mode not in seen:
+            seen.add(unit.mode)
+            unit_dar_task(unit, plan.protocol, plan.source)
 
 
 def turn_request(
@@ -145,6 +173,12 @@ class TrialDriver:
     """The run folder, where trajectories go."""
     sampling: RunSampling
     """The run's generation settings (``models.sampling``)."""
+    protocol: str = "harness"
+    """The run's protocol (``RunPlan.protocol``): under ``dar`` each trial is DAR's task."""
+    source: DataSource | None = None
+    """The plan's data source, whence DAR's statute and exemplar texts are read."""
+    programs: RunsPrograms | None = None
+    """Runs DAR's verifier program of a dar-protocol trial (the runner, bounded)."""
 
     def __post_init__(self) -> None:
         self.identity = self.sampling.identity(self.model)
@@ -158,9 +192,11 @@ class TrialDriver:
         engine thread, trials queued at every turn and timed out)."""
         workdir = Path(tempfile.mkdtemp(prefix="deonticbench-trial-"))
         try:
+            task = unit_dar_task(unit, self.protocol, self.source)
             setup = trial_setup(
-                unit, sample, self.model, self.agent_model, self.options, workdir / "workspace"
-            )
+                unit, sample, self.model, self.agent_model, self.options, workdir / "workspace",
+                dar=task,
+            )  # fmt: skip
 
             async def generate(
                 messages: tuple[Message, ...], tools: tuple[ToolSpec, ...], turn: int
@@ -168,7 +204,9 @@ class TrialDriver:
                 return await self.turn(unit, sample, messages, tools, turn)
 
             async with slot:
-                trial = await run_trial(setup, generate, self.execute, limits=self.limits)
+                trial = await run_trial(
+                    setup, generate, self.execute, limits=self.limits, programs=self.programs
+                )
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         relative = trajectory_path(unit.domain.name, unit.case.id, unit.mode, sample)
@@ -213,8 +251,10 @@ class TrialDriver:
 
 __all__ = [
     "TrialDriver",
+    "check_dar_tasks",
     "goes_by_batch",
     "trial_setup",
     "turn_key",
     "turn_request",
+    "unit_dar_task",
 ]

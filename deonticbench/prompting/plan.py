@@ -308,6 +308,7 @@ class _DomainPlanner:
         settings = [m for m in modes if m in SETTINGS]
         # Under the paper protocol few-shot takes upstream's exemplars: the harness's
         # pool is needed only by the modes that keep the harness's (agent-few-shot).
+        # Under dar, agent-few-shot's examples are DAR's examples.txt: no pool either.
         harness_shots = [m for m in modes if mode_protocol(self.protocol, m) == "harness"]
         if any(prompted_counterpart(m) == "few-shot" for m in harness_shots) or settings:
             pool_cases, note = exemplar_pool(domain, source)
@@ -347,7 +348,10 @@ class _DomainPlanner:
                     paper_exemplar, shown = self.airline_pool.exemplar(case)
                     shots = (shown,) if shown is not None else ()
             # agent-few-shot gets the very exemplars few-shot gets: a fair pairing
-            elif prompted_counterpart(mode) == "few-shot":
+            elif (
+                prompted_counterpart(mode) == "few-shot"
+                and mode_protocol(self.protocol, mode) == "harness"
+            ):
                 shots = tuple(
                     self.choose(domain, self.pool, case, domain.few_shot_count, self.seed)
                 )

@@ -34,12 +34,13 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ..errors import SandboxError
-from ..solver import TIMEOUT_TERM_IGNORED, Execution, Limits, Solver
+from ..solver import TIMEOUT_TERM_IGNORED, Execution, Limits, Toplevel
 
 DAR_TIMEOUT_S = 30.0
 """test.sh's ``TIMEOUT=30``: the wall clock of ``timeout`` around ``swipl``."""
@@ -166,6 +167,15 @@ def _read_file(app: Path, relative: str) -> str | None:
             os.close(fd)
 
 
+class RunsPrograms(Protocol):
+    """What runs test.sh's program: a ``Solver``, or the runner, which bounds how many
+    programs wait for the pool at once."""
+
+    def arun(
+        self, program: str, limits: Limits | None = None, *, toplevel: Toplevel = "halt"
+    ) -> Awaitable[Execution]: ...
+
+
 def dar_limits(timeout_s: float = DAR_TIMEOUT_S) -> Limits:
     """The solver's limits for DAR's run: test.sh's wall clock, the rest the solver's."""
     return Limits(timeout_s=timeout_s)
@@ -199,7 +209,7 @@ async def ajudge_app(
     expected_label: str,
     *,
     direct: bool,
-    solver: Solver,
+    solver: RunsPrograms,
     timeout_s: float = DAR_TIMEOUT_S,
 ) -> DarVerdict:
     """DAR's verdict on a final ``/app`` folder (direct mode: ``output/answer.txt``;
@@ -219,6 +229,7 @@ __all__ = [
     "SOLUTION_FILE",
     "VERIFIER_TIMEOUT",
     "DarVerdict",
+    "RunsPrograms",
     "ajudge_app",
     "answer_text",
     "dar_limits",

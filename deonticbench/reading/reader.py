@@ -25,7 +25,7 @@ from typing import Protocol
 from ..data.cases import Gold
 from ..data.domains import Domain
 from ..solver.execution import Execution, Toplevel
-from ..vocabulary.protocols import ReaderName, check_protocol
+from ..vocabulary.protocols import ReaderName, check_reader
 from .answers import Answer
 from .harness import HARNESS_READER
 from .outcomes import Outcome
@@ -61,5 +61,5 @@ class Reader(Protocol):
 
 def reader_for(name: ReaderName | str) -> Reader:
     """The reader called ``name`` (one sentence naming the readers for an unknown one)."""
-    checked = check_protocol(name, what="reader")
+    checked = check_reader(name)
     return HARNESS_READER if checked == "harness" else PAPER_READER

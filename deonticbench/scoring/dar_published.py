@@ -9,7 +9,7 @@ tasks, verifier and scorer, which no other protocol reproduces.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -68,21 +68,46 @@ def dar_runs(scores: Sequence[RunScores]) -> tuple[list[RunScores], list[str]]:
     return kept, notes
 
 
-def against_dar(scores: Sequence[RunScores]) -> Table:
-    """Each DAR-protocol run's rows (stage ``first``, percent) above DAR's cells for the
-    same model, every harness (every model's when DAR did not run the run's model)."""
+DarFigures = Mapping[tuple[str, str], tuple[float, float]]
+"""A run's DAR readings per (domain, mode): (DAR's default, ``--errors-as-incorrect``),
+as fractions (``integrations.harbor.comparisons.scorer_rows``)."""
+
+
+def _run_rows(label: str, s: RunScores, dar: DarFigures | None) -> list[list[str]]:
+    """A run's rows: with its DAR readings, DAR's default and strict figures (what DAR's
+    table reports) above the harness reader's figure of the same final states."""
+    rows = []
+    for mode in s.modes:
+        if dar is not None:
+            for index, name in enumerate(("DAR", "DAR strict")):
+                row = ["this run", label, f"{MODE_TITLES[mode]} ({name})"]
+                for domain in DAR_DOMAINS:
+                    found = dar.get((domain, mode))
+                    row.append(f"{100 * found[index]:.1f}" if found else MISSING)
+                rows.append(row)
+        title = f"{MODE_TITLES[mode]} (harness reader)" if dar is not None else MODE_TITLES[mode]
+        row = ["this run", label, title]
+        for domain in DAR_DOMAINS:
+            g = s.group(domain, mode, "first")
+            row.append(estimate_text(g.estimate) if g else MISSING)
+        rows.append(row)
+    return rows
+
+
+def against_dar(
+    scores: Sequence[RunScores], dar: Sequence[DarFigures | None] | None = None
+) -> Table:
+    """Each DAR-protocol run's rows (stage ``first``, percent; with ``dar``, each run's
+    DAR readings first) above DAR's cells for the same model, every harness (every
+    model's when DAR did not run the run's model)."""
     headers = ["Source", "Model", "Setting", *DAR_DOMAINS]
     rows: list[list[str]] = []
     cells = load_dar_results()
-    for label, s in zip(run_labels(scores), scores, strict=True):
+    figures = list(dar) if dar is not None else [None] * len(scores)
+    for label, s, found in zip(run_labels(scores), scores, figures, strict=True):
         wanted = normalise_model(s.run.model)
         mine = [c for c in cells if normalise_model(c.model) == wanted] or list(cells)
-        for mode in s.modes:
-            row = ["this run", label, MODE_TITLES[mode]]
-            for domain in DAR_DOMAINS:
-                g = s.group(domain, mode, "first")
-                row.append(estimate_text(g.estimate) if g else MISSING)
-            rows.append(row)
+        rows += _run_rows(label, s, found)
         for model, harness in dict.fromkeys((c.model, c.harness) for c in mine):
             values = {c.domain: c.value for c in mine if (c.model, c.harness) == (model, harness)}
             published = [

@@ -39,8 +39,9 @@ from ..vocabulary.protocols import (
     PROTOCOL_MODES,
     READERS,
     ReaderName,
-    check_protocol,
+    check_reader,
     mode_protocol,
+    protocol_reader,
 )
 from .metrics import DEFAULT_BOOTSTRAP
 from .scores import RunScores, score_run
@@ -150,14 +151,14 @@ def reread_run(run: Run, reading: ReaderName | str, *, solver: Solver | None = N
     """``run`` with every stored reply of its protocol modes read by ``reading``'s reader
     (see the module docstring); programs that must run again go through ``solver`` (a
     pool under the run's limits is opened when None and some must)."""
-    name = check_protocol(reading, what="reader")
+    name = check_reader(reading)
     reader = reader_for(name)
     plans: list[tuple[Record, Domain, list[_Pending]]] = []
     for record in run.records:
         domain = DOMAINS.get(record.domain)
         if domain is None or not _rereadable(record):
             continue
-        original = reader_for(mode_protocol(run.protocol, record.mode))
+        original = reader_for(protocol_reader(mode_protocol(run.protocol, record.mode)))
         pendings = [
             _prepare_attempt(reader, original, domain, record.mode, a) for a in record.attempts
         ]

@@ -205,13 +205,15 @@ def worker_policy(workdir: str) -> SandboxPolicy:
     )
 
 
-def shell_policy(workspace: Path) -> SandboxPolicy:
-    """The agents' bash tool: ``workspace`` writable at ``/workspace``, its home."""
+def shell_policy(workspace: Path, mount: str | None = None) -> SandboxPolicy:
+    """The agents' bash tool: ``workspace`` writable at ``mount`` (``/workspace``
+    unless told: ``/app`` for DAR's tasks), its home."""
+    at = mount or SANDBOX_WORKSPACE
     return SandboxPolicy(
         kind="shell",
-        chdir=SANDBOX_WORKSPACE,
-        binds=(Bind(str(Path(workspace).resolve()), SANDBOX_WORKSPACE, writable=True),),
-        setenv=(("HOME", SANDBOX_WORKSPACE), ("LANG", "C.UTF-8")),
+        chdir=at,
+        binds=(Bind(str(Path(workspace).resolve()), at, writable=True),),
+        setenv=(("HOME", at), ("LANG", "C.UTF-8")),
     )
 
 

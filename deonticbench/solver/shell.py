@@ -49,7 +49,13 @@ class ShellResult:
     wall_s: float
 
 
-def shell_argv(workspace: Path, command: str, uid: int | None, limits: ShellLimits) -> list[str]:
+def shell_argv(
+    workspace: Path,
+    command: str,
+    uid: int | None,
+    limits: ShellLimits,
+    mount: str | None = None,
+) -> list[str]:
     """The full command line: the limits (``prlimit``, inherited by everything the
     command starts), the sandbox, the uid drop, bash.  No Python between fork and exec,
     so the command starts by vfork, not by copying the harness's memory."""
@@ -65,7 +71,7 @@ def shell_argv(workspace: Path, command: str, uid: int | None, limits: ShellLimi
         "--",
     ]
     # RLIMIT_NPROC binds only a uid that is not root: each trial has its own.
-    argv += [*shell_policy(workspace).argv(), *drop_privileges(uid)]
+    argv += [*shell_policy(workspace, mount).argv(), *drop_privileges(uid)]
     return [*argv, "bash", "-c", command]
 
 
@@ -91,16 +97,22 @@ def _exits_within(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
 
 
 def run_shell(
-    workspace: Path, command: str, *, uid: int | None, limits: ShellLimits | None = None
+    workspace: Path,
+    command: str,
+    *,
+    uid: int | None,
+    limits: ShellLimits | None = None,
+    mount: str | None = None,
 ) -> ShellResult:
-    """Run ``command`` with ``workspace`` as its only writable folder; never raises for
-    what the command does (only when no sandbox can be made here)."""
+    """Run ``command`` with ``workspace`` as its only writable folder, shown at ``mount``
+    (default ``/workspace``); never raises for what the command does (only when no
+    sandbox can be made here)."""
     limits = limits or ShellLimits()
     if not bwrap_works():
         raise SandboxError("the bash tool needs bubblewrap (bwrap), which cannot run here.")
     if uid is None and os.geteuid() == 0:
         raise SandboxError("the bash tool needs an unprivileged uid when run as root.")
-    argv = shell_argv(workspace, command, uid, limits)
+    argv = shell_argv(workspace, command, uid, limits, mount)
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
         proc = subprocess.Popen(

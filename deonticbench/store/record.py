@@ -88,6 +88,10 @@ class AgentInfo:
     ran_program: bool | None = None
     """Whether the agent ran a program it had written (``run_prolog`` on a file it wrote,
     or any ``bash`` command in the shell tool set); None for an import."""
+    dar: dict[str, Any] | None = None
+    """Under ``--protocol dar``, DAR's verifier on the trial's final /app
+    (``agents.dar_judge``): ``reward`` (1, 0, or None when test.sh writes none),
+    ``stdout`` (what DAR's scorer reads) and Harbor's ``exception``; None otherwise."""
 
     @classmethod
     def from_json(cls, obj: Any) -> AgentInfo:
@@ -187,7 +191,7 @@ class Record:
             # Only when set: a prompted record's line is the same as before agents.
             agent = asdict(self.agent)
             # The format fields only when known, so an imported trial's line is unchanged.
-            for name in ("protocol", "turn_kinds", "ran_program"):
+            for name in ("protocol", "turn_kinds", "ran_program", "dar"):
                 if agent[name] is None:
                     del agent[name]
             out["agent"] = agent

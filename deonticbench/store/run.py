@@ -36,8 +36,9 @@ from ..vocabulary.protocols import (
     PROTOCOL_MODES,
     ProtocolName,
     ReaderName,
-    check_protocol,
+    check_reader,
     mode_protocol,
+    protocol_reader,
     recorded_protocol,
 )
 from .config import CASE_ORDER_KEY, read_config, read_config_forgiving
@@ -150,8 +151,8 @@ def reading_of(run: Run, mode: str) -> ReaderName:
     protocol's (``mode_protocol``)."""
     reading = run.config.get(READING_KEY)
     if reading is not None and mode in PROTOCOL_MODES:
-        return check_protocol(reading, what="reader")
-    return mode_protocol(run.protocol, mode)
+        return check_reader(reading)
+    return protocol_reader(mode_protocol(run.protocol, mode))
 
 
 def load_run(path: str | os.PathLike[str], *, policy: ReadPolicy = "forgiving") -> Run:

@@ -31,8 +31,9 @@ from ..vocabulary.exemplars import (
     ExemplarChoice,
     current_exemplar_choice,
 )
-from ..vocabulary.modes import MODES, VERBAL_MODE, Mode, parse_modes
+from ..vocabulary.modes import MODES, VERBAL_MODE, Mode, is_agentic, parse_modes
 from ..vocabulary.protocols import (
+    DAR_PROTOCOL,
     DEFAULT_PROTOCOL,
     ProtocolName,
     check_protocol,
@@ -196,6 +197,8 @@ class RunSpec:
                 f"{', '.join(EXEMPLAR_CHOICES)}."
             )
         check_protocol(self.protocol)
+        if self.protocol == DAR_PROTOCOL:
+            _check_dar_run(self)
         if self.distractors is not None and (
             not isinstance(self.distractors, int) or self.distractors < 0
         ):
@@ -397,6 +400,33 @@ def _pairs(value: object, kind: type) -> tuple[tuple[str, Any], ...]:
         key, val = item
         out.append((str(key), val if kind is int else str(val)))
     return tuple(out)
+
+
+def _check_dar_run(spec: RunSpec) -> None:
+    """What ``--protocol dar`` refuses, in one sentence, before anything runs: a mode
+    DAR never ran (its adapters are agentic tasks only), a domain not in DAR's task set
+    (housing), and distractors (DAR's statute.txt is DAR's, as its adapter writes it)."""
+    from ..prompting.dar import DAR_DOMAINS  # only a dar run needs DAR's task set
+
+    prompted = [m for m in spec.modes if not is_agentic(m)]
+    if prompted:
+        raise ConfigError(
+            f"--protocol dar runs the agentic modes only (agent-direct, agent-zero-shot, "
+            f"agent-few-shot), not {', '.join(prompted)}: run those under --protocol paper "
+            "or harness."
+        )
+    outside = [d for d in spec.domains if d not in DAR_DOMAINS]
+    if outside:
+        kept = [d for d in spec.domains if d in DAR_DOMAINS] or list(DAR_DOMAINS)
+        raise ConfigError(
+            f"{', '.join(outside)} is not in DAR's task set, so --protocol dar refuses it: "
+            f"pass --domains {','.join(kept)} (or run it under --protocol harness)."
+        )
+    if spec.distractors is not None:
+        raise ConfigError(
+            "--protocol dar shows DAR's statute.txt as DAR's adapter writes it, so it takes "
+            "no --distractors."
+        )
 
 
 def _domain_names(domains: Iterable[str | Domain] | str) -> tuple[str, ...]:

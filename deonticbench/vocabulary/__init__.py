@@ -37,6 +37,7 @@ from .modes import (
     writes_program,
 )
 from .protocols import (
+    DAR_PROTOCOL,
     DEFAULT_PROTOCOL,
     DEPARTURE_MARK,
     LEAK_MARK,
@@ -47,8 +48,10 @@ from .protocols import (
     ProtocolName,
     ReaderName,
     check_protocol,
+    check_reader,
     departure_note,
     mode_protocol,
+    protocol_reader,
     recorded_protocol,
     reference_leak_note,
     sampling_departures,
@@ -58,6 +61,7 @@ from .protocols import (
 __all__ = [
     "AGENT_MODES",
     "ALL_MODES",
+    "DAR_PROTOCOL",
     "DEFAULT_EXEMPLARS",
     "DEFAULT_PROTOCOL",
     "DEPARTURE_MARK",
@@ -85,6 +89,7 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "check_protocol",
+    "check_reader",
     "current_exemplar_choice",
     "departure_note",
     "is_agentic",
@@ -92,6 +97,7 @@ __all__ = [
     "mode_rank",
     "parse_modes",
     "prompted_counterpart",
+    "protocol_reader",
     "recorded_protocol",
     "reference_leak_note",
     "sampling_departures",

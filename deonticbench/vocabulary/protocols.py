@@ -1,4 +1,4 @@
-"""The two protocols a run's prompted modes can follow, and the reader that goes with each.
+"""The protocols a run can follow, and the reader that goes with each.
 
 ``paper``: what upstream's released scripts (at the commit ``data/manifest.json`` pins)
 send and read: their own prompt texts and exemplars, read at run time from the pinned
@@ -8,9 +8,16 @@ upstream files, their sampling, and their reader.  Table 2 of the paper came fro
 registry's sampling (``eval/models.yaml``) and the harness's reader, which abstains on
 two different answers instead of taking the first.
 
-The protocol decides the first attempt of direct, zero-shot and few-shot; the agentic
-modes and the diagnostic settings have no upstream counterpart and always use the
-harness's templates.  docs/prompts.md "Protocols" sets the two side by side.
+``dar``: the agentic modes as DAR (*Deontic Reasoning with Agentic Harnesses*) framed
+them: DAR's instruction and /app files (``prompting.dar``), judged by DAR's verifier
+(``reading.dar``), the harness's reader of the same final state beside it.  A run
+protocol only: it has no prompted modes and is no reader (its records are read by the
+harness's judge, its DAR view by DAR's scorer).
+
+The paper and harness protocols decide the first attempt of direct, zero-shot and
+few-shot; the agentic modes and the diagnostic settings have no upstream counterpart and
+use the harness's templates, except under ``dar``.  docs/prompts.md "Protocols" and
+docs/agents.md "Protocols" set them side by side.
 """
 
 from __future__ import annotations
@@ -19,10 +26,12 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ..errors import ConfigError
-from .modes import MODES, Mode
+from .modes import MODES, Mode, is_agentic
 
-ProtocolName = Literal["paper", "harness"]
-PROTOCOLS: tuple[ProtocolName, ...] = ("paper", "harness")
+ProtocolName = Literal["paper", "harness", "dar"]
+PROTOCOLS: tuple[ProtocolName, ...] = ("paper", "harness", "dar")
+DAR_PROTOCOL: ProtocolName = "dar"
+"""DAR's framing of the agentic modes (``eval --protocol dar``); agentic modes only."""
 DEFAULT_PROTOCOL: ProtocolName = "paper"
 """What ``eval`` follows unless told otherwise: the protocol the paper's figures came from."""
 LEGACY_PROTOCOL: ProtocolName = "harness"
@@ -33,9 +42,10 @@ PROTOCOL_MODES: tuple[Mode, ...] = MODES
 the diagnostic settings, the verbal-confidence variant) always uses the harness's
 templates, having no counterpart in upstream's scripts."""
 
-ReaderName = ProtocolName
-"""A reader is named after the protocol it belongs to; any run can be re-read by either."""
-READERS: tuple[ReaderName, ...] = PROTOCOLS
+ReaderName = Literal["paper", "harness"]
+"""A reader is named after the protocol it belongs to; any run can be re-read by either.
+The dar protocol has no reader of its own: DAR judges final states, not replies."""
+READERS: tuple[ReaderName, ...] = ("paper", "harness")
 
 
 def check_protocol(name: object, *, what: str = "protocol") -> ProtocolName:
@@ -44,6 +54,20 @@ def check_protocol(name: object, *, what: str = "protocol") -> ProtocolName:
         if name == protocol:
             return protocol
     raise ConfigError(f"unknown {what} {name!r}; choose from {', '.join(PROTOCOLS)}.")
+
+
+def check_reader(name: object) -> ReaderName:
+    """``name`` as a reader name, or one sentence saying which readers there are."""
+    for reader in READERS:
+        if name == reader:
+            return reader
+    raise ConfigError(f"unknown reader {name!r}; choose from {', '.join(READERS)}.")
+
+
+def protocol_reader(protocol: ProtocolName) -> ReaderName:
+    """The reader of a protocol's records: the paper's for ``paper``, else the harness's
+    (a dar run's records hold the harness's judgement of each final state)."""
+    return "paper" if protocol == "paper" else "harness"
 
 
 def recorded_protocol(config: object) -> ProtocolName:
@@ -55,8 +79,12 @@ def recorded_protocol(config: object) -> ProtocolName:
 
 def mode_protocol(protocol: str, mode: str) -> ProtocolName:
     """The protocol a mode of a run followed: the run's for the prompted modes, the
-    harness's for every other (``PROTOCOL_MODES``)."""
-    return check_protocol(protocol) if mode in PROTOCOL_MODES else "harness"
+    harness's for every other (``PROTOCOL_MODES``); under ``dar``, dar for the agentic
+    modes (the only ones a dar run has)."""
+    checked = check_protocol(protocol)
+    if checked == DAR_PROTOCOL:
+        return DAR_PROTOCOL if is_agentic(mode) else "harness"
+    return checked if mode in PROTOCOL_MODES else "harness"
 
 
 LEAK_MARK = "†"

@@ -1,8 +1,11 @@
-"""The scorer comparison: the same imported Harbor run scored two ways, the paper's (the
-harness's judging and metrics) and DAR's (their scorer, both behaviours), side by side
-per domain × mode.
+"""The scorer comparison: the same final states scored two ways, the harness's judging
+and the paper's metrics, and DAR's (their scorer, both behaviours), side by side per
+domain × mode: for a run imported from Harbor (DAR's view in ``harbor.jsonl``) and for
+a run made with ``eval --protocol dar`` (DAR's verifier on each trial's final /app, in
+its record's ``agent.dar``).
 
-``score --dar-rules`` prints this table; docs/harbor.md explains every difference.
+``score --dar-rules`` prints this table, and ``score`` prints it for every dar-protocol
+run; docs/harbor.md and docs/agents.md explain every difference.
 """
 
 from __future__ import annotations
@@ -11,10 +14,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...data.domains import DISPLAY_ORDER, DOMAINS
 from ...scoring.scores import RunScores
+from ...store.run import Run
 from ...vocabulary.modes import mode_rank
+from ...vocabulary.protocols import DAR_PROTOCOL
 from . import dar
 from .importer import read_dar_view
 
@@ -36,10 +42,29 @@ class ScorerRow:
         return score.accuracy if self.metric == "accuracy" else score.macro_f1
 
 
+def dar_view(run_dir: str | Path, run: Run) -> list[dict[str, Any]]:
+    """What DAR's scorer reads of each trial of a run (rows of ``harbor.jsonl``'s shape):
+    the import's file, or for a dar-protocol run its records' ``agent.dar``, where
+    test.sh always ran (it may have printed nothing: ``("", "")``)."""
+    if run.protocol != DAR_PROTOCOL:
+        return read_dar_view(run_dir)
+    rows = []
+    for record in run.records:
+        verdict = record.agent.dar if record.agent is not None else None
+        if verdict is None:
+            continue
+        expected, got = dar.read_verifier_output(str(verdict.get("stdout") or ""))
+        exception = verdict.get("exception")
+        rows.append(
+            {"key": list(record.key), "expected": expected, "got": got,
+             "exception": exception, "missing_stdout": False}
+        )  # fmt: skip
+    return rows
+
+
 def scorer_rows(run_dir: str | Path, scores: RunScores) -> list[ScorerRow]:
-    view = read_dar_view(run_dir)
     groups: dict[tuple[str, str], list[dar.DarTrial]] = defaultdict(list)
-    for row in view:
+    for row in dar_view(run_dir, scores.run):
         domain, _, mode, _ = row["key"]
         groups[(domain, mode)].append(
             dar.DarTrial(
@@ -115,4 +140,4 @@ def render_scorer_table(rows: Sequence[ScorerRow]) -> str:
     return "\n".join(text) + "\n"
 
 
-__all__ = ["ScorerRow", "overall", "render_scorer_table", "scorer_rows"]
+__all__ = ["ScorerRow", "dar_view", "overall", "render_scorer_table", "scorer_rows"]

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import ConfigError
-from ...scoring.dar_published import against_dar, dar_runs
+from ...scoring.dar_published import DarFigures, against_dar, dar_runs
 from ...scoring.scores import RunScores
 from ...scoring.tables import render
 from ...store.folder import is_run_folder
+from ...vocabulary.protocols import DAR_PROTOCOL
 from .comparisons import render_scorer_table, scorer_rows
 from .dar_jobs import SCORERS, is_jobs_folder, jobs_report, pick_scorer
 
@@ -43,19 +44,42 @@ def jobs_folders_report(paths: Sequence[Path], strict: bool, scorer: str) -> str
     return jobs_report(paths, "adapters" if chosen == "adapters" else "meta-harness", strict)
 
 
-def dar_rules_text(scores: Sequence[RunScores]) -> str:
-    """Each imported run scored by DAR's rules beside the paper's."""
+def is_dar_run(scores: RunScores) -> bool:
+    """A run made with ``eval --protocol dar``: ``score`` shows DAR's readings of it."""
+    return scores.run.protocol == DAR_PROTOCOL
+
+
+def dar_rules_text(scores: Sequence[RunScores], *, every: bool = True) -> str:
+    """Each imported run scored by DAR's rules beside the paper's, and each dar-protocol
+    run's DAR readings (default and strict) beside the harness reader's figure of the
+    same final states; ``every`` False: the dar-protocol runs only (plain ``score``)."""
     return "".join(
-        f"\nDAR's rules beside the paper's: {s.run.path}\n"
+        (
+            f"\nDAR's verifier and scorer beside the harness reader, same final states: "
+            f"{s.run.path}\n"
+            if is_dar_run(s)
+            else f"\nDAR's rules beside the paper's: {s.run.path}\n"
+        )
         + render_scorer_table(scorer_rows(s.run.path, s))
         for s in scores
+        if every or is_dar_run(s)
     )
 
 
 def against_dar_text(scores: Sequence[RunScores], fmt: str) -> tuple[list[str], str]:
     """(a note per run left out, DAR's table beside the runs of the dar protocol)."""
     kept, notes = dar_runs(scores)
-    return notes, "\n" + render(against_dar(kept), fmt if fmt != "json" else "table")
+    figures = [_dar_figures(s) for s in kept]
+    return notes, "\n" + render(against_dar(kept, figures), fmt if fmt != "json" else "table")
 
 
-__all__ = ["against_dar_text", "dar_rules_text", "jobs_folders_report"]
+def _dar_figures(scores: RunScores) -> DarFigures | None:
+    """A dar-protocol run's DAR readings per cell (None for a run without them: one
+    recorded as dar before its records kept DAR's verdicts)."""
+    rows = scorer_rows(scores.run.path, scores)
+    if not rows:
+        return None
+    return {(r.domain, r.mode): (r.value(r.dar_default), r.value(r.dar_strict)) for r in rows}
+
+
+__all__ = ["against_dar_text", "dar_rules_text", "is_dar_run", "jobs_folders_report"]

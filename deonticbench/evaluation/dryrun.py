@@ -55,6 +55,7 @@ from ..models.batch import BatchAPI, batch_api
 from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
 from ..models.sampling import RunSampling, run_sampling
 from ..prompting import Prompt
+from ..prompting.dar import DarTask
 from ..prompting.plan import RunPlan, Unit
 from ..store.record import Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
@@ -62,7 +63,7 @@ from ..vocabulary.chat import Message
 from ..vocabulary.modes import is_agentic
 from .cache import CachedResponse, ResponseCache, prompted_key
 from .requests import cache_group, prefix_group, prompt_request, split_requests
-from .trials import goes_by_batch, trial_setup, turn_key, turn_request
+from .trials import goes_by_batch, trial_setup, turn_key, turn_request, unit_dar_task
 
 OPENAI_CACHE_MIN = 1024
 OPENAI_CACHE_STEP = 128
@@ -421,7 +422,12 @@ class _Counting:
                 row.prompt_cache_tokens.add(use)
 
     def first_turns(
-        self, row: DryRunRow, unit: Unit, pending: list[int], options: AgentOptions
+        self,
+        row: DryRunRow,
+        unit: Unit,
+        pending: list[int],
+        options: AgentOptions,
+        dar: DarTask | None = None,
     ) -> None:
         """An agentic unit: the first turn of each pending trial (one call each).  How many
         turns follow, each re-sending the conversation so far, depends on the model: they
@@ -429,7 +435,7 @@ class _Counting:
         model, count_tokens = self.model, self.count_tokens
         agent_model = as_agent(model)
         with tempfile.TemporaryDirectory() as empty:  # a first turn's workspace: nothing written
-            setup = trial_setup(unit, 0, model, agent_model, options, Path(empty))
+            setup = trial_setup(unit, 0, model, agent_model, options, Path(empty), dar=dar)
             messages = first_messages(setup)
             tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
         request = turn_request(unit, 0, messages, tools, 0, options.tool_set, self.rule)
@@ -514,7 +520,8 @@ def _count_units(
             continue
         if is_agentic(unit.mode):
             row.first_turns = True
-            counting.first_turns(row, unit, pending, agent or AgentOptions())
+            dar = unit_dar_task(unit, plan.protocol, plan.source)  # DAR's opening, under dar
+            counting.first_turns(row, unit, pending, agent or AgentOptions(), dar)
             continue
         counting.prompted(row, unit, pending)
     return list(rows.values())

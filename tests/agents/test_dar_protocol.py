@@ -148,6 +148,7 @@ def _scores_show_both_readings(run: Path, mode: Mode) -> None:
     assert result.exit_code == 0, result.output
     assert "dar, harness reader" in result.output
     table = result.output.split("DAR's verifier and scorer beside the harness reader")[1]
+    assert "harness (point)" in table
     airline = next(line.split() for line in table.splitlines() if line.startswith("airline "))
     # the harness reader's figure, DAR's default and DAR's strict, side by side
     assert airline[:7] == ["airline", mode, "accuracy", "1", "100.0", "100.0", "100.0"]

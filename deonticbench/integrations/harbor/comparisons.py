@@ -101,9 +101,12 @@ def overall(rows: Sequence[ScorerRow], strict: bool) -> float:
     return correct / n if n else 0.0
 
 
-def render_scorer_table(rows: Sequence[ScorerRow]) -> str:
-    """The paper's and DAR's scores side by side: the table ``score --dar-rules`` prints."""
-    header = ("domain", "mode", "metric", "n", "paper (point)", "DAR", "DAR strict", "DAR classes")
+def render_scorer_table(rows: Sequence[ScorerRow], *, dar_run: bool = False) -> str:
+    """The paper's and DAR's scores side by side: the table ``score --dar-rules`` prints
+    (``dar_run``: a dar-protocol run's, whose first figure is the harness reader's of
+    DAR's ``Answer:`` line)."""
+    ours = "harness (point)" if dar_run else "paper (point)"
+    header = ("domain", "mode", "metric", "n", ours, "DAR", "DAR strict", "DAR classes")
     lines = [header]
     for r in rows:
         paper = f"{100 * r.paper:.1f}" if r.paper is not None else "-"
@@ -132,8 +135,9 @@ def render_scorer_table(rows: Sequence[ScorerRow]) -> str:
         f"DAR overall accuracy (exact matches / trials): {100 * overall(rows, False):.1f} "
         f"(strict {100 * overall(rows, True):.1f})"
     )
+    read = "harness: the harness reader of the Answer: line" if dar_run else "paper"
     text.append(
-        "paper: the harness's judging (±$1 after rounding; no answer = abstention, never "
+        f"{read}: the harness's judging (±$1 after rounding; no answer = abstention, never "
         "correct); DAR: their scorer (truncation, exact strings; no answer = '' vs '' = "
         "correct); DAR strict: their --errors-as-incorrect."
     )

@@ -60,7 +60,7 @@ def dar_rules_text(scores: Sequence[RunScores], *, every: bool = True) -> str:
             if is_dar_run(s)
             else f"\nDAR's rules beside the paper's: {s.run.path}\n"
         )
-        + render_scorer_table(scorer_rows(s.run.path, s))
+        + render_scorer_table(scorer_rows(s.run.path, s), dar_run=is_dar_run(s))
         for s in scores
         if every or is_dar_run(s)
     )

@@ -455,9 +455,7 @@ async def run_trial(
     """Carry out one trial in ``setup.workdir`` and judge what it left (under the dar
     protocol, by DAR's verifier too, its program run through ``programs``)."""
     workspace = _workspace(setup)
-    mount = DAR_MOUNT if setup.dar is not None else None
-    toolbox = ToolBox(setup.tool_set, workspace.root, setup.domain, execute,
-                      shell_limits=setup.shell_limits, limits=limits, mount=mount)  # fmt: skip
+    toolbox = _toolbox(setup, workspace.root, execute, limits)
     opening = first_messages(setup)
     session = session_id(setup.domain.name, setup.case.id, setup.mode, setup.sample)
     atif = new_trial_trajectory(
@@ -474,10 +472,7 @@ async def run_trial(
         toolbox.close()
     wall = time.monotonic() - start
     logger.debug("trial %s stopped: %s after %d turns", session, stop, run.turns)
-    read_as = harness_domain(setup.domain) if setup.dar is not None else setup.domain
-    judgement = await ajudge_workspace(
-        read_as, setup.mode, workspace.root, execute, run.submitted, last_run=toolbox.last_run
-    )
+    judgement, dar = await _judge_final(setup, workspace.root, run, execute, programs)
     finish_trial_trajectory(
         atif, stop_reason=stop, tool_set=setup.tool_set, protocol=setup.protocol,
         judgement=judgement,
@@ -491,8 +486,7 @@ async def run_trial(
         protocol=setup.protocol,
         ran_program=ran_written_program(run.answered),
     )
-    if setup.dar is not None:
-        info.dar = await _dar_judged(setup.dar, workspace.root, programs)
+    info.dar = dar
     return TrialResult(
         domain=setup.domain,
         judgement=judgement,
@@ -508,10 +502,33 @@ async def run_trial(
     )
 
 
-async def _dar_judged(task: DarTask, root: Path, programs: RunsPrograms | None) -> dict[str, Any]:
+def _toolbox(setup: TrialSetup, root: Path, execute: Execute, limits: Limits | None) -> ToolBox:
+    """The trial's tools over its workspace (shown at /app under the dar protocol)."""
+    mount = DAR_MOUNT if setup.dar is not None else None
+    return ToolBox(setup.tool_set, root, setup.domain, execute,
+                   shell_limits=setup.shell_limits, limits=limits, mount=mount)  # fmt: skip
+
+
+async def _judge_final(
+    setup: TrialSetup,
+    root: Path,
+    run: _Progress,
+    execute: Execute,
+    programs: RunsPrograms | None,
+) -> tuple[Judgement, dict[str, Any] | None]:
+    """The harness's judgement of the final workspace, and under the dar protocol DAR's
+    verifier's too (its program run through ``programs``); the harness reads DAR's
+    ``Answer:`` line there (``dar_judge.harness_domain``)."""
+    toolbox = run.toolbox
+    if setup.dar is None:
+        judged = await ajudge_workspace(setup.domain, setup.mode, root, execute, run.submitted,
+                                        last_run=toolbox.last_run)  # fmt: skip
+        return judged, None
     if programs is None:
         raise ValueError("a dar-protocol trial needs a runner of DAR's verifier programs")
-    return await dar_verdict(task, root, programs)
+    judged = await ajudge_workspace(harness_domain(setup.domain), setup.mode, root, execute,
+                                    run.submitted, last_run=toolbox.last_run)  # fmt: skip
+    return judged, await dar_verdict(setup.dar, root, programs)
 
 
 def __getattr__(name: str) -> Any:

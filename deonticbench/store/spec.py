@@ -196,9 +196,7 @@ class RunSpec:
                 f"unknown exemplar choice {self.exemplars!r}; choose from "
                 f"{', '.join(EXEMPLAR_CHOICES)}."
             )
-        check_protocol(self.protocol)
-        if self.protocol == DAR_PROTOCOL:
-            _check_dar_run(self)
+        _check_protocol(self)
         if self.distractors is not None and (
             not isinstance(self.distractors, int) or self.distractors < 0
         ):
@@ -400,6 +398,12 @@ def _pairs(value: object, kind: type) -> tuple[tuple[str, Any], ...]:
         key, val = item
         out.append((str(key), val if kind is int else str(val)))
     return tuple(out)
+
+
+def _check_protocol(spec: RunSpec) -> None:
+    """The spec's protocol is one there is; under ``dar``, see ``_check_dar_run``."""
+    if check_protocol(spec.protocol) == DAR_PROTOCOL:
+        _check_dar_run(spec)
 
 
 def _check_dar_run(spec: RunSpec) -> None:

@@ -82,11 +82,16 @@ INPUT_FILE_PREFIX = "error: refused: "
 _INPUTS = (STATUTE_FILE, CASE_FILE)
 
 
-def protected_input(call: ToolCall) -> str | None:
-    """The error observation for a ``write_file`` onto an input, or None to run it."""
+def protected_input(call: ToolCall, mount: str | None = None) -> str | None:
+    """The error observation for a ``write_file`` onto an input, or None to run it
+    (``mount``: where the workspace is shown, ``/app`` under the dar protocol, so that
+    ``/app/statute.txt`` is the input it names)."""
     if call.name != "write_file" or call.error is not None:
         return None
-    path = posixpath.normpath(str(call.arguments.get("path", "")).lstrip("/"))
+    path = posixpath.normpath(str(call.arguments.get("path", "")))
+    if mount is not None and path.startswith(f"{mount}/"):
+        path = path[len(mount) + 1 :]
+    path = path.lstrip("/")
     if path in _INPUTS or path == EXAMPLES_DIR or path.startswith(f"{EXAMPLES_DIR}/"):
         return input_file_refusal(path)
     return None

@@ -93,7 +93,7 @@ class ToolBox(ToolState):
                 raise ToolError(f"there is no tool {call.name!r}; the tools are {known}")
             check_arguments(tool, call.arguments)
             refused = early_submit(call, self.mode, self.root) if self.mode else None
-            refused = refused or protected_input(call)
+            refused = refused or protected_input(call, self.mount)
             if refused is not None:
                 return Observation(refused, is_error=True)
             return await tool.handler(self, dict(call.arguments))

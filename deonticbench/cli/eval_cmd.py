@@ -97,8 +97,8 @@ from ._options import (
     "upstream's released scripts send: their own prompt texts, read from the pinned upstream "
     "files, their exemplars, including airline's leave-one-out retrieval from the evaluated "
     "split, and their sampling per model) or harness (this project's templates, leak-free "
-    "exemplars, the registry's sampling).  Agentic modes and the settings always use the "
-    "harness's templates (docs/prompts.md, Protocols).",
+    "exemplars, the registry's sampling); dar: the agentic modes only, on DAR's tasks and "
+    "verifier (docs/agents.md).  Otherwise agentic modes and settings use the harness's.",
 )
 @timeout_option("program_timeout")
 @click.option(

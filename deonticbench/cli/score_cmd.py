@@ -171,7 +171,8 @@ def command(
         text, notes = stdout_text(scores, comparisons, fmt, against == "paper", sensitivity, tables)
         click.echo(text, nl=False)
         _say(notes, wrap=False)
-    if dar_rules or against == "dar" or any(s.run.protocol == "dar" for s in scores):
+    dar_run = fmt not in ("json", "csv") and any(s.run.protocol == "dar" for s in scores)
+    if dar_rules or against == "dar" or dar_run:
         _print_dar_tables(scores, dar_rules, against == "dar", fmt)
     if out is not None:
         # start-up: ``deonticbench --help`` imports every command's module

@@ -196,6 +196,7 @@ def test_the_openai_client_works_the_file_tools_through_app_paths(
             ToolTurn("", [("write_file", {"path": "/app/solution.pl", "content": program})]),
             ToolTurn("", [("run_prolog", {"path": "/app/solution.pl"})]),
             ToolTurn("", [("read_file", {"path": "/etc/passwd"})]),
+            ToolTurn("", [("write_file", {"path": "/app/statute.txt", "content": "x"})]),
             ToolTurn("", [("submit", {})]),
         ]
         turn = turn_number(request)
@@ -222,10 +223,11 @@ def test_the_openai_client_works_the_file_tools_through_app_paths(
     assert seen[0].startswith("/app/statute.txt: lines 1-3")
     assert seen[1].startswith("wrote ") and "status: ok" in seen[2]
     assert seen[3].startswith("error:") and "absolute" in seen[3]
+    assert seen[4].startswith("error: refused: statute.txt is an input of the case")
     assert record.agent is not None and record.agent.dar is not None
     assert record.agent.dar["reward"] == 1 and record.final.outcome == "correct"
     sent = [r for r in fake.log if r.api == "openai"]
-    assert len(sent) == 5 and all("tools" in r.body for r in sent)
+    assert len(sent) == 6 and all("tools" in r.body for r in sent)
 
 
 def test_the_agentic_modes_follow_dar_under_a_dar_run() -> None:

@@ -318,7 +318,9 @@ def read_from_marker(domain: Domain, marker: str) -> Domain:
     class names, any letter case) instead of its own answer line, its programs run as
     written (no entrypoint added): the harness's reading of a task that asks every mode
     for one marked line, as DAR's tasks ask for ``Answer: <value>``."""
-    pattern = rf"^\s*{re.escape(marker)}\s*{_VALUE}\s*$"
+    # A class may end with a period, as the domains' own class lines may.
+    tail = r"\s*$" if domain.label_kind == "numeric" else r"\s*\.?\s*$"
+    pattern = rf"^\s*{re.escape(marker)}\s*{_VALUE}{tail}"
     return replace(
         domain, answer_patterns=(pattern,), answer_line=f"{marker} <value>", entrypoint=None
     )

@@ -230,6 +230,30 @@ def test_the_openai_client_works_the_file_tools_through_app_paths(
     assert len(sent) == 6 and all("tools" in r.body for r in sent)
 
 
+@pytest.mark.parametrize(
+    ("domain", "stdout", "read", "dar_got"),
+    [
+        ("airline", "Answer: $1,166\n", 1166.0, "$1,166"),  # DAR: not 1166
+        ("airline", "Answer: 11\nAnswer: 66\n", None, "1166"),  # DAR joins two lines
+        ("sara_binary", "Answer: entailment.\n", "Entailment", "entailment."),
+        ("uscis", "ANSWER: Accepted\n", "Accepted", "answer:accepted"),  # DAR keeps ANSWER:
+        ("uscis", "Accepted\n", None, None),  # the domain's own line is not asked for
+    ],
+)
+def test_the_harness_reads_dars_answer_line_by_its_own_rules(
+    domain: str, stdout: str, read: object, dar_got: str | None
+) -> None:
+    """The harness reader's figure of a dar final state reads ``Answer: <value>`` (DAR's
+    line in every mode) by the harness's rules, beside what DAR's verifier reads."""
+    from deonticbench.agents.dar_judge import harness_domain
+    from deonticbench.reading.answers import read_program_answer
+    from deonticbench.reading.dar import answer_text, normalise
+
+    assert read_program_answer(harness_domain(get_domain(domain)), stdout).value == read
+    got = answer_text(stdout)
+    assert (normalise("x", got)[1] if got is not None else None) == dar_got
+
+
 def test_the_agentic_modes_follow_dar_under_a_dar_run() -> None:
     assert mode_protocol("dar", "agent-few-shot") == "dar"
     assert mode_protocol("harness", "agent-few-shot") == "harness"

@@ -11,6 +11,8 @@ One module per rule:
 
 * ``workspace``: the trial's folder of files and its instruction (``prompts/agent/``);
 * ``judge``: judging what a trial left in its workspace;
+* ``dar_judge``: under ``--protocol dar``, DAR's verifier on the same final state, and the
+  harness's reading of DAR's ``Answer:`` line;
 * ``tool_table``: the one table of tools, each an entry with its JSON schema and handler,
   checked with ``jsonschema``; the handlers in ``file_tools`` and ``shell_tool``, their
   shared state and observations in ``tool_base``, a turn's calls run by ``tools``

@@ -61,9 +61,12 @@ def run_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
     records = list(records)
     notes: list[str] = []
     if reference:
+        notes += _dar_reference_notes(records)
         disagree: dict[str, set[str]] = {}
         cases: dict[str, set[str]] = {}
         for r in records:
+            if _dar_program_trial(r):
+                continue  # not the data's fault: _dar_reference_notes says why
             cases.setdefault(r.domain, set()).add(r.case_id)
             if r.final.outcome != "correct":
                 disagree.setdefault(r.domain, set()).add(r.case_id)
@@ -96,6 +99,36 @@ def run_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
                 "(paper B.3 averages both classes)."
             )
     return notes + choice_fault_notes(records)
+
+
+def _dar_program_trial(record: Record) -> bool:
+    """A Prolog-mode trial judged by DAR's verifier (``--protocol dar``)."""
+    return (
+        record.agent is not None
+        and record.agent.dar is not None
+        and record.mode in DAR_PROGRAM_MODES
+    )
+
+
+DAR_PROGRAM_MODES = ("agent-zero-shot", "agent-few-shot")
+"""The agentic modes whose answer DAR's verifier reads from ``/app/solution.pl``."""
+
+
+def _dar_reference_notes(records: Sequence[Record]) -> list[str]:
+    """Why the reference model's Prolog-mode trials under the dar protocol answer little:
+    the published programs print each domain's own answer line, and DAR's verifier (and
+    the harness reader, reading DAR's task) wants ``Answer: <value>``."""
+    trials = [r for r in records if _dar_program_trial(r)]
+    unread = [r for r in trials if r.final.outcome != "correct"]
+    if not unread:
+        return []
+    return [
+        f"{len(unread)} of {len(trials)} dar Prolog-mode trial(s) of the reference model read "
+        "no correct answer: the published reference programs print their domain's own "
+        "answer line, not the `Answer: <value>` line DAR's task asks for, so DAR's verifier "
+        "and the harness reader find none there (a framing the programs predate, not a "
+        "defect of the data)."
+    ]
 
 
 _CHOICE_FAULT_SENTENCES = {

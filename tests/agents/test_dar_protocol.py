@@ -300,6 +300,10 @@ def test_eval_protocol_dar_writes_a_run_that_score_against_dar_accepts(tmp_path:
         "--out", str(out), "--no-cache",
     ])  # fmt: skip
     assert result.exit_code == 0, result.output
+    # The reference programs print airline's own line, not DAR's Answer: line: the
+    # summary says so, and does not blame the data for it.
+    assert "a framing the programs predate" in result.output
+    assert "defects of the data" not in result.output
     assert json.loads((out / "config.json").read_text())["protocol"] == "dar"
     (line,) = (out / "records.jsonl").read_text().splitlines()
     assert json.loads(line)["agent"]["dar"]["exception"] in (None, "RewardFileNotFoundError")

@@ -128,7 +128,7 @@ class TrialSetup:
         return decoded_under_schema(self.constrained, self.native)
 
     @property
-    def protocol(self) -> str:
+    def tool_mode(self) -> str:
         """``constrained``, ``native`` or ``text``: what the trajectory and record say."""
         return "constrained" if self.constrained else "native" if self.native else "text"
 
@@ -474,7 +474,7 @@ async def run_trial(
     logger.debug("trial %s stopped: %s after %d turns", session, stop, run.turns)
     judgement, dar = await _judge_final(setup, workspace.root, run, execute, programs)
     finish_trial_trajectory(
-        atif, stop_reason=stop, tool_set=setup.tool_set, protocol=setup.protocol,
+        atif, stop_reason=stop, tool_set=setup.tool_set, tool_mode=setup.tool_mode,
         judgement=judgement,
     )  # fmt: skip
     info = agent_info(
@@ -483,7 +483,7 @@ async def run_trial(
         atif=atif,
         stop_reason=stop,
         wall_s=wall,
-        protocol=setup.protocol,
+        tool_mode=setup.tool_mode,
         ran_program=ran_written_program(run.answered),
     )
     info.dar = dar

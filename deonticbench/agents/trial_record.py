@@ -11,7 +11,7 @@ One statement of each, used by the harness's loop, inspect's agent and Harbor's 
   ``extra.kind``; ``count_turn_kinds`` counts them).
 * ``new_trial_trajectory``/``finish_trial_trajectory``: the ATIF root of a trial (its
   session id, agent, model, the tool set's definitions, the opening messages) and its
-  closing facts (stop reason, tool set, protocol, the judged answer).
+  closing facts (stop reason, tool set, tool mode, the judged answer).
 """
 
 from __future__ import annotations
@@ -123,11 +123,11 @@ def agent_info(
     stop_reason: str,
     wall_s: float,
     cost_usd: float | None = None,
-    protocol: str | None = None,
+    tool_mode: str | None = None,
     ran_program: bool | None = None,
 ) -> AgentInfo:
     """The record's ``agent``: the trial's facts, its tool calls read from ``atif``, and
-    for a trial of ours (``protocol`` given) its turns by kind, also read from ``atif``."""
+    for a trial of ours (``tool_mode`` given) its turns by kind, also read from ``atif``."""
     return AgentInfo(
         tool_set=tool_set,
         turns=turns,
@@ -135,8 +135,8 @@ def agent_info(
         stop_reason=stop_reason,
         wall_s=round(wall_s, 6),
         cost_usd=cost_usd,
-        protocol=protocol,
-        turn_kinds=count_turn_kinds(atif) if protocol is not None else None,
+        tool_mode=tool_mode,
+        turn_kinds=count_turn_kinds(atif) if tool_mode is not None else None,
         ran_program=ran_program,
     )
 
@@ -162,7 +162,7 @@ def new_trial_trajectory(
 
 
 def finish_trial_trajectory(
-    atif: dict[str, Any], *, stop_reason: str, tool_set: str, protocol: str, judgement: Judgement
+    atif: dict[str, Any], *, stop_reason: str, tool_set: str, tool_mode: str, judgement: Judgement
 ) -> None:
     """Close a trial's trajectory with its totals and facts (``extra``)."""
     finish_trajectory(
@@ -170,7 +170,7 @@ def finish_trial_trajectory(
         extra={
             "stop_reason": stop_reason,
             "tool_set": tool_set,
-            "protocol": protocol,
+            "tool_mode": tool_mode,
             "judged": {
                 "answer": judgement.answer.value,
                 "abstain_reason": judgement.answer.reason,

@@ -260,7 +260,7 @@ class Model(ABC):
         """The request fields beyond the conversation that shape an agent turn's reply
         (a schema, ``tool_choice``, ``response_format``), as this backend sends them for
         ``tools``: the response cache keys the turn on them.  Empty for the native and
-        text protocols, whose conversations already differ."""
+        text tool modes, whose conversations already differ."""
         return {}
 
     def identity(self) -> dict[str, Any]:

@@ -37,8 +37,8 @@ class FormatRow:
     model: str
     domain: str
     mode: str
-    protocol: str | None
-    """The distinct protocols of the group's trials, joined by ``+``; None: none recorded."""
+    tool_mode: str | None
+    """The distinct tool modes of the group's trials, joined by ``+``; None: none recorded."""
     n_trials: int
     n_counted: int
     """Trials whose turns were counted by kind (an import's were not)."""
@@ -110,8 +110,8 @@ def _left_answer_share(group: GroupScore | None) -> float | None:
     return _share(sum(o != "abstain" for o in judged), len(judged))
 
 
-def _protocol(infos: Sequence[AgentInfo]) -> str | None:
-    named = dict.fromkeys(i.protocol for i in infos if i.protocol is not None)
+def _tool_mode(infos: Sequence[AgentInfo]) -> str | None:
+    named = dict.fromkeys(i.tool_mode for i in infos if i.tool_mode is not None)
     return "+".join(named) or None
 
 
@@ -126,7 +126,7 @@ def _row(usage: UsageRow, records: Sequence[Record], group: GroupScore | None) -
         model=usage.model,
         domain=usage.domain,
         mode=usage.mode,
-        protocol=_protocol(infos),
+        tool_mode=_tool_mode(infos),
         n_trials=len(records),
         n_counted=sum(i.turn_kinds is not None for i in infos),
         turn_kinds=kinds,
@@ -176,7 +176,7 @@ _SHOWN_KINDS = tuple(k for k in TURN_KINDS if k != "well_formed")
 def format_table(rows: Sequence[FormatRow]) -> Table:
     """The format table: each run's rows one after the other (so ``score --compare`` of a
     constrained and a text run reads side by side)."""
-    headers = ["Run", "Domain", "Setting", "protocol", "n", "turns", "well-formed %"]
+    headers = ["Run", "Domain", "Setting", "tool mode", "n", "turns", "well-formed %"]
     headers += [k.replace("_", " ") for k in _SHOWN_KINDS] + ["1st-turn stops"]
     headers += ["ran program %", "answered %", "score %", "tok/trial"]
     out = []
@@ -187,7 +187,7 @@ def format_table(rows: Sequence[FormatRow]) -> Table:
                 r.run,
                 r.domain,
                 MODE_TITLES.get(r.mode, r.mode),
-                r.protocol or "-",
+                r.tool_mode or "-",
                 str(r.n_trials),
                 UNKNOWN if turns is None else str(turns),
                 _pct(r.well_formed_share),

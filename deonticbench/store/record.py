@@ -57,6 +57,11 @@ class Attempt:
     when None, so runs of well-behaved servers are written as before."""
 
 
+OLD_TOOL_MODE_KEY = "protocol"
+"""What records and trajectories called the tool mode before it had its own name (the
+run's protocol is another thing); still read, never written."""
+
+
 @dataclass
 class AgentInfo:
     """How an agentic trial went (docs/agents.md); None on a prompted record.
@@ -79,9 +84,10 @@ class AgentInfo:
     trajectory_sha256: str | None = None
     cost_usd: float | None = None
     """The cost the source reported (Harbor's ``cost_usd``); None: estimate from tokens."""
-    protocol: str | None = None
+    tool_mode: str | None = None
     """How the trial called its tools: ``native``, ``text`` or ``constrained``
-    (docs/agents.md); None for a trial imported from another harness."""
+    (docs/agents.md, the tool mode); None for a trial imported from another harness.
+    Records written before the rename hold it as ``protocol`` and are read as before."""
     turn_kinds: dict[str, int] | None = None
     """The trial's model turns by kind (``TURN_KINDS``), each turn counted once; None
     for an import, whose turns were not ours to read."""
@@ -97,6 +103,9 @@ class AgentInfo:
     def from_json(cls, obj: Any) -> AgentInfo:
         if not isinstance(obj, dict):
             raise TypeError("'agent' is not an object")
+        if OLD_TOOL_MODE_KEY in obj:  # a record written before the tool mode had its name
+            obj = {**obj}
+            obj.setdefault("tool_mode", obj.pop(OLD_TOOL_MODE_KEY))
         info = cls(**obj)
         if not isinstance(info.tool_calls, dict):
             raise TypeError("'agent.tool_calls' is not an object")
@@ -191,7 +200,7 @@ class Record:
             # Only when set: a prompted record's line is the same as before agents.
             agent = asdict(self.agent)
             # The format fields only when known, so an imported trial's line is unchanged.
-            for name in ("protocol", "turn_kinds", "ran_program", "dar"):
+            for name in ("tool_mode", "turn_kinds", "ran_program", "dar"):
                 if agent[name] is None:
                     del agent[name]
             out["agent"] = agent

@@ -1,6 +1,6 @@
 """Agentic runs end to end: the real runner, the real sandbox and swipl, real run
 folders and cache; the reference agent against validate; the real openai and anthropic
-clients against loopback servers speaking their tool-calling formats; the text protocol;
+clients against loopback servers speaking their tool-calling formats; the text tool mode;
 replay of a run's trajectories."""
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def test_the_text_protocol_and_malformed_calls_cost_a_turn_not_the_run(
         record.final.abstain_reason
     )
     assert all("tools" not in r.body for r in sent)
-    assert "```tool" in sent[0].body["messages"][1]["content"]  # the protocol's section
+    assert "```tool" in sent[0].body["messages"][1]["content"]  # the tool mode's section
     observations = [m["content"] for m in sent[-1].body["messages"] if m["role"] == "user"][1:]
     assert "must be a string" in observations[0] and "not valid JSON" in observations[1]
     assert "no tool 'frobnicate'" in observations[2] and "needs the argument" in observations[3]

@@ -1,4 +1,4 @@
-"""What a turn decoded under a schema may call (issue 28): the constrained protocol's
+"""What a turn decoded under a schema may call (issue 28): the constrained tool mode's
 union leaves out a ``submit`` the early-submit rail would refuse, and bounds every
 free-text argument so that a call fits in its turn; an argument that reached the bound
 is told so.  Through the real runner, loop and sandbox; the agent is scripted and
@@ -54,7 +54,7 @@ def _run(model: SchemaDecoded, solver: Solver, out: Path, mode: Mode) -> Record:
         model, solver, out, domains=[get_domain("airline")], modes=(mode,), limit=1
     )
     (record,) = records.values()
-    assert record.agent is not None and record.agent.protocol == "constrained"
+    assert record.agent is not None and record.agent.tool_mode == "constrained"
     return record
 
 

@@ -1,6 +1,6 @@
 """Each trial counts its turns by kind (issue 28, point 4), refuses a write onto an input of
 the case (a guard rail), records whether it ran a program it wrote, and, under the
-constrained protocol, takes its calls from the backend with the tools in every request.
+constrained tool mode, takes its calls from the backend with the tools in every request.
 Through the real runner, loop and sandbox, with scripted agents."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_every_kind_of_turn_is_counted_once(solver: Solver, tmp_path: Path) -> N
         "well_formed": 3, "malformed": 2, "no_call": 0, "truncated": 0, "refused": 2,
     }  # fmt: skip
     assert set(record.agent.turn_kinds) == set(TURN_KINDS)
-    assert record.agent.ran_program is True and record.agent.protocol == "native"
+    assert record.agent.ran_program is True and record.agent.tool_mode == "native"
     seen = observations(record, out)
     assert seen[0] == NO_PROGRAM and seen[1] == input_file_refusal("case.txt")
     line = json.loads((out / "records.jsonl").read_text().splitlines()[0])
@@ -96,7 +96,7 @@ def test_an_input_of_the_case_cannot_be_overwritten(solver: Solver, tmp_path: Pa
 
 
 class ConstrainedAgent(Model):
-    """A backend of the constrained protocol without a server: it checks each request
+    """A backend of the constrained tool mode without a server: it checks each request
     carries the tools (the schema a real engine decodes under) and a text-form
     conversation asking for one JSON object, and answers with the JSON of its script,
     read back by ``schema_calls`` as a real constrained backend does."""
@@ -135,7 +135,7 @@ def test_constrained_trial_sends_its_tools_and_takes_the_backends_calls(
     out = tmp_path / "run"
     record = _one(agent, solver, out)
     assert record.agent is not None
-    assert record.agent.protocol == "constrained" and record.agent.stop_reason == "submit"
+    assert record.agent.tool_mode == "constrained" and record.agent.stop_reason == "submit"
     assert record.agent.turn_kinds is not None and record.agent.turn_kinds["well_formed"] == 3
     assert record.agent.ran_program is True
     # Every tool but submit before solution.pl exists (guards.admitted), then all six.

@@ -71,7 +71,7 @@ def _facts(record: Record) -> tuple[Any, ...]:
     assert agent is not None
     return (
         agent.stop_reason, agent.turns, agent.tool_calls, agent.turn_kinds, agent.ran_program,
-        agent.protocol, record.final.outcome,
+        agent.tool_mode, record.final.outcome,
     )  # fmt: skip
 
 
@@ -96,7 +96,7 @@ def _same_facts(
     assert _facts(inspected[0]) == _facts(looped[0])
     assert _steps(inspected[1]) == _steps(looped[1])
     assert inspected[1]["extra"]["stop_reason"] == looped[1]["extra"]["stop_reason"]
-    assert inspected[1]["extra"]["protocol"] == looped[1]["extra"]["protocol"] == "native"
+    assert inspected[1]["extra"]["tool_mode"] == looped[1]["extra"]["tool_mode"] == "native"
 
 
 def _both(

@@ -150,12 +150,12 @@ def test_a_constrained_turn_is_never_served_a_text_protocol_reply(
     tmp_path: Path, model_dir: Path
 ) -> None:
     constrained = _eval(tmp_path, model_dir, "constrained")
-    assert constrained.agent is not None and constrained.agent.protocol == "constrained"
+    assert constrained.agent is not None and constrained.agent.tool_mode == "constrained"
     assert constrained.agent.turn_kinds is not None
     assert constrained.agent.turn_kinds["no_call"] == 0
     assert not constrained.final.cached
     text = _eval(tmp_path, model_dir, "text", "tool_protocol=text")
-    assert text.agent is not None and text.agent.protocol == "text"
+    assert text.agent is not None and text.agent.tool_mode == "text"
     assert not text.final.cached  # the same cache held a constrained reply: not served
     again = _eval(tmp_path, model_dir, "again")
     assert again.final.cached  # the constrained reply is served to a constrained turn

@@ -108,7 +108,7 @@ async def test_openai_forces_exactly_one_native_call(fake: FakeProvider) -> None
         "tool_choice": "required",
         "parallel_tool_calls": False,
     }
-    # The native protocol forces nothing, as before.
+    # The native tool mode forces nothing, as before.
     native = load_model("openai:gpt-4.1", overrides=FAST)
     await one_turn(native, turn())
     sent = fake.generation_requests()[-1]
@@ -244,7 +244,7 @@ def test_identity_holds_the_constrained_output_limit_when_set(fake: FakeProvider
             == 2048
         )
         assert "constrained_max_tokens" not in identity(spec, **CONSTRAINED)
-        # The text protocol never uses it, so it is no part of that key.
+        # The text tool mode never uses it, so it is no part of that key.
         assert "constrained_max_tokens" not in identity(
             spec, tool_mode="text", constrained_max_tokens=2048
         )
@@ -267,7 +267,7 @@ async def test_anthropic_forces_one_call(fake: FakeProvider) -> None:
         "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
     }
     assert backend_notes(model) == ()
-    # The native protocol leaves the choice to the model, as before.
+    # The native tool mode leaves the choice to the model, as before.
     native = load_model("anthropic:claude-sonnet-4-5", overrides=FAST)
     await one_turn(native, turn())
     sent = fake.generation_requests()[-1]

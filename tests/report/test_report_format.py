@@ -36,7 +36,7 @@ def _trial(
         tool_calls={} if first_stop else {"submit": 1},
         stop_reason="no_tool_call" if first_stop else "submit",
         wall_s=2.0,
-        protocol=protocol,
+        tool_mode=protocol,
         turn_kinds=kinds,
         ran_program=None if protocol is None else not first_stop,
     )

@@ -45,7 +45,7 @@ def _trial(
         tool_calls={"submit": 1},
         stop_reason=stop,
         wall_s=1.0,
-        protocol=protocol,
+        tool_mode=protocol,
         turn_kinds=kinds,
         ran_program=ran,
     )
@@ -80,7 +80,7 @@ def _housing(protocol: str = "constrained") -> list[Record]:
 
 
 def _airline() -> list[Record]:
-    """Three airline agent-direct trials, two protocols; a no-call stop at turn 2 is not
+    """Three airline agent-direct trials, two tool modes; a no-call stop at turn 2 is not
     a first-turn stop."""
     plan: list[tuple[str, int, float | None, dict[str, int], str, str]] = [
         # case, gold, answer, turn kinds, stop reason, protocol
@@ -156,14 +156,14 @@ def test_each_agentic_domain_and_mode_counts_its_turns_by_kind(constrained: Path
     assert (housing.first_turn_stops, housing.first_turn_stop_share) == (1, 0.25)
     assert housing.ran_program_share == 0.5
     assert housing.left_answer_share == 0.5
-    assert housing.protocol == "constrained"
+    assert housing.tool_mode == "constrained"
     airline = rows["constrained", "airline", "agent-direct"]
     assert airline.turn_kinds == dict.fromkeys(TURN_KINDS, 0) | {"well_formed": 3, "no_call": 2}
     assert airline.well_formed_share == pytest.approx(3 / 5)
     assert (airline.first_turn_stops, airline.n_trials) == (1, 3)  # a2 stopped at turn 2
     assert airline.ran_program_share == 0.0
     assert airline.left_answer_share == pytest.approx(1 / 3)
-    assert airline.protocol == "constrained+text"
+    assert airline.tool_mode == "constrained+text"
 
 
 def test_the_score_and_tokens_beside_are_the_usage_tables(constrained: Path) -> None:
@@ -192,7 +192,7 @@ def test_trials_without_turn_kinds_leave_the_shares_unknown_not_zero(
     (row,) = _rows(imported).values()
     assert row.turn_kinds is None and row.counted_turns is None and row.n_counted == 0
     assert row.well_formed_share is None and row.ran_program_share is None
-    assert row.protocol is None
+    assert row.tool_mode is None
     assert row.left_answer_share == 0.5  # the scorer's verdicts are known all the same
     result = CliRunner().invoke(cli, ["score", str(imported), "--format", "markdown"])
     assert result.exit_code == 0, result.output
@@ -241,7 +241,7 @@ def test_score_json_and_the_written_files_hold_the_format_rows(
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO((out / "format.csv").read_text())))
     assert tuple(rows[0]) == FormatRow.columns()
-    assert [(r["domain"], r["mode"], r["protocol"]) for r in rows] == [
+    assert [(r["domain"], r["mode"], r["tool_mode"]) for r in rows] == [
         ("airline", "agent-direct", "constrained+text"),
         ("housing", "agent-zero-shot", "constrained"),
     ]

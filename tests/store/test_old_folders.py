@@ -80,3 +80,21 @@ def test_an_agentic_folder_that_says_agent_protocol_still_resumes(tmp_path: Path
     again = _eval(out, "--limit", "2")  # a second case: the resumed run goes on
     assert again.returncode == 0, again.stderr
     assert len((out / "records.jsonl").read_text().splitlines()) > before
+
+
+def test_an_agentic_record_written_before_the_tool_mode_had_its_name_reads_as_before() -> None:
+    """A record whose ``agent`` says ``protocol`` (the tool mode's old name) loads with
+    that value as ``tool_mode``, and is written back under the new name only."""
+    new = Record(
+        "airline", "a1", "agent-zero-shot", 0, "0", "reference",
+        [Attempt(index=0, prompt_hash="h", response="")],
+    )  # fmt: skip
+    line = new.to_json()
+    line["agent"] = {
+        "tool_set": "prolog", "turns": 2, "tool_calls": {"submit": 1},
+        "stop_reason": "submit", "wall_s": 1.0, "protocol": "text",
+    }  # fmt: skip
+    old = Record.from_json(json.loads(json.dumps(line)))
+    assert old.agent is not None and old.agent.tool_mode == "text"
+    written = old.to_json()["agent"]
+    assert written["tool_mode"] == "text" and "protocol" not in written

@@ -350,7 +350,7 @@ def _trial_record(
     session = session_id(spec.name, unit.case.id, unit.mode, sample)
     atif = _trajectory(state, usage, session, extras)
     finish_trial_trajectory(
-        atif, stop_reason=stop, tool_set=TOOL_SET, protocol="native", judgement=judgement
+        atif, stop_reason=stop, tool_set=TOOL_SET, tool_mode="native", judgement=judgement
     )
     attempt = judged_attempt(
         judgement,
@@ -366,7 +366,7 @@ def _trial_record(
         atif=atif,
         stop_reason=stop,
         wall_s=float(facts["wall_s"]),
-        protocol="native",
+        tool_mode="native",
         ran_program=bool(facts["ran_program"]),
     )
     record = Record(

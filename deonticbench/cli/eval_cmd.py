@@ -4,42 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import click
 
-from ..api import CacheChoice, EvalResult, PreparedRun, arun, dry_run, prepare, score
-from ..data.domains import DOMAINS, parse_domains
-from ..data.selection import parse_ids, parse_limit
-from ..data.sources import resolve_source
-from ..errors import ConfigError
-from ..evaluation.preflight import LOGPROB_CACHE_NOTE
+from ..api import EvalResult, PreparedRun, arun, dry_run, prepare, score
+from ..data.domains import DOMAINS
 from ..evaluation.progress import ConsoleProgress, summary_table
+from ..evaluation.run_options import EvalOptions, RunOptions
 from ..evaluation.stopping import stopped_by_signals
 from ..evaluation.trials import batch_interactive_note
-from ..models import ignored_params_note, model_notes
 from ..models.tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
 from ..scoring.notes import closing_notes
-from ..solver import ExecutorKind, Limits
 from ..store.batches import BatchLog
 from ..store.spec import (
     AGENT_TOOL_SETS,
     CONFIDENCE_SIGNALS,
     DEFAULT_CONCURRENCY,
     AgentOptions,
-    RunSpec,
-    parse_params,
 )
 from ..vocabulary.exemplars import (
     DEFAULT_EXEMPLARS,
     EXEMPLAR_CHOICES,
     OLD_SEEDED_SPELLING,
-    ExemplarChoice,
 )
-from ..vocabulary.modes import MODES, parse_modes
-from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS, check_protocol
+from ..vocabulary.modes import MODES
+from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from ._options import (
     RENAMED_SEED,
     RenamedChoice,
@@ -234,101 +225,19 @@ from ._options import (
 )
 def command(**options: Any) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
-    args = _Args(**options)
-    if (args.as_json or args.assume_output_tokens is not None) and not args.dry_run:
-        raise ConfigError("--json and --assume-output-tokens go with --dry-run.")
-    if args.assume_output_tokens is not None and args.assume_output_tokens < 0:
-        raise ConfigError("--assume-output-tokens should be 0 or more.")
-    prepared = prepare(_spec(args), args.out, fresh=args.fresh)
-    _model_notes(
-        prepared,
-        params=bool(args.params),
-        quiet=args.as_json,
-        logprob_uncached=prepared.spec.asks_logprobs and not args.no_cache and not args.dry_run,
-    )
-    run_options = _Options(
-        False if args.no_cache else args.cache_path,
-        args.workers,
-        args.retry_errors,
-        cast(ExecutorKind, args.executor),  # a click.Choice of EXECUTORS
-        args.batch,
-        prompt_cache=not args.no_prompt_cache,
-    )
+    args = EvalOptions(**options)
+    prepared = prepare(args.spec(), args.out, fresh=args.fresh)
+    for sentence in args.notes_before_run(prepared.model, prepared.spec):
+        click.echo(f"note: {sentence}", err=True)
     if args.dry_run:
-        _dry_run(prepared, run_options, as_json=args.as_json, assume=args.assume_output_tokens)
+        _dry_run(
+            prepared, args.run_options(), as_json=args.as_json, assume=args.assume_output_tokens
+        )
     else:
-        _run(prepared, run_options, score_after=args.score_after)
+        _run(prepared, args.run_options(), score_after=args.score_after)
 
 
-@dataclass(frozen=True)
-class _Args:
-    """The command line as click parsed it (the options above, by name)."""
-
-    model_spec: str
-    domains: str
-    split: str
-    modes: str
-    exemplar_choice: ExemplarChoice
-    protocol: str
-    program_timeout: float
-    distractors: int | None
-    agent_tools: str
-    agent_max_turns: int
-    agent_max_tokens: int | None
-    agent_timeout: float
-    k: int | None
-    attempts: int | None
-    concurrency: int
-    limit_text: str | None
-    sample_ids: tuple[str, ...]
-    seed: int
-    out: Path | None
-    fresh: bool
-    data_dir: Path | None
-    hub: bool
-    revision: str | None
-    params: tuple[str, ...]
-    cache_path: Path | None
-    no_cache: bool
-    retry_errors: bool
-    workers: int | None
-    executor: str
-    dry_run: bool
-    as_json: bool
-    assume_output_tokens: int | None
-    no_prompt_cache: bool
-    batch: bool
-    score_after: bool
-    confidence: tuple[str, ...]
-
-
-def _spec(args: _Args) -> RunSpec:
-    """What to run, as the library takes it: every check a library user also needs is
-    the spec's, the data source's or ``prepare``'s, in the same sentence."""
-    return RunSpec(
-        model=args.model_spec,
-        params=parse_params(args.params),
-        domains=tuple(d.name for d in parse_domains(args.domains)),
-        split=args.split,
-        modes=parse_modes(args.modes),
-        k=args.k,
-        attempts=args.attempts,
-        exemplar_seed=args.seed,
-        limit=parse_limit(args.limit_text),
-        case_ids=tuple(parse_ids(args.sample_ids)),
-        concurrency=args.concurrency,
-        data=resolve_source(args.data_dir, hub=args.hub, revision=args.revision),
-        exemplars=args.exemplar_choice,
-        distractors=args.distractors,
-        agent=AgentOptions(
-            args.agent_tools, args.agent_max_turns, args.agent_max_tokens, args.agent_timeout
-        ),
-        limits=Limits(timeout_s=args.program_timeout),
-        protocol=check_protocol(args.protocol),
-    ).with_confidence(*args.confidence)
-
-
-def _run(prepared: PreparedRun, options: _Options, *, score_after: bool) -> None:
+def _run(prepared: PreparedRun, options: RunOptions, *, score_after: bool) -> None:
     """The run, then (``--score``) its table and report, then the notes under them."""
     notes: list[str] = []
     code = asyncio.run(_evaluate(prepared, options, notes))
@@ -339,18 +248,6 @@ def _run(prepared: PreparedRun, options: _Options, *, score_after: bool) -> None
     # Last, under the numbers they explain (the summary, or the paper's table).
     for note in notes:
         click.echo(note)
-
-
-def _model_notes(
-    prepared: PreparedRun, *, params: bool, quiet: bool, logprob_uncached: bool
-) -> None:
-    """One line each, on stderr: what the user should know about the model before the run."""
-    notes = [] if quiet else model_notes(prepared.model)
-    ignored = ignored_params_note(prepared.model) if params else None
-    notes += [ignored] if ignored else []
-    notes += [LOGPROB_CACHE_NOTE] if logprob_uncached else []
-    for sentence in notes:
-        click.echo(f"note: {sentence}", err=True)
 
 
 def _score_and_report(out: Path) -> None:
@@ -366,21 +263,8 @@ def _score_and_report(out: Path) -> None:
     click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
 
 
-@dataclass(frozen=True)
-class _Options:
-    """How to run, as opposed to what (the spec)."""
-
-    cache: CacheChoice
-    workers: int | None
-    retry_errors: bool
-    executor: ExecutorKind
-    batch: bool = False
-    prompt_cache: bool = True
-    """``--no-prompt-cache``: False (how we ask, not what comes back)."""
-
-
 def _dry_run(
-    prepared: PreparedRun, options: _Options, *, as_json: bool, assume: int | None
+    prepared: PreparedRun, options: RunOptions, *, as_json: bool, assume: int | None
 ) -> None:
     from ..evaluation.dryrun_text import dry_run_text  # start-up: only for --dry-run
 
@@ -403,7 +287,7 @@ def _dry_run(
     click.echo(text)
 
 
-async def _evaluate(prepared: PreparedRun, options: _Options, notes: list[str]) -> int:
+async def _evaluate(prepared: PreparedRun, options: RunOptions, notes: list[str]) -> int:
     """Run; ``notes`` receives the sentences that explain the summary's numbers (see
     ``scoring.notes.run_notes``), for the caller to print under the last table."""
     with stopped_by_signals(lambda text: click.echo(text, err=True)):

@@ -10,9 +10,9 @@ import click
 
 from ..data.cases import resolve_source
 from ..data.domains import parse_domains
-from ..data.selection import parse_limit
 from ..data.sources import SPLITS
 from ..errors import ConfigError
+from ..export.examples import first_cases
 from ..export.formats import FORMATS
 from ._options import (
     RENAMED_SEED,
@@ -45,6 +45,7 @@ TASK_PROTOCOLS = ("harness", "dar")
 @domains_option()
 @click.option(
     "--prompt-mode",
+    "mode",
     type=click.Choice(["direct", "zero-shot", "few-shot"]),
     default="zero-shot",
     show_default=True,
@@ -69,7 +70,7 @@ TASK_PROTOCOLS = ("harness", "dar")
 )
 @exemplar_seed_option
 @limit_option
-@timeout_option()
+@timeout_option("timeout_s")
 @data_dir_option()
 @hub_option
 @revision_option
@@ -95,132 +96,37 @@ def command(
     fmt: str,
     out: str,
     domains: str,
-    prompt_mode: str,
     protocol: str,
     split: str | None,
-    allow_test: bool,
-    rejected_from: str | None,
-    seed: int,
     limit_text: str | None,
-    timeout: float,
     data_dir: Path | None,
     hub: bool,
     revision: str | None,
-    tokenizer: str | None,
-    max_completion_tokens: int | None,
-    drop_over_length: bool,
+    **options: Any,
 ) -> None:
     """Write a training file of DeonticBench in a trainer's format, with a manifest.
 
     The training pool is the whole split minus the hard split; completions are the
     reference programs (Label: lines removed), kept only when they reproduce the gold
     label in the sandbox."""
-    limit = _first_cases(limit_text)
+    limit = first_cases(limit_text)
     source = resolve_source(data_dir, hub=hub, revision=revision)
     chosen = parse_domains(domains)
     skip_missing = domains.strip().lower() in ("", "all")
     if protocol == "dar" and fmt != HARBOR:
         raise ConfigError("--protocol dar writes Harbor tasks: use it with --format harbor.")
+    where: dict[str, Any] = dict(
+        source=source, domains=chosen, limit=limit, skip_missing=skip_missing
+    )
     if fmt == HARBOR:
-        harbor_split = split or "hard"
-        _export_harbor(
-            out, source, chosen, prompt_mode, harbor_split, limit, seed, skip_missing, protocol
-        )
-        return
-    # start-up: ``deonticbench --help`` imports every command's module
-    from ..export import export_dataset
+        # start-up: ``deonticbench --help`` imports every command's module
+        from ..integrations.harbor.exports import export_harbor_tasks
 
-    report = export_dataset(
-        fmt,
-        out,
-        source=source,
-        domains=chosen,
-        mode=prompt_mode,  # type: ignore[arg-type]
-        split=split or "train",
-        allow_test=allow_test,
-        rejected_from=rejected_from,
-        seed=seed,
-        limit=limit,
-        timeout_s=timeout,
-        skip_missing=skip_missing,
-        tokenizer=tokenizer,
-        max_completion_tokens=max_completion_tokens,
-        drop_over_length=drop_over_length,
-    )
-    for name, counts in report.counts.items():
-        click.echo(_domain_line(name, counts, report.split))
-    dropped = sum(c.dropped for c in report.counts.values() if not c.skipped)
-    if report.lengths is not None:
-        for line in report.lengths.lines():
-            click.echo(line)
-    click.echo(
-        f"wrote {report.rows} rows to {report.out} ({', '.join(report.files)}, manifest.json)"
-    )
-    if dropped:
-        # A row count below the cases read is the data's doing, not a lost row: say so.
-        click.echo(
-            f"note: {dropped} case(s) left out because their reference program does not "
-            "reproduce the gold label (their ids are in manifest.json; docs/data-audit.md)."
-        )
-
-
-def _domain_line(name: str, counts: Any, split: str) -> str:
-    """What an export read, kept and dropped of one domain."""
-    if counts.skipped:
-        return f"{name}: skipped ({counts.skipped})"
-    if split == "train":
-        copies = f", {counts.held_out_copies} hard copies" if counts.held_out_copies else ""
-        read = f"pool {counts.pool} (whole {counts.whole} minus hard {counts.hard}{copies}"
-        # --limit keeps the first cases of the pool: say so, or the sum looks wrong.
-        limited = counts.limited_from
-        read += f"; the first {counts.pool} of {limited} (--limit))" if limited else ")"
+        harbor = dict(prompt_mode=options["mode"], split=split or "hard", seed=options["seed"])
+        lines = export_harbor_tasks(out, protocol, **where, **harbor).lines()
     else:
-        # The test file reads the hard split alone: there is no pool to subtract from.
-        read = f"hard {counts.pool}" + (
-            f" of {counts.hard} (--limit)" if counts.pool < counts.hard else ""
-        )
-    line = f"{name}: {read}, kept {counts.kept}, dropped {counts.dropped} not reproducing gold"
-    return line + (f", {counts.pairs} preference pairs" if counts.pairs else "")
+        from ..export import export_dataset  # start-up, as above
 
-
-def _export_harbor(
-    out: str,
-    source: Any,
-    domains: Any,
-    prompt_mode: str,
-    split: str,
-    limit: int | None,
-    seed: int,
-    skip_missing: bool,
-    protocol: str,
-) -> None:
-    # start-up: ``deonticbench --help`` imports every command's module
-    from ..data.dar_files import dar_origin
-    from ..integrations import export_tasks
-    from ..integrations.harbor.dar_tasks import export_dar_tasks
-
-    common: dict[str, Any] = dict(
-        source=source, domains=domains, prompt_mode=prompt_mode, split=split, limit=limit
-    )
-    if protocol == "dar":
-        report = export_dar_tasks(out, **common, skip_missing=skip_missing)
-        what, origin = "DAR tasks", f", from DAR's files ({dar_origin()})"
-    else:
-        report = export_tasks(out, **common, seed=seed, skip_missing=skip_missing)
-        what, origin = "Harbor tasks", ""
-    for name, count in report.counts.items():
-        click.echo(f"{name}: {count} tasks")
-    for name, reason in report.skipped.items():
-        click.echo(f"{name}: skipped ({reason})")
-    click.echo(f"wrote {len(report.tasks)} {what} ({prompt_mode}, {split}) to {report.out}{origin}")
-
-
-def _first_cases(limit_text: str | None) -> int | None:
-    """``--limit`` read as eval reads it; an export takes the first N cases of its pool
-    (a range names cases of a split, which an export's pool is not)."""
-    limit = parse_limit(limit_text)
-    if isinstance(limit, tuple):
-        raise ConfigError(
-            f"export takes --limit N (the first N cases), not a range ({limit_text})."
-        )
-    return limit
+        # ``options``: the rest of the command's options, by export_dataset's names
+        lines = export_dataset(fmt, out, split=split or "train", **where, **options).lines()
+    click.echo("\n".join(lines))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..data.cases import Case, DataSource, load_cases
 from ..data.domains import Domain
+from ..data.selection import parse_limit
 from ..errors import ConfigError, DataError
 from ..prompting import demonstration, hard_complement, problem_key, render
 from ..prompting.plan import plan_run
@@ -26,6 +27,17 @@ from ..vocabulary.modes import Mode
 
 PROGRAM_MODES: tuple[Mode, ...] = ("zero-shot", "few-shot")
 """Prompt modes whose completion is a program (direct mode has no program to train on)."""
+
+
+def first_cases(limit_text: str | None) -> int | None:
+    """``--limit`` read as eval reads it; an export takes the first N cases of its pool
+    (a range names cases of a split, which an export's pool is not)."""
+    limit = parse_limit(limit_text)
+    if isinstance(limit, tuple):
+        raise ConfigError(
+            f"export takes --limit N (the first N cases), not a range ({limit_text})."
+        )
+    return limit
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,25 @@ class DomainCounts:
     """DPO: examples that found at least one rejected completion."""
     pairs: int = 0
     skipped: str | None = None
+
+    def line(self, split: str) -> str:
+        """What an export read, kept and dropped of this domain."""
+        if self.skipped:
+            return f"{self.domain}: skipped ({self.skipped})"
+        if split == "train":
+            copies = f", {self.held_out_copies} hard copies" if self.held_out_copies else ""
+            read = f"pool {self.pool} (whole {self.whole} minus hard {self.hard}{copies}"
+            # --limit keeps the first cases of the pool: say so, or the sum looks wrong.
+            limited = self.limited_from
+            read += f"; the first {self.pool} of {limited} (--limit))" if limited else ")"
+        else:
+            # The test file reads the hard split alone: there is no pool to subtract from.
+            read = f"hard {self.pool}" + (
+                f" of {self.hard} (--limit)" if self.pool < self.hard else ""
+            )
+        line = f"{self.domain}: {read}, kept {self.kept}, dropped {self.dropped} not "
+        line += "reproducing gold"
+        return line + (f", {self.pairs} preference pairs" if self.pairs else "")
 
     def to_json(self) -> dict[str, object]:
         if self.skipped:

@@ -37,6 +37,20 @@ class ExportReport:
     lengths: LengthReport | None = None
     """Completion lengths in the named tokenizer's tokens (``tokenizer``)."""
 
+    def lines(self) -> list[str]:
+        """What the export read, kept and wrote, per domain, then in all."""
+        out = [counts.line(self.split) for counts in self.counts.values()]
+        out += self.lengths.lines() if self.lengths is not None else []
+        out.append(f"wrote {self.rows} rows to {self.out} ({', '.join(self.files)}, {MANIFEST})")
+        dropped = sum(c.dropped for c in self.counts.values() if not c.skipped)
+        if dropped:
+            # A row count below the cases read is the data's doing, not a lost row: say so.
+            out.append(
+                f"note: {dropped} case(s) left out because their reference program does not "
+                f"reproduce the gold label (their ids are in {MANIFEST}; docs/data-audit.md)."
+            )
+        return out
+
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()

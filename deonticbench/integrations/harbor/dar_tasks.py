@@ -23,6 +23,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...data.dar_files import dar_origin
 from ...data.domains import Domain
 from ...data.sources import SPLITS, DataSource
 from ...errors import ConfigError
@@ -94,6 +95,7 @@ def export_dar_tasks(
                 report.tasks.append(name)
             if cases is not None:
                 report.counts[domain.name] = len(cases)
+    report.what, report.origin = "DAR tasks", f", from DAR's files ({dar_origin(root)})"
     return report
 
 

@@ -101,6 +101,19 @@ class TaskExportReport:
     counts: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     tasks: list[str] = field(default_factory=list)
+    what: str = "Harbor tasks"
+    """Whose tasks, in words: the harness's (Harbor tasks) or DAR's."""
+    origin: str = ""
+    """Where the tasks' files came from, when not from the harness (DAR's files)."""
+
+    def lines(self) -> list[str]:
+        """What the export wrote, one line per domain, then where."""
+        return [
+            *(f"{name}: {count} tasks" for name, count in self.counts.items()),
+            *(f"{name}: skipped ({reason})" for name, reason in self.skipped.items()),
+            f"wrote {len(self.tasks)} {self.what} ({self.prompt_mode}, {self.split}) to "
+            f"{self.out}{self.origin}",
+        ]
 
 
 def task_toml(metadata: dict[str, Any], direct: bool) -> str:

@@ -9,7 +9,8 @@ import click
 
 from ..data.domains import parse_domains
 from ..data.sources import resolve_source
-from ..evaluation.validate import DomainReport, validate
+from ..evaluation.validate import validate
+from ..evaluation.validate_text import validate_json, validate_lines
 from ..solver import ExecutorKind, Limits
 from ._options import (
     data_dir_option,
@@ -54,44 +55,8 @@ def command(
             domains, split, source, solver=solver, skip_missing=domains_spec.strip() == "all"
         )
     total = time.perf_counter() - started
+    shown = (reports, split, solver.sandbox, solver.executor, total)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "split": split,
-                    "sandbox": solver.sandbox,
-                    "executor": solver.executor,
-                    "seconds": round(total, 3),
-                    "domains": {r.domain: r.to_json() for r in reports},
-                },
-                indent=2,
-            )
-        )
-        return
-    _print_table(reports, split, total, f"{solver.sandbox} sandbox, {solver.executor} executor")
-
-
-def _print_table(reports: list[DomainReport], split: str, total: float, sandbox: str) -> None:
-    header = f"{'domain':<14}{'cases':>7}{'agree':>7}{'disagree':>10}{'abstain':>9}{'seconds':>9}"
-    click.echo(f"validate: reference programs on the {split} split ({sandbox})")
-    click.echo(header)
-    click.echo("-" * len(header))
-    for r in reports:
-        click.echo(
-            f"{r.domain:<14}{r.cases:>7}{r.agree:>7}{r.disagree:>10}{r.abstain:>9}{r.seconds:>9.2f}"
-        )
-    click.echo(f"total wall time {total:.2f} s")
-    for r in reports:
-        for c in r.checks:
-            if c.outcome == "wrong":
-                click.echo(
-                    f"  disagree {r.domain} {c.case_id}: program {_show(c.answer)}, gold {c.gold}"
-                )
-            elif c.outcome == "abstain":
-                click.echo(f"  abstain  {r.domain} {c.case_id}: {c.reason} [{c.status}]")
-
-
-def _show(value: float | str | None) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+        click.echo(json.dumps(validate_json(*shown), indent=2))
+    else:
+        click.echo("\n".join(validate_lines(*shown)))

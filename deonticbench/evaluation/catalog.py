@@ -34,6 +34,38 @@ class Catalog:
     models: list[str]
     source: str
 
+    def lines(self) -> list[str]:
+        """The catalog as ``deonticbench list`` prints it."""
+        header = f"  {'domain':<13} {'name':<11} {'metric':<9} {'K':>2} "
+        out = [
+            f"domains (cases per split, from {self.source}):",
+            header + " ".join(f"{s:>6}" for s in SPLITS),
+        ]
+        for d in self.domains:
+            sizes = " ".join(f"{'-' if d.sizes[s] is None else d.sizes[s]:>6}" for s in SPLITS)
+            out.append(
+                f"  {d.name:<13} {d.display_name:<11} {d.metric:<9} {d.default_k:>2} {sizes}"
+            )
+            for split, note in d.notes.items():
+                if note == "hub only":
+                    out.append(f"  {'':<13} {split}: published only on the hub (--hub)")
+        out.append(f"modes: {', '.join(self.modes)}")
+        out.append(f"backends: {', '.join(self.backends)}  (spec: <backend>:<model>)")
+        out.append("models with settings in eval/models.yaml (globs):")
+        out += [f"  {name}" for name in self.models]
+        return out
+
+    def unreadable(self) -> list[str]:
+        """Why each split file that is there cannot be read (it shows as "-" in the
+        sizes): a corrupt data folder must not pass for a smaller one."""
+        return [
+            note
+            for d in self.domains
+            for note in d.notes.values()
+            if note not in ("hub only", "no data source", "hub: not counted offline")
+            and "does not exist" not in note
+        ]
+
 
 def _size(domain_name: str, split: str, source: DataSource) -> tuple[int | None, str]:
     domain = DOMAINS[domain_name]

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from ..store.run import load_run
 from ._options import (
     RENAMED_BOOTSTRAP_SEED,
     RenamingCommand,
@@ -75,35 +74,22 @@ def command(
     """Answer with SMALL_RUN's model when its confidence is at least tau, else defer to
     LARGE_RUN's (or a person): every tau, the Pareto frontier and a cross-fitted tau."""
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..reliability.api import cascade_text, write_cascade
-    from ..reliability.cascade import CascadeError, cascade, load_prices
+    from ..reliability.api import cascade_folders, cascade_text, write_cascade
     from ..reliability.signals import SIGNALS
 
     if signal not in SIGNALS:
         raise click.BadParameter(f"choose from {', '.join(SIGNALS)}", param_hint="--signal")
-    # The paths first, so a wrong one is told in the sentence every command gives.
-    small = load_run(small_run)
-    large = load_run(large_run) if large_run is not None else None
-    if defer_to == "model" and large_run is None:
-        raise CascadeError("cascade needs LARGE_RUN (or --defer-to human).")
-    if defer_to == "human" and large_run is not None:
-        raise CascadeError("--defer-to human takes one run folder, not two.")
-    results = cascade(
-        small,
-        large,
+    results = cascade_folders(
+        small_run,
+        large_run,
         signal=signal,
-        prices=load_prices(prices) if prices else None,
+        prices=prices,
         defer_to="human" if defer_to == "human" else "model",
         human_accuracy=human_accuracy,
         human_cost=human_cost,
-        replicates=replicates,
+        bootstrap=replicates,
         seed=seed,
     )
-    if not results:
-        raise CascadeError(
-            f"No domain x mode of {small_run} has the {signal!r} signal and a counterpart to "
-            "defer to; see `deonticbench score --reliability` for which signals exist."
-        )
     if defer_to == "human":
         click.echo(
             f"deferral: a person, right {human_accuracy:.0%} of the time, at {human_cost} per case"

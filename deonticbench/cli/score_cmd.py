@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import ConfigError
 from ..scoring.comparisons import requested_comparisons
 from ..scoring.notes import against_paper_notes
+from ..scoring.rereading import SensitivityRow, labelled_sensitivity
 from ..scoring.rows import require_scorable
 from ..scoring.scores import RunScores, score_runs
 from ..scoring.stdout import stdout_text
@@ -27,7 +27,8 @@ from ._options import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from ..reliability.api import ScoreExtras
+    from ..scoring.comparisons import Comparison
 
 FORMATS = (*TABLE_FORMATS, "json")
 
@@ -139,13 +140,7 @@ def command(
         if report is not None:  # Harbor jobs folders: what DAR's own scorer prints
             return click.echo(report, nl=False)
     fmt = _checked_options(run_dirs, fmt, as_json, compare, signal)
-    scores = _scores(run_dirs, reading, replicates, seed)
-    _say(f"{s.run.path}: {note}" for s in scores for note in s.notes)
-    require_scorable(scores)
-    if against == "paper":
-        protocols, splits = against_paper_notes([s.run for s in scores])
-        _say(protocols)
-        _say(splits, wrap=False)
+    scores = _scores(run_dirs, reading, replicates, seed, against == "paper")
     comparisons, across = requested_comparisons(
         scores, compare, pairs, pair_modes, replicates, seed
     )
@@ -162,13 +157,25 @@ def command(
         _say(extras.notes)
     sensitivity = []
     if reader_sensitivity:
-        # start-up: only --reader-sensitivity loads re-reading (and the sandbox)
-        from ..scoring.rereading import labelled_sensitivity
-
         sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=seed)
+    _show(scores, comparisons, extras, sensitivity, fmt, out, against, dar_rules)
+
+
+def _show(
+    scores: list[RunScores],
+    comparisons: list[Comparison],
+    extras: ScoreExtras | None,
+    sensitivity: list[tuple[str, SensitivityRow]],
+    fmt: str,
+    out: Path | None,
+    against: str | None,
+    dar_rules: bool,
+) -> None:
+    """The tables on stdout, or every file written to ``out``; DAR's tables either way."""
+    paper = against == "paper"
     if out is None:
         tables = extras.tables if extras is not None else None
-        text, notes = stdout_text(scores, comparisons, fmt, against == "paper", sensitivity, tables)
+        text, notes = stdout_text(scores, comparisons, fmt, paper, sensitivity, tables)
         click.echo(text, nl=False)
         _say(notes, wrap=False)
     dar_run = fmt not in ("json", "csv") and any(s.run.protocol == "dar" for s in scores)
@@ -178,9 +185,7 @@ def command(
         # start-up: ``deonticbench --help`` imports every command's module
         from ..report.score_files import write_score_files
 
-        written = write_score_files(
-            out, scores, comparisons, against == "paper", extras, sensitivity
-        )
+        written = write_score_files(out, scores, comparisons, paper, extras, sensitivity)
         click.echo(f"wrote {len(written)} files to {out}: {', '.join(p.name for p in written)}")
 
 
@@ -199,26 +204,33 @@ def _checked_options(
     if compare and len(run_dirs) < 2:
         raise click.UsageError("--compare needs at least two run folders.")
     # start-up: ``deonticbench --help`` imports every command's module
-    from ..reliability.signals import SIGNALS
+    from ..reliability.signals import check_signal
 
-    if signal not in SIGNALS:
-        # Checked before scoring: a misspelt signal would otherwise leave no cost table.
-        raise ConfigError(f"--signal takes one of {', '.join(SIGNALS)}, not {signal!r}.")
+    check_signal(signal)
     return fmt
 
 
 def _scores(
-    run_dirs: Sequence[Path], reading: str | None, replicates: int, seed: int
+    run_dirs: Sequence[Path], reading: str | None, replicates: int, seed: int, paper: bool
 ) -> list[RunScores]:
-    """The runs scored; with ``--reading`` each read again first, one line per run
-    saying what was read again."""
+    """The runs scored, each run's notes said; with ``--reading`` each read again first,
+    one line per run saying what was read again; with ``--against paper``, what sets the
+    runs apart from the paper's said too."""
     if not reading:
-        return score_runs(run_dirs, bootstrap=replicates, seed=seed)
-    from ..scoring.rereading import reread_scores  # start-up: only --reading needs it
+        scores = score_runs(run_dirs, bootstrap=replicates, seed=seed)
+    else:
+        from ..scoring.rereading import reread_scores  # start-up: only --reading needs it
 
-    scored = reread_scores(run_dirs, reading, replicates, seed)
-    _say(line for _, line in scored)
-    return [s for s, _ in scored]
+        scored = reread_scores(run_dirs, reading, replicates, seed)
+        _say(line for _, line in scored)
+        scores = [s for s, _ in scored]
+    _say(f"{s.run.path}: {note}" for s in scores for note in s.notes)
+    require_scorable(scores)
+    if paper:
+        protocols, splits = against_paper_notes([s.run for s in scores])
+        _say(protocols)
+        _say(splits, wrap=False)
+    return scores
 
 
 def _say(notes: Iterable[str], wrap: bool = True) -> None:

@@ -8,15 +8,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, missing_extra
+from ..errors import missing_extra
 from ..scoring.metrics import DEFAULT_BOOTSTRAP
 from ..scoring.scores import RunScores
 from ..scoring.tables import render, render_csv
 from ..store.run import load_run
-from .cascade import CascadeResult, DeferTo, Prices, cascade
+from .cascade import CascadeError, CascadeResult, DeferTo, Prices, cascade, load_prices
 from .costs import CostModel, cost_reports, load_costs
 from .evaluate import SignalReport, evaluate_groups
-from .signals import SIGNALS, run_signals
+from .signals import SIGNALS, check_signal, run_signals
 from .tables import (
     cascade_table,
     cost_table,
@@ -107,6 +107,47 @@ def write_cascade(results: Sequence[CascadeResult], out: Path) -> int:
     (out / "cascade.md").write_text(render(cascade_table(results), "markdown"), encoding="utf-8")
     written = [draw_cascade(r, out / f"cascade-{r.domain}-{r.mode}.png") for r in results]
     return len(written)
+
+
+def cascade_folders(
+    small: Path,
+    large: Path | None,
+    *,
+    signal: str,
+    prices: Path | None,
+    defer_to: DeferTo,
+    human_accuracy: float,
+    human_cost: float | None,
+    bootstrap: int,
+    seed: int,
+) -> list[CascadeResult]:
+    """``deonticbench cascade``: the run folders (and a ``prices`` file) read, and the
+    cascade of every group that has ``signal``; refused in one sentence when the folders
+    do not fit the deferral, or when no group can form a cascade."""
+    # The paths first, so a wrong one is told in the sentence every command gives.
+    small_run = load_run(small)
+    large_run = load_run(large) if large is not None else None
+    if defer_to == "model" and large is None:
+        raise CascadeError("cascade needs LARGE_RUN (or --defer-to human).")
+    if defer_to == "human" and large is not None:
+        raise CascadeError("--defer-to human takes one run folder, not two.")
+    results = cascade(
+        small_run,
+        large_run,
+        signal=signal,
+        prices=load_prices(prices) if prices else None,
+        defer_to=defer_to,
+        human_accuracy=human_accuracy,
+        human_cost=human_cost,
+        replicates=bootstrap,
+        seed=seed,
+    )
+    if not results:
+        raise CascadeError(
+            f"No domain x mode of {small} has the {signal!r} signal and a counterpart to "
+            "defer to; see `deonticbench score --reliability` for which signals exist."
+        )
+    return results
 
 
 def cascade_frame(
@@ -215,9 +256,7 @@ def score_extras(
     seed: int = 0,
 ) -> ScoreExtras:
     """The reliability table and the cost table of scored runs (as ``score`` prints)."""
-    if signal not in SIGNALS:
-        # A misspelt signal would leave every group without a cost table, silently.
-        raise ConfigError(f"--signal takes one of {', '.join(SIGNALS)}, not {signal!r}.")
+    check_signal(signal)
     out = ScoreExtras()
     cost_models = load_costs(costs) if costs is not None else None
     for s in scores:

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from ..analysis.run import ANALYSIS_FILE, read_analysis
 from ..data.domains import DISPLAY_ORDER, DOMAINS, NUMERIC_TOLERANCE
+from ..errors import ConfigError
 from ..reading.confidence import answer_probability, read_verbal_confidence
 from ..scoring.encoding import STAGES, Stage, encode, stage_attempt
 from ..scoring.metrics import Outcomes, correct_matrix
@@ -47,12 +48,20 @@ __all__ = [
     "GroupSignals",
     "Matrix",
     "agree",
+    "check_signal",
     "consistency",
     "cross_mode",
     "execution_score",
     "run_signals",
 ]
 """The shared names of ``_group`` are re-exported: this is where callers find them."""
+
+
+def check_signal(signal: str) -> None:
+    """``--signal``, checked before any scoring: a misspelt signal would otherwise leave
+    every group without a cost table, silently."""
+    if signal not in SIGNALS:
+        raise ConfigError(f"--signal takes one of {', '.join(SIGNALS)}, not {signal!r}.")
 
 
 def _records_by_cell(records: Sequence[Record], case_ids: Sequence[str]) -> list[list[Record]]:

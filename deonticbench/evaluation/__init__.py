@@ -45,9 +45,11 @@ if TYPE_CHECKING:
         open_cache,
         run_cache,
     )
+    from .program_file import ProgramRun, run_program_file
     from .progress import ConsoleProgress, LiveProgress, fit_block, summary_rows, summary_table
     from .provenance import build_config, imported_config
     from .requests import prompt_request
+    from .run_options import EvalOptions, RunOptions
     from .runner import Observer, Runner, RunResult, evaluate_attempt
     from .stopping import STOP_SIGNALS, stopped_by_signals
     from .trials import (
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
         turn_key,
         turn_request,
     )
+    from .validate_text import validate_json, validate_lines
 
 _HOME = {
     "STOP_SIGNALS": "stopping",
@@ -105,6 +108,12 @@ _HOME = {
     "trial_setup": "trials",
     "turn_key": "trials",
     "turn_request": "trials",
+    "EvalOptions": "run_options",
+    "RunOptions": "run_options",
+    "ProgramRun": "program_file",
+    "run_program_file": "program_file",
+    "validate_json": "validate_text",
+    "validate_lines": "validate_text",
 }
 """Each public name's module, imported on first use: ``deonticbench validate`` needs
 none of the runner, the agents or the dry run, whose imports were most of its start-up
@@ -120,9 +129,12 @@ __all__ = [
     "ConsoleProgress",
     "DomainReport",
     "DryRunEstimate",
+    "EvalOptions",
     "LiveProgress",
     "Observer",
+    "ProgramRun",
     "ResponseCache",
+    "RunOptions",
     "RunResult",
     "Runner",
     "TrialDriver",
@@ -152,6 +164,7 @@ __all__ = [
     "refresh_states",
     "rows_text",
     "run_cache",
+    "run_program_file",
     "stopped_by_signals",
     "summary_rows",
     "summary_table",
@@ -159,6 +172,8 @@ __all__ = [
     "turn_key",
     "turn_request",
     "validate",
+    "validate_json",
+    "validate_lines",
 ]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .api import (
     ScoreExtras,
+    cascade_folders,
     cascade_frame,
     cascade_rows,
     cascade_text,
@@ -33,7 +34,7 @@ from .costs import CostModel, load_costs
 from .evaluate import METRICS, SignalReport, evaluate_groups, evaluate_signal
 from .figures import draw_cascade
 from .page import reliability_html
-from .signals import SIGNALS, GroupSignals, run_signals
+from .signals import SIGNALS, GroupSignals, check_signal, run_signals
 from .tables import cascade_table, reliability_section, reliability_table
 
 __all__ = [
@@ -46,10 +47,12 @@ __all__ = [
     "ScoreExtras",
     "SignalReport",
     "cascade",
+    "cascade_folders",
     "cascade_frame",
     "cascade_rows",
     "cascade_table",
     "cascade_text",
+    "check_signal",
     "cost_frame",
     "draw_cascade",
     "evaluate_groups",

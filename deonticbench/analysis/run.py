@@ -33,8 +33,9 @@ from ..store.records_file import RECORDS_NAME
 from ..store.run import load_run
 from ..vocabulary.modes import writes_program
 from .compare import CaseVocabulary
+from .derive import analyse_deriving
 from .diagnose import Diagnosis, Proven, diagnose
-from .engine import AnalyserMode, analyse_many, analyser_version, canonical
+from .engine import AnalyserMode, analyser_version, canonical
 from .schedules import LazyNumbers, law_numbers
 
 ANALYSIS_FILE = "analysis.jsonl"
@@ -95,9 +96,10 @@ def analyse_programs(
     solver: Solver,
     on_ready: Callable[[dict[str, dict[str, Any] | None]], None] | None = None,
     structured: set[str] | None = None,
-) -> tuple[dict[str, dict[str, Any] | None], int]:
+) -> tuple[dict[str, dict[str, Any] | None], int, int]:
     """Full analyser reports for distinct programs (None when the analyser failed);
-    and how many were analysed now rather than read from the cache.  ``on_ready`` is
+    how many were made now rather than read from the cache, and how many of those were
+    derived from another program's report (``derive``) rather than analysed.  ``on_ready`` is
     given the reports of each analyser job as it finishes (other jobs still running).
     ``structured``: the (canonical) programs the failure taxonomy compares, which need
     their clauses' structure; the others are analysed in ``proof`` mode (None: all
@@ -111,11 +113,12 @@ def analyse_programs(
             reports[program] = cached
         else:
             todo[mode].append(program)
+    derived = 0
     for mode, group in todo.items():
-        _analyse_group(group, mode, cache, solver, reports, on_ready)
+        derived += _analyse_group(group, mode, cache, solver, reports, on_ready)
     cache.commit()
     usable = {p: _usable(r) for p, r in reports.items() if r}
-    return usable, sum(len(group) for group in todo.values())
+    return usable, sum(len(group) for group in todo.values()), derived
 
 
 def _analyse_group(
@@ -125,7 +128,8 @@ def _analyse_group(
     solver: Solver,
     reports: dict[str, dict[str, Any] | None],
     on_ready: Callable[[dict[str, dict[str, Any] | None]], None] | None,
-) -> None:
+) -> int:
+    """Analyse (or derive) one mode's programs and cache them; how many were derived."""
     on_job = None
     if on_ready is not None:
         ready = on_ready
@@ -134,10 +138,11 @@ def _analyse_group(
             ready({group[i]: _usable(report) for i, report in found.items()})
 
     printed: dict[int, str] = {}
-    analysed = analyse_many(group, mode, solver, on_job=on_job, printed=printed)
+    analysed, derived = analyse_deriving(group, mode, solver, on_job=on_job, printed=printed)
     for index, (program, report) in enumerate(zip(group, analysed, strict=True)):
         cache.put(program, report, printed.get(index), mode)
         reports[program] = report
+    return derived
 
 
 def _usable(report: dict[str, Any]) -> dict[str, Any] | None:
@@ -235,7 +240,7 @@ def _analyse_records(
         wanted = diagnoser.programs
         if progress:
             progress(f"analysing {len(set(wanted))} distinct programs")
-        reports, fresh = analyse_programs(
+        reports, fresh, derived = analyse_programs(
             wanted, cache, pool, on_ready=diagnoser.ready, structured=diagnoser.structured
         )
         diagnoser.ready(reports)  # cached reports, retried programs, failed analyses
@@ -248,6 +253,7 @@ def _analyse_records(
         "records": len(records),
         "programs": len(reports),
         "analysed": fresh,
+        "derived": derived,
         "cached": len(reports) - fresh,
         "failed": sum(1 for r in reports.values() if r is None),
     }

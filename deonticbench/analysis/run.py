@@ -96,10 +96,12 @@ def analyse_programs(
     solver: Solver,
     on_ready: Callable[[dict[str, dict[str, Any] | None]], None] | None = None,
     structured: set[str] | None = None,
-) -> tuple[dict[str, dict[str, Any] | None], int, int]:
+    tally: dict[str, int] | None = None,
+) -> tuple[dict[str, dict[str, Any] | None], int]:
     """Full analyser reports for distinct programs (None when the analyser failed);
-    how many were made now rather than read from the cache, and how many of those were
-    derived from another program's report (``derive``) rather than analysed.  ``on_ready`` is
+    and how many were made now rather than read from the cache.  ``tally``, when given,
+    gets under ``"derived"`` how many of those were derived from another program's
+    report (``derive``) rather than analysed.  ``on_ready`` is
     given the reports of each analyser job as it finishes (other jobs still running).
     ``structured``: the (canonical) programs the failure taxonomy compares, which need
     their clauses' structure; the others are analysed in ``proof`` mode (None: all
@@ -118,7 +120,9 @@ def analyse_programs(
         derived += _analyse_group(group, mode, cache, solver, reports, on_ready)
     cache.commit()
     usable = {p: _usable(r) for p, r in reports.items() if r}
-    return usable, sum(len(group) for group in todo.values()), derived
+    if tally is not None:
+        tally["derived"] = tally.get("derived", 0) + derived
+    return usable, sum(len(group) for group in todo.values())
 
 
 def _analyse_group(
@@ -240,8 +244,9 @@ def _analyse_records(
         wanted = diagnoser.programs
         if progress:
             progress(f"analysing {len(set(wanted))} distinct programs")
-        reports, fresh, derived = analyse_programs(
-            wanted, cache, pool, on_ready=diagnoser.ready, structured=diagnoser.structured
+        tally: dict[str, int] = {"derived": 0}
+        reports, fresh = analyse_programs(
+            wanted, cache, pool, diagnoser.ready, diagnoser.structured, tally
         )
         diagnoser.ready(reports)  # cached reports, retried programs, failed analyses
         rows = diagnoser.rows()
@@ -253,7 +258,7 @@ def _analyse_records(
         "records": len(records),
         "programs": len(reports),
         "analysed": fresh,
-        "derived": derived,
+        "derived": tally["derived"],
         "cached": len(reports) - fresh,
         "failed": sum(1 for r in reports.values() if r is None),
     }

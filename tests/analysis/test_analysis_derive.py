@@ -178,8 +178,9 @@ def test_analyse_programs_counts_a_derived_report(tmp_path: Any) -> None:
     longer = ':- format("~w~n", ["Label: 1166"]).\n' + SHORTER
     cache = ReportCache(tmp_path / "cache.sqlite")
     with Solver(workers=1) as solver:
-        reports, fresh, derived = analyse_programs([longer, SHORTER], cache, solver)
+        tally: dict[str, int] = {}
+        reports, fresh = analyse_programs([longer, SHORTER], cache, solver, tally=tally)
     cache.close()
-    assert (fresh, derived) == (2, 1)
+    assert (fresh, tally) == (2, {"derived": 1})
     assert reports[canonical(SHORTER)] is not None
     assert ReportCache(tmp_path / "cache.sqlite").get(canonical(SHORTER)) is not None

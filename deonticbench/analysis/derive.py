@@ -24,8 +24,8 @@ as before (``analyse_deriving`` falls back to the analyser whenever a check fail
   hook, no state changed), each ran first (plain directives run in file order) and
   succeeded with the proof such a goal has; nothing else in the report sits on the
   prefix's lines; no goal met the time limit (the budget of a program is shared by its
-  runs); and no message names the analysed file (a message citing ``file:line`` would
-  cite the shifted line).
+  runs); and the analysed file is named only where a load message cites one of its
+  lines as ``FILE:LINE`` (moved back too), the shorter program's text never naming it.
 
 ``tests/analysis/test_analysis_derive.py`` compares, field by field, every derived
 report of the hard reference programs of airline and housing with the report the
@@ -67,7 +67,7 @@ _LINED = {"defined": "line", "fail_rules": "line", "syntax_errors": "line",
           "warnings": "line", "directives": "line", "clauses": "l"}  # fmt: skip
 """Every static field whose entries carry a line of the program, and its key."""
 _FILE_NAMED = re.compile(r"target_\d+\.pl")
-"""The analysed file's name (the analyser's ``select_target``) in a message."""
+"""The analysed file's name (the analyser's ``select_target``), as a message shows it."""
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ as before (``analyse_deriving`` falls back to the analyser whenever a check fail
   lines as ``FILE:LINE`` (moved back too), the shorter program's text never naming it.
 
 ``tests/analysis/test_analysis_derive.py`` compares, field by field, every derived
-report of the hard reference programs of airline and housing with the report the
-analyser gives the program itself, and shows each check refusing what it guards against.
+report of the hard reference programs of airline, housing and sara_numeric with the
+report the analyser gives the program itself, and shows each check refusing what it
+guards against.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from ..vocabulary.exemplars import (
     EXEMPLAR_CHOICES,
     OLD_SEEDED_SPELLING,
 )
-from ..vocabulary.modes import MODES
+from ..vocabulary.modes import AGENT_MODES, MODES
 from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from ._options import (
     RENAMED_SEED,
@@ -63,11 +63,10 @@ from ._options import (
 @split_option()
 @click.option(
     "--modes",
-    default=",".join(MODES),
-    show_default=True,
     help="direct (answer in prose), zero-shot and few-shot (write Prolog), the agentic "
     "agent-direct, agent-zero-shot, agent-few-shot (docs/agents.md), and the settings "
-    "rules-given and facts-given (docs/settings.md), comma-separated; all: the paper's three.",
+    "rules-given and facts-given (docs/settings.md), comma-separated; all: the paper's three.  "
+    f"[default: {','.join(MODES)}; under --protocol dar, {','.join(AGENT_MODES)}]",
 )
 @click.option(
     "--exemplars",

@@ -18,7 +18,7 @@ from ..solver import ExecutorKind, Limits
 from ..store.spec import AgentOptions, RunSpec, parse_params
 from ..vocabulary.exemplars import ExemplarChoice
 from ..vocabulary.modes import parse_modes
-from ..vocabulary.protocols import check_protocol
+from ..vocabulary.protocols import check_protocol, default_modes
 from .preflight import LOGPROB_CACHE_NOTE, CacheChoice
 
 
@@ -42,7 +42,8 @@ class EvalOptions:
     model_spec: str
     domains: str
     split: str
-    modes: str
+    modes: str | None
+    """``--modes`` as typed; None: the protocol's ``default_modes``."""
     exemplar_choice: ExemplarChoice
     protocol: str
     program_timeout: float
@@ -89,7 +90,7 @@ class EvalOptions:
             params=parse_params(self.params),
             domains=tuple(d.name for d in parse_domains(self.domains)),
             split=self.split,
-            modes=parse_modes(self.modes),
+            modes=default_modes(self.protocol) if self.modes is None else parse_modes(self.modes),
             k=self.k,
             attempts=self.attempts,
             exemplar_seed=self.seed,

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ..errors import ConfigError
-from .modes import MODES, Mode, is_agentic
+from .modes import AGENT_MODES, MODES, Mode, is_agentic
 
 ProtocolName = Literal["paper", "harness", "dar"]
 PROTOCOLS: tuple[ProtocolName, ...] = ("paper", "harness", "dar")
@@ -85,6 +85,12 @@ def mode_protocol(protocol: str, mode: str) -> ProtocolName:
     if checked == DAR_PROTOCOL:
         return DAR_PROTOCOL if is_agentic(mode) else "harness"
     return checked if mode in PROTOCOL_MODES else "harness"
+
+
+def default_modes(protocol: str) -> tuple[Mode, ...]:
+    """The modes a run of ``protocol`` runs when none are named: the paper's three, or
+    under ``dar`` (which runs nothing else) the three agentic modes."""
+    return AGENT_MODES if check_protocol(protocol) == DAR_PROTOCOL else MODES
 
 
 LEAK_MARK = "†"

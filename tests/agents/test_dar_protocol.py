@@ -310,3 +310,16 @@ def test_eval_protocol_dar_writes_a_run_that_score_against_dar_accepts(tmp_path:
     against = CliRunner().invoke(cli, ["score", str(out), "--against", "dar", "--bootstrap", "50"])
     assert against.exit_code == 0, against.output
     assert "Agent Zero-Shot (DAR)" in against.output
+
+
+def test_a_dar_run_without_modes_runs_the_agentic_three(tmp_path: Path) -> None:
+    """``eval --protocol dar`` with no ``--modes`` runs what dar runs (the paper's three
+    prompted modes would only be refused)."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, [
+        "eval", "--model", "reference", "--protocol", "dar", "--domains", "airline",
+        "--split", "smoke", "--limit", "1", "-k", "1", "--out", str(out), "--no-cache",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "config.json").read_text())
+    assert config["modes"] == ["agent-direct", "agent-zero-shot", "agent-few-shot"]

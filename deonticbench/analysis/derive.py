@@ -13,9 +13,9 @@ Only where that holds by construction is a report derived; everything else is an
 as before (``analyse_deriving`` falls back to the analyser whenever a check fails):
 
 * the texts: the longer program is a prefix of whole lines followed by the shorter one,
-  each line of the prefix the paper reader's ``NEUTRAL_FIRST_LINE`` or, all together,
+  each line of the prefix the paper reader's neutral first line or, all together,
   upstream's label directives as SWI-Prolog's reader finds them
-  (``reading.programs.strip_label_directives`` removes exactly the rest of the prefix);
+  (``reading.is_upstream_prefix``, reading's own rule, decides);
   the shorter program does not start with what only line 1 can hold (a script line or
   a byte-order mark) and states no module header (only a file's first term is one);
 * the longer program's report: each directive on the prefix's lines is ``true`` or a
@@ -41,8 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..reading.paper import NEUTRAL_FIRST_LINE
-from ..reading.programs import strip_label_directives
+from ..reading import is_upstream_prefix
 from ..solver import Solver
 from .engine import AnalyserMode, analyse_many
 
@@ -93,10 +92,7 @@ def prefix_lines(longer: str, shorter: str) -> int | None:
     prefix = longer[: len(longer) - len(shorter)]
     if not prefix.endswith("\n") or "\r" in prefix:
         return None
-    rest = prefix.removeprefix(NEUTRAL_FIRST_LINE)
-    if rest and strip_label_directives(rest) != "":
-        return None
-    return prefix.count("\n")
+    return prefix.count("\n") if is_upstream_prefix(prefix) else None
 
 
 def find_derivations(programs: Sequence[str]) -> dict[str, Derivation]:

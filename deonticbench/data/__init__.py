@@ -37,6 +37,7 @@ from .domains import (
     UnknownDomainError,
     get_domain,
     parse_domains,
+    read_from_marker,
 )
 from .selection import CaseLimit, check_ids_found, parse_ids, parse_limit, select_cases
 from .sources import DATA_ENV, HUB_REPO, SPLITS, DataSource, resolve_source
@@ -92,6 +93,7 @@ __all__ = [
     "parse_ids",
     "parse_limit",
     "pin_source",
+    "read_from_marker",
     "resolve_source",
     "select_cases",
     "shared_statutes",

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         open_cache,
         run_cache,
     )
-    from .program_file import ProgramRun, run_program_file
+    from .program_file import ProgramRun, find_case, run_program_file
     from .progress import ConsoleProgress, LiveProgress, fit_block, summary_rows, summary_table
     from .provenance import build_config, imported_config
     from .requests import prompt_request
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from .trials import (
         TrialDriver,
         batch_interactive_note,
+        check_dar_tasks,
         goes_by_batch,
         trial_setup,
         turn_key,
@@ -112,6 +113,8 @@ _HOME = {
     "RunOptions": "run_options",
     "ProgramRun": "program_file",
     "run_program_file": "program_file",
+    "find_case": "program_file",
+    "check_dar_tasks": "trials",
     "validate_json": "validate_text",
     "validate_lines": "validate_text",
 }
@@ -146,12 +149,14 @@ __all__ = [
     "build_config",
     "cache_key",
     "cancel_open",
+    "check_dar_tasks",
     "check_logprobs",
     "default_cache_path",
     "dry_run_lines",
     "dry_run_text",
     "estimate",
     "evaluate_attempt",
+    "find_case",
     "fit_block",
     "goes_by_batch",
     "imported_config",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .harbor.comparisons import render_scorer_table, scorer_rows
     from .harbor.dar_scoring import against_dar_text, dar_rules_text, jobs_folders_report
     from .harbor.dar_tasks import export_dar_tasks
+    from .harbor.exports import export_harbor_tasks
     from .harbor.importer import import_jobs
     from .harbor.tasks import export_tasks
     from .inspect.importer import import_log
@@ -33,6 +34,7 @@ _HOME = {
     "dar_rules_text": ".harbor.dar_scoring",
     "jobs_folders_report": ".harbor.dar_scoring",
     "export_dar_tasks": ".harbor.dar_tasks",
+    "export_harbor_tasks": ".harbor.exports",
     "export_tasks": ".harbor.tasks",
     "import_jobs": ".harbor.importer",
     "import_log": ".inspect.importer",
@@ -47,6 +49,7 @@ __all__ = [
     "against_dar_text",
     "dar_rules_text",
     "export_dar_tasks",
+    "export_harbor_tasks",
     "export_tasks",
     "import_jobs",
     "import_log",

@@ -24,6 +24,7 @@ from .answers import (
     read_program_answer,
 )
 from .confidence import answer_probability, read_verbal_confidence, without_confidence
+from .dar import RunsPrograms, ajudge_app
 from .encoding import utf8_encodable
 from .harness import HARNESS_READER, HarnessReader
 from .judging import (
@@ -43,7 +44,7 @@ from .judging import (
     start_preparing,
 )
 from .outcomes import OUTCOMES, Outcome, judge, within_tolerance
-from .paper import is_pl_path
+from .paper import is_pl_path, is_upstream_prefix
 from .programs import (
     PreparedProgram,
     defines_main,
@@ -75,7 +76,9 @@ __all__ = [
     "ReadAttempt",
     "Reader",
     "Reply",
+    "RunsPrograms",
     "Source",
+    "ajudge_app",
     "ajudge_attempt",
     "answer_from_execution",
     "answer_probability",
@@ -86,6 +89,7 @@ __all__ = [
     "find_label_directives",
     "has_fence",
     "is_pl_path",
+    "is_upstream_prefix",
     "judge",
     "judge_attempt",
     "may_hold_label_directives",

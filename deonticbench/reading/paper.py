@@ -85,7 +85,7 @@ from ..vocabulary.protocols import ReaderName
 from .answers import Answer
 from .encoding import utf8_encodable
 from .outcomes import Outcome, judge
-from .programs import PreparedProgram
+from .programs import PreparedProgram, strip_label_directives
 
 # --- extraction and repair (process_generated_prolog.py) ------------------------------
 
@@ -117,6 +117,15 @@ _ENTRY_MAIN: dict[str, str] = {
     ),
 }
 _ENTRY_DIRECTIVE = ":- initialization(main, main).\n"
+
+
+def is_upstream_prefix(prefix: str) -> bool:
+    """Whether ``prefix`` (whole lines) holds only what this reader's preparation keeps or
+    puts before a program that the harness's preparation leaves bare: the neutral first
+    line and upstream's label directives, as SWI-Prolog's reader finds them (analysis
+    derives one program's report from the other's when it does)."""
+    rest = prefix.removeprefix(NEUTRAL_FIRST_LINE)
+    return not rest or strip_label_directives(rest) == ""
 
 
 def extract_prolog_block(text: str | None) -> str:

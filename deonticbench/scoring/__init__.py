@@ -21,7 +21,7 @@ from .comparisons import (
     pair_modes,
     requested_comparisons,
 )
-from .dar_published import against_dar, dar_runs
+from .dar_published import DarFigures, against_dar, dar_runs
 from .encoding import STAGES, Stage, encode, stage_attempt
 from .figures import build_figure, draw_figure, figure_modes, figure_png, figure_png_and_modes
 from .metrics import (
@@ -114,6 +114,7 @@ __all__ = [
     "TABLE_FORMATS",
     "TERMINAL_WIDTH",
     "Comparison",
+    "DarFigures",
     "FormatRow",
     "LoadReport",
     "NothingToScoreError",

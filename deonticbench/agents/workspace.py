@@ -144,12 +144,17 @@ def build_dar_workspace(task: DarTask, mode: Mode, root: Path) -> Workspace:
 
 def _template_names(mode: Mode, tool_set: str) -> tuple[str, ...]:
     body = "direct.txt" if prompted_counterpart(mode) == "direct" else "program.txt"
-    names = [f"{AGENT_PROMPTS}/{body}", f"{AGENT_PROMPTS}/tools-{tool_set}.txt"]
+    names = [f"{AGENT_PROMPTS}/{body}", _tools_template(tool_set)]
     if mode == "agent-few-shot":
         names.append(f"{AGENT_PROMPTS}/examples.txt")
     if prompted_counterpart(mode) != "direct":
         names.append(f"{AGENT_PROMPTS}/entrypoint.txt")
     return tuple(names)
+
+
+def _tools_template(tool_set: str) -> str:
+    """The template of the instruction's section on ``tool_set``, under prompts/."""
+    return f"{AGENT_PROMPTS}/tools-{tool_set}.txt"
 
 
 def answer_line(domain: Domain, mode: Mode) -> str:
@@ -224,7 +229,7 @@ def tools_text(
 ) -> str:
     """The instruction's section on the tool set (``prompts/agent/tools-<set>.txt``)."""
     root = prompts_root(prompts_dir)
-    name = f"{AGENT_PROMPTS}/tools-{tool_set}.txt"
+    name = _tools_template(tool_set)
     values = {
         "timeout": f"{timeout_s:g}",
         "output_chars": str(OBSERVATION_CHARS),

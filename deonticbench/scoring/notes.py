@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from ..data.domains import DOMAINS
 from ..store.record import Record
 from ..store.run import Run
+from ..vocabulary.modes import writes_program
 from ..vocabulary.protocols import (
     departure_note,
     reference_leak_note,
@@ -102,16 +103,9 @@ def run_notes(records: Iterable[Record], *, reference: bool) -> list[str]:
 
 
 def _dar_program_trial(record: Record) -> bool:
-    """A Prolog-mode trial judged by DAR's verifier (``--protocol dar``)."""
-    return (
-        record.agent is not None
-        and record.agent.dar is not None
-        and record.mode in DAR_PROGRAM_MODES
-    )
-
-
-DAR_PROGRAM_MODES = ("agent-zero-shot", "agent-few-shot")
-"""The agentic modes whose answer DAR's verifier reads from ``/app/solution.pl``."""
+    """A Prolog-mode trial judged by DAR's verifier (``--protocol dar``), whose answer
+    the verifier reads from what ``/app/solution.pl`` prints."""
+    return record.agent is not None and record.agent.dar is not None and writes_program(record.mode)
 
 
 def _dar_reference_notes(records: Sequence[Record]) -> list[str]:

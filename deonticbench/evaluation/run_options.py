@@ -14,11 +14,12 @@ from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..models import Model, ignored_params_note, model_notes
+from ..prompting.dar import DAR_DOMAINS
 from ..solver import ExecutorKind, Limits
 from ..store.spec import AgentOptions, RunSpec, parse_params
 from ..vocabulary.exemplars import ExemplarChoice
 from ..vocabulary.modes import parse_modes
-from ..vocabulary.protocols import check_protocol, default_modes
+from ..vocabulary.protocols import DAR_PROTOCOL, check_protocol, default_modes
 from .preflight import LOGPROB_CACHE_NOTE, CacheChoice
 
 
@@ -88,7 +89,7 @@ class EvalOptions:
         return RunSpec(
             model=self.model_spec,
             params=parse_params(self.params),
-            domains=tuple(d.name for d in parse_domains(self.domains)),
+            domains=self._domain_names(),
             split=self.split,
             modes=default_modes(self.protocol) if self.modes is None else parse_modes(self.modes),
             k=self.k,
@@ -118,6 +119,18 @@ class EvalOptions:
             prompt_cache=not self.no_prompt_cache,
         )
 
+    def _all_under_dar(self) -> bool:
+        """``--domains all`` under ``--protocol dar``: DAR's task set, not every domain."""
+        every = self.domains.strip().lower() in ("", "all")
+        return every and check_protocol(self.protocol) == DAR_PROTOCOL
+
+    def _domain_names(self) -> tuple[str, ...]:
+        """The domains to run: as given, except that ``all`` under the dar protocol is
+        DAR's task set (as ``export --protocol dar`` takes it); a domain outside it named
+        by the user is refused by the spec."""
+        names = tuple(d.name for d in parse_domains(self.domains))
+        return tuple(n for n in names if n in DAR_DOMAINS) if self._all_under_dar() else names
+
     def notes_before_run(self, model: Model, spec: RunSpec) -> list[str]:
         """What the user should know about the model before the run, one sentence each
         (``--json`` keeps only those about the options given)."""
@@ -126,4 +139,7 @@ class EvalOptions:
         notes += [ignored] if ignored else []
         logprob_uncached = spec.asks_logprobs and not self.no_cache and not self.dry_run
         notes += [LOGPROB_CACHE_NOTE] if logprob_uncached else []
+        left_out = [d.name for d in parse_domains(None) if d.name not in DAR_DOMAINS]
+        if self._all_under_dar() and left_out:
+            notes.append(f"{', '.join(left_out)} left out: not in DAR's task set.")
         return notes

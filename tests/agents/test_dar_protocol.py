@@ -312,14 +312,17 @@ def test_eval_protocol_dar_writes_a_run_that_score_against_dar_accepts(tmp_path:
     assert "Agent Zero-Shot (DAR)" in against.output
 
 
-def test_a_dar_run_without_modes_runs_the_agentic_three(tmp_path: Path) -> None:
-    """``eval --protocol dar`` with no ``--modes`` runs what dar runs (the paper's three
-    prompted modes would only be refused)."""
+def test_a_dar_run_without_modes_or_domains_runs_dars_tasks(tmp_path: Path) -> None:
+    """``eval --protocol dar`` with no ``--modes`` and no ``--domains`` runs what dar runs:
+    the agentic three on DAR's task set (housing left out, and said so, as the export
+    does), where the paper's three modes and housing would only be refused."""
     out = tmp_path / "run"
     result = CliRunner().invoke(cli, [
-        "eval", "--model", "reference", "--protocol", "dar", "--domains", "airline",
+        "eval", "--model", "reference", "--protocol", "dar",
         "--split", "smoke", "--limit", "1", "-k", "1", "--out", str(out), "--no-cache",
     ])  # fmt: skip
     assert result.exit_code == 0, result.output
+    assert "housing left out: not in DAR's task set." in result.output
     config = json.loads((out / "config.json").read_text())
     assert config["modes"] == ["agent-direct", "agent-zero-shot", "agent-few-shot"]
+    assert sorted(config["domains"]) == ["airline", "sara_binary", "sara_numeric", "uscis"]

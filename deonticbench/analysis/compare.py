@@ -27,7 +27,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..data.cases import Case
 from ..data.domains import get_domain
@@ -110,9 +110,12 @@ def names_match(a: frozenset[str], b: frozenset[str]) -> bool:
     return len(a & b) / len(a) >= NAME_OVERLAP
 
 
+_NUMBERS = (int, float)
+"""The types a number of a proof has (a bool is no number)."""
+
+
 def is_number(value: Any) -> bool:
-    kind = type(value)
-    return kind is int or kind is float
+    return type(value) in _NUMBERS
 
 
 @dataclass(frozen=True)
@@ -293,9 +296,10 @@ def fact_coverage(
     return 1 - len(missing) / len(wanted), missing
 
 
-@dataclass(frozen=True)
-class Step:
-    """A value a proof computes: an arithmetic result or an aggregate's value."""
+class Step(NamedTuple):
+    """A value a proof computes: an arithmetic result or an aggregate's value.  A
+    named tuple, not a frozen dataclass: a run of hard makes some 44,000, and a frozen
+    dataclass's constructor sets each field through ``object.__setattr__``."""
 
     value: float
     goal: str
@@ -324,11 +328,11 @@ def _computed_steps(proof: tuple[Node, ...]) -> tuple[list[Step], list[Step]]:
             continue
         value = float(out)
         step = Step(
-            value=value,
-            goal=str(node.get("g", "")),
-            inputs=tuple(float(x) for x in node.get("in") or () if is_number(x)),
-            clause=str(rule.get("g")) if rule else None,
-            line=rule.get("l") if rule else None,
+            value,
+            str(node.get("g", "")),
+            tuple([float(x) for x in node.get("in") or () if type(x) in _NUMBERS]),
+            str(rule.get("g")) if rule else None,
+            rule.get("l") if rule else None,
         )
         every.append(step)
         if not node.get("tried") and value != 0.0 and value != 1.0:

@@ -34,8 +34,9 @@ _PRELOAD = ANALYSER.name
 """The analyser's jobs ask the pool for a SWI-Prolog that already loaded the analyser
 (its libraries, library(prolog_xref) above all, cost a job about 0.3 s of CPU to load):
 each worker loads it once, not every job."""
-PYTHON_SIDE_VERSION = "1"
-"""Bumped when the Python reading of the analyser's output changes meaning."""
+PYTHON_SIDE_VERSION = "2"
+"""Bumped when the Python reading of the analyser's output, or what the cache keeps,
+changes meaning (2: a derived report is kept as the way to derive it)."""
 OUTPUT_BYTES = 4 * 1024 * 1024
 """Output cap of an analysis job (a program's own cap is 64 KiB)."""
 

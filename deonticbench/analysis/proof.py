@@ -39,7 +39,7 @@ A proof is a list of nodes in execution order; every node is a JSON object with 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -146,18 +146,30 @@ def walk(nodes: tuple[Node, ...] | list[Node]) -> list[tuple[Node, Node | None]]
 
 
 def _flatten(nodes: tuple[Node, ...] | list[Node]) -> list[tuple[Node, Node | None]]:
+    # Depth first over one iterator per open level, resumed where it stopped: no pair
+    # is made for a node before it is visited (a stack of every pending child made a
+    # tuple for each node twice; a run of hard's proofs holds a quarter million nodes).
     flat: list[tuple[Node, Node | None]] = []
-    stack: list[tuple[Any, Node | None]] = [(n, None) for n in reversed(list(nodes or ()))]
-    while stack:
-        node, rule = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        flat.append((node, rule))
-        children = node.get("c")
-        if children:
-            inner = node if node.get("k") == "rule" else rule
-            stack.extend([(c, inner) for c in reversed(children)])
-    return flat
+    append = flat.append
+    pending: list[tuple[Iterator[Any], Node | None]] = []
+    level: Iterator[Any] = iter(nodes or ())
+    rule: Node | None = None
+    while True:
+        for node in level:
+            if not isinstance(node, dict):
+                continue
+            append((node, rule))
+            children = node.get("c")
+            if children:
+                pending.append((level, rule))
+                if node.get("k") == "rule":
+                    rule = node
+                level = iter(children)
+                break
+        else:
+            if not pending:
+                return flat
+            level, rule = pending.pop()
 
 
 _flat = ProofMemo(_flatten)

@@ -33,7 +33,7 @@ from ..store.records_file import RECORDS_NAME
 from ..store.run import load_run
 from ..vocabulary.modes import writes_program
 from .compare import CaseVocabulary
-from .derive import analyse_deriving
+from .derive import Derivation, analyse_deriving, derive_report
 from .diagnose import Diagnosis, Proven, diagnose
 from .engine import AnalyserMode, analyser_version, canonical
 from .schedules import LazyNumbers, law_numbers
@@ -49,7 +49,10 @@ def reference_program(domain: Domain, case: Case) -> str:
 
 
 class ReportCache:
-    """Analyser reports by sha256(program) and analyser version."""
+    """Analyser reports by sha256(program) and analyser version.  A report derived from
+    another program's (``analysis.derive``) is kept as the way to derive it again,
+    ``{"derived_from": KEY, "lines": N}``, and derived again when read: serialising
+    the derived reports of a paper-protocol run cost more than deriving them."""
 
     def __init__(self, path: Path | None) -> None:
         self._db = sqlite3.connect(str(path) if path else ":memory:")
@@ -63,10 +66,25 @@ class ReportCache:
         return f"{self.version}:{digest}" if mode == "full" else f"{self.version}:{mode}:{digest}"
 
     def get(self, program: str, mode: AnalyserMode = "full") -> dict[str, Any] | None:
-        row = self._db.execute(
-            "SELECT report FROM reports WHERE key = ?", (self.key(program, mode),)
-        ).fetchone()
-        return json.loads(row[0]) if row else None
+        """The kept report, or None (a derived one whose longer program's report is
+        gone, or no longer derives, is None too: it is analysed again)."""
+        text = self._text(self.key(program, mode))
+        if text is None:
+            return None
+        report: dict[str, Any] = json.loads(text)
+        if set(report) != _DERIVED_KEYS:
+            return report
+        longer = self._text(str(report["derived_from"]))
+        if longer is None:
+            return None
+        longer_report: dict[str, Any] = json.loads(longer)
+        if set(longer_report) == _DERIVED_KEYS:
+            return None  # never written so; analysed again rather than followed
+        return derive_report(longer_report, int(report["lines"]), longer)
+
+    def _text(self, key: str) -> str | None:
+        row = self._db.execute("SELECT report FROM reports WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
 
     def put(
         self,
@@ -82,12 +100,24 @@ class ReportCache:
             (self.key(program, mode), text if text is not None else json.dumps(report)),
         )
 
+    def put_derived(self, program: str, derivation: Derivation, mode: AnalyserMode) -> None:
+        """Keep how ``program``'s report was derived (its longer program's is kept)."""
+        pointer = {"derived_from": self.key(derivation.longer, mode), "lines": derivation.lines}
+        self._db.execute(
+            "INSERT OR REPLACE INTO reports VALUES (?, ?)",
+            (self.key(program, mode), json.dumps(pointer)),
+        )
+
     def commit(self) -> None:
         self._db.commit()
 
     def close(self) -> None:
         self._db.commit()
         self._db.close()
+
+
+_DERIVED_KEYS = frozenset({"derived_from", "lines"})
+"""A kept row that says how to derive a report (``ReportCache.put_derived``)."""
 
 
 def analyse_programs(
@@ -142,9 +172,15 @@ def _analyse_group(
             ready({group[i]: _usable(report) for i, report in found.items()})
 
     printed: dict[int, str] = {}
-    analysed, derived = analyse_deriving(group, mode, solver, on_job=on_job, printed=printed)
+    derived_from: dict[int, Derivation] = {}
+    analysed, derived = analyse_deriving(
+        group, mode, solver, on_job=on_job, printed=printed, derived_from=derived_from
+    )
     for index, (program, report) in enumerate(zip(group, analysed, strict=True)):
-        cache.put(program, report, printed.get(index), mode)
+        if index in derived_from:
+            cache.put_derived(program, derived_from[index], mode)
+        else:
+            cache.put(program, report, printed.get(index), mode)
         reports[program] = report
     return derived
 

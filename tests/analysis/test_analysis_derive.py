@@ -93,6 +93,9 @@ def test_every_derived_report_is_the_one_the_program_gets_analysed() -> None:
             for field, value in expected_run.items():
                 assert run[field] == value, (field, harness[:80])
         assert got == expected
+        # The derived report shares what carries no line with the longer one's, which
+        # must stay the report its own program was given.
+        assert analysed[longer] == json.loads(printed[longer]), derivation.longer[:80]
 
 
 SHORTER = (
@@ -188,3 +191,27 @@ def test_analyse_programs_counts_a_derived_report(tmp_path: Any) -> None:
     assert (fresh, tally) == (2, {"derived": 1})
     assert reports[canonical(SHORTER)] is not None
     assert ReportCache(tmp_path / "cache.sqlite").get(canonical(SHORTER)) is not None
+
+
+def test_the_cache_keeps_a_derived_report_as_the_way_to_derive_it(tmp_path: Any) -> None:
+    """Not the derived report's JSON (writing it cost as much as deriving it): the key
+    of the longer program's report and the lines to take off, derived again when read;
+    with the longer program's report gone, the shorter program is analysed again."""
+    longer = ':- format("~w~n", ["Label: 1166"]).\n' + SHORTER
+    path = tmp_path / "cache.sqlite"
+    with Solver(workers=1) as solver:
+        cache = ReportCache(path)
+        reports, _ = analyse_programs([longer, SHORTER], cache, solver)
+        cache.close()
+        kept = ReportCache(path)
+        rows = dict(kept._db.execute("SELECT key, report FROM reports").fetchall())
+        pointer = json.loads(rows[kept.key(canonical(SHORTER))])
+        assert pointer == {"derived_from": kept.key(canonical(longer)), "lines": 1}
+        assert kept.get(canonical(SHORTER)) == reports[canonical(SHORTER)]
+        kept._db.execute("DELETE FROM reports WHERE key = ?", (kept.key(canonical(longer)),))
+        assert kept.get(canonical(SHORTER)) is None
+        tally: dict[str, int] = {}
+        again, fresh = analyse_programs([SHORTER], kept, solver, tally=tally)
+        kept.close()
+    assert (fresh, tally) == (1, {"derived": 0})
+    assert same_analysis(again[canonical(SHORTER)]) == same_analysis(reports[canonical(SHORTER)])

@@ -39,7 +39,7 @@ off the answer's path cannot change it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -261,20 +261,39 @@ class _Pairing:
             self.names[_name(mine.pop())] = _name(refs.pop())
             return
         scored = sorted(
-            (
-                (-self._agreement(m, r), i, j, m, r)
-                for i, m in enumerate(mine)
-                for j, r in enumerate(refs)
-            ),
+            (-agreement, i, j, m, r)
+            for i, m in enumerate(mine)
+            for j, r, agreement in self._agreeing(m, refs)
         )
-        for negative, _, _, m, r in scored:
-            if m not in mine or r not in refs:
-                continue
-            if negative == 0 and not final:
-                break  # undecided yet: wait for more pairs to be known
-            self.names[_name(m)] = _name(r)
-            mine.remove(m)
-            refs.remove(r)
+        for _, _, _, m, r in scored:
+            if m in mine and r in refs:
+                self.names[_name(m)] = _name(r)
+                mine.remove(m)
+                refs.remove(r)
+        if final:
+            # Nothing tells the rest apart: each model predicate left, in order, takes
+            # the first reference predicate left.
+            for m, r in zip(list(mine), list(refs), strict=False):
+                self.names[_name(m)] = _name(r)
+                mine.remove(m)
+                refs.remove(r)
+
+    def _agreeing(self, model: str, refs: list[str]) -> Iterator[tuple[int, str, int]]:
+        """The reference predicates of a bucket the model predicate agrees with at all
+        (position, name, agreement).  A predicate whose clauses call nothing agrees
+        only through its callers, so only with what their pairs' clauses call: a bucket
+        of a hundred facts is not scored a hundred times a hundred times a round."""
+        wanted: set[str] | None = None
+        if not any(len(c.calls) > 1 for c in self.model_preds[model]):
+            wanted = set()
+            for caller, _, spots in self.callers.get(_name(model), ()):
+                for clause in self.ref_by_name.get(self.names.get(caller, ""), ()):
+                    wanted.update(clause.calls[i] for i in spots if i < len(clause.calls))
+        for j, r in enumerate(refs):
+            if wanted is None or _name(r) in wanted:
+                agreement = self._agreement(model, r)
+                if agreement:
+                    yield j, r, agreement
 
     def _agreement(self, model: str, reference: str) -> int:
         return _consistency(

@@ -6,6 +6,7 @@ whatever number diverges first; one operator or one literal changed stays
 from __future__ import annotations
 
 import importlib.util
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -14,6 +15,7 @@ import pytest
 
 from deonticbench.analysis.diagnose import Diagnosis, Proven, diagnose
 from deonticbench.analysis.engine import analyse_many, prolog_string
+from deonticbench.analysis.structure import clauses_of, pair_predicates
 from deonticbench.data.cases import Case
 from deonticbench.data.domains import get_domain
 from deonticbench.reading.answers import answer_from_execution
@@ -234,3 +236,21 @@ def test_the_generator_plants_each_new_kind_and_the_analyser_finds_it() -> None:
         d = diagnose(DOMAIN, CASE, attempt, Proven.of(DOMAIN, report), reference)
         assert d.outcome == "wrong", (kind, d.reason)
         assert d.category == "wrong_rule", (kind, d.reason)
+
+
+def test_facts_only_their_callers_tell_apart_are_paired_through_their_callers() -> None:
+    """Forty facts of one structure, renamed and in another order in the model: each is
+    paired with the reference fact that the caller of the same structure calls (the
+    pairing scores such a fact only against what its callers' pairs call), not by
+    order."""
+    count = 40
+    reference = "".join(f"f{k}.\n" for k in range(count))
+    reference += "".join(f"r({k}) :- f{k}.\n" for k in range(count))
+    order = list(range(count))
+    random.Random(7).shuffle(order)
+    model = "".join(f"g{k}.\n" for k in order)
+    model += "".join(f"s({k}) :- g{k}.\n" for k in range(count))
+    with Solver(workers=1) as solver:
+        ref_report, model_report = analyse_many([reference, model], "full", solver)
+    names = pair_predicates(clauses_of(ref_report["static"]), clauses_of(model_report["static"]))
+    assert names == {"s": "r", **{f"g{k}": f"f{k}" for k in range(count)}}

@@ -14,15 +14,17 @@ from deonticbench.analysis.engine import analyse_many, batches, run_analyser
 from deonticbench.solver import Solver
 
 
-def test_jobs_are_a_multiple_of_the_workers_and_dealt_in_turn() -> None:
+def test_jobs_shrink_as_the_work_runs_out_and_programs_are_dealt_in_turn() -> None:
     dealt = batches(251, 2, batch=64)
-    assert [len(job) for job in dealt] == [63, 63, 63, 62]
+    sizes = [len(job) for job in dealt]
+    # Each job a quarter of what is left (2 workers), at least 8, then one job per worker.
+    assert sizes == [63, 47, 36, 27, 20, 15, 11, 8, 8, 8, 8]
     assert sorted(i for job in dealt for i in job) == list(range(251))
-    assert list(dealt[1])[:3] == [1, 5, 9]  # a domain's neighbours go to different jobs
-    # 11 jobs of 24 on 2 workers left one worker alone for the last job
-    assert len(batches(251, 2, batch=24)) == 12
+    assert dealt[1][:3] == [1, 12, 23]  # a domain's neighbours go to different jobs
+    assert [len(job) for job in batches(23, 2)] == [12, 11]  # a few: one job per worker
     assert [len(job) for job in batches(10, 2)] == [5, 5]
-    assert [len(job) for job in batches(3, 8)] == [3]
+    assert [len(job) for job in batches(3, 8)] == [1, 1, 1]
+    assert max(len(job) for job in batches(40, 2, batch=3)) == 3
     assert batches(0, 2) == []
 
 

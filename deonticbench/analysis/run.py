@@ -77,10 +77,8 @@ class ReportCache:
         longer = self._text(str(report["derived_from"]))
         if longer is None:
             return None
-        longer_report: dict[str, Any] = json.loads(longer)
-        if set(longer_report) == _DERIVED_KEYS:
-            return None  # never written so; analysed again rather than followed
-        return derive_report(longer_report, int(report["lines"]), longer)
+        # derive_report refuses anything but an analyser's report (a pointer too).
+        return derive_report(json.loads(longer), int(report["lines"]), longer)
 
     def _text(self, key: str) -> str | None:
         row = self._db.execute("SELECT report FROM reports WHERE key = ?", (key,)).fetchone()
@@ -282,8 +280,9 @@ def _analyse_records(
             progress(f"analysing {len(set(wanted))} distinct programs")
         tally: dict[str, int] = {"derived": 0}
         reports, fresh = analyse_programs(
-            wanted, cache, pool, diagnoser.ready, diagnoser.structured, tally
-        )
+            wanted, cache, pool, on_ready=diagnoser.ready, structured=diagnoser.structured,
+            tally=tally,
+        )  # fmt: skip
         diagnoser.ready(reports)  # cached reports, retried programs, failed analyses
         rows = diagnoser.rows()
     finally:

@@ -273,10 +273,10 @@ class _Pairing:
         if final:
             # Nothing tells the rest apart: each model predicate left, in order, takes
             # the first reference predicate left.
-            for m, r in zip(list(mine), list(refs), strict=False):
+            paired = min(len(mine), len(refs))
+            for m, r in zip(mine[:paired], refs[:paired], strict=True):
                 self.names[_name(m)] = _name(r)
-                mine.remove(m)
-                refs.remove(r)
+            del mine[:paired], refs[:paired]
 
     def _agreeing(self, model: str, refs: list[str]) -> Iterator[tuple[int, str, int]]:
         """The reference predicates of a bucket the model predicate agrees with at all

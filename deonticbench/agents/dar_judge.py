@@ -41,7 +41,7 @@ async def dar_verdict(task: DarTask, root: Path, programs: RunsPrograms) -> dict
     """DAR's verifier on the final workspace ``root`` (DAR's /app), as the record's
     ``AgentInfo.dar``."""
     verdict = await ajudge_app(
-        Path(root), task.expected_label, direct=task.answer_path is not None, solver=programs
+        root, task.expected_label, direct=task.answer_path is not None, solver=programs
     )
     return {"reward": verdict.reward, "stdout": verdict.stdout, "exception": verdict.exception}
 

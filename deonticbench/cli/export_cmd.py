@@ -9,11 +9,11 @@ from typing import Any
 import click
 
 from ..data.cases import resolve_source
-from ..data.domains import parse_domains
+from ..data.domains import names_every_domain, parse_domains
 from ..data.sources import SPLITS
 from ..errors import ConfigError
-from ..export.examples import first_cases
-from ..export.formats import FORMATS
+from ..export import FORMATS, export_dataset, first_cases
+from ..vocabulary.protocols import DAR_PROTOCOL
 from ._options import (
     RENAMED_SEED,
     RenamingCommand,
@@ -112,8 +112,8 @@ def command(
     limit = first_cases(limit_text)
     source = resolve_source(data_dir, hub=hub, revision=revision)
     chosen = parse_domains(domains)
-    skip_missing = domains.strip().lower() in ("", "all")
-    if protocol == "dar" and fmt != HARBOR:
+    skip_missing = names_every_domain(domains)
+    if protocol == DAR_PROTOCOL and fmt != HARBOR:
         raise ConfigError("--protocol dar writes Harbor tasks: use it with --format harbor.")
     where: dict[str, Any] = dict(
         source=source, domains=chosen, limit=limit, skip_missing=skip_missing
@@ -125,8 +125,6 @@ def command(
         harbor = dict(prompt_mode=options["mode"], split=split or "hard", seed=options["seed"])
         lines = export_harbor_tasks(out, protocol, **where, **harbor).lines()
     else:
-        from ..export import export_dataset  # start-up, as above
-
         # ``options``: the rest of the command's options, by export_dataset's names
         lines = export_dataset(fmt, out, split=split or "train", **where, **options).lines()
     click.echo("\n".join(lines))

@@ -16,7 +16,7 @@ from ..scoring.rows import require_scorable
 from ..scoring.scores import RunScores, score_runs
 from ..scoring.stdout import stdout_text
 from ..scoring.tables import TABLE_FORMATS, terminal_width
-from ..vocabulary.protocols import READERS
+from ..vocabulary.protocols import DAR_PROTOCOL, READERS
 from ._options import (
     RENAMED_BOOTSTRAP_SEED,
     RenamingCommand,
@@ -178,7 +178,7 @@ def _show(
         text, notes = stdout_text(scores, comparisons, fmt, paper, sensitivity, tables)
         click.echo(text, nl=False)
         _say(notes, wrap=False)
-    dar_run = fmt not in ("json", "csv") and any(s.run.protocol == "dar" for s in scores)
+    dar_run = fmt not in ("json", "csv") and any(s.run.protocol == DAR_PROTOCOL for s in scores)
     if dar_rules or against == "dar" or dar_run:
         _print_dar_tables(scores, dar_rules, against == "dar", fmt)
     if out is not None:

@@ -7,7 +7,7 @@ import time
 
 import click
 
-from ..data.domains import parse_domains
+from ..data.domains import names_every_domain, parse_domains
 from ..data.sources import resolve_source
 from ..evaluation.validate import validate
 from ..evaluation.validate_text import validate_json, validate_lines
@@ -52,7 +52,7 @@ def command(
     started = time.perf_counter()
     with Solver(workers=workers, limits=Limits(timeout_s=timeout), executor=executor) as solver:
         reports = validate(
-            domains, split, source, solver=solver, skip_missing=domains_spec.strip() == "all"
+            domains, split, source, solver=solver, skip_missing=names_every_domain(domains_spec)
         )
     total = time.perf_counter() - started
     shown = (reports, split, solver.sandbox, solver.executor, total)

@@ -304,9 +304,14 @@ def get_domain(name: str) -> Domain:
         raise UnknownDomainError(f"unknown domain {name!r}; choose from {known}.") from None
 
 
+def names_every_domain(spec: str | None) -> bool:
+    """Whether a ``--domains`` value means every domain (None, empty, or 'all')."""
+    return spec is None or spec.strip().lower() in ("", "all")
+
+
 def parse_domains(spec: str | None) -> list[Domain]:
     """Parse a comma-separated list of domain names; None or 'all' means every domain."""
-    if spec is None or spec.strip().lower() in ("", "all"):
+    if spec is None or names_every_domain(spec):
         return list(DOMAINS.values())
     chosen = [get_domain(part) for part in spec.split(",") if part.strip()]
     # A domain named twice (or by two of its aliases) is one domain: never run it twice.

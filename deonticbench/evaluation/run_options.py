@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from ..data.domains import parse_domains
+from ..data.domains import names_every_domain, parse_domains
 from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
@@ -121,7 +121,7 @@ class EvalOptions:
 
     def _all_under_dar(self) -> bool:
         """``--domains all`` under ``--protocol dar``: DAR's task set, not every domain."""
-        every = self.domains.strip().lower() in ("", "all")
+        every = names_every_domain(self.domains)
         return every and check_protocol(self.protocol) == DAR_PROTOCOL
 
     def _domain_names(self) -> tuple[str, ...]:

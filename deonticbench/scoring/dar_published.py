@@ -16,6 +16,7 @@ from functools import lru_cache
 from .._paths import RESOURCES
 from ..errors import ConfigError
 from ..vocabulary.modes import MODE_TITLES
+from ..vocabulary.protocols import DAR_PROTOCOL
 from .paper import normalise_model
 from .scores import RunScores
 from .tables import MISSING, Table, estimate_text, run_labels
@@ -23,7 +24,6 @@ from .tables import MISSING, Table, estimate_text, run_labels
 DAR_RESULTS = RESOURCES / "dar_results.json"
 DAR_DOMAINS = ("sara_numeric", "airline", "sara_binary", "uscis")
 """DAR's four domains in its table's column order (no housing)."""
-DAR_PROTOCOL = "dar"
 
 
 @dataclass(frozen=True)

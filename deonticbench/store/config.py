@@ -48,11 +48,17 @@ OLD_AGENT_TOOL_MODE_KEY = "protocol"
 
 
 def agent_settings(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """config.json's ``agent`` as this version names it: an older folder's
-    ``agent.protocol`` is its ``agent.tool_mode`` (the policy for older folders,
-    ``store.run``), so such a run resumes."""
+    """config.json's ``agent`` as this version names it (``tool_mode_named``), so that
+    an older folder's run resumes."""
     agent = config.get("agent")
-    if not isinstance(agent, Mapping) or OLD_AGENT_TOOL_MODE_KEY not in agent:
+    return tool_mode_named(agent) if isinstance(agent, Mapping) else agent
+
+
+def tool_mode_named(agent: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An ``agent`` object (config.json's, or a record's) as this version names it: an
+    older one's ``protocol`` is its ``tool_mode`` (the policy for older folders,
+    ``store.run``); still read, never written."""
+    if OLD_AGENT_TOOL_MODE_KEY not in agent:
         return agent
     renamed = {k: v for k, v in agent.items() if k != OLD_AGENT_TOOL_MODE_KEY}
     return {AGENT_TOOL_MODE_KEY: agent[OLD_AGENT_TOOL_MODE_KEY], **renamed}

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..reading.outcomes import OUTCOMES, Outcome
 from ..vocabulary.modes import ALL_MODES, Mode
+from .config import tool_mode_named
 
 SCHEMA = 1
 RecordKey = tuple[str, str, str, int]
@@ -57,11 +58,6 @@ class Attempt:
     when None, so runs of well-behaved servers are written as before."""
 
 
-OLD_TOOL_MODE_KEY = "protocol"
-"""What records and trajectories called the tool mode before it had its own name (the
-run's protocol is another thing); still read, never written."""
-
-
 @dataclass
 class AgentInfo:
     """How an agentic trial went (docs/agents.md); None on a prompted record.
@@ -103,10 +99,7 @@ class AgentInfo:
     def from_json(cls, obj: Any) -> AgentInfo:
         if not isinstance(obj, dict):
             raise TypeError("'agent' is not an object")
-        if OLD_TOOL_MODE_KEY in obj:  # a record written before the tool mode had its name
-            obj = {**obj}
-            obj.setdefault("tool_mode", obj.pop(OLD_TOOL_MODE_KEY))
-        info = cls(**obj)
+        info = cls(**tool_mode_named(obj))  # a record written before the tool mode's name
         if not isinstance(info.tool_calls, dict):
             raise TypeError("'agent.tool_calls' is not an object")
         return info

@@ -15,7 +15,7 @@ may lack because the version that wrote it did not know the field:
   ``paper``, the seeded choice's old name, reads as ``seeded``);
 - ``agent.protocol``: the agent's tool mode, now ``agent.tool_mode``
   (``config.agent_settings``: such a run resumes); likewise a record's
-  ``agent.protocol`` (``record.OLD_TOOL_MODE_KEY``);
+  ``agent.protocol`` (``config.tool_mode_named``);
 - no ``case_order``: the cases in id order (the upstream bootstrap says so in a note);
 - no ``k``: no planned K, so no note about cases short of it;
 - no ``model`` (or no config.json at all): the model named by the first record;

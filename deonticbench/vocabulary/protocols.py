@@ -48,12 +48,12 @@ The dar protocol has no reader of its own: DAR judges final states, not replies.
 READERS: tuple[ReaderName, ...] = ("paper", "harness")
 
 
-def check_protocol(name: object, *, what: str = "protocol") -> ProtocolName:
+def check_protocol(name: object) -> ProtocolName:
     """``name`` as a protocol name, or one sentence saying which names there are."""
     for protocol in PROTOCOLS:
         if name == protocol:
             return protocol
-    raise ConfigError(f"unknown {what} {name!r}; choose from {', '.join(PROTOCOLS)}.")
+    raise ConfigError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}.")
 
 
 def check_reader(name: object) -> ReaderName:

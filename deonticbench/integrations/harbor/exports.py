@@ -10,6 +10,7 @@ from typing import Any
 
 from ...data.domains import Domain
 from ...data.sources import DataSource
+from ...vocabulary.protocols import DAR_PROTOCOL
 from .dar_tasks import export_dar_tasks
 from .tasks import TaskExportReport, export_tasks
 
@@ -31,6 +32,6 @@ def export_harbor_tasks(
     common: dict[str, Any] = dict(
         source=source, domains=domains, prompt_mode=prompt_mode, split=split, limit=limit
     )
-    if protocol == "dar":
+    if protocol == DAR_PROTOCOL:
         return export_dar_tasks(out, **common, skip_missing=skip_missing)
     return export_tasks(out, **common, seed=seed, skip_missing=skip_missing)

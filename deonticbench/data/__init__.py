@@ -36,6 +36,7 @@ from .domains import (
     LabelKind,
     UnknownDomainError,
     get_domain,
+    names_every_domain,
     parse_domains,
     read_from_marker,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "get_domain",
     "load_cases",
     "local_rows",
+    "names_every_domain",
     "normalise_gold",
     "original_case_id",
     "parse_domains",

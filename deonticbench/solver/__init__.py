@@ -32,7 +32,7 @@ from .execution import (
     Status,
     Toplevel,
 )
-from .pool import Solver, run_program
+from .pool import Solver, build_job, run_program
 from .sandbox import (
     SANDBOX_PROLOG,
     SYSTEM_DIRS,
@@ -67,6 +67,7 @@ __all__ = [
     "Solver",
     "Status",
     "Toplevel",
+    "build_job",
     "claim_uid",
     "classify",
     "drop_privileges",

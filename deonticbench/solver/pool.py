@@ -20,6 +20,7 @@ import contextlib
 import importlib.util
 import json
 import logging
+import math
 import os
 import select
 import shutil
@@ -273,16 +274,28 @@ class SandboxDecision:
             return self._kind
 
 
-def _job(program: str, limits: Limits, toplevel: Toplevel) -> dict[str, object]:
+def upstream_cpu_s(limits: Limits) -> int:
+    """The CPU limit of an ``eof`` job: above all the CPU time its process tree can use
+    on every core of this machine before its wall clock, SIGTERM and grace have run.
+    Upstream's ``timeout`` has no CPU limit, and which of two limits fires first depends
+    on the machine's load (an idle core lets a looping program reach a CPU limit equal
+    to its wall clock first): only the wall clock may decide how such a program ends."""
+    cores = os.cpu_count() or 1
+    reach = (limits.timeout_s + UPSTREAM_KILL_AFTER_S) * cores
+    return max(limits.cpu_s, math.ceil(reach) + 1)
+
+
+def build_job(program: str, limits: Limits, toplevel: Toplevel = "halt") -> dict[str, object]:
     """The supervisor's job for one program.  An ``eof`` job runs as upstream's
     ``run_swipl.sh`` runs a program wherever that can decide a reading (its toplevel,
-    SIGTERM grace, SWI-Prolog's default stack, stdout spooled to a file under a far
-    cap, stderr not a limit and kept as a tail); the other limits stay the caller's."""
+    only the wall clock and the SIGTERM grace ending it, SWI-Prolog's default stack,
+    stdout spooled to a file under a far cap, stderr not a limit and kept as a tail);
+    the other limits stay the caller's."""
     eof = toplevel == "eof"
     job: dict[str, object] = {
         "program": program,
         "timeout_s": limits.timeout_s,
-        "cpu_s": limits.cpu_s,
+        "cpu_s": upstream_cpu_s(limits) if eof else limits.cpu_s,
         "memory_mb": limits.memory_mb,
         "stack_mb": max(limits.stack_mb, UPSTREAM_STACK_MB) if eof else limits.stack_mb,
         "file_size_mb": limits.file_size_mb,
@@ -425,7 +438,7 @@ class _Worker:
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
-        job = _job(program, limits, toplevel)
+        job = build_job(program, limits, toplevel)
         if preload is not None:
             job["preload"] = preload
         try:

@@ -316,3 +316,44 @@ def test_the_program_cannot_read_the_label(solver: Solver, tmp_path: Path) -> No
     if verdict.execution is not None and verdict.execution.sandbox != "bwrap":
         pytest.skip("without bubblewrap the host's files are visible to programs")
     assert verdict.reward is None and verdict.exception == dar.NO_REWARD_FILE
+
+
+@contextlib.contextmanager
+def _cores_busy(seconds: float) -> Iterator[None]:
+    """Every core of the machine spinning (bounded in time) while the block runs."""
+    spin = f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
+    spinners = [
+        subprocess.Popen(["python3", "-c", spin]) for _ in range(max(1, os.cpu_count() or 1))
+    ]
+    try:
+        yield
+    finally:
+        for proc in spinners:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("load", ["idle", "busy"])
+def test_a_directive_loop_gives_no_reward_at_dars_own_timeout_whatever_the_load(
+    load: str, solver: Solver, tmp_path: Path
+) -> None:
+    """DAR's real 30 s: a directive that prints its answer and then loops outlives test.sh's
+    SIGTERM, so Harbor stops the verifier and no reward is written, on an idle machine
+    (where a CPU limit of 30 s would end the loop first) as on one whose cores are busy."""
+    entry = Entry(
+        "directive loop",
+        "program",
+        "1166",
+        ":- write('Answer: 1166'), nl, flush_output, repeat, fail.\n",
+    )
+    app = _final_state(tmp_path, entry)
+    judging = dar.ajudge_app(app, "1166\n", direct=False, solver=solver)
+    if load == "busy":
+        with _cores_busy(dar.DAR_TIMEOUT_S + 10):
+            verdict = asyncio.run(judging)
+    else:
+        verdict = asyncio.run(judging)
+    assert (verdict.reward, verdict.exception) == (None, dar.VERIFIER_TIMEOUT)
+    assert verdict.execution is not None
+    assert verdict.execution.stdout == "Answer: 1166\n"

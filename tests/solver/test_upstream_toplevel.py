@@ -97,3 +97,20 @@ def test_stdout_past_the_eof_cap_is_a_flood(executor: str) -> None:
         execution = solver.run(flood, Limits(timeout_s=20), toplevel="eof")
     assert execution.limit == "output", execution
     assert len(execution.stdout.encode()) == 16 * 1024 * 1024
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_only_the_wall_clock_ends_an_eof_program_whatever_its_cpu_limit(executor: str) -> None:
+    """A CPU limit below the wall clock would end a looping program first on an idle
+    machine and last on a busy one: an ``eof`` job is ended by its wall clock, SIGTERM
+    and grace alone, so the reading cannot depend on the machine's load."""
+    limits = Limits(timeout_s=3, cpu_s=1)
+    with Solver(workers=1, executor=executor, limits=limits) as solver:  # type: ignore[arg-type]
+        at_load = solver.run(LOOP_AT_LOAD, toplevel="eof")
+        halted = solver.run(LOOP_IN_MAIN)
+    assert (at_load.status, at_load.limit) == ("timeout", TIMEOUT_TERM_IGNORED)
+    assert at_load.stdout == "Tax result: 5\n"
+    # The harness's own (-t halt) jobs keep the caller's CPU limit (SWI-Prolog takes the
+    # soft limit's SIGXCPU; the hard one, a second later, kills it).
+    assert (halted.status, halted.limit) == ("resource_limit", "cpu_or_memory")
+    assert halted.wall_s < limits.timeout_s

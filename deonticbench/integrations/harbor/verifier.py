@@ -26,13 +26,12 @@ import re
 import sys
 import tempfile
 import warnings
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ...agents.judge import ajudge_workspace
 from ...data.domains import Domain, get_domain
-from ...solver import Execution, Limits, classify, supervisor
+from ...solver import Execution, Limits, build_job, classify, supervisor
 from ...vocabulary.modes import Mode, prompted_counterpart
 from . import dar
 
@@ -49,7 +48,7 @@ def run_program_unsandboxed(program: str, limits: Limits | None = None) -> Execu
     the sandbox (a container or ``BwrapEnvironment``), and that environment may have no
     bubblewrap or no user namespaces to start one.  Never call it outside such a task:
     ``solver.run_program`` is the sandboxed one."""
-    job = {**asdict(limits or Limits()), "program": program}
+    job = build_job(program, limits or Limits())
     with tempfile.TemporaryDirectory(prefix="deonticbench-verify-") as workroot:
         report = supervisor.run_job(job, None, workroot)
     return classify(report, "rlimits")

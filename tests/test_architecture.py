@@ -85,6 +85,24 @@ def test_no_output_stage_imports_the_runner() -> None:
         assert position[f"deonticbench.{later}"] > position["deonticbench.agents"], later
 
 
+def test_the_store_and_every_stage_below_prompting_are_forbidden_to_import_it() -> None:
+    """The layers put the store above prompting, so only a forbidden contract keeps it
+    from importing prompting (a function-level import too: lint-imports reads those);
+    the contract names the store and every stage the layers put below prompting."""
+    (layers,) = [c for c in _contracts() if c["type"] == "layers"]
+    order = [str(layer) for layer in layers["layers"]]  # type: ignore[attr-defined]
+    position = {part.strip(): i for i, layer in enumerate(order) for part in layer.split("|")}
+    below = {m for m, i in position.items() if i > position["deonticbench.prompting"]}
+    guards = [
+        c
+        for c in _contracts()
+        if c["type"] == "forbidden" and c["forbidden_modules"] == ["deonticbench.prompting"]
+    ]
+    assert guards, "no contract forbids prompting to the store and the stages below it"
+    (guard,) = guards
+    assert set(guard["source_modules"]) == {"deonticbench.store", *below}  # type: ignore[arg-type]
+
+
 def test_every_module_has_a_layer() -> None:
     (layers,) = [c for c in _contracts() if c["type"] == "layers"]
     listed: set[str] = set()

@@ -181,6 +181,7 @@ RENAMED = [
     ("deonticbench.prompting", "Mode", "deonticbench.vocabulary", "Mode"),
     ("deonticbench.prompting", "MODES", "deonticbench.vocabulary", "MODES"),
     ("deonticbench.prompting", "Message", "deonticbench.vocabulary", "Message"),
+    ("deonticbench.prompting", "DAR_DOMAINS", "deonticbench.data", "DAR_DOMAINS"),
     ("deonticbench.integrations", "protocol_rows",
      "deonticbench.integrations.harbor.comparisons", "scorer_rows"),
     ("deonticbench.integrations", "render_protocol_table",

@@ -25,6 +25,7 @@ from .cases import (
 from .dar_files import dar_origin, dar_root, dar_text
 from .domains import (
     AIRLINE,
+    DAR_DOMAINS,
     DISPLAY_ORDER,
     DOMAINS,
     HOUSING,
@@ -35,6 +36,7 @@ from .domains import (
     Domain,
     LabelKind,
     UnknownDomainError,
+    default_domains,
     get_domain,
     names_every_domain,
     parse_domains,
@@ -56,6 +58,7 @@ from .upstream import (
 __all__ = [
     "AIRLINE",
     "CASE_EXEMPLARS",
+    "DAR_DOMAINS",
     "DATASET_PROMPTS",
     "DATA_ENV",
     "DISPLAY_ORDER",
@@ -83,6 +86,7 @@ __all__ = [
     "dar_origin",
     "dar_root",
     "dar_text",
+    "default_domains",
     "describe_source",
     "fetch_statute",
     "get_domain",

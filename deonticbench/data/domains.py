@@ -12,10 +12,12 @@ $1 tolerance; binary domains by macro-F1 with a named positive class.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..errors import ConfigError
+from ..vocabulary.protocols import DAR_PROTOCOL
 
 LabelKind = Literal["numeric", "binary"]
 """Numeric domains are scored by accuracy, binary ones by macro-F1 (paper B.3)."""
@@ -278,6 +280,26 @@ DOMAINS: dict[str, Domain] = {
     d.name: d for d in (SARA_NUMERIC, SARA_BINARY, AIRLINE, HOUSING, USCIS)
 }
 """All domains, in a fixed order (the report module orders columns as the paper's Table 2)."""
+
+DAR_DOMAINS: Mapping[str, str] = {
+    SARA_NUMERIC.name: "sara_numeric",
+    SARA_BINARY.name: "sara_binary",
+    AIRLINE.name: "airline",
+    USCIS.name: "uscis-aao",
+}
+"""The domains DAR ran (our domain name -> DAR's subdomain name); housing is not one.
+The dar protocol's task set: the spec, ``eval``, the Harbor export and DAR's task
+rendering (``prompting.dar``) all read it here."""
+
+
+def default_domains(protocol: str) -> tuple[str, ...]:
+    """The domains a run of ``protocol`` takes when none are named (or ``all``): every
+    domain, or under ``dar`` DAR's task set, in ``DOMAINS`` order (``RunSpec`` and
+    ``eval --domains all`` alike; the modes' counterpart is ``default_modes``)."""
+    if protocol == DAR_PROTOCOL:
+        return tuple(name for name in DOMAINS if name in DAR_DOMAINS)
+    return tuple(DOMAINS)
+
 
 _PAPER_COLUMNS = ("sara_numeric", "airline", "sara_binary", "uscis", "housing")
 DISPLAY_ORDER: tuple[str, ...] = tuple(d for d in _PAPER_COLUMNS if d in DOMAINS) + tuple(

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from ..data.domains import names_every_domain, parse_domains
+from ..data.domains import DAR_DOMAINS, default_domains, names_every_domain, parse_domains
 from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..models import Model, ignored_params_note, model_notes
-from ..prompting.dar import DAR_DOMAINS
 from ..solver import ExecutorKind, Limits
 from ..store.spec import AgentOptions, RunSpec, parse_params
 from ..vocabulary.exemplars import ExemplarChoice
@@ -125,11 +124,12 @@ class EvalOptions:
         return every and check_protocol(self.protocol) == DAR_PROTOCOL
 
     def _domain_names(self) -> tuple[str, ...]:
-        """The domains to run: as given, except that ``all`` under the dar protocol is
-        DAR's task set (as ``export --protocol dar`` takes it); a domain outside it named
-        by the user is refused by the spec."""
-        names = tuple(d.name for d in parse_domains(self.domains))
-        return tuple(n for n in names if n in DAR_DOMAINS) if self._all_under_dar() else names
+        """The domains to run: as given, except that ``all`` is the protocol's
+        ``default_domains`` (under dar, DAR's task set, as ``export --protocol dar`` takes
+        it); a domain outside it named by the user is refused by the spec."""
+        if names_every_domain(self.domains):
+            return default_domains(check_protocol(self.protocol))
+        return tuple(d.name for d in parse_domains(self.domains))
 
     def notes_before_run(self, model: Model, spec: RunSpec) -> list[str]:
         """What the user should know about the model before the run, one sentence each

@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .dar import DAR_DOMAINS, DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
+from .dar import DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
 from .distractors import statute_sections
 from .exemplars import (
     HardComplement,
@@ -63,7 +63,6 @@ from .templates import (
 
 __all__ = [
     "AGENT_DIR",
-    "DAR_DOMAINS",
     "DAR_PROMPT_MODES",
     "EXCLUDE_FILE",
     "EXEMPLAR_FILE",
@@ -115,15 +114,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # The words every stage shares moved to ``deonticbench.vocabulary`` (issue 42); the
-    # old spelling works for a release and says where they went.
-    from .. import vocabulary
+    # Names that moved to a lower stage work for a release and say where they went: the
+    # words every stage shares went to ``deonticbench.vocabulary``, DAR's task set (a fact
+    # of the domains) to ``deonticbench.data``.  Imported here: only an old spelling needs them.
+    from .. import data, vocabulary
 
-    if name in vocabulary.__all__:
-        warnings.warn(
-            f"{__name__}.{name} is now deonticbench.vocabulary.{name}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(vocabulary, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = "data" if name == "DAR_DOMAINS" else "vocabulary" if name in vocabulary.__all__ else None
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{__name__}.{name} is now deonticbench.{home}.{name}.", DeprecationWarning, stacklevel=2
+    )
+    return getattr(data if home == "data" else vocabulary, name)

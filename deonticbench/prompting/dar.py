@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from ..data.cases import Case
 from ..data.dar_files import dar_root, dar_text
-from ..data.domains import UnknownDomainError, get_domain
+from ..data.domains import DAR_DOMAINS, UnknownDomainError, get_domain
 from ..data.sources import DataSource, resolve_source
 from ..data.statutes import statute_files
 from ..errors import ConfigError, DataError
@@ -43,14 +43,6 @@ from .paper import load_paper_texts
 
 DarPromptMode = Literal["direct", "zero-shot", "few-shot"]
 DAR_PROMPT_MODES: tuple[DarPromptMode, ...] = ("direct", "zero-shot", "few-shot")
-
-DAR_DOMAINS: Mapping[str, str] = {
-    "sara_numeric": "sara_numeric",
-    "sara_binary": "sara_binary",
-    "airline": "airline",
-    "uscis": "uscis-aao",
-}
-"""The domains DAR ran (our domain name -> DAR's subdomain name); housing is not one."""
 
 ADAPTERS: Mapping[DarPromptMode, str] = {
     "direct": "adapters/deonticbench_direct",
@@ -242,7 +234,6 @@ def _literal(path: str, name: str, folder: str) -> dict[str, Any]:
 
 
 __all__ = [
-    "DAR_DOMAINS",
     "DAR_PROMPT_MODES",
     "DIRECT_ANSWER_PATH",
     "EXAMPLES_FILE",

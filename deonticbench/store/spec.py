@@ -19,7 +19,7 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from ..data.domains import DOMAINS, Domain, get_domain
+from ..data.domains import DAR_DOMAINS, DOMAINS, Domain, get_domain
 from ..data.selection import CaseLimit
 from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
@@ -410,8 +410,6 @@ def _check_dar_run(spec: RunSpec) -> None:
     """What ``--protocol dar`` refuses, in one sentence, before anything runs: a mode
     DAR never ran (its adapters are agentic tasks only), a domain not in DAR's task set
     (housing), and distractors (DAR's statute.txt is DAR's, as its adapter writes it)."""
-    from ..prompting.dar import DAR_DOMAINS  # only a dar run needs DAR's task set
-
     prompted = [m for m in spec.modes if not is_agentic(m)]
     if prompted:
         raise ConfigError(

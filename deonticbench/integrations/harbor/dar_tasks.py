@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...data.dar_files import dar_origin
-from ...data.domains import Domain
+from ...data.domains import DAR_DOMAINS, Domain
 from ...data.sources import SPLITS, DataSource
 from ...errors import ConfigError
-from ...prompting.dar import DAR_DOMAINS, DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
+from ...prompting.dar import DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
 from .naming import PROMPT_MODES, task_name
 from .tasks import TaskExportReport, cases_to_export, task_folder
 

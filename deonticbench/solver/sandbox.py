@@ -34,7 +34,6 @@ import fcntl
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +62,9 @@ read-only."""
 # claimed with a lock file held for its life), so that a job's process limit and a kill
 # by uid reach only that sandbox's processes.
 _UID_RANGE = range(61000, 62000)
-_UID_LOCKS = Path(tempfile.gettempdir()) / "deonticbench-uids"
+# The machine's /tmp, not this process's TMPDIR: two harness processes with different
+# temporary folders must still share one allocation.
+_UID_LOCKS = Path("/tmp/deonticbench-uids")
 
 # What setpriv needs to drop to the job uid with an empty bounding set.
 _SETPRIV_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")

@@ -11,6 +11,7 @@ mirror, no provider key and no network.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from deonticbench.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -266,6 +269,80 @@ def test_every_cited_path_exists(name: str) -> None:
         if not exists:
             missing.append(f"{name}:{number}: {path}")
     assert not missing, "cited paths that do not exist:\n" + "\n".join(missing)
+
+
+# --- every cited dotted name resolves ---------------------------------------------------
+
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+DOTTED_NAME = re.compile(r"(?<![\w.])deonticbench(?:\.\w+)+")
+
+
+def cited_names(doc: Path) -> Iterator[tuple[int, str]]:
+    """Dotted names under ``deonticbench.`` that a doc cites in inline code, with their
+    line: ``deonticbench.reading.outcomes.judge``, or the module of ``python -m
+    deonticbench.rewards.verl``.  Fenced blocks are left out (their commands run above)."""
+    prose: list[str] = []
+    fence: str | None = None
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        opening = FENCE.match(line)
+        if fence is None and opening:
+            fence = opening.group(1)
+        elif fence is not None and line.strip().startswith(fence):
+            fence = None
+        elif fence is None:
+            prose.append(line)
+            continue
+        prose.append("")
+    text = "\n".join(prose)
+    for span in CODE_SPAN.finditer(text):
+        for name in DOTTED_NAME.finditer(span.group(2)):
+            yield text.count("\n", 0, span.start(2) + name.start()) + 1, name.group()
+
+
+def unresolved(name: str) -> str | None:
+    """Why a dotted name does not resolve, or None when it does (or needs an extra that is
+    not installed here): the longest prefix that imports is the module, every further
+    part an attribute (a dataclass field without a default counts as one)."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        module = ".".join(parts[:end])
+        try:
+            found: object = importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            if error.name and (module + ".").startswith(error.name + "."):
+                continue  # no such module: a shorter prefix, and the rest as attributes
+            if error.name and not error.name.startswith("deonticbench"):
+                return None  # an optional extra this environment lacks
+            return f"importing {module} fails: {error}"
+        except ConfigError:
+            return None  # MissingExtraError: the module says which extra it needs
+        break
+    for depth, part in enumerate(parts[end:], end + 1):
+        try:
+            found = getattr(found, part)
+        except ConfigError:
+            return None
+        except ModuleNotFoundError as error:  # a name loaded on first use, from an extra
+            if error.name and not error.name.startswith("deonticbench"):
+                return None
+            return f"{'.'.join(parts[:depth])} fails to load: {error}"
+        except AttributeError:
+            fields = getattr(found, "__dataclass_fields__", {})
+            if part in fields and depth == len(parts):
+                return None
+            return f"{'.'.join(parts[: depth - 1])} has no attribute {part!r}"
+    return None
+
+
+@pytest.mark.parametrize("name", _doc_ids())
+def test_every_cited_dotted_name_resolves(name: str) -> None:
+    dead = [
+        f"{name}:{number}: {dotted}: {why}"
+        for number, dotted in cited_names(REPO / name)
+        if (why := unresolved(dotted)) is not None
+    ]
+    assert not dead, "cited names that do not resolve:\n" + "\n".join(dead)
 
 
 # --- the commands run ---------------------------------------------------------------------

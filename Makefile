@@ -6,7 +6,9 @@ PY    := $(VENV)/bin/python
 # 3.12.x): Harbor, and so the harbor extra and its tests, needs 3.12+.  Without one it is
 # made with python3 and the harbor extra installs nothing; under CI=true that is an error.
 PYTHON312 := $(shell bash scripts/find-python312.sh)
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+# The stamp names what was installed: a new one (so a reinstall) when the dependencies or
+# their pins (constraints.txt, the install lock: `make lock` moves it forward) change.
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha1sum | cut -c1-12)
 LOCAL_STAMP := $(VENV)/.installed-local
 export DEONTICBENCH_DATA ?= $(abspath ../shared/deonticbench-data)
 
@@ -24,7 +26,7 @@ EVAL_ARGS ?=
 
 install: $(STAMP) system-deps
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 ifeq ($(PYTHON312),)
 	@if [ "$${CI:-}" = true ]; then \
 	  echo "error: CI needs Python 3.12 for Harbor (the harbor extra): install python3.12 or pyenv's 3.12.x." >&2; exit 1; fi
@@ -35,8 +37,8 @@ else
 	if [ -x $(PY) ] && ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then rm -rf $(VENV); fi
 	test -x $(PY) || $(PYTHON312) -m venv $(VENV)
 endif
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -c constraints.txt --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $@
 
 # SWI-Prolog runs every program; bubblewrap sandboxes it.  Installed with apt-get when
@@ -55,8 +57,17 @@ test-deps:
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 local-model: $(LOCAL_STAMP)
 $(LOCAL_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -e '.[local]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -c constraints.txt -e '.[local]'
 	touch $@
+
+# Move the install lock forward: resolve the dev and local installs afresh from PyPI for
+# Python 3.12 (and 3.11, the fallback, when one is found), each in a throwaway venv, and
+# rewrite constraints.txt (scripts/lock.py).  Then `make install` installs the new pins and
+# tests/test_install_lock.py checks the venv against them.
+.PHONY: lock
+lock:
+	@test -n "$(PYTHON312)" || { echo "error: make lock needs Python 3.12 (the venv's)." >&2; exit 1; }
+	$(PYTHON312) scripts/lock.py --python $(PYTHON312) --python "$$(bash scripts/find-python.sh 3.11)"
 
 lint: install
 	$(VENV)/bin/ruff check deonticbench tests benchmarks

@@ -42,6 +42,7 @@ from .constrained import (
     constrained_max_tokens,
     tool_mode,
 )
+from .lifecycle import Retirement, sdk_day
 from .registry import DEFAULT_CACHE_TTL, ModelSettings
 from .remote import RemoteModel, env_key
 from .retry import call_with_retries
@@ -263,17 +264,23 @@ class AnthropicModel(RemoteModel):
             "may end without a call.",
         )
 
-    def _end_of_life(self) -> str | None:
-        """From the installed SDK's own deprecation table (it warns per call; we say it
-        once per run).  A private module of the SDK: an SDK without it says nothing."""
+    def _end_of_life(self) -> Retirement | None:
+        """The registry's date; for a model it does not list, the installed SDK's own
+        deprecation table, which may name models deprecated since (the SDK warns per
+        call; we say it once per run).  The table is a private module whose contents
+        change between releases: an SDK without it, without the model, or with a date
+        spelled otherwise says nothing."""
+        listed = super()._end_of_life()
+        if listed is not None:
+            return listed
         try:
             from anthropic._data import DEPRECATED_MODELS  # optional: the anthropic extra
         except ImportError:
             return None
-        date = (
-            DEPRECATED_MODELS.get(self.model_name) if isinstance(DEPRECATED_MODELS, dict) else None
-        )
-        return str(date) if date else None
+        table = DEPRECATED_MODELS if isinstance(DEPRECATED_MODELS, dict) else {}
+        text = table.get(self.model_name)
+        day = sdk_day(text) if isinstance(text, str) else None
+        return Retirement(day, "the anthropic SDK's deprecation table") if day else None
 
     def client(self) -> Any:
         if self._client is None:

@@ -17,11 +17,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from datetime import date
 from typing import Any, Literal
 
 from ..vocabulary.chat import Message, ToolCall, ToolSpec
 from ..vocabulary.modes import Mode
 from .constrained import argument_chars, decoded_under_schema
+from .lifecycle import Retirement, retirement_note
 
 
 @dataclass(frozen=True)
@@ -277,8 +279,8 @@ class Model(ABC):
         }
         return ident
 
-    def _end_of_life(self) -> str | None:
-        """The date the provider retires this model (``end_of_life``)."""
+    def _end_of_life(self) -> Retirement | None:
+        """The day the provider retires this model (``end_of_life``)."""
         return None
 
     def _notes(self) -> tuple[str, ...]:
@@ -323,8 +325,9 @@ class Model(ABC):
 # backend must provide.
 
 
-def end_of_life(model: Model) -> str | None:
-    """The date the provider retires ``model``, when its SDK lists it as deprecated."""
+def end_of_life(model: Model) -> Retirement | None:
+    """The day the provider retires ``model`` and where that was read, when the model
+    registry (or, for a model it does not list, the backend's SDK) gives one."""
     return model._end_of_life()
 
 
@@ -384,16 +387,12 @@ def backend_notes(model: Model) -> tuple[str, ...]:
     return model._notes()
 
 
-def model_notes(model: Model) -> list[str]:
-    """What the user should know about ``model`` before a run: its end of life, when its
-    provider's SDK lists it as deprecated, then the backend's own notes."""
-    notes = []
+def model_notes(model: Model, *, today: date | None = None) -> list[str]:
+    """What the user should know about ``model`` before a run: its end of life, when one
+    is known, in the tense of ``today`` (the UTC date when None: "was retired on" from
+    the day on, "retires on" before it), then the backend's own notes."""
     end = end_of_life(model)
-    if end:
-        notes.append(
-            f"{model.model_name} reaches end of life on {end} (the "
-            f"{model.provider} SDK's deprecation table); choose a newer model."
-        )
+    notes = [retirement_note(model.model_name, end, today)] if end else []
     return notes + list(backend_notes(model))
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from .._paths import EVAL
 from ..errors import ConfigError
 from .base import GenerationParams
+from .lifecycle import REGISTRY_SOURCE, Retirement, as_day
 from .tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
 
 REGISTRY_FILE = EVAL / "models.yaml"
@@ -99,6 +100,8 @@ class ModelSettings:
     How we ask, not what comes back: not a sampling parameter, never in the cache key."""
     prices: Prices | None = None
     """The model's list prices, when the registry knows them."""
+    retirement: Retirement | None = None
+    """The day the provider retires the model, when the registry's ``retirements`` say."""
 
     def option(self, name: str, default: Any) -> Any:
         value = self.options.get(name)
@@ -169,7 +172,27 @@ def resolve_settings(
         entry=entry,
         prompt_cache=prompt_cache,
         prices=prices,
+        retirement=retirement_of(reg, provider, model_name),
     )
+
+
+def retirement_of(registry: Mapping[str, Any], provider: str, model_name: str) -> Retirement | None:
+    """The registry's end of life for ``provider:model_name``.  ``retirements`` are keyed
+    by exact names, never globs: a snapshot, or a sibling a glob would also match
+    (gpt-4.1-nano beside gpt-4.1), may retire on another day."""
+    table = registry.get("retirements") or {}
+    if not isinstance(table, Mapping):
+        raise ConfigError("retirements in the model registry should map provider:model to a date.")
+    key = f"{provider}:{model_name}"
+    if key not in table:
+        return None
+    day = as_day(table[key])
+    if day is None:
+        raise ConfigError(
+            f"retirements.{key} in the model registry should be a date (YYYY-MM-DD), "
+            f"not {table[key]!r}."
+        )
+    return Retirement(day, REGISTRY_SOURCE)
 
 
 def match_entry(models: Mapping[str, Any], provider: str, model_name: str) -> str | None:

@@ -15,6 +15,7 @@ from ..errors import ConfigError
 from ._sdk import provider_message
 from .base import Completion, Model, constrained_turns
 from .constrained import CONSTRAINED_MAX_TOKENS_PARAM, constrained_max_tokens
+from .lifecycle import Retirement
 from .registry import ModelSettings
 from .retry import RetryPolicy
 
@@ -103,6 +104,11 @@ class RemoteModel(Model):
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self.calls_sent = 0
         """HTTP calls made (every try of every call): what the server received."""
+
+    def _end_of_life(self) -> Retirement | None:
+        """The registry's date (``retirements`` in eval/models.yaml, keyed by this
+        backend's provider and the model's exact name)."""
+        return self.settings.retirement
 
     def _limit_in_flight(self, limit: int) -> None:
         if limit < 1:

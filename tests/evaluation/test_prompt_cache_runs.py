@@ -58,8 +58,9 @@ def test_anthropic_smoke_run_reads_most_input_from_the_cache_and_says_what_it_co
     assert cost["cache_reads"] == pytest.approx(bill.cache_read * 0.30 / 1e6, rel=0.01)
     # The closing line counts what the server received, not requests of n = K.
     assert "90 calls sent" in done.stderr
-    # The installed SDK lists claude-sonnet-4-5 as deprecated: one note names the date.
-    assert done.stderr.count("reaches end of life on November 30th, 2026") == 1
+    # The model registry (eval/models.yaml) retires claude-sonnet-4-5 on 2026-11-30, a day
+    # that stays past: one note names it, in the past tense.
+    assert done.stderr.count("claude-sonnet-4-5 was retired on 2026-11-30") == 1
     # The dry run: the calls exactly, the first attempts' input bill within 10 %.
     assert dry["requests"] == bill.calls
     # Counted as the API bills (issue 41's goal: within 2 %; cl100k was 14.5 % low).

@@ -136,7 +136,8 @@ def command(
     if dar_rules:
         from ..integrations.harbor.dar_scoring import jobs_folders_report  # start-up
 
-        report = jobs_folders_report(run_dirs, errors_as_incorrect, dar_scorer)
+        wants_json = as_json or fmt == "json"
+        report = jobs_folders_report(run_dirs, errors_as_incorrect, dar_scorer, as_json=wants_json)
         if report is not None:  # Harbor jobs folders: what DAR's own scorer prints
             return click.echo(report, nl=False)
     fmt = _checked_options(run_dirs, fmt, as_json, compare, signal)
@@ -171,16 +172,30 @@ def _show(
     against: str | None,
     dar_rules: bool,
 ) -> None:
-    """The tables on stdout, or every file written to ``out``; DAR's tables either way."""
+    """The tables on stdout, or every file written to ``out``.  DAR's readings are in
+    every run's JSON (``dar_readings``: stdout's document, results.json, the report);
+    in the text formats their tables follow the others, so that --json and csv stay
+    one loadable document."""
     paper = against == "paper"
+    dar_table = against == "dar"
+    if dar_rules:
+        # start-up: ``deonticbench --help`` imports every command's module
+        from ..integrations.harbor.dar_scoring import require_dar_views
+
+        require_dar_views(scores)
     if out is None:
         tables = extras.tables if extras is not None else None
-        text, notes = stdout_text(scores, comparisons, fmt, paper, sensitivity, tables)
+        text, notes = stdout_text(
+            scores, comparisons, fmt, paper, sensitivity, tables, against_dar=dar_table
+        )
         click.echo(text, nl=False)
         _say(notes, wrap=False)
-    dar_run = fmt not in ("json", "csv") and any(s.run.protocol == DAR_PROTOCOL for s in scores)
-    if dar_rules or against == "dar" or dar_run:
-        _print_dar_tables(scores, dar_rules, against == "dar", fmt)
+    dar_run = any(s.run.protocol == DAR_PROTOCOL for s in scores)
+    if dar_rules or dar_table or dar_run:
+        if out is not None or fmt not in ("json", "csv"):
+            _print_dar_tables(scores, dar_rules, dar_table, fmt)
+        elif fmt == "csv":
+            _say(["note: DAR's readings are in score --json and in --out's results.json."])
     if out is not None:
         # start-up: ``deonticbench --help`` imports every command's module
         from ..report.score_files import write_score_files

@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .harbor.comparisons import render_scorer_table, scorer_rows
-    from .harbor.dar_scoring import against_dar_text, dar_rules_text, jobs_folders_report
+    from .harbor.dar_scoring import (
+        against_dar_text,
+        dar_rules_text,
+        jobs_folders_report,
+        require_dar_views,
+    )
     from .harbor.dar_tasks import export_dar_tasks
     from .harbor.exports import export_harbor_tasks
     from .harbor.importer import import_jobs
@@ -33,6 +38,7 @@ _HOME = {
     "against_dar_text": ".harbor.dar_scoring",
     "dar_rules_text": ".harbor.dar_scoring",
     "jobs_folders_report": ".harbor.dar_scoring",
+    "require_dar_views": ".harbor.dar_scoring",
     "export_dar_tasks": ".harbor.dar_tasks",
     "export_harbor_tasks": ".harbor.exports",
     "export_tasks": ".harbor.tasks",
@@ -56,6 +62,7 @@ __all__ = [
     "import_upstream",
     "jobs_folders_report",
     "render_scorer_table",
+    "require_dar_views",
     "scorer_rows",
 ]
 

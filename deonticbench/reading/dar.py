@@ -112,7 +112,7 @@ class DarVerdict:
     """Harbor's exception type when no reward is written."""
     execution: Execution | None = None
     """The program's run (program modes).  DAR's scorer reads ``stdout`` (its
-    ``Normalized expected:``/``got:`` lines: ``integrations.harbor.dar``)."""
+    ``Normalized expected:``/``got:`` lines: ``scoring.dar_scorer``)."""
 
 
 def verdict_of_text(expected_label: str, text: str | None, missing: str) -> DarVerdict:

@@ -23,6 +23,7 @@ from ._samples import INDEX_COLUMNS, samples
 from ._sections import (
     agents_html,
     comparison_section,
+    dar_section,
     figure_html,
     paper_sections,
     runs_html,
@@ -99,6 +100,9 @@ def _sections(
         + "</section>"
     )
     sections += paper_sections(scores)
+    dar = dar_section(scores)
+    if dar is not None:
+        sections.append(dar)
     agents = agents_html(scores)
     if agents is not None:
         sections.append(agents)

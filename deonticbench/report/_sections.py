@@ -1,14 +1,15 @@
 """The report's sections above the sample browser, each as HTML: the runs, the score
-tables, the paper's rows beside them, agentic cost and format, paired differences, the
-reader sensitivity and the figures."""
+tables, the paper's rows beside them, DAR's readings, agentic cost and format, paired
+differences, the reader sensitivity and the figures."""
 
 from __future__ import annotations
 
 import base64
 import html
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..scoring import dar_readings
 from ..scoring.agent_format import format_rows, format_table
 from ..scoring.comparisons import Comparison, comparisons_note
 from ..scoring.encoding import STAGES
@@ -184,5 +185,67 @@ def sensitivity_section(sensitivity: Sequence[tuple[str, SensitivityRow]]) -> st
         "by the paper's (upstream's scripts'): a figure that moves far depends on how its "
         "replies are read as much as on the model.</p>"
         + table_html(sensitivity_table(sensitivity), "sensitivity-table")
+        + "</section>"
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _rewards_text(rewards: dict[str, Any] | None) -> str:
+    if rewards is None:
+        return "-"
+    parts = [f"1: {rewards['reward_1']}", f"0: {rewards['reward_0']}"]
+    parts += [f"none: {n} {name}" for name, n in rewards["no_reward"].items()]
+    return ", ".join(parts)
+
+
+def dar_section(scores: Sequence[RunScores]) -> str | None:
+    """DAR's readings of each run that holds them, from the document results.json and
+    ``score --json`` hold (``dar_readings.readings_json``, also in each table's
+    ``data-dar-readings``); None when no run holds them."""
+    tables = []
+    for index, s in enumerate(scores):
+        doc = dar_readings.readings_json(s)
+        if doc is None:
+            continue
+        rows = [
+            [
+                r["domain"],
+                r["mode"],
+                r["metric"],
+                str(r["trials"]),
+                _percent(r["harness_reader"]),
+                _percent(r["dar_default"]),
+                _percent(r["dar_strict"]),
+                _rewards_text(r["dar_rewards"]),
+                ", ".join(repr(c) for c in r["dar_scorer"]["default"]["f1_classes"])
+                if r["metric"] != "accuracy"
+                else "",
+            ]
+            for r in doc["rows"]
+        ]
+        overall = doc["overall_accuracy"]
+        table = Table(
+            ["Domain", "Mode", "Metric", "Trials", "Harness reader (point)", "DAR default",
+             "DAR strict", "DAR rewards (1 / 0 / none)", "DAR F1 classes"],
+            rows,
+            title=f"{s.run.name}: DAR overall accuracy {_percent(overall['dar_default'])} "
+            f"(strict {_percent(overall['dar_strict'])})",
+        )  # fmt: skip
+        html_table = table_html(table, f"dar-readings-{index}")
+        data = html.escape(dumps(doc), quote=True)
+        tables.append(html_table.replace("<table ", f'<table data-dar-readings="{data}" ', 1))
+    if not tables:
+        return None
+    return (
+        '<section id="dar-readings"><h2>DAR\'s readings beside the harness reader</h2>'
+        '<p class="muted">The same final states read three ways: the harness reader with '
+        "the paper's metric (point value, first attempts; no answer is an abstention), DAR's "
+        "scorer (evaluate_deonticbench.py: truncation, exact strings; no answer compares "
+        "'' with '' and counts as correct) and its --errors-as-incorrect (strict); with "
+        "DAR's verifier's rewards (1, 0, or none with Harbor's exception).</p>"
+        + "".join(tables)
         + "</section>"
     )

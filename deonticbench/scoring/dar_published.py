@@ -17,6 +17,7 @@ from .._paths import RESOURCES
 from ..errors import ConfigError
 from ..vocabulary.modes import MODE_TITLES
 from ..vocabulary.protocols import DAR_PROTOCOL
+from .dar_readings import scorer_rows
 from .paper import normalise_model
 from .scores import RunScores
 from .tables import MISSING, Table, estimate_text, run_labels
@@ -70,7 +71,16 @@ def dar_runs(scores: Sequence[RunScores]) -> tuple[list[RunScores], list[str]]:
 
 DarFigures = Mapping[tuple[str, str], tuple[float, float]]
 """A run's DAR readings per (domain, mode): (DAR's default, ``--errors-as-incorrect``),
-as fractions (``integrations.harbor.comparisons.scorer_rows``)."""
+as fractions (``dar_readings.scorer_rows``)."""
+
+
+def dar_figures(scores: RunScores) -> DarFigures | None:
+    """A dar-protocol run's DAR readings per cell (None for a run without them: one
+    recorded as dar before its records kept DAR's verdicts)."""
+    rows = scorer_rows(scores)
+    if not rows:
+        return None
+    return {(r.domain, r.mode): (r.value(r.dar_default), r.value(r.dar_strict)) for r in rows}
 
 
 def _run_rows(label: str, s: RunScores, dar: DarFigures | None) -> list[list[str]]:
@@ -97,13 +107,13 @@ def _run_rows(label: str, s: RunScores, dar: DarFigures | None) -> list[list[str
 def against_dar(
     scores: Sequence[RunScores], dar: Sequence[DarFigures | None] | None = None
 ) -> Table:
-    """Each DAR-protocol run's rows (stage ``first``, percent; with ``dar``, each run's
-    DAR readings first) above DAR's cells for the same model, every harness (every
-    model's when DAR did not run the run's model)."""
+    """Each DAR-protocol run's rows (stage ``first``, percent; each run's DAR readings
+    first, ``dar`` when given, else ``dar_figures``) above DAR's cells for the same
+    model, every harness (every model's when DAR did not run the run's model)."""
     headers = ["Source", "Model", "Setting", *DAR_DOMAINS]
     rows: list[list[str]] = []
     cells = load_dar_results()
-    figures = list(dar) if dar is not None else [None] * len(scores)
+    figures = list(dar) if dar is not None else [dar_figures(s) for s in scores]
     for label, s, found in zip(run_labels(scores), scores, figures, strict=True):
         wanted = normalise_model(s.run.model)
         mine = [c for c in cells if normalise_model(c.model) == wanted] or list(cells)
@@ -121,4 +131,11 @@ def against_dar(
     )
 
 
-__all__ = ["DAR_RESULTS", "DarCell", "against_dar", "dar_runs", "load_dar_results"]
+__all__ = [
+    "DAR_RESULTS",
+    "DarCell",
+    "against_dar",
+    "dar_figures",
+    "dar_runs",
+    "load_dar_results",
+]

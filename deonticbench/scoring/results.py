@@ -27,6 +27,7 @@ from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_token
 from ..store.environment import environment_facts
 from ..store.record import Attempt
 from ..store.run import Run
+from .dar_readings import readings_json
 from .scores import RunScores
 from .tables import long_rows
 from .upstream_bootstrap import upstream_bootstrap
@@ -273,6 +274,9 @@ def build_results(
         # Upstream's script's figures for the same replies (scoring.upstream_bootstrap):
         # beside the paper's B.3 figures above, never instead of them.
         "upstream_bootstrap": upstream,
+        # DAR's scorer's figures of the same final states, beside the harness reader's
+        # (runs made under --protocol dar or imported from Harbor; null for the others).
+        "dar_readings": readings_json(scores),
         "totals": total_json,
         "estimated_cost": cost,
         "command": list(sys.argv if command is None else command),

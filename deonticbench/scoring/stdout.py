@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from . import dar_published
 from .agent_format import format_rows, format_table
 from .comparisons import Comparison
 from .rereading import sensitivity_table
@@ -37,11 +38,17 @@ def _tables_text(
     fmt: str,
     paper: bool,
     sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
+    against_dar_rows: Table | None = None,
 ) -> str:
     """The tables ``score`` prints without --out, in ``fmt``: one loadable document for
-    json and csv."""
+    json and csv (``against_dar_rows``: DAR's published table beside the dar runs, which
+    the text formats print after these tables)."""
     if fmt == "json":
         doc = to_json(scores, comparisons)
+        if against_dar_rows is not None:
+            doc["against_dar"] = [
+                dict(zip(against_dar_rows.headers, r, strict=True)) for r in against_dar_rows.rows
+            ]
         if sensitivity:
             doc["reader_sensitivity"] = [
                 {"run": label, **dataclasses.asdict(row), "difference": row.difference}
@@ -86,15 +93,23 @@ def stdout_text(
     paper: bool,
     sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
     extra_tables: Sequence[Table] | None = None,
+    *,
+    against_dar: bool = False,
 ) -> tuple[str, list[str]]:
     """Without --out: (the tables in ``fmt``, notes for stderr): what one loadable
     document (CSV, JSON) cannot hold is said to go to --out.
 
     ``extra_tables`` are the reliability and cost tables of ``score --reliability`` /
     ``--costs`` (None when neither was asked for); they arrive as plain tables so that
-    scoring, a lower stage, never imports the reliability stage that reads it."""
-    text = _tables_text(scores, comparisons, fmt, paper, sensitivity)
-    notes = []
+    scoring, a lower stage, never imports the reliability stage that reads it.
+    ``against_dar``: the JSON holds DAR's published table beside the runs of the dar
+    protocol (``against_dar``; each run left out is a note)."""
+    notes: list[str] = []
+    dar_table = None
+    if against_dar and fmt == "json":
+        kept, notes = dar_published.dar_runs(scores)
+        dar_table = dar_published.against_dar(kept)
+    text = _tables_text(scores, comparisons, fmt, paper, sensitivity, dar_table)
     if sensitivity and fmt == "csv":
         notes.append("note: the reader-sensitivity table is written with --out.")
     if extra_tables is not None and fmt in ("csv", "json"):

@@ -26,6 +26,7 @@ from ..vocabulary.protocols import (
     shows_reference_programs,
 )
 from .comparisons import Comparison
+from .dar_readings import readings_json
 from .metrics import BootstrapEstimate
 from .paper import PaperCell, match_model, paper_cells
 from .rows import ScoreRow, score_row, score_rows
@@ -579,6 +580,9 @@ def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ())
                 "seed": s.seed,
                 "notes": s.notes,
                 "scores": [{k: _clean(v) for k, v in _long_row(g, s).items()} for g in s.groups],
+                # DAR's readings of the same final states beside the harness reader's
+                # (dar-protocol and Harbor-imported runs; null for the others)
+                "dar_readings": readings_json(s),
             }
             for s in scores
         ],

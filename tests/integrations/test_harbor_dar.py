@@ -151,6 +151,57 @@ def test_dar_rules_reproduce_their_numbers(dar_jobs: Path, tmp_path: Path) -> No
     assert "DAR overall accuracy (exact matches / trials): 72.7 (strict 45.5)" in result.output
 
 
+def test_dar_rules_json_is_one_document_with_the_same_figures(
+    dar_jobs: Path, tmp_path: Path
+) -> None:
+    """``score --dar-rules --json`` prints one JSON document and nothing else; each run
+    carries the figures the text table prints, under keys naming their reader, with
+    Harbor's rewards, and results.json (``score --out``) holds the same."""
+    out = tmp_path / "run"
+    _import(dar_jobs, out)
+    result = CliRunner().invoke(
+        cli, ["score", str(out), "--dar-rules", "--json", "--bootstrap", "50"]
+    )
+    assert result.exit_code == 0, result.output
+    readings = json.loads(result.stdout)["runs"][0]["dar_readings"]
+    assert readings["verdicts"] == "harbor.jsonl"
+    rows = {r["domain"]: r for r in readings["rows"]}
+    text = _table(
+        CliRunner().invoke(cli, ["score", str(out), "--dar-rules", "--bootstrap", "50"]).output
+    )
+    for domain, row in rows.items():
+        cells = text[(domain, row["mode"])]
+        figures = [row[k] for k in ("harness_reader", "dar_default", "dar_strict")]
+        assert cells[3:7] == [str(row["trials"]), *(f"{100 * f:.1f}" for f in figures)]
+    airline = rows["airline"]
+    assert (airline["harness_reader"], airline["dar_default"], airline["dar_strict"]) == (
+        0.8, 0.6, 0.4,
+    )  # fmt: skip
+    # The folder's verifier wrote reward 0 wherever it ran; the timeout has no reward.
+    assert airline["dar_rewards"] == {
+        "reward_1": 0, "reward_0": 4, "no_reward": {"AgentTimeoutError": 1},
+    }  # fmt: skip
+    binary = rows["sara_binary"]
+    assert binary["dar_scorer"]["default"]["f1_classes"] == ["", "contradiction", "entailment"]
+    assert binary["dar_rewards"]["no_reward"] == {"RewardFileNotFoundError": 1}
+    assert rows["uscis"]["dar_rewards"]["no_reward"] == {"none": 1}
+    assert readings["overall_accuracy"] == {"dar_default": 8 / 11, "dar_strict": 5 / 11}
+    written = CliRunner().invoke(
+        cli, ["score", str(out), "--out", str(tmp_path / "scored"), "--bootstrap", "50"]
+    )
+    assert written.exit_code == 0, written.output
+    results = json.loads((tmp_path / "scored" / "results.json").read_text())
+    assert results["dar_readings"] == readings
+
+
+def test_dar_rules_json_on_a_jobs_folder_says_how_to_get_json(dar_jobs: Path) -> None:
+    """DAR's scorers print text; on a jobs folder ``--json`` is one sentence instead."""
+    result = CliRunner().invoke(cli, ["score", "--dar-rules", "--json", str(dar_jobs)])
+    assert result.exit_code != 0
+    assert "import the folder first (deonticbench import-harbor" in str(result.exception)
+    assert result.stdout == ""
+
+
 def test_dar_scorer_rules() -> None:
     assert dar.normalise("1166", "$1,166") == ("1166", "$1,166")
     assert dar.normalise("1166", "1166.9") == ("1166", "1166")

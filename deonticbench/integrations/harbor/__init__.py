@@ -33,7 +33,7 @@ _HOME = {
 }
 """Each name's module, imported on first use: Harbor itself is imported only when its
 environment is asked for (``-e module:Class``), and the shipped verifier, which imports
-``dar`` from this package inside a task, pulls in none of the rest."""
+this package inside a task, pulls in none of the rest."""
 
 __all__ = ["BwrapEnvironment", "dar", "export_tasks", "import_jobs"]
 

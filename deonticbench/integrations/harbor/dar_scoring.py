@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import ConfigError
-from ...scoring.dar_published import DarFigures, against_dar, dar_runs
+from ...scoring.dar_published import against_dar, dar_runs
 from ...scoring.scores import RunScores
 from ...scoring.tables import render
 from ...store.folder import is_run_folder
@@ -17,10 +17,12 @@ from .comparisons import render_scorer_table, scorer_rows
 from .dar_jobs import SCORERS, is_jobs_folder, jobs_report, pick_scorer
 
 
-def jobs_folders_report(paths: Sequence[Path], strict: bool, scorer: str) -> str | None:
+def jobs_folders_report(
+    paths: Sequence[Path], strict: bool, scorer: str, *, as_json: bool = False
+) -> str | None:
     """DAR's report for Harbor jobs folders; None when the paths are run folders (which
-    ``dar_rules_text`` scores), an error when they mix the two or ask for what the chosen
-    scorer lacks."""
+    ``dar_rules_text`` scores), an error when they mix the two, ask for what the chosen
+    scorer lacks, or ask for JSON (``as_json``: DAR's scorers print text)."""
     for path in paths:
         if not is_jobs_folder(path) and not (path.is_dir() and is_run_folder(path)):
             raise ConfigError(
@@ -36,6 +38,12 @@ def jobs_folders_report(paths: Sequence[Path], strict: bool, scorer: str) -> str
         return None
     if not all(is_jobs_folder(p) for p in paths):
         raise ConfigError("score --dar-rules takes Harbor jobs folders or run folders, not both.")
+    if as_json:
+        raise ConfigError(
+            "score --dar-rules on a Harbor jobs folder prints what DAR's own scorer prints, "
+            "as text; for JSON, import the folder first (deonticbench import-harbor JOBS "
+            "--out RUN) and run score RUN --dar-rules --json."
+        )
     chosen = pick_scorer(paths) if scorer == "auto" else scorer
     if chosen not in SCORERS:
         raise ConfigError(f"--dar-scorer takes auto or one of {', '.join(SCORERS)}.")
@@ -66,20 +74,23 @@ def dar_rules_text(scores: Sequence[RunScores], *, every: bool = True) -> str:
     )
 
 
+def require_dar_views(scores: Sequence[RunScores]) -> None:
+    """``--dar-rules`` on run folders: an error naming the first run that holds no DAR
+    view (neither made under ``--protocol dar`` nor imported from Harbor)."""
+    for s in scores:
+        scorer_rows(s.run.path, s)
+
+
 def against_dar_text(scores: Sequence[RunScores], fmt: str) -> tuple[list[str], str]:
     """(a note per run left out, DAR's table beside the runs of the dar protocol)."""
     kept, notes = dar_runs(scores)
-    figures = [_dar_figures(s) for s in kept]
-    return notes, "\n" + render(against_dar(kept, figures), fmt if fmt != "json" else "table")
+    return notes, "\n" + render(against_dar(kept), fmt if fmt != "json" else "table")
 
 
-def _dar_figures(scores: RunScores) -> DarFigures | None:
-    """A dar-protocol run's DAR readings per cell (None for a run without them: one
-    recorded as dar before its records kept DAR's verdicts)."""
-    rows = scorer_rows(scores.run.path, scores)
-    if not rows:
-        return None
-    return {(r.domain, r.mode): (r.value(r.dar_default), r.value(r.dar_strict)) for r in rows}
-
-
-__all__ = ["against_dar_text", "dar_rules_text", "is_dar_run", "jobs_folders_report"]
+__all__ = [
+    "against_dar_text",
+    "dar_rules_text",
+    "is_dar_run",
+    "jobs_folders_report",
+    "require_dar_views",
+]

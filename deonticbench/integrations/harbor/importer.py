@@ -50,6 +50,7 @@ from ...data.sources import DataSource
 from ...errors import DataError
 from ...evaluation.provenance import imported_config
 from ...reading.answers import Answer, read_direct_answer
+from ...scoring import dar_readings
 from ...solver import Limits, Solver
 from ...store.imported import refuse_existing, write_imported_run
 from ...store.record import Record
@@ -59,7 +60,7 @@ from . import dar
 from .naming import TaskIndex
 from .tasks import WORKDIR
 
-DAR_FILE = "harbor.jsonl"
+DAR_FILE = dar_readings.DAR_VIEW_FILE
 """Per record, what DAR's scorer reads of the trial (``score --dar-rules``)."""
 _GOT_LINE = "Got:"
 
@@ -399,16 +400,29 @@ def _config(
 
 def read_dar_view(run_dir: str | Path) -> list[dict[str, Any]]:
     """The rows of ``harbor.jsonl``; a run not imported from Harbor has none."""
-    path = Path(run_dir) / DAR_FILE
-    if not path.is_file():
-        raise DataError(
-            f"{run_dir} was not imported from Harbor (no {DAR_FILE}): --dar-rules scores "
-            "runs made by deonticbench import-harbor."
-        )
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = dar_readings.read_view_file(run_dir)
+    if rows is None:
+        raise not_imported(run_dir)
+    return rows
 
 
-__all__ = ["DAR_FILE", "HarborImport", "HarborTrial", "find_trials", "import_jobs", "read_dar_view"]
+def not_imported(run_dir: str | Path) -> DataError:
+    """The error of ``score --dar-rules`` on a run that holds no DAR view."""
+    return DataError(
+        f"{run_dir} was not imported from Harbor (no {DAR_FILE}): --dar-rules scores "
+        "runs made by deonticbench import-harbor."
+    )
+
+
+__all__ = [
+    "DAR_FILE",
+    "HarborImport",
+    "HarborTrial",
+    "find_trials",
+    "import_jobs",
+    "not_imported",
+    "read_dar_view",
+]
 
 _MOVED = {"Trial": "HarborTrial", "ImportResult": "HarborImport"}
 """Old names, renamed because the agents' loop has its own trial and inspect's importer

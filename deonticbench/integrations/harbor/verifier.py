@@ -31,9 +31,9 @@ from typing import Any
 
 from ...agents.judge import ajudge_workspace
 from ...data.domains import Domain, get_domain
+from ...reading import dar
 from ...solver import Execution, Limits, build_job, classify, supervisor
 from ...vocabulary.modes import Mode, prompted_counterpart
-from . import dar
 
 CASE_FILE = "case.json"
 """In the task's tests/: domain, case id, mode, gold (never seen by the agent)."""

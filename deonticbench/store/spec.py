@@ -19,7 +19,7 @@ from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from ..data.domains import DAR_DOMAINS, DOMAINS, Domain, get_domain
+from ..data.domains import DAR_DOMAINS, Domain, default_domains, get_domain
 from ..data.selection import CaseLimit
 from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
@@ -31,12 +31,13 @@ from ..vocabulary.exemplars import (
     ExemplarChoice,
     current_exemplar_choice,
 )
-from ..vocabulary.modes import MODES, VERBAL_MODE, Mode, is_agentic, parse_modes
+from ..vocabulary.modes import VERBAL_MODE, Mode, is_agentic, parse_modes
 from ..vocabulary.protocols import (
     DAR_PROTOCOL,
     DEFAULT_PROTOCOL,
     ProtocolName,
     check_protocol,
+    default_modes,
     recorded_protocol,
 )
 
@@ -117,6 +118,9 @@ LOGPROB_PARAM = "extra.logprobs"
 
 _SPEC_FIELD = {"seed": "exemplar_seed"}
 """The JSON keys (spec JSON and config.json) whose ``RunSpec`` field has another name."""
+_PROTOCOL_DEFAULT: Any = None
+"""``RunSpec.domains`` and ``modes`` left out: the protocol's own (``__post_init__`` puts
+them in its place, so a built spec never holds it)."""
 
 
 @dataclass(frozen=True)
@@ -126,15 +130,18 @@ class RunSpec:
     ``k`` is samples per case: one number for every domain, a per-domain mapping, or
     None for each domain's default.  ``attempts`` None means the default (2), or, for a
     ``replay:`` model, as many attempts as its file holds.  ``data`` None means
-    ``resolve_source()``: ``$DEONTICBENCH_DATA``, else the hub.
+    ``resolve_source()``: ``$DEONTICBENCH_DATA``, else the hub.  ``domains`` and
+    ``modes`` left out (or None) are the protocol's, as ``eval`` takes them: every domain
+    and the paper's three modes, or under ``dar`` DAR's four domains and the three
+    agentic modes (``data.domains.default_domains``, ``vocabulary.protocols.default_modes``).
     """
 
     model: str
     params: tuple[tuple[str, str], ...] = ()
     """Model parameter overrides, ``key=value`` as on the command line (``--param``)."""
-    domains: tuple[str, ...] = tuple(DOMAINS)
+    domains: tuple[str, ...] = _PROTOCOL_DEFAULT
     split: str = "hard"
-    modes: tuple[Mode, ...] = MODES
+    modes: tuple[Mode, ...] = _PROTOCOL_DEFAULT
     k: int | KPerDomain | None = None
     attempts: int | None = None
     exemplar_seed: int = 0
@@ -156,7 +163,8 @@ class RunSpec:
     """The tool set and budgets of the agentic modes (unused by the paper's modes)."""
     protocol: ProtocolName = DEFAULT_PROTOCOL
     """What the prompted modes' first attempt sends and how every attempt is read
-    (``vocabulary.protocols``): ``paper`` (upstream's released scripts) or ``harness``."""
+    (``vocabulary.protocols``): ``paper`` (upstream's released scripts) or ``harness``;
+    or ``dar``, DAR's framing of the agentic modes."""
     seed: InitVar[int | None] = None
     """The old keyword of ``exemplar_seed``, taken for one release with a DeprecationWarning
     (an init-only name: ``dataclasses.replace`` reads it back as None, so it never warns)."""
@@ -172,8 +180,10 @@ class RunSpec:
             )
             put(self, "exemplar_seed", seed)
         put(self, "params", _pairs(self.params, str))
-        put(self, "domains", _domain_names(self.domains))
-        put(self, "modes", _modes(self.modes))
+        if self.domains is not _PROTOCOL_DEFAULT:
+            put(self, "domains", _domain_names(self.domains))
+        if self.modes is not _PROTOCOL_DEFAULT:
+            put(self, "modes", _modes(self.modes))
         if isinstance(self.k, Mapping | list | tuple):
             put(self, "k", _pairs(self.k, int))
         if isinstance(self.limit, list | tuple):
@@ -196,6 +206,12 @@ class RunSpec:
                 f"unknown exemplar choice {self.exemplars!r}; choose from "
                 f"{', '.join(EXEMPLAR_CHOICES)}."
             )
+        # Left out, the protocol's own; put here, after the checks that come first, since
+        # ``default_modes`` refuses an unknown protocol as ``_check_protocol`` does next.
+        if self.domains is _PROTOCOL_DEFAULT:
+            put(self, "domains", default_domains(self.protocol))
+        if self.modes is _PROTOCOL_DEFAULT:
+            put(self, "modes", default_modes(self.protocol))
         _check_protocol(self)
         if self.distractors is not None and (
             not isinstance(self.distractors, int) or self.distractors < 0

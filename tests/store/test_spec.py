@@ -10,13 +10,17 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from deonticbench.data.domains import SARA_NUMERIC
-from deonticbench.data.sources import DataSource
+from deonticbench import api
+from deonticbench.data.dar_files import DAR_DIR_ENV
+from deonticbench.data.domains import DOMAINS, SARA_NUMERIC
+from deonticbench.data.sources import DATA_ENV, DataSource
 from deonticbench.errors import ConfigError
 from deonticbench.solver import Limits
+from deonticbench.store.config import config_mismatch, fingerprint
 from deonticbench.store.run import load_run
 from deonticbench.store.spec import SPEC_SCHEMA, RunSpec
 from deonticbench.vocabulary.modes import MODES
@@ -24,6 +28,7 @@ from deonticbench.vocabulary.modes import MODES
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
 )
+DAR = Path(__file__).resolve().parents[3] / "shared" / "harbor-deonticbench"
 
 
 def test_a_spec_is_frozen_and_normalises_what_it_is_given() -> None:
@@ -132,3 +137,107 @@ def test_the_old_seed_keyword_and_attribute_warn_and_mean_the_exemplar_seed() ->
     assert old.to_json()["seed"] == 5
     assert RunSpec.from_json(old.to_json()).exemplar_seed == 5
     assert RunSpec.from_config({"model": {"spec": "reference"}, "seed": 4}).exemplar_seed == 4
+
+
+DAR_NAMED: dict[str, Any] = {
+    "domains": ("sara_numeric", "sara_binary", "airline", "uscis"),
+    "modes": ("agent-direct", "agent-zero-shot", "agent-few-shot"),
+}
+"""DAR's task set and its three agentic modes, named as a spec names them."""
+
+
+def test_a_dar_spec_without_modes_or_domains_takes_dars_as_eval_does() -> None:
+    default = RunSpec(model="reference", protocol="dar")
+    named = RunSpec(model="reference", protocol="dar", **DAR_NAMED)
+    assert default == named and default.to_json() == named.to_json()
+    # One left out: that one is the protocol's, the other is as named.
+    only_modes = RunSpec(model="reference", protocol="dar", modes=("agent-direct",))
+    assert only_modes.domains == DAR_NAMED["domains"]
+    only_domains = RunSpec(model="reference", protocol="dar", domains=("airline",))
+    assert only_domains.modes == DAR_NAMED["modes"]
+    # The other protocols keep theirs: every domain and the paper's three modes.
+    for protocol in ("paper", "harness"):
+        spec = RunSpec(model="reference", protocol=protocol)  # type: ignore[arg-type]
+        assert (spec.domains, spec.modes) == (tuple(DOMAINS), MODES)
+    # What is named is checked as before: housing is refused, and so is an empty list.
+    with pytest.raises(ConfigError, match="housing is not in DAR's task set"):
+        RunSpec(model="reference", protocol="dar", domains=("housing",))
+    with pytest.raises(ConfigError, match="at least one domain"):
+        RunSpec(model="reference", protocol="dar", domains=())
+
+
+NAMED_DAR_SPEC = {
+    "agent": {"max_tokens": None, "max_turns": 50, "timeout_s": 600.0, "tool_set": "prolog"},
+    "attempts": None,
+    "case_ids": [],
+    "concurrency": 8,
+    "data": None,
+    "distractors": None,
+    "domains": ["sara_numeric", "sara_binary", "airline", "uscis"],
+    "exemplars": "seeded",
+    "k": 1,
+    "limit": 1,
+    "limits": {
+        "cpu_s": 30,
+        "file_size_mb": 16,
+        "memory_mb": 2048,
+        "output_bytes": 65536,
+        "processes": 32,
+        "stack_mb": 512,
+        "timeout_s": 20.0,
+    },
+    "model": "reference",
+    "modes": ["agent-direct", "agent-zero-shot", "agent-few-shot"],
+    "params": {},
+    "protocol": "dar",
+    "schema": 1,
+    "seed": 0,
+    "split": "smoke",
+}
+"""``to_json`` of the smoke dar spec naming DAR's modes and domains, as written before a
+dar spec had defaults of its own."""
+NAMED_DAR_FINGERPRINT = {
+    "attempts": 2,
+    "distractors": None,
+    "exemplars": None,
+    "limits": NAMED_DAR_SPEC["limits"],
+    "model": {
+        "backend": "reference",
+        "base_url": None,
+        "extra": {},
+        "max_tokens": None,
+        "model": "reference",
+        "reasoning_effort": None,
+        "seed": None,
+        "stop": None,
+        "temperature": None,
+        "top_p": None,
+    },
+    "protocol": "dar",
+    "seed": 0,
+    "split": "smoke",
+}
+"""Its run's config.json fingerprint, as computed then, less the template hashes and the
+data's description (facts of the checkout and the mirror, compared run to run below)."""
+
+
+@pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")
+@pytest.mark.skipif(not (DAR / "adapters").is_dir(), reason="no mirror of DAR's repository")
+def test_a_dar_spec_left_to_its_defaults_has_the_fingerprint_of_one_naming_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DATA_ENV, DATA)
+    monkeypatch.setenv(DAR_DIR_ENV, str(DAR))
+    shared: dict[str, Any] = {"split": "smoke", "limit": 1, "k": 1}
+    named = RunSpec(model="reference", protocol="dar", **shared, **DAR_NAMED)
+    default = RunSpec(model="reference", protocol="dar", **shared)
+    assert named.to_json() == NAMED_DAR_SPEC
+    configs = [api.prepare(spec, out=tmp_path / "run").config for spec in (named, default)]
+    named_print, default_print = (fingerprint(config) for config in configs)
+    assert default_print == named_print
+    left = {k: v for k, v in named_print.items() if k not in ("templates", "data")}
+    assert left == NAMED_DAR_FINGERPRINT
+    # The rest config.json says of the run is the same too, and either resumes the other.
+    for key in ("domains", "modes", "k", "agent", "case_order"):
+        assert configs[0][key] == configs[1][key], key
+    assert config_mismatch(configs[0], configs[1]) is None

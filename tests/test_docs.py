@@ -1,5 +1,6 @@
 """The docs are tests: every shell command shown in README.md and docs/*.md either runs
-here, offline, or says in the doc why it cannot; every repository path a doc cites exists.
+here, offline, or says in the doc why it cannot; every repository path a doc cites exists,
+and every ``deonticbench.`` dotted name it cites resolves.
 
 A shell block (a fenced block marked ``sh``/``bash``/``shell``/``console``, or a fenced
 or indented block whose first word is a command such as ``deonticbench``, ``make`` or

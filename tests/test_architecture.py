@@ -68,6 +68,23 @@ def test_each_stage_introduces_itself_and_lists_its_public_names() -> None:
         assert names, f"{package.name}/__init__.py has no __all__"
 
 
+FACE_LINES = 200
+"""A package's ``__init__`` (its face) stays under this many lines: it introduces the
+package and hands its names on, and what grows past that is a module's work."""
+
+
+def test_every_package_face_stays_under_200_lines() -> None:
+    long = {
+        str(face.relative_to(ROOT)): lines
+        for face in PACKAGE.rglob("__init__.py")
+        if (lines := len(face.read_text(encoding="utf-8").splitlines())) >= FACE_LINES
+    }
+    assert not long, (
+        f"package faces of {FACE_LINES} lines or more (move what is not face into a module "
+        f"of the package): {long}"
+    )
+
+
 def test_no_output_stage_imports_the_runner() -> None:
     contracts = {c["name"]: c for c in _contracts()}
     (guard,) = [

@@ -10,8 +10,7 @@ to analysis, the report and the command line.
 
 from __future__ import annotations
 
-from ..store.folder import RunFolderError
-from ..store.run import READING_KEY, LoadReport, Run, load_run, reading_of
+from . import _store_names
 from .agent_format import FormatRow, first_turn_stop, format_rows, format_table
 from .comparisons import (
     Comparison,
@@ -98,6 +97,9 @@ from .tables import (
 )
 from .usage import UsageRow, usage_rows, usage_table
 
+# The store's names this face once handed on too: found in the store, with a warning.
+__getattr__ = _store_names.store_name
+
 __all__ = [
     "COMPARISON_COLUMNS",
     "DEFAULT_BOOTSTRAP",
@@ -107,7 +109,6 @@ __all__ = [
     "POSITIVE",
     "PRICE_IN",
     "PRICE_OUT",
-    "READING_KEY",
     "RESULTS_FILE",
     "STAGES",
     "TABLE_DOMAINS",
@@ -116,12 +117,9 @@ __all__ = [
     "Comparison",
     "DarFigures",
     "FormatRow",
-    "LoadReport",
     "NothingToScoreError",
     "Outcomes",
     "Reread",
-    "Run",
-    "RunFolderError",
     "RunScores",
     "ScoreRow",
     "SensitivityRow",
@@ -159,7 +157,6 @@ __all__ = [
     "iter_draws",
     "labelled_sensitivity",
     "load_paper_results",
-    "load_run",
     "long_csv",
     "long_csv_with_paper",
     "macro_f1_from_counts",
@@ -172,7 +169,6 @@ __all__ = [
     "protocol_notes",
     "rates",
     "reader_sensitivity",
-    "reading_of",
     "render",
     "render_csv",
     "render_markdown",

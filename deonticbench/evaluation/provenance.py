@@ -63,8 +63,8 @@ def build_config(
         ),
         "few_shot_pools": dict(plan.pool_notes),
         **_paper_texts(plan),
-        # Only when they differ from the paper's protocol, so that earlier runs, which
-        # lack these keys, keep their fingerprint.
+        # Only when they differ from the defaults (seeded exemplars, no distractors), so
+        # that earlier runs, which lack these keys, keep their fingerprint.
         **({"exemplars": spec.exemplars} if spec.exemplars != DEFAULT_EXEMPLARS else {}),
         **({"distractors": spec.distractors} if spec.distractors is not None else {}),
         **({"settings": dict(plan.setting_notes)} if plan.setting_notes else {}),

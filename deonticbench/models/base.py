@@ -126,8 +126,8 @@ class Request:
     """Index of the first sample drawn: the request covers samples
     ``sample_start .. sample_start + n - 1`` (replay looks them up; local seeds by them)."""
     attempt: int = 0
-    """0 for the paper's protocol; 1, 2, ... for retries with feedback (0 in an agentic
-    trial, which never retries)."""
+    """0 for the first attempt, before any retry; 1, 2, ... for retries with feedback (0 in
+    an agentic trial, which never retries)."""
     turn: int = 0
     """In an agentic trial, the model call's turn (0 for the first); 0 otherwise."""
     tools: tuple[ToolSpec, ...] = ()

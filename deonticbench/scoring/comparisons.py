@@ -125,8 +125,8 @@ def pair_modes(
 
     The prompted groups come from the agentic group's own run when it has them, else from
     the first other run that does (a prompted run and an agentic run of the same model,
-    in two folders).  Each prompted stage is paired: ``first`` (the paper's protocol)
-    and, when the prompted run retried, ``final``.  The comparison's ``mode`` reads
+    in two folders).  Each prompted stage is paired: ``first`` (attempt 0, before any
+    retry) and, when the prompted run retried, ``final``.  The comparison's ``mode`` reads
     ``agent-zero-shot - zero-shot``; its ``stage`` is the prompted one."""
     out: list[Comparison] = []
     for run in scores:

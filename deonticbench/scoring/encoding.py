@@ -19,7 +19,7 @@ from .metrics import NEGATIVE, POSITIVE, Outcomes, correct_matrix
 
 Stage = Literal["first", "final"]
 STAGES: tuple[Stage, ...] = ("first", "final")
-"""``first`` is attempt 0 (the paper's protocol); ``final`` the last retry with feedback."""
+"""``first`` is attempt 0, before any retry with feedback; ``final`` the last retry."""
 
 
 @dataclass(frozen=True)

@@ -253,7 +253,7 @@ def test_expired_and_failed_items_go_again_in_the_next_round(
     run(model, out, fake, tmp_path)
     records = read_records(out / RECORDS_NAME).records
     assert len(records) == PLANNED
-    # Retried at the same attempt: the first attempt (the paper's protocol) is no error.
+    # Retried at the same attempt: the first attempt (attempt 0) is no error.
     assert all(len(r.attempts) == 1 and r.first.error is None for r in records.values())
     assert all(r.first.outcome == "correct" for r in records.values())
     retried = {c for c in order if order.index(c) % 2 == 0}

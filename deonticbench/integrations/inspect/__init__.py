@@ -1,9 +1,9 @@
-"""DeonticBench as inspect_ai tasks: the paper's protocol run by ``inspect eval``.
+"""DeonticBench as inspect_ai tasks: ``deonticbench eval``'s runs, carried out by ``inspect eval``.
 
     inspect eval deonticbench/deonticbench -T domain=airline -T mode=few-shot \\
         --model openai/gpt-4.1
 
-The dataset, the prompts (system message, templates, few-shot exemplars), the retry
+The dataset, the prompts (the task's protocol's, as ``eval`` renders them), the retry
 with feedback, the sandboxed execution, the answer reading, the judging and the metrics
 are the harness's own: this package only adapts them to inspect's Task (``tasks``),
 Solver (``steps``), Scorer (``scorer``) and Metric (``metrics``).  In an agentic mode the

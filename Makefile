@@ -22,7 +22,7 @@ PROTOCOL ?=
 OUT     ?=
 EVAL_ARGS ?=
 
-.PHONY: install system-deps test-deps test lint typecheck validate eval bench local-model clean
+.PHONY: install system-deps test-deps check test lint typecheck validate eval bench local-model clean
 
 install: $(STAMP) system-deps
 
@@ -77,8 +77,20 @@ lint: install
 typecheck: install
 	$(VENV)/bin/mypy
 
+# Two loops over one suite.  `make check`, for every edit: the lint, the contracts, mypy
+# and the tests not marked slow, each held to FAST_BUDGET seconds (an unmarked test over
+# it fails, so slow tests cannot creep in unmarked).  `make test`, what CI runs: all of
+# them.  Both spread the tests over the cores (pytest-xdist; TEST_WORKERS=0 runs them in
+# this process).  pytest's cache is on: `.venv/bin/pytest --lf` reruns what failed.
+TEST_WORKERS ?= auto
+FAST_BUDGET  ?= 5
+PYTEST := $(VENV)/bin/pytest -q -n $(TEST_WORKERS)
+
+check: install lint typecheck
+	$(PYTEST) -m "not slow" --fast-budget $(FAST_BUDGET) tests
+
 test: install test-deps lint typecheck
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests
+	$(PYTEST) tests
 
 validate: install
 	$(VENV)/bin/deonticbench validate --split $(SPLIT)

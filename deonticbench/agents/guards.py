@@ -5,10 +5,13 @@
   ``output/answer.txt``), is refused with an error observation; the turn is spent.  A weak
   model's first call is often ``submit`` with nothing written, which would otherwise end
   the trial with nothing to judge.
-* ``input_file``: ``write_file`` onto an input of the case (``statute.txt``,
-  ``case.txt``, an example) is refused with an error observation; the turn is spent.  A
-  weak model copying the instruction's example path would otherwise overwrite the facts
-  it was given (and leave no program); no agent has a reason to.
+* ``input_file``: ``write_file`` onto an input of the workspace is refused with an error
+  observation naming it where the agent was told it is; the turn is spent.  The inputs
+  are what the protocol's workspace holds (``Inputs``): the harness's ``statute.txt``,
+  ``case.txt`` and ``examples/``, or under the dar protocol DAR's ``/app`` files
+  (``statute.txt``, and ``examples.txt`` in few-shot).  A weak model copying the
+  instruction's example path would otherwise overwrite the facts it was given (and leave
+  no program); no agent has a reason to.
 * ``RepeatGuard``: the same calls with the same arguments and the same observations
   ``AgentOptions.repeat_limit`` turns in a row are told so once; one more such turn stops
   the trial (stop reason ``repeat``), so a looping model does not burn its whole budget.
@@ -36,23 +39,37 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..models.base import Completion
 from ..models.constrained import PATH_CHARS, path_pattern
 from ..vocabulary.chat import ToolCall, ToolSpec
 from ..vocabulary.modes import Mode, prompted_counterpart
 from .tool_table import SUBMIT
-from .workspace import ANSWER_FILE, CASE_FILE, EXAMPLES_DIR, SOLUTION_FILE, STATUTE_FILE
+from .workspace import (
+    ANSWER_FILE,
+    CASE_FILE,
+    DAR_MOUNT,
+    EXAMPLES_DIR,
+    SOLUTION_FILE,
+    STATUTE_FILE,
+)
+
+if TYPE_CHECKING:
+    from ..prompting.dar import DarTask
 
 __all__ = [
     "ANSWER_BLANKS",
     "ANSWER_PATTERN",
+    "HARNESS_INPUTS",
     "NO_ANSWER",
     "NO_PROGRAM",
     "TRUNCATED",
+    "Inputs",
     "RepeatGuard",
     "admitted",
     "answer_given",
+    "dar_inputs",
     "early_submit",
     "protected_input",
     "refusal_rule",
@@ -70,31 +87,77 @@ TRUNCATED = (
 )
 
 
-def input_file_refusal(path: str) -> str:
-    """The error observation for a ``write_file`` onto an input of the case."""
-    return (
-        f"{INPUT_FILE_PREFIX}{path} is an input of the case and stays as it is; "
-        f"write your program to {SOLUTION_FILE}"
-    )
-
-
 INPUT_FILE_PREFIX = "error: refused: "
-_INPUTS = (STATUTE_FILE, CASE_FILE)
 
 
-def protected_input(call: ToolCall, mount: str | None = None) -> str | None:
-    """The error observation for a ``write_file`` onto an input, or None to run it
-    (``mount``: where the workspace is shown, ``/app`` under the dar protocol, so that
-    ``/app/statute.txt`` is the input it names)."""
+@dataclass(frozen=True)
+class Inputs:
+    """What a trial's workspace gives the agent to work from, which no ``write_file`` may
+    replace, and how a refusal names it (the ``input_file`` rail)."""
+
+    files: tuple[str, ...]
+    """Files at the workspace's top."""
+    dirs: tuple[str, ...] = ()
+    """Folders at the top, everything in them an input."""
+    mount: str | None = None
+    """Where the agent is told its workspace is (DAR's ``/app``): a path under it names a
+    workspace file, and a refusal names the input there.  None: the harness's workspace,
+    whose paths are relative."""
+    work: str = f"write your program to {SOLUTION_FILE}"
+    """What a refusal tells the agent to do instead: where its own work goes."""
+
+    def holds(self, path: str) -> bool:
+        """Whether ``path`` (relative to the workspace, normalised) is an input."""
+        return path in self.files or any(
+            path == folder or path.startswith(f"{folder}/") for folder in self.dirs
+        )
+
+    def refusal(self, path: str) -> str:
+        """The error observation for a ``write_file`` onto the input ``path``."""
+        if self.mount is None:
+            return (
+                f"{INPUT_FILE_PREFIX}{path} is an input of the case and stays as it is; {self.work}"
+            )
+        return (
+            f"{INPUT_FILE_PREFIX}{self.mount}/{path} is an input of the task and stays as "
+            f"it is; {self.work}"
+        )
+
+
+HARNESS_INPUTS = Inputs((STATUTE_FILE, CASE_FILE), (EXAMPLES_DIR,))
+"""The harness's workspace: ``statute.txt``, ``case.txt`` and, in few-shot, ``examples/``
+(protected in every mode, so the rail is one rule)."""
+
+
+def dar_inputs(task: DarTask) -> Inputs:
+    """A dar-protocol trial's inputs: DAR's ``/app`` files for its mode (``statute.txt``,
+    and ``examples.txt`` in few-shot), a refusal naming them at ``/app`` and pointing to
+    where DAR's verifier reads the agent's work (``solution.pl``, or in direct mode
+    ``output/answer.txt``)."""
+    if task.answer_path is not None:
+        work = f"write your answer to {DAR_MOUNT}/{task.answer_path}"
+    else:
+        work = f"write your program to {DAR_MOUNT}/{task.program_path or SOLUTION_FILE}"
+    return Inputs(tuple(task.app_files), mount=DAR_MOUNT, work=work)
+
+
+def input_file_refusal(path: str, inputs: Inputs = HARNESS_INPUTS) -> str:
+    """The error observation for a ``write_file`` onto an input of the workspace."""
+    return inputs.refusal(path)
+
+
+def protected_input(call: ToolCall, inputs: Inputs = HARNESS_INPUTS) -> str | None:
+    """The error observation for a ``write_file`` onto one of ``inputs``, or None to run
+    it (a path under ``inputs.mount``, ``/app/statute.txt`` under the dar protocol, is the
+    workspace's ``statute.txt``)."""
     if call.name != "write_file" or call.error is not None:
         return None
     path = posixpath.normpath(str(call.arguments.get("path", "")))
+    mount = inputs.mount
     if mount is not None and path.startswith(f"{mount}/"):
         path = path[len(mount) + 1 :]
     path = path.lstrip("/")
-    if path in _INPUTS or path == EXAMPLES_DIR or path.startswith(f"{EXAMPLES_DIR}/"):
-        return input_file_refusal(path)
-    return None
+    return inputs.refusal(path) if inputs.holds(path) else None
 
 
 def refusal_rule(observation: str) -> str | None:
@@ -147,19 +210,21 @@ def early_submit(call: ToolCall, mode: Mode, root: Path) -> str | None:
     return None if (root / SOLUTION_FILE).is_file() else NO_PROGRAM
 
 
-def admitted(specs: Sequence[ToolSpec], mode: Mode | None, root: Path) -> tuple[ToolSpec, ...]:
+def admitted(
+    specs: Sequence[ToolSpec], mode: Mode | None, root: Path, inputs: Inputs = HARNESS_INPUTS
+) -> tuple[ToolSpec, ...]:
     """The tools a schema-decoded turn may call now: ``specs`` less the calls a rail would
     refuse.  In program modes ``submit`` is left out until ``solution.pl`` exists; in
     direct modes, until ``output/answer.txt`` exists, its ``answer`` is required and not
-    empty (``early_submit``); ``write_file`` takes a canonical path that is not an input
-    (``input_file``).  ``mode`` None: every tool."""
+    empty (``early_submit``); ``write_file`` takes a canonical path that is not one of
+    ``inputs`` (``input_file``).  ``mode`` None: every tool."""
     if mode is None:
         return tuple(specs)
     direct = prompted_counterpart(mode) == "direct"
     kept: list[ToolSpec] = []
     for spec in specs:
         if spec.name == "write_file":
-            kept.append(_no_input_path(spec))
+            kept.append(_no_input_path(spec, inputs))
         elif spec.name != SUBMIT:
             kept.append(spec)
         elif direct:
@@ -169,10 +234,10 @@ def admitted(specs: Sequence[ToolSpec], mode: Mode | None, root: Path) -> tuple[
     return tuple(kept)
 
 
-def _no_input_path(spec: ToolSpec) -> ToolSpec:
+def _no_input_path(spec: ToolSpec, inputs: Inputs) -> ToolSpec:
     """``write_file`` with its ``path`` a canonical workspace path other than an input
     (``constrained.path_pattern``): the ``input_file`` rail as schema."""
-    pattern = path_pattern(_INPUTS, (EXAMPLES_DIR,))
+    pattern = path_pattern(inputs.files, inputs.dirs)
     return spec.narrowed({"path": {"pattern": pattern, "maxLength": PATH_CHARS}})
 
 

@@ -46,7 +46,17 @@ from ..vocabulary.modes import Mode
 from .context import Elidable, fit
 from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
 from .dar_judge import dar_verdict, harness_domain
-from .guards import TRUNCATED, RepeatGuard, admitted, refusal_rule, repeat_note, truncated
+from .guards import (
+    HARNESS_INPUTS,
+    TRUNCATED,
+    Inputs,
+    RepeatGuard,
+    admitted,
+    dar_inputs,
+    refusal_rule,
+    repeat_note,
+    truncated,
+)
 from .judge import Judgement, ajudge_workspace
 from .stops import budget_stop
 from .tool_base import Observation
@@ -64,7 +74,7 @@ from .trial_record import (
     trial_ended,
     turn_kind,
 )
-from .workspace import DAR_MOUNT, Workspace, build_dar_workspace, build_workspace
+from .workspace import Workspace, build_dar_workspace, build_workspace
 
 if TYPE_CHECKING:
     from ..prompting.dar import DarTask
@@ -131,6 +141,12 @@ class TrialSetup:
     def tool_mode(self) -> str:
         """``constrained``, ``native`` or ``text``: what the trajectory and record say."""
         return "constrained" if self.constrained else "native" if self.native else "text"
+
+    @property
+    def inputs(self) -> Inputs:
+        """What the workspace gives the agent, which no write may replace: the harness's
+        files, or under the dar protocol DAR's /app files (``guards.Inputs``)."""
+        return HARNESS_INPUTS if self.dar is None else dar_inputs(self.dar)
 
 
 @dataclass
@@ -360,7 +376,7 @@ def offered_tools(setup: TrialSetup, specs: Sequence[ToolSpec], root: Path) -> t
         return tuple(specs)
     if not setup.constrained:
         return ()
-    return bounded(admitted(specs, setup.mode, root), setup.argument_chars)
+    return bounded(admitted(specs, setup.mode, root, setup.inputs), setup.argument_chars)
 
 
 async def _take_turns(run: _Progress, generate: Generate, start: float, deadline: float) -> str:
@@ -504,9 +520,8 @@ async def run_trial(
 
 def _toolbox(setup: TrialSetup, root: Path, execute: Execute, limits: Limits | None) -> ToolBox:
     """The trial's tools over its workspace (shown at /app under the dar protocol)."""
-    mount = DAR_MOUNT if setup.dar is not None else None
     return ToolBox(setup.tool_set, root, setup.domain, execute,
-                   shell_limits=setup.shell_limits, limits=limits, mount=mount)  # fmt: skip
+                   shell_limits=setup.shell_limits, limits=limits, inputs=setup.inputs)  # fmt: skip
 
 
 async def _judge_final(

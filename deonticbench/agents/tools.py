@@ -25,7 +25,7 @@ from ..solver import Limits, ShellLimits
 from ..vocabulary.chat import ToolCall, ToolSpec
 from ..vocabulary.modes import Mode
 from .file_tools import execution_report
-from .guards import early_submit, protected_input
+from .guards import HARNESS_INPUTS, Inputs, early_submit, protected_input
 from .tool_base import (
     MAX_CALLS_PER_TURN,
     MAX_WRITE_BYTES,
@@ -56,11 +56,14 @@ class ToolBox(ToolState):
         *,
         shell_limits: ShellLimits | None = None,
         limits: Limits | None = None,
-        mount: str | None = None,
+        inputs: Inputs = HARNESS_INPUTS,
     ) -> None:
         super().__init__(
-            root, domain, execute, shell_limits=shell_limits, limits=limits, mount=mount
+            root, domain, execute, shell_limits=shell_limits, limits=limits, mount=inputs.mount
         )
+        self.inputs = inputs
+        """The workspace's inputs (``guards.Inputs``): no ``write_file`` replaces them, and
+        where they are named is where the workspace is shown (DAR's ``/app``)."""
         self.tool_set = tool_set
         self.tools: dict[str, Tool] = {t.name: t for t in tools_of(tool_set)}
         self.mode: Mode | None = None
@@ -93,7 +96,7 @@ class ToolBox(ToolState):
                 raise ToolError(f"there is no tool {call.name!r}; the tools are {known}")
             check_arguments(tool, call.arguments)
             refused = early_submit(call, self.mode, self.root) if self.mode else None
-            refused = refused or protected_input(call, self.mount)
+            refused = refused or protected_input(call, self.inputs)
             if refused is not None:
                 return Observation(refused, is_error=True)
             return await tool.handler(self, dict(call.arguments))

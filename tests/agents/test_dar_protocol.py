@@ -223,7 +223,10 @@ def test_the_openai_client_works_the_file_tools_through_app_paths(
     assert seen[0].startswith("/app/statute.txt: lines 1-3")
     assert seen[1].startswith("wrote ") and "status: ok" in seen[2]
     assert seen[3].startswith("error:") and "absolute" in seen[3]
-    assert seen[4].startswith("error: refused: statute.txt is an input of the case")
+    assert seen[4] == (
+        "error: refused: /app/statute.txt is an input of the task and stays as it is; "
+        "write your program to /app/solution.pl"
+    )
     assert record.agent is not None and record.agent.dar is not None
     assert record.agent.dar["reward"] == 1 and record.final.outcome == "correct"
     sent = [r for r in fake.log if r.api == "openai"]

@@ -26,6 +26,7 @@ from deonticbench.store.spec import AgentOptions
 from deonticbench.store.trajectory import read_trajectory
 from deonticbench.vocabulary.chat import ToolCall
 from deonticbench.vocabulary.modes import Mode
+from deonticbench.vocabulary.protocols import LEGACY_PROTOCOL, ProtocolName
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
 SANDBOXED = [
@@ -52,12 +53,17 @@ def run_agents(
     cache: ResponseCache | None = None,
     agent: AgentOptions | None = None,
     concurrency: int = 4,
+    protocol: ProtocolName = LEGACY_PROTOCOL,
 ) -> tuple[RunResult, dict[tuple[str, str, str, int], Record]]:
     plan = plan_run(
         list(domains), split="smoke", modes=list(modes), source=resolve_source(DATA), k=k,
-        limit=limit,
+        limit=limit, protocol=protocol,
     )  # fmt: skip
-    config = {"model": {"spec": model.spec, "identity": model.identity()}, "split": "smoke"}
+    config: dict[str, object] = {
+        "model": {"spec": model.spec, "identity": model.identity()},
+        "split": "smoke",
+        **({} if protocol == LEGACY_PROTOCOL else {"protocol": protocol}),
+    }
 
     async def go() -> RunResult:
         try:

@@ -7,6 +7,7 @@ the later stages never import the runner (docs/architecture.md)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -83,6 +84,52 @@ def test_every_package_face_stays_under_200_lines() -> None:
         f"package faces of {FACE_LINES} lines or more (move what is not face into a module "
         f"of the package): {long}"
     )
+
+
+APP_NAMES = {
+    ("reading/dar.py", "DAR_MOUNT"),
+    ("integrations/harbor/verifier.py", "TASK_WORKDIR"),
+    ("integrations/harbor/environment.py", "FALLBACK_WORKDIR"),
+}
+"""``/app`` means three things, each with one name: where DAR's tasks mount the agent's
+workspace, the harness's own Harbor tasks' working directory, and where a Harbor task
+that names none works."""
+_APP = re.compile(r"(?<![\w.-])/app(?![\w-])")
+
+
+def test_app_has_one_name_per_meaning_and_is_imported_where_used() -> None:
+    """Code (docstrings aside) spells ``/app`` only where one of ``APP_NAMES`` is
+    defined; everywhere else it imports the name that says which ``/app`` it means."""
+    import ast
+
+    defined: set[tuple[str, str]] = set()
+    strays: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        named = {
+            id(node.value): target.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+                continue
+            if id(node) in docs or not _APP.search(node.value):
+                continue
+            if node.value == "/app" and id(node) in named:
+                defined.add((module, named[id(node)]))
+            else:
+                strays.append(f"{module}:{node.lineno}: {node.value[:60]!r}")
+    assert not strays, f"/app spelled out instead of named: {strays}"
+    assert defined == APP_NAMES
 
 
 def test_no_output_stage_imports_the_runner() -> None:

@@ -43,17 +43,11 @@ from typing import TYPE_CHECKING
 
 from ..models.base import Completion
 from ..models.constrained import PATH_CHARS, path_pattern
+from ..reading.dar import DAR_MOUNT
 from ..vocabulary.chat import ToolCall, ToolSpec
 from ..vocabulary.modes import Mode, prompted_counterpart
 from .tool_table import SUBMIT
-from .workspace import (
-    ANSWER_FILE,
-    CASE_FILE,
-    DAR_MOUNT,
-    EXAMPLES_DIR,
-    SOLUTION_FILE,
-    STATUTE_FILE,
-)
+from .workspace import ANSWER_FILE, CASE_FILE, EXAMPLES_DIR, SOLUTION_FILE, STATUTE_FILE
 
 if TYPE_CHECKING:
     from ..prompting.dar import DarTask

@@ -18,9 +18,11 @@ Harbor's task export (issue 20) writes the same text as its instruction.md.
 
 Under the dar protocol (``build_dar_workspace``, ``dar_instruction_text``) the workspace
 is what DAR's container has under ``/app`` (``prompting.dar.DarTask.app_files``:
-statute.txt, and examples.txt in few-shot; an empty output/), shown to the agent at
-``DAR_MOUNT``, and the instruction is DAR's instruction.md followed by the harness's
-tools section.  The expected label stays with the verifier, never in the workspace.
+statute.txt, and examples.txt in few-shot; an empty output/), shown to the agent where
+DAR's tasks mount it (``reading.dar.DAR_MOUNT``: the shell's sandbox, the absolute paths
+of the file tools), and the instruction is DAR's instruction.md followed by the
+harness's tools section.  The expected label stays with the verifier, never in the
+workspace.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ..prompting.exemplars import problem_key
 from ..prompting.render import demonstration
 from ..prompting.templates import AGENT_DIR as AGENT_PROMPTS
 from ..prompting.templates import fill, hash_template_files, prompts_root, read_template
+from ..reading.dar import DAR_MOUNT
 from ..solver import DEFAULT_TIMEOUT_S
 from ..vocabulary.modes import Mode, is_agentic, prompted_counterpart
 
@@ -50,9 +53,6 @@ SOLUTION_FILE = "solution.pl"
 OUTPUT_DIR = "output"
 ANSWER_FILE = "output/answer.txt"
 EXAMPLES_DIR = "examples"
-DAR_MOUNT = "/app"
-"""Where DAR's container keeps the task's files, and where a dar-protocol trial's
-workspace is shown (the shell's sandbox; absolute paths of the file tools)."""
 OBSERVATION_CHARS = 8000
 """Characters of a tool's output an observation shows (head and tail kept)."""
 

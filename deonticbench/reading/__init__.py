@@ -24,7 +24,7 @@ from .answers import (
     read_program_answer,
 )
 from .confidence import answer_probability, read_verbal_confidence, without_confidence
-from .dar import RunsPrograms, ajudge_app
+from .dar import DAR_MOUNT, RunsPrograms, ajudge_app
 from .encoding import utf8_encodable
 from .harness import HARNESS_READER, HarnessReader
 from .judging import (
@@ -63,6 +63,7 @@ from .reader import Reader, reader_for
 from .retry import calls_for_retry
 
 __all__ = [
+    "DAR_MOUNT",
     "HARNESS_READER",
     "NO_DOMAIN",
     "NO_PROGRAM",

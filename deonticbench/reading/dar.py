@@ -46,9 +46,14 @@ DAR_TIMEOUT_S = 30.0
 """test.sh's ``TIMEOUT=30``: the wall clock of ``timeout`` around ``swipl``."""
 HARBOR_VERIFIER_TIMEOUT_S = 120.0
 """DAR's task.toml ``[verifier] timeout_sec``: when Harbor stops a test.sh still running."""
+DAR_MOUNT = "/app"
+"""Where DAR's tasks mount the agent's workspace (its Dockerfile's ``WORKDIR``): the
+agent works there and test.sh reads it.  A dar-protocol trial shows its workspace there
+too.  (The harness's own Harbor tasks work in a folder of the same path, another fact:
+``integrations.harbor.verifier.TASK_WORKDIR``.)"""
 SOLUTION_FILE = "solution.pl"
 ANSWER_FILE = "output/answer.txt"
-"""Paths under ``/app`` test.sh reads: program modes and direct mode."""
+"""Paths under ``DAR_MOUNT`` test.sh reads: program modes and direct mode."""
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest solution or answer file read (test.sh has no limit; none honest is near)."""
 NO_REWARD_FILE = "RewardFileNotFoundError"
@@ -120,7 +125,7 @@ def verdict_of_text(expected_label: str, text: str | None, missing: str) -> DarV
     modes) or the answer file (direct mode), None when the file test.sh looks for is not
     there (``missing`` names it).  ``expected_label``: tests/expected_label.txt as is."""
     if text is None:
-        return DarVerdict(reward=0, stdout=f"No {missing} found at /app/{_PATHS[missing]}\n")
+        return DarVerdict(reward=0, stdout=f"No {missing} found at {DAR_MOUNT}/{_PATHS[missing]}\n")
     answer = answer_text(text)
     if answer is None:
         return DarVerdict(reward=None, stdout="", exception=NO_REWARD_FILE)
@@ -223,6 +228,7 @@ async def ajudge_app(
 
 __all__ = [
     "ANSWER_FILE",
+    "DAR_MOUNT",
     "DAR_TIMEOUT_S",
     "HARBOR_VERIFIER_TIMEOUT_S",
     "NO_REWARD_FILE",

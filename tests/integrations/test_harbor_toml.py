@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import tomllib
 
-from deonticbench.integrations.harbor.tasks import (
-    AGENT_TIMEOUT_S,
-    VERIFIER_TIMEOUT_S,
-    WORKDIR,
-    task_toml,
-)
+from deonticbench.integrations.harbor.tasks import AGENT_TIMEOUT_S, VERIFIER_TIMEOUT_S, task_toml
+from deonticbench.integrations.harbor.verifier import TASK_WORKDIR
 
 AWKWARD = [
     "emoji \U0001f600 and a clef \U0001d11e",
@@ -34,7 +30,7 @@ def test_every_string_round_trips_through_tomllib() -> None:
         assert document["metadata"] == metadata
         assert document["agent"]["timeout_sec"] == AGENT_TIMEOUT_S
         assert document["verifier"]["timeout_sec"] == VERIFIER_TIMEOUT_S
-        assert document["environment"]["workdir"] == WORKDIR
+        assert document["environment"]["workdir"] == TASK_WORKDIR
         assert document["environment"]["network_mode"] == "no-network"
         artifact = document["artifacts"][0]
-        assert artifact.startswith(WORKDIR) and artifact.endswith(".txt" if direct else ".pl")
+        assert artifact.startswith(TASK_WORKDIR) and artifact.endswith(".txt" if direct else ".pl")

@@ -58,6 +58,10 @@ from ...solver import SYSTEM_DIRS, Bind, drop_privileges, host_env, job_uid, tas
 logger = logging.getLogger(__name__)
 REQUIRED_TOOLS = ("bash", "swipl", "python3")
 """What the DeonticBench tasks need on the host (their Dockerfile installs them)."""
+FALLBACK_WORKDIR = "/app"
+"""Where a task works when neither its task.toml nor its Dockerfile names a directory
+(the harness's tasks and DAR's both name ``/app``, each for its own reason:
+``verifier.TASK_WORKDIR``, ``reading.dar.DAR_MOUNT``)."""
 _SERVER = Path(__file__).with_name("_exec_server.py")
 _SERVER_DIR = "/.deonticbench-exec"
 _SOCKET = ".exec.sock"
@@ -104,7 +108,7 @@ class BwrapEnvironment(BaseEnvironment):
         self._root = Path(tempfile.mkdtemp(prefix="dbh-"))
         self._proc: asyncio.subprocess.Process | None = None
         self._sandbox_pid: int | None = None
-        self._workdir = self.task_env_config.workdir or "/app"
+        self._workdir = self.task_env_config.workdir or FALLBACK_WORKDIR
         self._uid: int | None = None
         self._uid_lock: IO[bytes] | None = None
 

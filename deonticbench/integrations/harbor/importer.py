@@ -58,7 +58,7 @@ from ...store.spec import RunSpec
 from ...vocabulary.modes import Mode
 from . import dar
 from .naming import TaskIndex
-from .tasks import WORKDIR
+from .verifier import TASK_WORKDIR
 
 DAR_FILE = dar_readings.DAR_VIEW_FILE
 """Per record, what DAR's scorer reads of the trial (``score --dar-rules``)."""
@@ -139,7 +139,7 @@ class HarborTrial:
         except (OSError, ValueError):
             return None
         for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, dict) and entry.get("source") == f"{WORKDIR}/{relative}":
+            if isinstance(entry, dict) and entry.get("source") == f"{TASK_WORKDIR}/{relative}":
                 kept = (self.folder / str(entry.get("destination") or "")).resolve()
                 workspace = kept.parents[len(Path(relative).parts) - 1]
                 if workspace.is_relative_to(self.folder.resolve()):

@@ -41,9 +41,8 @@ from ...store.spec import AgentOptions
 from ...vocabulary.modes import Mode
 from ._bundle import verifier_zip
 from .naming import FRAMINGS, PROMPT_MODES, task_name
-from .verifier import CASE_FILE
+from .verifier import CASE_FILE, TASK_WORKDIR
 
-WORKDIR = "/app"
 AGENT_TIMEOUT_S = AgentOptions.timeout_s
 """DAR's budget per task, and the harness's agentic default (``store.spec.AgentOptions``)."""
 VERIFIER_TIMEOUT_S = 120.0
@@ -60,16 +59,16 @@ FROM debian:bookworm-slim
 RUN apt-get update \\
     && apt-get install -y --no-install-recommends swi-prolog-nox python3 tmux \\
     && rm -rf /var/lib/apt/lists/*
-WORKDIR {WORKDIR}
-COPY workspace/ {WORKDIR}/
+WORKDIR {TASK_WORKDIR}
+COPY workspace/ {TASK_WORKDIR}/
 """
 
 TEST_SH = f"""\
 #!/bin/bash
-# DeonticBench verifier: judge what the agent left in {WORKDIR} by the harness's rules.
+# DeonticBench verifier: judge what the agent left in {TASK_WORKDIR} by the harness's rules.
 # reward.json is written whatever happens (a verifier that cannot start scores 0).
 mkdir -p /logs/verifier
-if ! python3 -I /tests/verifier.pyz /tests {WORKDIR} /logs/verifier; then
+if ! python3 -I /tests/verifier.pyz /tests {TASK_WORKDIR} /logs/verifier; then
   echo "the verifier could not run (is python3 installed?)"
   echo '{{"reward": 0, "correct": 0, "wrong": 0, "abstain": 1}}' > /logs/verifier/reward.json
 fi
@@ -80,16 +79,16 @@ SOLVE_PROGRAM_SH = f"""\
 #!/bin/bash
 # The oracle: leave the case's reference program where an agent leaves its program.
 set -euo pipefail
-mkdir -p {WORKDIR}/output
-cp /solution/reference.pl {WORKDIR}/{SOLUTION_FILE}
+mkdir -p {TASK_WORKDIR}/output
+cp /solution/reference.pl {TASK_WORKDIR}/{SOLUTION_FILE}
 """
 
 SOLVE_DIRECT_SH = f"""\
 #!/bin/bash
 # The oracle: run the case's reference program and leave the answer line it prints.
 set -euo pipefail
-mkdir -p {WORKDIR}/output
-swipl -q -f /solution/reference.pl -t halt > {WORKDIR}/{ANSWER_FILE}
+mkdir -p {TASK_WORKDIR}/output
+swipl -q -f /solution/reference.pl -t halt > {TASK_WORKDIR}/{ANSWER_FILE}
 """
 
 
@@ -120,7 +119,7 @@ def task_toml(metadata: dict[str, Any], direct: bool) -> str:
     """The task's ``task.toml``, written by ``tomli_w`` so that every string, whatever
     characters it holds (outside the Basic Multilingual Plane, control characters),
     reads back through ``tomllib`` as it was."""
-    artifacts = [f"{WORKDIR}/{ANSWER_FILE}"] if direct else [f"{WORKDIR}/{SOLUTION_FILE}"]
+    artifacts = [f"{TASK_WORKDIR}/{ANSWER_FILE if direct else SOLUTION_FILE}"]
     document: dict[str, Any] = {
         "schema_version": "1.4",
         "artifacts": artifacts,
@@ -131,7 +130,7 @@ def task_toml(metadata: dict[str, Any], direct: bool) -> str:
             "cpus": CPUS,
             "memory_mb": MEMORY_MB,
             "network_mode": "no-network",
-            "workdir": WORKDIR,
+            "workdir": TASK_WORKDIR,
         },
     }
     return tomli_w.dumps(document)
@@ -168,7 +167,9 @@ def write_task(
     """Write one task folder (``folder`` must not exist)."""
     direct = mode == "agent-direct"
     folder.mkdir(parents=True)
-    _write(folder / "instruction.md", instruction_text(case, mode, TOOL_SET, workspace=WORKDIR))
+    _write(
+        folder / "instruction.md", instruction_text(case, mode, TOOL_SET, workspace=TASK_WORKDIR)
+    )
     metadata = {
         "domain": domain.name,
         "case_id": case.id,

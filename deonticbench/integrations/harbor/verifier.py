@@ -35,6 +35,12 @@ from ...reading import dar
 from ...solver import Execution, Limits, build_job, classify, supervisor
 from ...vocabulary.modes import Mode, prompted_counterpart
 
+TASK_WORKDIR = "/app"
+"""The working directory of the harness's own Harbor tasks (``export --format harbor``):
+their Dockerfile's ``WORKDIR`` and task.toml's ``workdir``, where the agentic workspace is
+copied, where the agent's work is collected from, and what test.sh hands this verifier.
+(DAR's tasks mount their workspace at a folder of the same path, another fact:
+``reading.dar.DAR_MOUNT``.)"""
 CASE_FILE = "case.json"
 """In the task's tests/: domain, case id, mode, gold (never seen by the agent)."""
 REWARD_FILE = "reward.json"
@@ -132,7 +138,7 @@ def report_lines(verdict: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     tests = Path(args[0]) if args else Path("/tests")
-    workspace = Path(args[1]) if len(args) > 1 else Path("/app")
+    workspace = Path(args[1] if len(args) > 1 else TASK_WORKDIR)
     logs = Path(args[2]) if len(args) > 2 else Path("/logs/verifier")
     logs.mkdir(parents=True, exist_ok=True)
     case = json.loads((tests / CASE_FILE).read_text(encoding="utf-8"))

@@ -101,7 +101,7 @@ __all__ = [
 
 _RETIRED = {
     "prepare_program": "deonticbench.judge_attempt(Program(text), domain, gold, run=...) "
-    "prepares, runs and judges a program (issue 42.3)",
+    "prepares, runs and judges a program",
 }
 """Public names that still answer for a release, with a DeprecationWarning saying what
 replaces them (their value comes from the same stage)."""

@@ -1,4 +1,4 @@
-"""The context budget of a trial (issue 28, point 3): small windows, long statutes.
+"""The context budget of a trial: small windows, long statutes.
 
 The loop knows the model's context window (``context_length``: ``n_ctx`` for a
 ``local:`` model, else ``--param context_tokens`` or the registry's; none known, no

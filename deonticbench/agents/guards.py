@@ -1,4 +1,4 @@
-"""Guard rails that any agent meets, weak or strong (issue 28), each stated once here.
+"""Guard rails that any agent meets, weak or strong, each stated once here.
 
 * ``early_submit``: in program modes ``submit`` before ``solution.pl`` exists, and in
   direct modes ``submit`` with no answer (neither the argument nor

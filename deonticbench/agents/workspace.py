@@ -14,7 +14,7 @@ way of working and nothing else, and ``search``/``read_file`` with offsets reach
 section of it.  Never the gold label, never the case's own reference program.
 
 The instruction (``instruction_text``) comes from the templates of ``prompts/agent/``;
-Harbor's task export (issue 20) writes the same text as its instruction.md.
+Harbor's task export (``integrations.harbor``) writes the same text as its instruction.md.
 
 Under the dar protocol (``build_dar_workspace``, ``dar_instruction_text``) the workspace
 is what DAR's container has under ``/app`` (``prompting.dar.DarTask.app_files``:

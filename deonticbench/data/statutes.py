@@ -132,7 +132,7 @@ def shared_statutes(dom: Domain, src: DataSource, *, by_name: bool = False) -> s
     Files are joined in natural file-name order (section2 before section10); ``by_name``
     joins them in plain sorted file-name order instead, which the paper protocol uses:
     upstream joins them in directory-listing order, which differs between filesystems,
-    and the issue that pinned the protocol fixed sorted order in its place."""
+    so the protocol pins sorted order in its place."""
     return SEPARATOR.join(text for _, text in statute_files(dom, src, by_name=by_name))
 
 

@@ -110,7 +110,8 @@ class DryRunRow:
     """Under ``--batch`` its requests go by the provider's batch API (the runner's rule,
     ``trials.goes_by_batch``); otherwise they stay interactive, at full price."""
 
-    # The names before issue 37 ("cached" and "requests" each had two meanings).
+    # Deprecated spellings of response_hits and calls ("cached" and "requests" each name
+    # two things: response-cache hits or prompt-cache tokens, calls or HTTP requests).
     @property
     def cached(self) -> int:
         """Deprecated: ``response_hits``."""

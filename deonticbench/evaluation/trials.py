@@ -188,8 +188,8 @@ class TrialDriver:
     ) -> tuple[Attempt, AgentInfo]:
         """One trial of ``unit``'s case, holding ``slot`` (a request slot) from its first
         turn to its last, so that its wall-clock budget is its own: never spent waiting
-        for a slot between turns behind other trials or prompted samples (issue 28: on one
-        engine thread, trials queued at every turn and timed out)."""
+        for a slot between turns behind other trials or prompted samples (on one engine
+        thread, trials that queued at every turn would time out)."""
         workdir = Path(tempfile.mkdtemp(prefix="deonticbench-trial-"))
         try:
             task = unit_dar_task(unit, self.protocol, self.source)

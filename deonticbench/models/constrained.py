@@ -1,7 +1,7 @@
 """The constrained tool mode: each agent turn decoded as exactly one tool call.
 
 Small and open models often cannot write a well-formed tool call on their own: a reply
-of prose ends the trial before any program is written (issue 28).  Under the
+of prose ends the trial before any program is written.  Under the
 constrained tool mode (``--param tool_mode=constrained``, the default for ``local:``)
 the backend makes a call the only thing the model can emit:
 

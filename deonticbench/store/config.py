@@ -44,7 +44,7 @@ FINGERPRINT_FIELDS = (
 AGENT_TOOL_MODE_KEY = "tool_mode"
 """config.json's ``agent`` key for the tool mode the agent's tools were offered in."""
 OLD_AGENT_TOOL_MODE_KEY = "protocol"
-"""Its name in folders written before the tool mode had its own name (issue 42.5)."""
+"""Its name in folders written before the tool mode had its own name, which still read."""
 
 
 def agent_settings(config: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -12,8 +12,8 @@ similar pool cases by BM25 over the case text (docs/settings.md)."""
 DEFAULT_EXEMPLARS: ExemplarChoice = "seeded"
 
 OLD_SEEDED_SPELLING = "paper"
-"""The seeded choice's name until issue 42 ("paper" now names only the paper's protocol,
-its reader and its numbers); accepted for one release, then refused."""
+"""An older spelling of the seeded choice, read as ``seeded`` ("paper" names only the
+paper's protocol, its reader and its numbers); accepted for one release, then refused."""
 
 
 def current_exemplar_choice(value: str | None) -> str | None:

@@ -1,4 +1,4 @@
-"""The harness's guard rails and context budget around inspect's ``react()`` (issue 28).
+"""The harness's guard rails and context budget around inspect's ``react()``.
 
 react() drives the turns; ``Rails`` holds what the harness's loop applies between them,
 each rule stated once in ``agents.guards`` and ``agents.context``:

@@ -91,7 +91,7 @@ def test_a_library_user_gets_the_eval_commands_refusal_of_a_fixed_parameter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``--param`` under the paper protocol is sent or refused, never dropped; the
-    harness protocol sends it (issue 41)."""
+    harness protocol sends it."""
     monkeypatch.setenv("OPENAI_API_KEY", "unused: nothing is sent")
     paper = spec(model="openai:gpt-4.1", protocol="paper", params=(("top_p", "0.5"),))
     with pytest.raises(ConfigError, match=r"^--param top_p: the paper protocol sends upstream"):
@@ -125,7 +125,7 @@ def test_the_library_refuses_what_eval_refuses_in_the_same_sentence(
     confidence: tuple[str, ...],
     library_options: dict[str, object],
 ) -> None:
-    """``--batch`` and ``--confidence`` are checked by the library (issue 42.6): a notebook
+    """``--batch`` and ``--confidence`` are checked by the library: a notebook
     calling ``evaluate`` gets the sentence ``deonticbench eval`` prints, and neither
     touches the run folder.  Nothing is sent: the refusal comes before any request."""
     env = {

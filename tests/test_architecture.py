@@ -426,7 +426,7 @@ def _opens_config(source: str) -> list[int]:
 
 
 def test_only_the_store_opens_a_run_folders_config() -> None:
-    # One way to open a run folder (issue 42.4): every later stage takes the loaded run
+    # One way to open a run folder: every later stage takes the loaded run
     # (``store.load_run``) or asks the store, never reads config.json itself.
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -493,7 +493,7 @@ def _imports_of_extraction(source: str, forbidden: set[str]) -> list[str]:
 
 
 def test_only_reading_extracts_or_prepares_a_program() -> None:
-    # One judging path (issue 42.3): every front door judges through
+    # One judging path: every front door judges through
     # ``reading.judging``; no other stage extracts or prepares a program itself.
     forbidden = _extraction_names()
     assert {"extract_program", "prepare_program", "unwrap_fenced"} <= forbidden

@@ -1,4 +1,4 @@
-"""The context budget (issue 28, point 3): a window that four statute reads overflow has
+"""The context budget: a window that four statute reads overflow has
 its oldest observations replaced by stubs, never the instruction or the latest turn,
 each elision recorded; a window too small even for the instruction stops the trial with
 ``context``.  Real runner, loop and sandbox; a scripted agent reads a SARA statute."""

@@ -1,4 +1,4 @@
-"""Guard rails that any agent meets (issue 28, point 2): an early ``submit``, a repeating
+"""Guard rails that any agent meets: an early ``submit``, a repeating
 agent, a truncated reply, a write onto an input of the workspace under either protocol.
 Each through the real runner, loop and sandbox, with a scripted agent; each rail is
 recorded in the step's ``extra`` with its observation."""

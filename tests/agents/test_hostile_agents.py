@@ -1,4 +1,4 @@
-"""A hostile agent (issue 19, point 9): every attack is refused or contained with an error
+"""A hostile agent: every attack is refused or contained with an error
 observation, the trial ends within its budget, no process survives it, nothing outside
 the workspace changes, and no other trial's files are visible.  Real sandbox, real bash,
 real swipl; the agent is scripted."""

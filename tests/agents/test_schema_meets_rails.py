@@ -1,5 +1,5 @@
 """A schema-decoded turn's tools are derived from the same statements as the rails that
-judge the call, so the schema admits nothing a rail refuses (issue 37): a direct
+judge the call, so the schema admits nothing a rail refuses: a direct
 ``submit``'s answer (``guards.ANSWER_BLANKS``) and a ``write_file``'s path within the
 call's character budget (``constrained.bounded``)."""
 

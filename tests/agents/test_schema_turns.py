@@ -1,4 +1,4 @@
-"""What a turn decoded under a schema may call (issue 28): the constrained tool mode's
+"""What a turn decoded under a schema may call: the constrained tool mode's
 union leaves out a ``submit`` the early-submit rail would refuse, and bounds every
 free-text argument so that a call fits in its turn; an argument that reached the bound
 is told so.  Through the real runner, loop and sandbox; the agent is scripted and

@@ -1,4 +1,4 @@
-"""The one tool table (issue 29): a tool is one entry, and everything else is made from
+"""The one tool table: a tool is one entry, and everything else is made from
 it; its arguments are checked by one JSON Schema validation (``jsonschema``), and the one
 home of the agent budgets is ``AgentOptions``.  Real workspace, real files, the real
 loop; only the model is scripted."""

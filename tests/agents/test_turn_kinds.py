@@ -1,4 +1,4 @@
-"""Each trial counts its turns by kind (issue 28, point 4), refuses a write onto an input of
+"""Each trial counts its turns by kind, refuses a write onto an input of
 the case (a guard rail), records whether it ran a program it wrote, and, under the
 constrained tool mode, takes its calls from the backend with the tools in every request.
 Through the real runner, loop and sandbox, with scripted agents."""

@@ -1,4 +1,4 @@
-"""The rule applied to structure (issue 31): a model program with the reference's
+"""The rule applied to structure: a model program with the reference's
 clauses, its own names and order, that replaces which rule applies is a ``wrong_rule``
 whatever number diverges first; one operator or one literal changed stays
 ``numerical``.  Every program is read and proved by the real swipl."""

@@ -1,4 +1,4 @@
-"""The bad-input sweep (issue 30, point 3): every command of ``deonticbench --help`` fed a
+"""The bad-input sweep: every command of ``deonticbench --help`` fed a
 missing path, a malformed file (truncated JSON/JSONL/YAML, an empty file) and an
 out-of-range option, as a user would (a subprocess).  Each must answer with one line
 saying what is wrong, exit non-zero, print no traceback, and leave nothing behind.

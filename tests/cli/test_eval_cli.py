@@ -330,7 +330,7 @@ def test_score_flag_ends_with_the_table2_layout(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["direct", "zero-shot"])
 def test_a_reply_with_a_lone_surrogate_never_stops_a_run(tmp_path: Path, mode: str) -> None:
-    """Issue 7, point 6: "\\ud800" is valid JSON; the run, its cache, a retry with feedback
+    """A lone surrogate: "\\ud800" is valid JSON; the run, its cache, a retry with feedback
     and a resume all survive it, and records.jsonl keeps the response as it came."""
     pool = cases()
     program = (
@@ -373,7 +373,7 @@ def test_a_reply_with_a_lone_surrogate_never_stops_a_run(tmp_path: Path, mode: s
 def test_concurrency_bounds_http_requests_when_n_is_emulated(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    """Issue 7, point 8: a server that ignores n gets K single calls per request; the
+    """A server that ignores n gets K single calls per request; the
     --concurrency limit still counts HTTP requests in flight.  Fetching the rest is the
     harness protocol's rule; the paper protocol's first attempts leave them as upstream
     does (docs/prompts.md, "Server faults"; tests/evaluation/test_server_faults.py)."""
@@ -394,7 +394,7 @@ def test_concurrency_bounds_http_requests_when_n_is_emulated(
 def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    """Issue 7, point 7: choices as a string, every time: retried, then error records;
+    """Choices as a string, every time: retried, then error records;
     nothing of it reaches the response cache."""
     from fakeproviders import Fault
 
@@ -421,7 +421,7 @@ def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
 def test_deonticbench_cache_is_one_folder_and_cache_names_a_file(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    """Issue 7, point 10: DEONTICBENCH_CACHE is a folder holding responses.sqlite (and
+    """DEONTICBENCH_CACHE is a folder holding responses.sqlite (and
     the statute and hub pins); --cache still names the sqlite file itself."""
     done = eval_in(tmp_path, fake_args(fake, tmp_path / "run", "-k", "1"))
     assert done.returncode == 0, done.stderr.decode()
@@ -448,7 +448,7 @@ def test_deonticbench_cache_is_one_folder_and_cache_names_a_file(
 def test_fresh_with_out_starts_that_folder_afresh_and_keeps_the_old_run_aside(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    """Issue 7, point 11: the refusal recommends --fresh, and --fresh does what it says;
+    """The refusal recommends --fresh, and --fresh does what it says;
     a different model is named in the refusal, both of them."""
     out = tmp_path / "run"
     first = eval_in(tmp_path, fake_args(fake, out, "-k", "1", "--limit", "2"))
@@ -478,7 +478,7 @@ def test_fresh_with_out_starts_that_folder_afresh_and_keeps_the_old_run_aside(
 def test_the_self_check_explains_reference_disagreements_and_capped_macro_f1(
     tmp_path: Path,
 ) -> None:
-    """Issue 7, point 12: the reference backend's misses are data defects, and a split
+    """The reference backend's misses are data defects, and a split
     whose gold labels are one class caps macro-F1 at 50; the summary says both."""
     done = eval_in(
         tmp_path,

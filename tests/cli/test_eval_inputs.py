@@ -1,6 +1,6 @@
 """``deonticbench eval`` as a user runs it (a subprocess against the loopback fake
 provider): what a run silently lacked or left out is said, and options that cannot work
-together are one sentence (issue 30)."""
+together are one sentence."""
 
 from __future__ import annotations
 

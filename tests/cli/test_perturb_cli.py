@@ -1,6 +1,6 @@
 """``deonticbench perturb`` as a user runs it (a subprocess): a source it cannot use leaves
 no half-written ``--out`` behind, and an empty one is an error, not "0 variants of 0
-cases" (issue 30)."""
+cases"."""
 
 from __future__ import annotations
 

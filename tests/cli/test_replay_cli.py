@@ -1,6 +1,6 @@
 """``deonticbench eval --model replay:...`` as a user runs it (a subprocess): a replay that
 cannot give what was saved says so, and a replayed agentic trial sees what the original
-trial saw, a malformed call included (issue 30)."""
+trial saw, a malformed call included."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``deonticbench score`` and ``cascade`` as a user runs them (a subprocess on hand-made run
 folders): no silent shrinking of a table, words that say what a number is, and lines a
-terminal can show (issue 30)."""
+terminal can show."""
 
 from __future__ import annotations
 

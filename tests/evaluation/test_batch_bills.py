@@ -2,10 +2,10 @@
 fakes read and write the providers' prompt caches and report them in the usage fields
 each provider documents (``fake_prompt_cache``), as the synchronous fakes do.
 
-Issue 37's measured goal: on smoke (airline + SARA numeric, direct and zero-shot, K 2)
-an OpenAI batch run put $0.1286 in results.json for a bill of $0.0472, because the batch
-reader dropped ``prompt_tokens_details.cached_tokens``; now results.json is the bill
-within 1 %, and a batch and a synchronous run of the same selection read the same share
+The goal, on smoke (airline + SARA numeric, direct and zero-shot, K 2): an OpenAI batch
+run's results.json is the bill within 1 % (the batch reader keeps
+``prompt_tokens_details.cached_tokens``; without it results.json says $0.1286 for a bill
+of $0.0472), and a batch and a synchronous run of the same selection read the same share
 of their input from the cache (within the fakes' rules)."""
 
 from __future__ import annotations

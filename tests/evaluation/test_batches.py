@@ -2,7 +2,7 @@
 the real ``openai`` and ``anthropic`` clients: a run killed with SIGKILL while its batches
 are in progress, or between an intent record and the batch id, is started again and
 pays for every sample exactly once; failed, expired and rejected items never leave a
-silent gap.  The price table of issue 27 is the test vector."""
+silent gap.  The published price table (``cost_runs.PUBLISHED``) is the test vector."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(
     not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
 )
 
-# Priced at cost_runs.PUBLISHED (issue 27's price table, cache rates included); batches
+# Priced at cost_runs.PUBLISHED (the published prices, cache rates included); batches
 # take half of every figure.
 MODELS = ["openai:gpt-4.1", "anthropic:claude-sonnet-4-5"]
 

@@ -1,4 +1,4 @@
-"""The response cache keeps a response's prompt-cache counts (issue 27), so that a
+"""The response cache keeps a response's prompt-cache counts, so that a
 response read back is priced as it was billed; a file written before them still opens."""
 
 from __future__ import annotations

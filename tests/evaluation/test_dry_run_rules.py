@@ -1,8 +1,8 @@
 """The dry run asks the backend and the runner how a run will send, instead of keeping
-its own copy of their rules (issue 37): which requests go by batch, which options a
+its own copy of their rules: which requests go by batch, which options a
 backend refuses, whether prompt caching is on, the batch lines' cache lifetime, and
 what a first agent turn carries (its tool definitions count toward the threshold and
-the bill).  Each test failed on the copies the dry run kept before."""
+the bill).  Each test fails on a dry run that keeps a copy of the rule it checks."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_first_agent_turns_are_priced_within_5_percent_of_the_bill(tmp_path: Pat
 
 
 def test_each_name_has_one_meaning_and_the_old_names_still_read() -> None:
-    """Response-cache hits vs prompt-cache tokens, calls vs requests (issue 37)."""
+    """Response-cache hits vs prompt-cache tokens, calls vs requests."""
     from deonticbench.evaluation.dryrun import DryRunEstimate, DryRunRow, Tokens
     from deonticbench.scoring.results import Totals
 

@@ -1,5 +1,5 @@
 """The live progress block in a real pseudo-terminal: tmux runs the program at a given
-size, and ``capture-pane`` reads back the screen and its scrollback (issue 7, point 13).
+size, and ``capture-pane`` reads back the screen and its scrollback.
 
 tmux is a required system package (scripts/system-deps.sh); the test is skipped only on a
 machine without it."""

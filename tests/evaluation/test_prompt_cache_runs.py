@@ -1,10 +1,10 @@
-"""What prompt caching saves on a whole run, measured on the billing fakes (issue 27's
-measured goals): ``deonticbench eval`` as a user runs it, the real ``anthropic`` and
+"""What prompt caching saves on a whole run, measured on the billing fakes against its
+goals: ``deonticbench eval`` as a user runs it, the real ``anthropic`` and
 ``openai`` clients, the fakes' bills priced at the published prices.
 
-Smoke SARA numeric + airline, three modes, K = 3, claude-sonnet-4-5: before caching 0 % of
-the input was read from the cache; now at least 80 %, at no more than 0.35x the uncached
-input cost, and results.json says what the fake billed.  The dry run predicts the calls
+Smoke SARA numeric + airline, three modes, K = 3, claude-sonnet-4-5: at least 80 % of the
+input is read from the cache (0 % without prompt caching), at no more than 0.35x the
+uncached input cost, and results.json says what the fake billed.  The dry run predicts the calls
 exactly and the input bill within 2 %, having asked the API's count_tokens endpoint;
 without it (offline) it counts cl100k_base and says so."""
 
@@ -63,7 +63,7 @@ def test_anthropic_smoke_run_reads_most_input_from_the_cache_and_says_what_it_co
     assert done.stderr.count("claude-sonnet-4-5 was retired on 2026-11-30") == 1
     # The dry run: the calls exactly, the first attempts' input bill within 10 %.
     assert dry["requests"] == bill.calls
-    # Counted as the API bills (issue 41's goal: within 2 %; cl100k was 14.5 % low).
+    # Counted as the API bills (goal: within 2 %; a cl100k count is 14.5 % low).
     assert dry["usd_input"] == pytest.approx(bill.input_usd, rel=0.02)
     assert dry["cache_read_tokens"] == pytest.approx(bill.cache_read, rel=0.10)
     assert dry["usd_input_uncached"] == pytest.approx(bill.input_usd_uncached, rel=0.10)

@@ -1,6 +1,6 @@
 """A reference run and a replay run of the hard split give the records and results.json
-they gave before the stage layout (issue 17), and before any later change that was not
-meant to change them.
+pinned in the fixture: a change that is not meant to change them must leave them as
+they are.
 
 The fixture holds one sha256 per record, keyed by (domain, case, mode, sample), and the
 whole of results.json, after masking what legitimately differs between two runs of the
@@ -60,9 +60,8 @@ def _digest(value: Any) -> str:
 
 
 def _eval(*args: str) -> None:
-    # The harness protocol: its records must stay as they were before the paper protocol
-    # existed (issue 36: "--protocol harness: today's templates, exemplars, sampling and
-    # reader, unchanged").
+    # The harness protocol (its own templates, exemplars, sampling and reader, beside the
+    # paper protocol's): its records are the pinned ones.
     cmd = [sys.executable, "-m", "deonticbench", "eval", "--split", "hard", "-k", "1"]
     cmd += ["--protocol", "harness", *args]
     subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ.copy())

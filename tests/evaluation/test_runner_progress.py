@@ -108,7 +108,7 @@ def test_a_mixed_summary_dashes_the_retry_columns_of_its_agentic_rows() -> None:
 
 
 def test_the_summary_footer_calls_attempt_zero_the_first_attempt() -> None:
-    """Issue 42.5: "paper" names the paper's protocol, never the first attempt."""
+    """The word "paper" names the paper's protocol, never the first attempt."""
     table = summary_table([record("a", "direct", ["wrong", "correct"])])
     footer = table.splitlines()[-1]
     assert "first acc: on the first attempt; " in footer

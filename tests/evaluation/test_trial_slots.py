@@ -1,4 +1,4 @@
-"""A trial's wall-clock budget is its own (issue 28): trials never wait between turns
+"""A trial's wall-clock budget is its own: trials never wait between turns
 for a request slot held by another trial, and an engine that serves one request at a
 time (``Model.parallel_requests``, the local and vLLM backends) runs one trial at a time.
 

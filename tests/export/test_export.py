@@ -351,7 +351,7 @@ def test_dpo_rejected_come_from_the_runs_wrong_or_abstained_answers(
 
 def test_a_limited_pool_says_how_many_it_kept_of_how_many(tmp_path: Path) -> None:
     """``--limit`` keeps the first cases of the pool: the line says of how many, so that
-    "pool 3 (whole 300 minus hard 80)" no longer reads as a wrong subtraction."""
+    "pool 3 (whole 300 minus hard 80)" does not read as a wrong subtraction."""
     done = run_cli(
         "export", "--format", "trl-sft", "--out", str(tmp_path / "out"),
         "--domains", "airline", "--limit", str(LIMIT),

@@ -1,4 +1,4 @@
-"""export --tokenizer / --max-completion-tokens / --drop-over-length (issue 18.3), with a
+"""export --tokenizer / --max-completion-tokens / --drop-over-length, with a
 tokenizer.json the test builds with the real ``tokenizers`` package; never a download."""
 
 from __future__ import annotations

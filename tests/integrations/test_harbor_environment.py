@@ -149,7 +149,7 @@ def test_a_task_command_holds_to_the_policy(
     not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
 )
 def test_harbor_run_probe_finds_no_secret(tmp_path: Path) -> None:
-    """The probe of issue 29 through Harbor's own loader and ``harbor run``: an exported
+    """The environment-leak probe through Harbor's own loader and ``harbor run``: an exported
     airline task whose oracle prints its environment and every ``/proc/*/environ`` it
     can read, run with a secret and a canary in ``harbor run``'s environment.  Nothing
     of the trial (its output, logs, results) holds either, and it ran unprivileged."""

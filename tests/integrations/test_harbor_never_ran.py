@@ -1,5 +1,5 @@
 """A Harbor job whose environment could not start, from ``harbor run`` to
-``import-harbor`` (issue 30): the sentence saying what the host lacks is on Harbor's own
+``import-harbor``: the sentence saying what the host lacks is on Harbor's own
 output, not only in each trial's exception.txt, and the import counts the trial as never
 run, not as "judged from kept artifacts"."""
 

@@ -46,7 +46,7 @@ AIRLINE = {"domain": "airline", "case_id": "c", "mode": "agent-zero-shot", "gold
 def test_program_within_a_dollar_is_correct_and_dar_would_not_be(tmp_path: Path) -> None:
     program = ":- initialization(main).\nmain :- format('Total cost: $1,167.40~n').\n"
     reward, verdict, stdout = _verify(tmp_path, AIRLINE, {"solution.pl": program})
-    # Only 0/1 rewards that Harbor may average: the answer is in verdict.json (issue 30).
+    # Only 0/1 rewards that Harbor may average: the answer is in verdict.json.
     assert reward == {"reward": 1.0, "correct": 1.0, "wrong": 0.0, "abstain": 0.0}
     assert verdict["answer"] == 1167.4
     assert verdict["outcome"] == "correct" and verdict["execution"]["status"] == "ok"

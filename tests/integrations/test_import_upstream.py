@@ -314,7 +314,7 @@ def _other_machine(txt: str, domain: str, labels: list[Any]) -> str:
 def test_upstreams_own_program_outputs_are_read_not_run_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 41.4: with ``<domain>/swipl/<mode>/<model>-<mode>.txt`` in the outputs
+    """With ``<domain>/swipl/<mode>/<model>-<mode>.txt`` in the outputs
     folder, an imported run equals bootstrap_outputs.py's figures for those very files,
     here outputs that differ from what this sandbox prints for the same programs; a
     mode without such a file is run again here, and config.json and the command say so."""

@@ -1,4 +1,4 @@
-"""inspect's react() agent meets the harness's guard rails and context budget (issue 28):
+"""inspect's react() agent meets the harness's guard rails and context budget:
 a repeating agent is told once then stopped, a reply cut off at the output-token limit
 runs none of its calls, a small window elides the oldest observations (or stops the
 trial), and each turn's kind is counted.  Every scenario is one script given to both

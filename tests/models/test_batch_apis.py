@@ -151,8 +151,8 @@ def openai_reply_body(cached: int) -> dict[str, object]:
 
 
 def test_an_openai_reply_means_the_same_in_a_batch_result_and_a_synchronous_call() -> None:
-    """The reply body of issue 37: 1,536 cached tokens, read by the batch reader and by
-    the synchronous path through their one mapping (the batch reader said 0)."""
+    """An OpenAI reply body with 1,536 cached tokens reads as 1,536 in the batch reader and
+    in the synchronous path, through their one mapping."""
     import json
 
     from deonticbench.models.batch.openai_batches import _item

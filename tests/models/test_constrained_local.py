@@ -1,4 +1,4 @@
-"""The constrained tool mode on the ``local:`` backend (issue 28, point 1): the real
+"""The constrained tool mode on the ``local:`` backend: the real
 Gemma 3 270M GGUF decoding under llama.cpp's own grammar for the call schema."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The constrained tool mode in the API backends (issue 28): the real ``openai`` and
+"""The constrained tool mode in the API backends: the real ``openai`` and
 ``anthropic`` clients against the loopback server, which records and checks the fields
 it receives; and the request the ``vllm:`` backend builds for its engine, as data (the
 engine needs a GPU and never runs here)."""

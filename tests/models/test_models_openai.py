@@ -280,7 +280,7 @@ async def test_responder_hook_scripts_answers_per_request(fake: FakeProvider) ->
     assert completion.text == "Answer: 1166"
 
 
-# --- issue 7, point 7: replies of the wrong shape ---------------------------------------
+# --- replies of the wrong shape -------------------------------------------------------
 
 
 Reshape = Callable[[dict[str, Any]], dict[str, Any]]
@@ -364,7 +364,7 @@ async def test_a_malformed_reply_is_retried_then_an_error(
         assert (completion.error or "").startswith("malformed response after 3 tries")
 
 
-# --- issue 7, point 8: --concurrency bounds HTTP requests in flight ---------------------
+# --- --concurrency bounds HTTP requests in flight -------------------------------------
 
 
 async def test_calls_in_flight_stay_within_the_limit_when_n_is_emulated(

@@ -143,7 +143,7 @@ def test_vllm_spec_builds_without_importing_vllm() -> None:
     assert model.identity()["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
 
 
-# --- prices (issue 27): the published figures are the test vector -----------------------
+# --- prices: the published figures are the test vector ---------------------------------
 
 
 def test_the_registry_holds_the_published_prices() -> None:

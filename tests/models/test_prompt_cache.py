@@ -1,4 +1,4 @@
-"""Prompt caching (issue 27, point 1): the real ``anthropic`` and ``openai`` clients
+"""Prompt caching: the real ``anthropic`` and ``openai`` clients
 against the loopback fakes, which bill as the providers document it (breakpoints, the
 20-block lookback, minimum lengths, entries readable only after a response, TTLs, OpenAI's
 128-token steps).  The published prices are the test vector."""

@@ -126,10 +126,10 @@ def test_abstention_is_never_correct_even_near_gold() -> None:
     assert judge(get_domain("airline"), Answer.abstain("x"), -1) == "abstain"
 
 
-# --- issue 7: reading rules ------------------------------------------------------------
-# Each case below was misread before the reading rules were rewritten (negation ignored,
-# leading bare labels missed, numbers cut at spaces or years taken for amounts, answers
-# read from inside reasoning blocks).
+# --- reading rules ---------------------------------------------------------------------
+# Each case below checks one rule a naive reading breaks (negation ignored, leading bare
+# labels missed, numbers cut at spaces or years taken for amounts, answers read from
+# inside reasoning blocks).
 
 BINARY = ["sara_binary", "housing", "uscis"]
 
@@ -378,8 +378,8 @@ def test_an_everyday_label_standing_alone_is_still_an_answer() -> None:
 
 
 def test_one_reading_of_an_execution_names_a_failed_status() -> None:
-    # The runner, validate and exec read an execution with this one function (issue 8,
-    # point 7): a program that stopped with an error and printed no answer says so.
+    # The runner, validate and exec read an execution with this one function: a program
+    # that stopped with an error and printed no answer says so.
     from deonticbench.solver import Execution
 
     crashed = Execution("error", "", "ERROR: boom", 1, 0.1, 0, "bwrap", None, None)

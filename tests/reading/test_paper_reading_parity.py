@@ -8,9 +8,8 @@ through the paper reader with programs run in our sandbox; every sample's outcom
 (correct, wrong, abstain) must be the same.  Direct replies are read by
 ``parse_source_json`` beside the reader's ``read_direct``.  Both sides run programs
 under the same limit: 10 s, and 2 s for the looping ones, run apart (``TIMEOUT_DURATION``
-upstream, ``Limits(timeout_s=...)`` here).  Failing on the code before the paper reader:
-there was no reader that read these samples as upstream does (the harness's reader
-differs on hundreds of them, which the test checks too).
+upstream, ``Limits(timeout_s=...)`` here).  The harness's reader differs from upstream
+on hundreds of these samples, which the test checks too.
 """
 
 from __future__ import annotations
@@ -156,8 +155,8 @@ def test_every_program_and_direct_sample_reads_as_upstream_reads_it(tmp_path: Pa
     assert not mismatches, f"{len(mismatches)} samples differ:\n" + "\n".join(mismatches[:60])
     # The set exercises all three outcomes in quantity (not a set that only abstains).
     assert min(compared.values()) > 300, compared
-    # And it tells readers apart: the harness's reader, which this test would have had
-    # before the paper reader, reads hundreds of these samples otherwise.
+    # And it tells readers apart: the harness's reader reads hundreds of these samples
+    # otherwise.
     assert len(harness_differs) > 300, len(harness_differs)
 
 
@@ -168,11 +167,10 @@ SMOKE_CASES = 5
 def test_replies_that_meet_the_sandbox_limits_read_as_upstream_reads_them(
     tmp_path: Path,
 ) -> None:
-    """Issue 41: a long trace before the answer line, a flood of warnings on stderr and
-    a script line first, on every smoke case of the five domains.  Failing before the
-    paper reader ran programs as upstream does: the 64 KiB output caps and the missing
-    line 1 made dozens of these samples abstain (or answer) where upstream answers (or
-    abstains)."""
+    """A long trace before the answer line, a flood of warnings on stderr and a script
+    line first, on every smoke case of the five domains: the paper reader runs programs as
+    upstream does, so that no output cap of 64 KiB and no missing line 1 makes one of
+    these samples abstain (or answer) where upstream answers (or abstains)."""
     rows = {d: up.hard_rows(d)[:SMOKE_CASES] for d in up.DOMAINS}
     labels = {d: [up.upstream_label(d, r["label"]) for r in rows[d]] for d in up.DOMAINS}
     golds = {d: [normalise_gold(get_domain(d), r["label"]) for r in rows[d]] for d in up.DOMAINS}

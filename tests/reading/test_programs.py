@@ -103,7 +103,7 @@ def test_unwrap_fenced_takes_code_out_of_a_stored_response_only() -> None:
     assert unwrap_fenced(bare) == bare
 
 
-# --- issue 7, point 5: programs recognised by SWI-Prolog's reader ----------------------
+# --- programs recognised by SWI-Prolog's reader -----------------------------------------
 
 # A program shaped like upstream's airline references: banner block comments and clause
 # bodies spread over many lines, so that fewer than 80% of its lines "look like" Prolog.

@@ -1,5 +1,5 @@
 """``report`` refuses a run folder with nothing to score, in the sentence ``score`` uses
-(issue 18.4), and writes no page."""
+and writes no page."""
 
 from __future__ import annotations
 

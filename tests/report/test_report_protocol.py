@@ -1,5 +1,5 @@
 """The report names each run's protocol, and beside the paper says when its cells do not
-compare (issue 36, point 5)."""
+compare."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What a trainer passes wrong gets one sentence, never a bare ``zip()`` error, a
-traceback of ``float()``, or a silent reward of 0 (issue 30); and ``serve-reward`` on a
+traceback of ``float()``, or a silent reward of 0; and ``serve-reward`` on a
 busy port says so before announcing anything."""
 
 from __future__ import annotations

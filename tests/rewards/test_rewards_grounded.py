@@ -1,4 +1,4 @@
-"""The ``grounded`` reward mode (issue 18.2): 1 only for a correct answer whose
+"""The ``grounded`` reward mode: 1 only for a correct answer whose
 derivation is grounded; through the real sandbox, swipl and the analyser."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every figure says which protocol it came from, and the paper's cells compare only with
-the paper protocol (issue 36, point 5): ``score`` end to end on real run folders."""
+the paper protocol: ``score`` end to end on real run folders."""
 
 from __future__ import annotations
 

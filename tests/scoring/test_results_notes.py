@@ -1,5 +1,5 @@
 """The caveats the terminal prints under a run are results.json's ``notes`` and the
-report's first page, from one source (issue 18.4): housing smoke, whose gold labels are
+report's first page, from one source: housing smoke, whose gold labels are
 all 'yes', so macro-F1 is capped at 50."""
 
 from __future__ import annotations

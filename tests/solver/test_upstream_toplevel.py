@@ -74,7 +74,7 @@ _FLOODS = (
 def test_output_and_stack_limits_are_upstreams_at_eof_and_the_harness_own_otherwise(
     executor: str,
 ) -> None:
-    """Issue 41: at end-of-file (the paper reader's run) stdout is read far past the
+    """At end-of-file (the paper reader's run) stdout is read far past the
     harness's 64 KiB, stderr is a bounded tail and never a limit, and the stack is
     SWI-Prolog's default 1 GiB; the harness's run keeps its documented limits."""
     with Solver(workers=1, executor=executor) as solver:  # type: ignore[arg-type]

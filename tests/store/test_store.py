@@ -199,7 +199,7 @@ def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
         assert cache.get("3-149") == CachedResponse("t3-149", 149, 149, 0.0, None)
 
 
-# --- issue 7, point 6: no response text can stop a run ---------------------------------
+# --- no response text can stop a run --------------------------------------------------
 
 LONE = "Answer: 5 \ud800 and \udfff end"  # valid JSON ("\ud800"), not encodable as UTF-8
 
@@ -255,7 +255,7 @@ def test_the_cache_keeps_a_lone_surrogate_and_only_ever_text(tmp_path: Path) -> 
         assert len(cache) == 1
 
 
-# --- issue 7, point 9: a refused start changes nothing ---------------------------------
+# --- a refused start changes nothing --------------------------------------------------
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -295,7 +295,7 @@ def test_a_refused_resume_leaves_every_file_byte_identical(tmp_path: Path) -> No
 def test_statute_and_hub_pins_live_in_the_cache_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 7, point 10: one folder, whichever module asks."""
+    """One cache folder, whichever module asks."""
     from deonticbench.data import hub, statutes
     from deonticbench.evaluation import cache
 
@@ -306,7 +306,7 @@ def test_statute_and_hub_pins_live_in_the_cache_folder(
 
 
 def test_a_run_recorded_with_the_old_exemplars_spelling_resumes() -> None:
-    # Before issue 42 the seeded choice was spelled "paper"; new runs write nothing for
+    # Older runs spell the seeded choice "paper"; new runs write nothing for
     # the default, or "seeded" when a spec names it: all three are one choice.
     old = _config(exemplars="paper")
     assert config_mismatch(old, _config()) is None

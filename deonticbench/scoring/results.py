@@ -254,6 +254,10 @@ def build_results(
     total_json["wall_time_s"] = None if wall_time_s is None else round(wall_time_s, 3)
     cost = estimated_cost(run.model, totals)
     upstream, upstream_notes = upstream_bootstrap(run)
+    # DAR's scorer's figures of the same final states, beside the harness reader's: only
+    # for a run that holds DAR's view (--protocol dar, import-harbor), so that every
+    # other run's file stays as it was.
+    dar = readings_json(scores)
     return {
         "schema": RESULTS_SCHEMA,
         "harness": "deonticbench",
@@ -274,9 +278,7 @@ def build_results(
         # Upstream's script's figures for the same replies (scoring.upstream_bootstrap):
         # beside the paper's B.3 figures above, never instead of them.
         "upstream_bootstrap": upstream,
-        # DAR's scorer's figures of the same final states, beside the harness reader's
-        # (runs made under --protocol dar or imported from Harbor; null for the others).
-        "dar_readings": readings_json(scores),
+        **({"dar_readings": dar} if dar is not None else {}),
         "totals": total_json,
         "estimated_cost": cost,
         "command": list(sys.argv if command is None else command),

@@ -580,14 +580,19 @@ def to_json(scores: Sequence[RunScores], comparisons: Sequence[Comparison] = ())
                 "seed": s.seed,
                 "notes": s.notes,
                 "scores": [{k: _clean(v) for k, v in _long_row(g, s).items()} for g in s.groups],
-                # DAR's readings of the same final states beside the harness reader's
-                # (dar-protocol and Harbor-imported runs; null for the others)
-                "dar_readings": readings_json(s),
+                **_dar_json(s),
             }
             for s in scores
         ],
         "comparisons": [{k: _clean(v) for k, v in r.items()} for r in comparison_rows(comparisons)],
     }
+
+
+def _dar_json(s: RunScores) -> dict[str, Any]:
+    """A run's DAR readings of its final states beside the harness reader's, for a run
+    that holds DAR's view (dar-protocol and Harbor-imported runs); nothing for others."""
+    dar = readings_json(s)
+    return {} if dar is None else {"dar_readings": dar}
 
 
 __all__ = [

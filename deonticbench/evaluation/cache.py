@@ -38,6 +38,9 @@ class CachedResponse:
     cache_write_1h_tokens: int = 0
     """The provider's prompt-cache counts of the call, so that a response read back (a
     batch item collected before a restart) is priced as it was billed."""
+    reply_fault: str | None = None
+    """The shape of a reply that held no usable text (``Completion.reply_fault``), so that
+    a sample read back keeps its fault beside its figure."""
 
     @classmethod
     def of(cls, completion: Completion, text: str) -> CachedResponse:
@@ -51,6 +54,7 @@ class CachedResponse:
             cache_read_tokens=completion.cache_read_tokens,
             cache_write_tokens=completion.cache_write_tokens,
             cache_write_1h_tokens=completion.cache_write_1h_tokens,
+            reply_fault=completion.reply_fault,
         )
 
     def completion(self, *, batch: bool) -> Completion:
@@ -66,6 +70,7 @@ class CachedResponse:
             cache_read_tokens=self.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens,
             cache_write_1h_tokens=self.cache_write_1h_tokens,
+            reply_fault=Completion.known_reply_fault(self.reply_fault),
         )
 
 
@@ -122,6 +127,8 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 _CACHE_COLUMNS = ("cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
+_FAULT_COLUMN = "reply_fault"
+"""Added after the first files: NULL for a reply with usable text, and for old rows."""
 
 
 class ResponseCache:
@@ -149,17 +156,17 @@ class ResponseCache:
     def _add_columns(self) -> None:
         """Files written before the prompt-cache counts get their columns (0 for old rows)."""
         have = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
-        for name in _CACHE_COLUMNS:
+        added = [f"{name} INTEGER NOT NULL DEFAULT 0" for name in _CACHE_COLUMNS]
+        added.append(f"{_FAULT_COLUMN} TEXT")
+        for name, column in zip((*_CACHE_COLUMNS, _FAULT_COLUMN), added, strict=True):
             if name not in have:
                 with contextlib.suppress(sqlite3.OperationalError):  # another process won
-                    self._db.execute(
-                        f"ALTER TABLE responses ADD COLUMN {name} INTEGER NOT NULL DEFAULT 0"
-                    )
+                    self._db.execute(f"ALTER TABLE responses ADD COLUMN {column}")
 
     def get(self, key: str) -> CachedResponse | None:
         row = self._db.execute(
             "SELECT text, tokens_in, tokens_out, latency_s, finish_reason, "
-            + ", ".join(_CACHE_COLUMNS)
+            + ", ".join((*_CACHE_COLUMNS, _FAULT_COLUMN))
             + " FROM responses WHERE key = ?",
             (key,),
         ).fetchone()
@@ -187,8 +194,8 @@ class ResponseCache:
                 self._db.execute(
                     "INSERT OR REPLACE INTO responses (key, text, tokens_in, tokens_out, "
                     "latency_s, finish_reason, created, "
-                    + ", ".join(_CACHE_COLUMNS)
-                    + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    + ", ".join((*_CACHE_COLUMNS, _FAULT_COLUMN))
+                    + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         key,
                         text,
@@ -200,6 +207,7 @@ class ResponseCache:
                         response.cache_read_tokens,
                         response.cache_write_tokens,
                         response.cache_write_1h_tokens,
+                        response.reply_fault,
                     ),
                 )
                 self.stores += 1

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import missing_extra
 from .retry import Failure, is_retryable_status, parse_retry_after, short
+
+if TYPE_CHECKING:
+    from .base import ChoiceFault
 
 
 def import_sdk(name: str) -> ModuleType:
@@ -28,6 +31,12 @@ class MalformedResponse(Exception):
     """A response that parsed but lacks what a completion needs (no choices, no text), or
     has it in the wrong shape.  Raised inside the retried call, so it is retried like a
     5xx and, if it stays malformed, becomes the sample's error record."""
+
+    def __init__(self, message: str, *, fault: ChoiceFault | None = None) -> None:
+        super().__init__(message)
+        self.fault = fault
+        """The body's shape (``models.base.REPLY_FAULTS``) when it held no usable text;
+        the error record names it."""
 
 
 def field_of(obj: Any, name: str) -> Any:

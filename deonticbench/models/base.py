@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..vocabulary.chat import Message, ToolCall, ToolSpec
 from ..vocabulary.modes import Mode
@@ -57,12 +57,33 @@ MISSING_CHOICE = "missing_choice"
 """The finish reason of a sample the server's reply held no choice for (under
 ``GenerateConfig.refetch_missing`` off): an empty reply, read as an abstention."""
 
-ChoiceFault = Literal["missing", "drawn_alone"]
-"""How a sample's draw departed from one call for ``n`` choices because the server
-answered fewer choices than asked (docs/prompts.md, "Server faults"): ``missing``, left
-empty and read as an abstention (``refetch_missing`` off, the paper protocol's first
-attempts); ``drawn_alone``, drawn by a call of its own (``refetch_missing`` on), in the
-refetch or later in the run once the server was seen to ignore ``n``."""
+ChoiceFault = Literal[
+    "missing",
+    "drawn_alone",
+    "no_choices",
+    "choices_not_list",
+    "no_message",
+    "content_not_text",
+    "empty_output",
+]
+"""How the server's reply shaped a sample (docs/prompts.md, "Server faults").  Two
+kinds concern the count of choices: ``missing``, the reply held fewer choices than
+``n`` and this sample, left empty, is read as an abstention (``refetch_missing`` off,
+the paper protocol's first attempts); ``drawn_alone``, drawn by a call of its own
+(``refetch_missing`` on), in the refetch or later in the run once the server was seen to
+ignore ``n``.  The others name a reply body that parsed but held no usable text for the
+sample, one kind per shape (``REPLY_FAULTS``)."""
+
+REPLY_FAULTS: Mapping[str, str] = {
+    "no_choices": "the reply's choices absent, null or empty",
+    "choices_not_list": "the reply's choices neither a list nor empty (a string, say)",
+    "no_message": "a choice without a message object (absent, null or not an object)",
+    "content_not_text": "a message whose content is not text (a number, an object)",
+    "empty_output": "a message without text (content null, empty or blank) and no tool call",
+}
+"""The reply bodies without usable text, by their ``ChoiceFault``: what the body held.
+How each is decided under each protocol, and what upstream's script records for it:
+docs/prompts.md, "Server faults"."""
 
 
 @dataclass(frozen=True)
@@ -181,17 +202,37 @@ class Completion:
     drawn_alone: bool = False
     """Drawn by a call of its own because the server answered fewer choices than ``n``
     (``ChoiceFault``); the runner records it so that the figure can say so."""
+    reply_fault: ChoiceFault | None = None
+    """The shape of a reply body that held no usable text for this sample
+    (``REPLY_FAULTS``): of the reply read, or of the last try's when the request failed
+    on it."""
 
     @property
     def choice_fault(self) -> ChoiceFault | None:
-        """How the server's short reply shaped this sample, if it did (``ChoiceFault``)."""
+        """How the server's reply shaped this sample, if it did (``ChoiceFault``): a
+        missing choice, else the body's fault, else a draw of its own (a sample drawn
+        alone whose own reply held no text is named by that reply's fault, which decided
+        its answer)."""
         if self.finish_reason == MISSING_CHOICE:
             return "missing"
+        if self.reply_fault is not None:
+            return self.reply_fault
         return "drawn_alone" if self.drawn_alone else None
 
+    @staticmethod
+    def known_reply_fault(value: object) -> ChoiceFault | None:
+        """``value`` as a reply fault this release names (``REPLY_FAULTS``), else None:
+        a fault read back from where a completion was kept (the response cache)."""
+        for fault in REPLY_FAULTS:
+            if value == fault:
+                return cast("ChoiceFault", fault)
+        return None
+
     @classmethod
-    def failed(cls, error: str, *, latency_s: float = 0.0) -> Completion:
-        return cls(text=None, latency_s=latency_s, error=error)
+    def failed(
+        cls, error: str, *, latency_s: float = 0.0, reply_fault: ChoiceFault | None = None
+    ) -> Completion:
+        return cls(text=None, latency_s=latency_s, error=error, reply_fault=reply_fault)
 
 
 def config_of(model: Model, request: Request) -> GenerateConfig:

@@ -36,6 +36,7 @@ from ._sdk import (
 )
 from .base import (
     MISSING_CHOICE,
+    ChoiceFault,
     Completion,
     GenerateConfig,
     Request,
@@ -137,6 +138,8 @@ class _Reply:
     """A chat-completions reply checked for shape: only text and whole numbers."""
 
     texts: list[tuple[str, str | None]]
+    faults: list[ChoiceFault | None]
+    """Per choice, the shape of a choice that held no usable text (``REPLY_FAULTS``)."""
     prompt_tokens: int
     cached_tokens: int
     """Of ``prompt_tokens``, those the server read from its prompt cache, where reported
@@ -159,8 +162,8 @@ class _Reply:
             cached=self.cached_tokens,
         )
         return [
-            replace(c, tool_calls=calls) if calls else c
-            for c, calls in zip(completions, self.tool_calls, strict=True)
+            replace(c, tool_calls=calls, reply_fault=fault) if calls or fault else c
+            for c, calls, fault in zip(completions, self.tool_calls, self.faults, strict=True)
         ]
 
 
@@ -179,18 +182,26 @@ def _choice_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
     return tuple(out)
 
 
-def _read_reply(response: Any, n: int, *, empty_ok: bool = False) -> _Reply:
+def _read_reply(
+    response: Any, n: int, *, no_choices_ok: bool = False, no_message_ok: bool = True
+) -> _Reply:
     """The texts and token counts of a reply, or MalformedResponse saying what is wrong
-    (a reply without choices too, unless ``empty_ok``)."""
+    and naming the body's fault (``REPLY_FAULTS``).  A message without text is an empty
+    text with its fault beside it.  Two bodies are read as upstream's script reads them
+    where the caller says so (the paper protocol's first attempts, ``refetch_missing``
+    off), else they are malformed: a reply with an empty list of choices holds none
+    (``no_choices_ok``), and a choice without a message holds an empty text
+    (``no_message_ok``; a batch item's reply is read so too)."""
     choices = field_of(response, "choices")
-    if empty_ok and isinstance(choices, list) and not choices:
+    if no_choices_ok and isinstance(choices, list) and not choices:
         usage = field_of(response, "usage")
-        return _Reply([], token_count(usage, "prompt_tokens"), 0, [], 0, [])
+        return _Reply([], [], token_count(usage, "prompt_tokens"), 0, [], 0, [])
     if not isinstance(choices, list) or not choices:
         raise MalformedResponse(
             "the response has no choices"
             if not choices
-            else f"choices is {type(choices).__name__}, not a list"
+            else f"choices is {type(choices).__name__}, not a list",
+            fault="no_choices" if not choices else "choices_not_list",
         )
 
     def index_of(choice: Any) -> int:
@@ -198,28 +209,50 @@ def _read_reply(response: Any, n: int, *, empty_ok: bool = False) -> _Reply:
         return index if isinstance(index, int) and not isinstance(index, bool) else 0
 
     texts: list[tuple[str, str | None]] = []
+    faults: list[ChoiceFault | None] = []
     calls: list[tuple[ToolCall, ...]] = []
     logprobs: list[tuple[tuple[str, float], ...] | None] = []
     for choice in sorted(choices, key=index_of)[:n]:
         if isinstance(choice, str | int | float | list) or choice is None:
-            raise MalformedResponse(f"a choice is {type(choice).__name__}, not an object")
+            raise MalformedResponse(
+                f"a choice is {type(choice).__name__}, not an object", fault="no_message"
+            )
         message = field_of(choice, "message")
         if isinstance(message, str | int | float | list):
-            raise MalformedResponse(f"a choice's message is {type(message).__name__}")
+            raise MalformedResponse(
+                f"a choice's message is {type(message).__name__}", fault="no_message"
+            )
+        if message is None and not no_message_ok:
+            raise MalformedResponse("a choice has no message", fault="no_message")
         content = field_of(message, "content") if message is not None else None
-        texts.append((reply_text(content, where="message.content"), finish_reason_of(choice)))
+        try:
+            text = reply_text(content, where="message.content")
+        except MalformedResponse as exc:
+            raise MalformedResponse(str(exc), fault="content_not_text") from None
+        texts.append((text, finish_reason_of(choice)))
         calls.append(read_openai_tool_calls(message))
         logprobs.append(_choice_logprobs(choice))
+        faults.append(_text_fault(message, text, calls[-1]))
     usage = field_of(response, "usage")
     details = field_of(usage, "prompt_tokens_details") if usage is not None else None
     return _Reply(
         texts,
+        faults,
         token_count(usage, "prompt_tokens"),
         token_count(details, "cached_tokens"),
         calls,
         token_count(usage, "completion_tokens"),
         logprobs,
     )
+
+
+def _text_fault(message: Any, text: str, calls: tuple[ToolCall, ...]) -> ChoiceFault | None:
+    """The fault of a choice read as ``text``: no message, or a message without text
+    (what upstream's script calls ``empty_output``); None when the text, or a tool call,
+    is there to read."""
+    if message is None:
+        return "no_message"
+    return "empty_output" if not text.strip() and not calls else None
 
 
 def reply_completions(response: Any, n: int, latency_s: float = 0.0) -> list[Completion]:
@@ -433,7 +466,11 @@ class OpenAIModel(RemoteModel):
         fields = self.call_fields(config, n, tools, group)
         schema = self.schema_decoded(tools)
 
+        # The body's fault of the last try: a request that fails on it names it.
+        last_fault: list[ChoiceFault | None] = [None]
+
         async def once() -> tuple[_Reply, float]:
+            last_fault[0] = None
             start = time.monotonic()
             async with self.in_flight:
                 response = await client.chat.completions.create(
@@ -441,7 +478,12 @@ class OpenAIModel(RemoteModel):
                 )
             # Validated here, inside the retried call: a reply of the wrong shape is
             # retried like a 5xx and, if it stays malformed, is the sample's error.
-            reply = _read_reply(response, n, empty_ok=not config.refetch_missing)
+            try:
+                upstream = not config.refetch_missing
+                reply = _read_reply(response, n, no_choices_ok=upstream, no_message_ok=upstream)
+            except MalformedResponse as exc:
+                last_fault[0] = exc.fault
+                raise
             return reply, time.monotonic() - start
 
         # optional: the openai extra, only when chosen
@@ -451,7 +493,8 @@ class OpenAIModel(RemoteModel):
             once, lambda exc: self._classify(exc, openai, schema), self.policy, rng=self._rng
         )
         if outcome.value is None:
-            return [Completion.failed(outcome.error or "request failed")] * n
+            failed = Completion.failed(outcome.error or "request failed", reply_fault=last_fault[0])
+            return [failed] * n
         reply, latency = outcome.value
         completions = reply.completions(latency)
         if schema:

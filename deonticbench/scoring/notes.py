@@ -138,28 +138,74 @@ _CHOICE_FAULT_SENTENCES = {
 """What a run's figures say of the samples a server's short reply shaped, by
 ``Attempt.choice_fault`` (docs/prompts.md, "Server faults", decides the rule)."""
 
+_REPLY_FAULT_SENTENCES = {
+    "no_choices": (
+        "came in a reply whose choices were absent, null or empty",
+        "response_parse_error, with an empty answer",
+    ),
+    "choices_not_list": (
+        "came in a reply whose choices were not a list (a string, say)",
+        "an empty answer (a string's characters taken as choices without a message)",
+    ),
+    "no_message": (
+        "came in a choice without a message object",
+        "empty_output, with an empty answer",
+    ),
+    "content_not_text": (
+        "came with a message content that is not text (a number, an object)",
+        "ok, with str() of the content as the answer",
+    ),
+    "empty_output": (
+        "came without text (content null, empty or blank) and without a tool call",
+        "empty_output, with that text as the answer",
+    ),
+}
+"""The replies that held no usable text, by ``Attempt.choice_fault``
+(``models.base.REPLY_FAULTS``): what the body held, and what upstream's script records
+for such a sample (its ``generation_statuses``; docs/prompts.md, "Server faults")."""
+
 
 def choice_fault_notes(records: Iterable[Record]) -> list[str]:
     """A sentence per kind of server fault the run met: how many samples, in which
     domain and mode (of how many), and what the protocol made of them."""
     samples: dict[tuple[str, str], int] = {}
     faulty: dict[str, dict[tuple[str, str], int]] = {}
+    failed: dict[str, int] = {}
     for r in records:
         cell = (r.domain, r.mode)
         samples[cell] = samples.get(cell, 0) + 1
         for fault in {a.choice_fault for a in r.attempts if a.choice_fault}:
             faulty.setdefault(fault, {}).setdefault(cell, 0)
             faulty[fault][cell] += 1
+            if any(a.choice_fault == fault and a.error for a in r.attempts):
+                failed[fault] = failed.get(fault, 0) + 1
     notes = []
-    for fault, sentence in _CHOICE_FAULT_SENTENCES.items():
+    for fault in (*_CHOICE_FAULT_SENTENCES, *_REPLY_FAULT_SENTENCES):
         cells = faulty.get(fault, {})
-        if cells:
-            where = ", ".join(f"{d} {m} {n} of {samples[(d, m)]}" for (d, m), n in cells.items())
-            notes.append(
-                f"{sum(cells.values())} sample(s) ({where}) {sentence} "
-                '(docs/prompts.md, "Server faults").'
-            )
+        if not cells:
+            continue
+        where = ", ".join(f"{d} {m} {n} of {samples[(d, m)]}" for (d, m), n in cells.items())
+        count = sum(cells.values())
+        if fault in _CHOICE_FAULT_SENTENCES:
+            said = _CHOICE_FAULT_SENTENCES[fault]
+        else:
+            body, upstream = _REPLY_FAULT_SENTENCES[fault]
+            decided = _decided(count, failed.get(fault, 0))
+            said = f"{body}: {decided}; upstream's script records such a sample as {upstream}"
+        notes.append(f'{count} sample(s) ({where}) {said} (docs/prompts.md, "Server faults").')
     return notes
+
+
+def _decided(count: int, failed: int) -> str:
+    """What the harness made of ``count`` samples of one reply fault, ``failed`` of
+    which ended as the request's error (the reply stayed so on every try)."""
+    read = "read as replies without text, so abstentions"
+    error = "the reply stayed so on every try, so the request failed (abstentions)"
+    if not failed:
+        return read
+    if failed == count:
+        return error
+    return f"{count - failed} {read}, {failed} where {error}"
 
 
 def protocol_notes(protocols: Sequence[tuple[str, str]]) -> list[str]:

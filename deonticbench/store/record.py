@@ -53,9 +53,10 @@ class Attempt:
     """``[token, logprob]`` of each output token (``eval --confidence logprob``); left
     out of the JSON when absent, so runs without it are written as before."""
     choice_fault: str | None = None
-    """How the server's reply with fewer choices than ``n`` shaped this sample
-    (``models.base.ChoiceFault``: ``missing`` or ``drawn_alone``); left out of the JSON
-    when None, so runs of well-behaved servers are written as before."""
+    """How the server's reply shaped this sample (``models.base.ChoiceFault``): fewer
+    choices than ``n`` (``missing``, ``drawn_alone``), or a body that held no usable text
+    for it, by its shape (``models.base.REPLY_FAULTS``); left out of the JSON when None,
+    so runs of well-behaved servers are written as before."""
 
 
 @dataclass

@@ -1,20 +1,25 @@
 """Server faults, decided per protocol (docs/prompts.md, "Server faults"): a reply with
-fewer choices than ``n``, and a 200 without choices, from a loopback server that speaks
-OpenAI's wire format to the real ``openai`` client.  Under ``paper`` the missing samples
-are abstentions and no call is added, as upstream's script records them; under
-``harness`` the rest are fetched with ``n`` = 1 (a reply without choices is retried)."""
+fewer choices than ``n``, a 200 without choices, and bodies that parse but hold no
+usable text, from a loopback server that speaks OpenAI's wire format to the real
+``openai`` client.  Under ``paper`` the missing samples are abstentions and no call is
+added, as upstream's script records them; under ``harness`` the rest are fetched with
+``n`` = 1 (a reply without choices is retried).  Either way each sample a body without
+text shaped names the body's fault in its record, and the run's notes count them."""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from fakeproviders import FakeProvider, FakeRequest, Fault
 
 from deonticbench import RunSpec, evaluate, score
+from deonticbench.cli import cli
 from deonticbench.data.sources import resolve_source
 from deonticbench.store.record import Record
 
@@ -38,10 +43,12 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
         yield server
 
 
-def _run(tmp_path: Path, protocol: str) -> list[Record]:
+def _run(
+    tmp_path: Path, protocol: str, *, folder: str | None = None, cache: Path | None = None
+) -> list[Record]:
     spec = RunSpec(
         model="openai:gpt-4.1",
-        params=(("backoff_base_s", "0.01"), ("backoff_cap_s", "0.05")),
+        params=(("backoff_base_s", "0.01"), ("backoff_cap_s", "0.05"), ("max_tries", "2")),
         domains=("airline",),
         split="smoke",
         modes=("direct",),
@@ -51,7 +58,8 @@ def _run(tmp_path: Path, protocol: str) -> list[Record]:
         data=resolve_source(DATA),
         protocol=protocol,  # type: ignore[arg-type]
     )
-    return evaluate(spec, tmp_path / protocol, cache=False).records
+    out = tmp_path / (folder or protocol)
+    return evaluate(spec, out, cache=cache if cache is not None else False).records
 
 
 def _no_choices(reply: dict[str, Any]) -> dict[str, Any]:
@@ -120,3 +128,122 @@ def test_a_reply_without_choices_is_retried_under_harness(
     records = _run(tmp_path, "harness")
     assert len(fake.generation_requests()) == 2  # the empty reply, then its retry
     assert len(records) == K and all(r.first.response for r in records)
+
+
+# --- bodies that parse but hold no usable text ------------------------------------------
+
+
+def _each_choice(change: Callable[[dict[str, Any]], None]) -> Callable[[Any], Any]:
+    def reshape(reply: dict[str, Any]) -> dict[str, Any]:
+        for choice in reply["choices"]:
+            change(choice)
+        return reply
+
+    return reshape
+
+
+def _content(value: object) -> Callable[[Any], Any]:
+    return _each_choice(lambda choice: choice["message"].update(content=value))
+
+
+def _choices(value: object) -> Callable[[Any], Any]:
+    return lambda reply: {**reply, "choices": value}
+
+
+SHAPES: dict[str, tuple[Callable[[Any], Any], str]] = {
+    "choice-without-message": (_each_choice(lambda c: c.pop("message")), "no_message"),
+    "message-null": (_each_choice(lambda c: c.update(message=None)), "no_message"),
+    "message-string": (_each_choice(lambda c: c.update(message="Answer: 0")), "no_message"),
+    "choices-string": (_choices("Answer: 0"), "choices_not_list"),
+    "choices-null": (_choices(None), "no_choices"),
+    "content-number": (_content(1166), "content_not_text"),
+    "content-object": (_content({"text": "Answer: 0"}), "content_not_text"),
+    "content-null": (_content(None), "empty_output"),
+    "content-empty": (_content(""), "empty_output"),
+    "content-blank": (_content(" \n"), "empty_output"),
+}
+"""Each body shape, and the fault its samples' records name."""
+
+MALFORMED = "malformed response after 2 tries"
+PAPER = {
+    "choice-without-message": "",
+    "message-null": "",
+    "message-string": MALFORMED,
+    "choices-string": MALFORMED,
+    "choices-null": MALFORMED,
+    "content-number": MALFORMED,
+    "content-object": MALFORMED,
+    "content-null": "",
+    "content-empty": "",
+    "content-blank": " \n",
+}
+"""How the paper protocol decides each shape: the reply's text as upstream's script
+reads it, or (``MALFORMED``) retried like a 5xx and then the request's error."""
+HARNESS = {**PAPER, "choice-without-message": MALFORMED, "message-null": MALFORMED}
+"""The harness protocol retries a choice without a message like any malformed body."""
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("protocol", ["paper", "harness"])
+def test_a_body_without_text_is_decided_as_before_and_names_its_fault(
+    fake: FakeProvider, tmp_path: Path, protocol: str, shape: str
+) -> None:
+    reshape, fault = SHAPES[shape]
+    fake.fail_next(Fault(reshape=reshape), times=10)
+    records = _run(tmp_path, protocol)
+    assert len(records) == K
+    decided = (PAPER if protocol == "paper" else HARNESS)[shape]
+    for record in records:
+        first = record.first
+        assert first.outcome == "abstain"
+        if decided == MALFORMED:
+            assert first.response is None and (first.error or "").startswith(MALFORMED)
+        else:
+            assert (first.response, first.error) == (decided, None)
+        assert first.choice_fault == fault
+    # Said beside the figure: one note counts the samples by domain and mode.
+    notes = [n.split(": ", 1)[1] for n in score(tmp_path / protocol, bootstrap=20).notes]
+    (note,) = [n for n in notes if '"Server faults"' in n]
+    assert note.startswith(f"{K} sample(s) (airline direct {K} of {K}) came ")
+    assert "upstream's script records such a sample as" in note
+    if decided == MALFORMED:
+        assert "the reply stayed so on every try, so the request failed" in note
+    else:
+        assert "read as replies without text, so abstentions" in note
+
+
+def test_a_body_without_text_is_counted_in_evals_summary_and_results_json(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """The real command: eval's end-of-run summary, results.json and the report say how
+    many samples a body without text shaped, where."""
+    fake.fail_next(Fault(reshape=SHAPES["content-null"][0]), times=10)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, [
+        "eval", "--model", "openai:gpt-4.1", "--domains", "airline", "--split", "smoke",
+        "--modes", "direct", "-k", str(K), "--limit", "1", "--attempts", "1",
+        "--data-dir", DATA, "--out", str(out), "--no-cache", "--score",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    said = f"{K} sample(s) (airline direct {K} of {K}) came without text"
+    assert said in " ".join(result.output.split())
+    notes = json.loads((out / "results.json").read_text())["notes"]
+    assert any(said in note for note in notes)
+    assert said in (out / "report.html").read_text()
+
+
+def test_a_body_without_text_keeps_its_fault_when_read_back_from_the_cache(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    """A run that answers from the response cache, the server well again, names the
+    fault of each reply it reads back, as the run that drew them did."""
+    cache = tmp_path / "responses.sqlite"
+    fake.fail_next(Fault(reshape=SHAPES["choice-without-message"][0]))
+    drawn = _run(tmp_path, "paper", folder="drawn", cache=cache)
+    again = _run(tmp_path, "paper", folder="again", cache=cache)
+    assert len(fake.generation_requests()) == 1  # the second run sent nothing
+    for records in (drawn, again):
+        assert [(r.first.response, r.first.choice_fault) for r in records] == [
+            ("", "no_message")
+        ] * K
+    assert all(r.first.cached for r in again)

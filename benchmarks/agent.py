@@ -1,4 +1,4 @@
-"""Agent benchmark (issue 19, point 10): the harness's own cost per tool call and per
+"""Agent benchmark: the harness's own cost per tool call and per
 trial, and a reference agentic run of hard against ``validate --split hard``, in one run.
 
 1. Per tool call, straight through ``agents.tools.ToolBox`` on real workspaces with the

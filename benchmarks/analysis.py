@@ -9,7 +9,7 @@ validate runs each hard reference program once; analyze runs the Prolog analyser
 every distinct program of the run and on its case's reference (static analysis with
 library(prolog_xref), the meta-interpreted proof of the answer) and compares them.
 
-Goals (issues 9 and 41): analyze of each run at most 3x the time of validate; analyze
+Goals: analyze of each run at most 3x the time of validate; analyze
 of the paper-protocol run as costly as that of the harness run (see docs/performance.md
 for why the paper run has more distinct programs, and which of their reports are
 derived from another's rather than analysed).
@@ -21,7 +21,7 @@ FILE and of the paper run in FILE.paper; when they exist it requires the new row
 identical, in any order (analysis.jsonl has no timing fields), and exits non-zero
 otherwise.
 
-What the time went to (issue 41.6 asked to profile first): beside each analysis's wall
+Where the time goes: beside each analysis's wall
 time the script prints the CPU seconds of this Python process (reading the reports,
 diagnosing) and of the sandbox workers' process trees (the analyser's SWI-Prolog jobs),
 read from /proc, so that the two protocols' costs can be told apart in the same run.

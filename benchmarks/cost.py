@@ -1,4 +1,4 @@
-"""Cost benchmark (issue 27): what the hard protocol's first attempts cost in input, per
+"""Cost benchmark: what the hard protocol's first attempts cost in input, per
 priced model, and how much of the input the providers' prompt caches serve.
 
 Part 1, the hard protocol (all five domains, the paper's three modes, each domain's K,

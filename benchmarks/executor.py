@@ -12,9 +12,9 @@ all alike:
 Then a warm pool's throughput for a 640-program batch (the hard programs, cycled), the
 shape of a training step's reward batch: programs per second through ``Solver.map``.
 
-Goals (issue 13): fork validate <= 0.25 x loop time on this 2-core machine, sandbox on;
-a 640-program batch at >= 200 programs per second.  Issue 18: fork validate <= 0.20, or a
-breakdown showing that what remains is start-up and the programs' own time: the command's
+Goals: fork validate <= 0.20 x loop time on this 2-core machine, sandbox on (0.25 at
+most), or a breakdown showing that what remains is start-up and the programs' own time;
+a 640-program batch at >= 200 programs per second.  The breakdown: the command's
 start-up (``validate --help``: Python, imports, click), the programs' summed wall time
 spread over the cores (from a run with one worker per core), and the rest (data loading,
 sandbox boot, reading answers, hand-offs the extra worker does not hide).

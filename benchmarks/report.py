@@ -12,7 +12,7 @@ Chromium, measuring (in the page, ``performance.now()``) when the table and the 
 page of samples are interactive, when the sample details are inflated, and how long it
 takes to filter and to open one sample.
 
-Goal (issue 12): under 20 MB and under 3 s to interactive.
+Goal: under 20 MB and under 3 s to interactive.
 Usage: python benchmarks/report.py [--keep DIR]
 """
 

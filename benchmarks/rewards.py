@@ -12,7 +12,7 @@ printing a wrong answer.  Measured in the same run, interleaved:
   execution, answer reading, Jaccard for failed programs), pool start-up included,
   empty cache at the start of each round; then eval mode, and grounded mode (the proof
   of every correct answer read by the analyser, its derivation decided): goal, grounded
-  at least half of paper mode's completions per second (issue 18);
+  at least half of paper mode's completions per second;
 * Ray: the same batch as 8 Ray tasks calling verl's ``compute_score_batch`` on a local
   2-CPU cluster (cluster start-up excluded, each worker's pool start-up included).
 

@@ -13,7 +13,7 @@ with a fixed latency per request, measured in one run:
 
 Direct mode, K=1, so each case is one request and Prolog CPU does not enter the picture
 (the executor has its own benchmark).  The latency-bound limit of the runner is
-N x latency / C; goal (issue 3): runner time within 1.3x of it.  The real prompts are
+N x latency / C; goal: runner time within 1.3x of it.  The real prompts are
 long (airline, ~16 kB), so each request costs the client and server a few ms of CPU;
 with few requests the start-up (client, connections) weighs more: N defaults to 300
 airline cases (hard and whole).

@@ -12,7 +12,7 @@ rounds so machine noise hits all alike:
 * numpy loop: a Python loop over replicates only, numpy inside each replicate (the
   strongest loop one would write by hand).
 
-Goal (issue 4): vectorised >= 20x faster than the python loop.
+Goal: vectorised >= 20x faster than the python loop.
 Usage: python benchmarks/scoring.py [--rounds N] [--bootstrap B]
 """
 

@@ -1,4 +1,4 @@
-"""The small-model table (issue 28, point 5): ``local:gemma3-270m`` as an agent, text
+"""The small-model table: ``local:gemma3-270m`` as an agent, text
 protocol against constrained protocol, measured side by side in one run.
 
 Both sides run ``deonticbench eval --modes agent-zero-shot`` (the real CLI, runner, loop,

@@ -13,7 +13,7 @@ may lack because the version that wrote it did not know the field:
   made before the paper protocol existed);
 - no ``exemplars`` / ``distractors``: ``seeded`` / none (written only when not the default;
   ``paper``, the seeded choice's old name, reads as ``seeded``);
-- ``agent.protocol``: the agent's tool mode, now ``agent.tool_mode``
+- ``agent.protocol``: the agent's tool mode, which this version keys ``agent.tool_mode``
   (``config.agent_settings``: such a run resumes); likewise a record's
   ``agent.protocol`` (``config.tool_mode_named``);
 - no ``case_order``: the cases in id order (the upstream bootstrap says so in a note);

@@ -20,7 +20,7 @@ PROSE_SUFFIXES = {".py", ".md", ".sh", ".html", ".js", ".css", ".toml", ".txt"}
 HISTORY = {
     "an issue number": re.compile(r"\bissues?[ ]\d+\b", re.IGNORECASE),
     "a next stop": re.compile(r"\bthe[ ]next[ ]stop\b", re.IGNORECASE),
-    "a story of old code": re.compile(r"\bthe[ ]code[ ]before\b", re.IGNORECASE),
+    "a story of earlier code": re.compile(r"\bthe[ ]code[ ]before\b", re.IGNORECASE),
 }
 
 

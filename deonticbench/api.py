@@ -169,7 +169,7 @@ def prepare(
         modes=spec.modes,
         source=source,
         k=spec.k,
-        limit=spec.limit,
+        limit=spec.case_range,
         seed=spec.exemplar_seed,
         case_ids=spec.case_ids or None,
         exemplars=spec.exemplars,
@@ -540,17 +540,18 @@ def score(
     | Sequence[str | os.PathLike[str] | EvalResult],
     *,
     bootstrap: int = DEFAULT_BOOTSTRAP,
-    seed: int = 0,
+    bootstrap_seed: int = 0,
 ) -> ScoreResult:
     """Score run folders (paths, or what ``evaluate`` returned); every path is checked
-    before any is scored.  The library form of ``deonticbench score``."""
+    before any is scored.  ``bootstrap`` replicates are drawn with ``bootstrap_seed``.
+    The library form of ``deonticbench score``."""
     items = (
         [run_or_runs]
         if isinstance(run_or_runs, str | os.PathLike | EvalResult)
         else list(run_or_runs)
     )
     paths = [item.path if isinstance(item, EvalResult) else Path(item) for item in items]
-    scores = score_runs(paths, bootstrap=bootstrap, seed=seed)
+    scores = score_runs(paths, bootstrap=bootstrap, seed=bootstrap_seed)
     notes = [f"{s.run.path}: {note}" for s in scores for note in s.notes]
     return ScoreResult(scores, notes)
 

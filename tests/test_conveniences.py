@@ -225,11 +225,11 @@ def test_figure_draws_intervals_and_leaves_out_modes_not_run(tmp_path: Path) -> 
 def test_run_spec_carries_a_limit_range_and_case_ids() -> None:
     from deonticbench.store.spec import RunSpec
 
-    spec = RunSpec(model="reference", limit=[2, 3], case_ids=("b", "a", "b"))
-    assert spec.limit == (2, 3) and spec.case_ids == ("b", "a")
+    spec = RunSpec(model="reference", case_range=[2, 3], case_ids=("b", "a", "b"))
+    assert spec.case_range == (2, 3) and spec.case_ids == ("b", "a")
     assert RunSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
     with pytest.raises(ConfigError, match="limit range"):
-        RunSpec(model="reference", limit=(3, 2))
+        RunSpec(model="reference", case_range=(3, 2))
 
 
 @needs_data
@@ -243,7 +243,7 @@ def test_the_library_run_writes_results_json(tmp_path: Path) -> None:
         split="smoke",
         modes=("direct",),
         k=1,
-        limit=(4, 5),
+        case_range=(4, 5),
         data=resolve_source(DATA),
     )
     result = evaluate(spec, tmp_path / "lib", cache=False)

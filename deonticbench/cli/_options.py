@@ -139,14 +139,14 @@ def domains_option(default: str = "all", dest: str = "domains") -> Decorator:
 
 
 def bootstrap_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--bootstrap/-B`` (as ``replicates``) and ``--bootstrap-seed`` (as ``seed``): how
-    score, report and cascade draw the bootstrap intervals."""
+    """``--bootstrap/-B`` (as ``replicates``) and ``--bootstrap-seed``: how score, report
+    and cascade draw the bootstrap intervals."""
     # Imported here: metrics brings numpy, which exec and validate never need.
     from ..scoring.metrics import DEFAULT_BOOTSTRAP
 
     command = click.option(
         "--bootstrap-seed",
-        "seed",
+        "bootstrap_seed",
         default=0,
         show_default=True,
         type=int,
@@ -165,15 +165,12 @@ def bootstrap_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 exemplar_seed_option = click.option(
     "--exemplar-seed",
-    "seed",
+    "exemplar_seed",
     type=int,
     default=0,
     show_default=True,
     help="Seed of the few-shot exemplar choice.",
 )
-
-RENAMED_SEED = {"--seed": "--exemplar-seed"}
-RENAMED_BOOTSTRAP_SEED = {"--seed": "--bootstrap-seed"}
 
 
 class RenamingCommand(click.Command):

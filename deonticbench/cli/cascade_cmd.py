@@ -7,15 +7,10 @@ from pathlib import Path
 
 import click
 
-from ._options import (
-    RENAMED_BOOTSTRAP_SEED,
-    RenamingCommand,
-    bootstrap_options,
-    signal_option,
-)
+from ._options import bootstrap_options, signal_option
 
 
-@click.command(name="cascade", cls=RenamingCommand, renamed=RENAMED_BOOTSTRAP_SEED)
+@click.command(name="cascade")
 @click.argument("small_run", type=click.Path(path_type=Path))
 @click.argument("large_run", type=click.Path(path_type=Path), required=False)
 @signal_option
@@ -67,7 +62,7 @@ def command(
     human_accuracy: float,
     human_cost: float | None,
     replicates: int,
-    seed: int,
+    bootstrap_seed: int,
     fmt: str,
     out: Path | None,
 ) -> None:
@@ -88,7 +83,7 @@ def command(
         human_accuracy=human_accuracy,
         human_cost=human_cost,
         bootstrap=replicates,
-        seed=seed,
+        seed=bootstrap_seed,
     )
     if defer_to == "human":
         click.echo(

@@ -32,10 +32,8 @@ from ..vocabulary.exemplars import (
 from ..vocabulary.modes import AGENT_MODES, MODES
 from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from ._options import (
-    RENAMED_SEED,
     RenamedChoice,
     RenamedKey,
-    RenamingCommand,
     data_dir_option,
     domains_option,
     executor_option,
@@ -50,7 +48,7 @@ from ._options import (
 )
 
 
-@click.command("eval", cls=RenamingCommand, renamed=RENAMED_SEED)
+@click.command("eval")
 @click.option(
     "--model",
     "model_spec",

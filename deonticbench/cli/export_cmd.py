@@ -15,8 +15,6 @@ from ..errors import ConfigError
 from ..export import FORMATS, export_dataset, first_cases
 from ..vocabulary.protocols import DAR_PROTOCOL
 from ._options import (
-    RENAMED_SEED,
-    RenamingCommand,
     data_dir_option,
     domains_option,
     exemplar_seed_option,
@@ -33,7 +31,7 @@ TASK_PROTOCOLS = ("harness", "dar")
 """Whose Harbor tasks: the harness's own, or DAR's as its adapters write them."""
 
 
-@click.command(cls=RenamingCommand, renamed=RENAMED_SEED)
+@click.command()
 @click.option(
     "--format",
     "fmt",
@@ -122,7 +120,9 @@ def command(
         # start-up: ``deonticbench --help`` imports every command's module
         from ..integrations.harbor.exports import export_harbor_tasks
 
-        harbor = dict(prompt_mode=options["mode"], split=split or "hard", seed=options["seed"])
+        harbor = dict(
+            prompt_mode=options["mode"], split=split or "hard", seed=options["exemplar_seed"]
+        )
         lines = export_harbor_tasks(out, protocol, **where, **harbor).lines()
     else:
         # ``options``: the rest of the command's options, by export_dataset's names

@@ -6,16 +6,10 @@ from pathlib import Path
 
 import click
 
-from ._options import (
-    RENAMED_BOOTSTRAP_SEED,
-    RenamingCommand,
-    bootstrap_options,
-    data_dir_option,
-    reader_sensitivity_option,
-)
+from ._options import bootstrap_options, data_dir_option, reader_sensitivity_option
 
 
-@click.command(name="report", cls=RenamingCommand, renamed=RENAMED_BOOTSTRAP_SEED)
+@click.command(name="report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--out",
@@ -31,7 +25,7 @@ def command(
     run_dirs: tuple[Path, ...],
     out: Path | None,
     replicates: int,
-    seed: int,
+    bootstrap_seed: int,
     data_dir: Path | None,
     reader_sensitivity: bool,
 ) -> None:
@@ -45,19 +39,21 @@ def command(
     from ..scoring.comparisons import compare
     from ..scoring.rows import require_scorable
 
-    result = score(list(run_dirs), bootstrap=replicates, seed=seed)
+    result = score(list(run_dirs), bootstrap=replicates, bootstrap_seed=bootstrap_seed)
     for note in result.notes:
         click.echo(note, err=True)
     scores = result.runs
     require_scorable(scores)
-    comparisons = [c for other in scores[1:] for c in compare(scores[0], other, replicates, seed)]
+    comparisons = [
+        c for other in scores[1:] for c in compare(scores[0], other, replicates, bootstrap_seed)
+    ]
     target = out or (run_dirs[0] / REPORT_FILE if len(run_dirs) == 1 else Path(REPORT_FILE))
     sensitivity = []
     if reader_sensitivity:
         # start-up: only --reader-sensitivity loads re-reading (and the sandbox)
         from ..scoring.rereading import labelled_sensitivity
 
-        sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=seed)
+        sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=bootstrap_seed)
     written = write_report(scores, target, comparisons, data_dir=data_dir, sensitivity=sensitivity)
     size = written.stat().st_size
     click.echo(f"wrote {written} ({size / 1e6:.1f} MB); open it in any browser")

@@ -18,8 +18,6 @@ from ..scoring.stdout import stdout_text
 from ..scoring.tables import TABLE_FORMATS, terminal_width
 from ..vocabulary.protocols import DAR_PROTOCOL, READERS
 from ._options import (
-    RENAMED_BOOTSTRAP_SEED,
-    RenamingCommand,
     bootstrap_options,
     json_option,
     reader_sensitivity_option,
@@ -33,7 +31,7 @@ if TYPE_CHECKING:
 FORMATS = (*TABLE_FORMATS, "json")
 
 
-@click.command(name="score", cls=RenamingCommand, renamed=RENAMED_BOOTSTRAP_SEED)
+@click.command(name="score")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @bootstrap_options
 @click.option(
@@ -115,7 +113,7 @@ FORMATS = (*TABLE_FORMATS, "json")
 def command(
     run_dirs: tuple[Path, ...],
     replicates: int,
-    seed: int,
+    bootstrap_seed: int,
     fmt: str,
     as_json: bool,
     out: Path | None,
@@ -141,9 +139,9 @@ def command(
         if report is not None:  # Harbor jobs folders: what DAR's own scorer prints
             return click.echo(report, nl=False)
     fmt = _checked_options(run_dirs, fmt, as_json, compare, signal)
-    scores = _scores(run_dirs, reading, replicates, seed, against == "paper")
+    scores = _scores(run_dirs, reading, replicates, bootstrap_seed, against == "paper")
     comparisons, across = requested_comparisons(
-        scores, compare, pairs, pair_modes, replicates, seed
+        scores, compare, pairs, pair_modes, replicates, bootstrap_seed
     )
     _say([f"note: {across}"] if across else [])
     extras = None
@@ -153,12 +151,12 @@ def command(
 
         extras = score_extras(
             scores, reliability=reliability, costs=costs_file, signal=signal,
-            bootstrap=replicates, seed=seed,
+            bootstrap=replicates, seed=bootstrap_seed,
         )  # fmt: skip
         _say(extras.notes)
     sensitivity = []
     if reader_sensitivity:
-        sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=seed)
+        sensitivity = labelled_sensitivity(scores, bootstrap=replicates, seed=bootstrap_seed)
     _show(scores, comparisons, extras, sensitivity, fmt, out, against, dar_rules)
 
 

@@ -94,7 +94,7 @@ def _session(spec: RunSpec, facts: dict[str, Any]) -> dict[str, Any]:
     return {
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_commit": facts.get("git_commit"),
-        "limit": spec.limit,
+        "limit": spec.case_range,
         "case_ids": list(spec.case_ids) or None,
         "concurrency": spec.concurrency,
         "argv": list(sys.argv),

@@ -57,7 +57,7 @@ class EvalOptions:
     concurrency: int
     limit_text: str | None
     sample_ids: tuple[str, ...]
-    seed: int
+    exemplar_seed: int
     out: Path | None
     fresh: bool
     data_dir: Path | None
@@ -93,8 +93,8 @@ class EvalOptions:
             modes=default_modes(self.protocol) if self.modes is None else parse_modes(self.modes),
             k=self.k,
             attempts=self.attempts,
-            exemplar_seed=self.seed,
-            limit=parse_limit(self.limit_text),
+            exemplar_seed=self.exemplar_seed,
+            case_range=parse_limit(self.limit_text),
             case_ids=tuple(parse_ids(self.sample_ids)),
             concurrency=self.concurrency,
             data=resolve_source(self.data_dir, hub=self.hub, revision=self.revision),

@@ -48,7 +48,7 @@ def export_dataset(
     split: str = "train",
     allow_test: bool = False,
     rejected_from: str | None = None,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     limit: int | None = None,
     timeout_s: float | None = None,
     skip_missing: bool = False,
@@ -76,7 +76,7 @@ def export_dataset(
         e
         for domain in domains
         for e in _domain_examples(
-            domain, source, split, mode, report, seed, limit, timeout_s, skip_missing
+            domain, source, split, mode, report, exemplar_seed, limit, timeout_s, skip_missing
         )
     ]
     if counter is not None:
@@ -85,7 +85,7 @@ def export_dataset(
     if fmt in REWARD_FORMATS:
         _prefetch_references(examples)
     _write_files(fmt, target, rows_for(fmt, split, examples, pairs), report)
-    write_manifest(report, source, domains, mode, seed, rejected_from, timeout_s)
+    write_manifest(report, source, domains, mode, exemplar_seed, rejected_from, timeout_s)
     return report
 
 

@@ -1,13 +1,19 @@
 """What a run is: one frozen, typed ``RunSpec``.
 
 A spec names the model (and its parameter overrides), the data, the domains, split and
-modes, K, the attempts per sample, the few-shot seed, the sandbox limits and the
-request concurrency.  Everything about a run is built from it: the runner's and the
-solver's settings, the run folder's config.json (``provenance.build_config``), and, read
-back with ``RunSpec.from_config``, what scoring knows about a run.
+modes, K, the attempts per sample, the few-shot exemplar seed, the cases taken and the
+sandbox limits: everything that decides what a run does.  Everything about a run is built
+from it: the runner's and the solver's settings, the run folder's config.json
+(``provenance.build_config``), and, read back with ``RunSpec.from_config``, what scoring
+knows about a run.
 
 ``to_json``/``from_json`` carry a spec between processes and programs (a notebook, an
 inspect_ai task, a training loop) and say which ``SPEC_SCHEMA`` they speak.
+
+config.json keeps the keys it has always had (``seed``, and ``limit`` in its sessions)
+where the fields are now ``exemplar_seed`` and ``case_range``: its fingerprint decides
+whether a folder resumes, so a folder written before the fields were renamed resumes and
+reads unchanged, and the same run writes the same bytes (``CONFIG_KEYS``).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -116,8 +122,13 @@ LOGPROB_PARAM = "extra.logprobs"
 """The parameter that asks an OpenAI-wire server for log-probabilities."""
 
 
-_SPEC_FIELD = {"seed": "exemplar_seed"}
-"""The JSON keys (spec JSON and config.json) whose ``RunSpec`` field has another name."""
+CONFIG_KEYS = {"seed": "exemplar_seed", "limit": "case_range"}
+"""config.json's keys whose ``RunSpec`` field has another name (``seed`` at the top,
+``limit`` in each session): the file keeps its keys, so its fingerprint and every folder
+written before the fields had these names stay as they were."""
+OLD_SPEC_KEYS = CONFIG_KEYS
+"""The spec JSON's keys of the same fields before they were renamed; ``from_json`` reads
+a spec written then."""
 _PROTOCOL_DEFAULT: Any = None
 """``RunSpec.domains`` and ``modes`` left out: the protocol's own (``__post_init__`` puts
 them in its place, so a built spec never holds it)."""
@@ -145,17 +156,19 @@ class RunSpec:
     k: int | KPerDomain | None = None
     attempts: int | None = None
     exemplar_seed: int = 0
-    """Chooses the few-shot exemplars (``--exemplar-seed``); config.json and the spec's
-    JSON keep the key ``seed``, so older folders and fingerprints read unchanged."""
-    limit: CaseLimit | None = None
-    """Only the first N cases of each domain, or ``(a, b)``: cases a to b, from 1."""
+    """Chooses the few-shot exemplars (``--exemplar-seed``); config.json keeps the key
+    ``seed`` (``CONFIG_KEYS``)."""
+    case_range: CaseLimit | None = None
+    """Which cases of each domain, by their place in the split (``--limit``): the first
+    N, or ``(a, b)``: cases a to b, counted from 1.  Named for the cases it takes, apart
+    from ``limits`` (the sandbox's); config.json's sessions keep the key ``limit``."""
     case_ids: tuple[str, ...] = ()
     """Only these cases (``--sample-id``); empty: every case."""
     limits: Limits = field(default_factory=Limits)
     concurrency: int = DEFAULT_CONCURRENCY
     data: DataSource | None = None
     exemplars: ExemplarChoice = DEFAULT_EXEMPLARS
-    """How few-shot exemplars are chosen: ``seeded`` (by ``seed``) or ``retrieved``.
+    """How few-shot exemplars are chosen: ``seeded`` (by ``exemplar_seed``) or ``retrieved``.
     The old spelling ``paper`` is read as ``seeded`` for one release, with a warning."""
     distractors: int | None = None
     """Unrelated statute sections shuffled into each case's statutes (docs/settings.md)."""
@@ -165,20 +178,9 @@ class RunSpec:
     """What the prompted modes' first attempt sends and how every attempt is read
     (``vocabulary.protocols``): ``paper`` (upstream's released scripts) or ``harness``;
     or ``dar``, DAR's framing of the agentic modes."""
-    seed: InitVar[int | None] = None
-    """The old keyword of ``exemplar_seed``, taken for one release with a DeprecationWarning
-    (an init-only name: ``dataclasses.replace`` reads it back as None, so it never warns)."""
 
-    def __post_init__(self, seed: int | None) -> None:
+    def __post_init__(self) -> None:
         put = object.__setattr__  # frozen: normalise the inputs once, here
-        if seed is not None:
-            warnings.warn(
-                "RunSpec(seed=...) is now RunSpec(exemplar_seed=...); the old keyword goes in "
-                "a later release.",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-            put(self, "exemplar_seed", seed)
         put(self, "params", _pairs(self.params, str))
         if self.domains is not _PROTOCOL_DEFAULT:
             put(self, "domains", _domain_names(self.domains))
@@ -186,8 +188,8 @@ class RunSpec:
             put(self, "modes", _modes(self.modes))
         if isinstance(self.k, Mapping | list | tuple):
             put(self, "k", _pairs(self.k, int))
-        if isinstance(self.limit, list | tuple):
-            put(self, "limit", _limit_range(self.limit))
+        if isinstance(self.case_range, list | tuple):
+            put(self, "case_range", _limit_range(self.case_range))
         put(self, "case_ids", tuple(dict.fromkeys(str(c) for c in self.case_ids)))
         if not isinstance(self.agent, AgentOptions):
             put(self, "agent", AgentOptions.from_json(self.agent))
@@ -224,7 +226,7 @@ class RunSpec:
         for name, value in [
             *(("-k", v) for v in ks),
             ("--attempts", self.attempts),
-            ("--limit", self.limit if not isinstance(self.limit, tuple) else None),
+            ("--limit", self.case_range if not isinstance(self.case_range, tuple) else None),
             ("--concurrency", self.concurrency),
         ]:
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -287,8 +289,10 @@ class RunSpec:
             "modes": list(self.modes),
             "k": dict(self.k) if isinstance(self.k, tuple) else self.k,
             "attempts": self.attempts,
-            "seed": self.exemplar_seed,
-            "limit": list(self.limit) if isinstance(self.limit, tuple) else self.limit,
+            "exemplar_seed": self.exemplar_seed,
+            "case_range": (
+                list(self.case_range) if isinstance(self.case_range, tuple) else self.case_range
+            ),
             "case_ids": list(self.case_ids),
             "limits": dataclasses.asdict(self.limits),
             "concurrency": self.concurrency,
@@ -301,7 +305,8 @@ class RunSpec:
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> RunSpec:
-        """Rebuild a spec; a malformed one is a ConfigError naming the field."""
+        """Rebuild a spec; a malformed one is a ConfigError naming the field.  A spec
+        written before its fields were renamed reads too (``OLD_SPEC_KEYS``)."""
         if not isinstance(obj, Mapping):
             raise ConfigError("a run spec must be a JSON object.")
         if obj.get("schema") != SPEC_SCHEMA:
@@ -309,10 +314,10 @@ class RunSpec:
                 f"run spec schema {obj.get('schema')!r} is not supported (this is {SPEC_SCHEMA})."
             )
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(obj) - known - set(_SPEC_FIELD) - {"schema"})
+        unknown = sorted(set(obj) - known - set(OLD_SPEC_KEYS) - {"schema"})
         if unknown:
             raise ConfigError(f"a run spec has no field {unknown[0]!r}.")
-        renamed = {_SPEC_FIELD.get(k, k): v for k, v in obj.items()}
+        renamed = {OLD_SPEC_KEYS.get(k, k): v for k, v in obj.items()}
         values = {k: v for k, v in renamed.items() if k in known}
         try:
             if "limits" in values:
@@ -344,7 +349,7 @@ class RunSpec:
         values["protocol"] = recorded_protocol(config)
         for key in ("split", "attempts", "seed", "exemplars", "distractors"):
             if config.get(key) is not None:
-                values[_SPEC_FIELD.get(key, key)] = config[key]
+                values[CONFIG_KEYS.get(key, key)] = config[key]
         if "exemplars" in values:  # an older run's config.json may say "paper"
             values["exemplars"] = current_exemplar_choice(values["exemplars"])
         for key in ("domains", "modes"):
@@ -359,7 +364,7 @@ class RunSpec:
         if isinstance(sessions, list) and sessions and isinstance(sessions[-1], Mapping):
             last = sessions[-1]
             if isinstance(last.get("limit"), int | list):
-                values["limit"] = last["limit"]
+                values[CONFIG_KEYS["limit"]] = last["limit"]
             if isinstance(last.get("case_ids"), list):
                 values["case_ids"] = tuple(last["case_ids"])
             if isinstance(last.get("concurrency"), int):

@@ -29,7 +29,7 @@ def _eval_options(*args: str) -> EvalOptions:
 def test_eval_options_become_the_spec_and_refuse_as_eval_does(tmp_path: Path) -> None:
     options = _eval_options("--domains", "airline", "--limit", "11-20", "--sample-id", "a,b")
     spec = options.spec()
-    assert (spec.domains, spec.limit, spec.case_ids) == (("airline",), (11, 20), ("a", "b"))
+    assert (spec.domains, spec.case_range, spec.case_ids) == (("airline",), (11, 20), ("a", "b"))
     assert options.run_options().cache is None
     assert _eval_options("--no-cache").run_options().cache is False
     with pytest.raises(ConfigError) as refused:

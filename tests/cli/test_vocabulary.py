@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
+import pytest
 from synthetic_runs import write_synthetic_run
 
 from deonticbench.cli import cli
@@ -124,17 +125,35 @@ def test_old_spellings_still_work_with_a_one_line_note(tmp_path: Path) -> None:
     run = tmp_path / "run"
     write_synthetic_run(run, "openai:gpt-4.1")
     new = _cli("score", str(run), "--bootstrap-seed", "7", "-B", "50", "--json")
-    old = _cli("score", str(run), "--seed=7", "-B", "50", "--format", "json")
+    old = _cli("score", str(run), "--bootstrap-seed=7", "-B", "50", "--format", "json")
     assert new.returncode == 0 and old.returncode == 0, old.stderr
     assert json.loads(new.stdout) == json.loads(old.stdout)
     notes = [line for line in old.stderr.splitlines() if "old spelling" in line]
     assert notes == [
-        "note: score --seed is now --bootstrap-seed; the old spelling goes in a later release.",
         "note: score --format json is now --json; the old spelling goes in a later release.",
     ]
     assert "old spelling" not in new.stderr
     help_text = _cli("score", "--help").stdout
     assert "--bootstrap-seed" in help_text and "--seed " not in help_text
+
+
+def test_each_seed_option_is_named_for_the_draws_it_seeds() -> None:
+    """``--exemplar-seed`` (eval, export) and ``--bootstrap-seed`` (score, report,
+    cascade); a bare ``--seed`` would say neither, so no command takes it."""
+    named = {
+        "eval": "--exemplar-seed",
+        "export": "--exemplar-seed",
+        "score": "--bootstrap-seed",
+        "report": "--bootstrap-seed",
+        "cascade": "--bootstrap-seed",
+    }
+    commands = dict(_commands(cli))
+    for name, seed in named.items():
+        command = commands[name]
+        opts = {o for p in command.params for o in p.opts}
+        assert seed in opts and "--seed" not in opts, name
+        with pytest.raises(click.NoSuchOption, match="--seed"):
+            command.make_context(name, ["--seed", "3"])
 
 
 def test_exemplars_paper_still_reads_as_seeded_with_one_note(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def _run(
         split="smoke",
         modes=("direct",),
         k=K,
-        limit=1,
+        case_range=1,
         attempts=1,
         data=resolve_source(DATA),
         protocol=protocol,  # type: ignore[arg-type]

@@ -460,6 +460,42 @@ def test_bad_task_arguments_are_one_sentence() -> None:
         deonticbench(domain="tax", split=SPLIT)
 
 
+def test_the_exemplar_seed_chooses_the_exemplars_and_an_older_logs_seed_still_imports(
+    tmp_path: Path,
+) -> None:
+    """``-T exemplar_seed=`` chooses the harness's exemplars as ``eval --exemplar-seed``
+    does and is what config.json's ``seed`` says after ``import-inspect``; a log written
+    when the task argument was ``seed`` imports with the same seed."""
+    from inspect_ai.log import write_eval_log
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    from deonticbench.integrations.inspect.importer import import_log
+
+    options = TaskOptions("airline", SPLIT, "few-shot", 3, None, False, None, "harness")
+    task = airline(split=SPLIT, mode="few-shot", protocol="harness", exemplar_seed=3)
+    assert task.metadata is not None and task.metadata["exemplar_seed"] == 3
+    chosen = [s.metadata["exemplars"] for s in task.dataset if s.metadata is not None]
+    assert chosen == [[e.id for e in u.exemplars] for u in plan_for(options).units]
+    task = deonticbench(
+        domain="airline", split=SPLIT, mode="direct", exemplar_seed=3, epochs=1, bootstrap=10
+    )
+    output = ModelOutput.from_content(model="mockllm/model", content="I cannot tell.")
+    output.usage = ModelUsage(input_tokens=3, output_tokens=1, total_tokens=4)
+    model = get_model("mockllm/model", custom_outputs=[output] * len(list(task.dataset)))
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    import_log(str(log.location), tmp_path / "new")
+    assert json.loads((tmp_path / "new" / "config.json").read_text())["seed"] == 3
+    metadata = dict(log.eval.metadata or {})
+    metadata["seed"] = metadata.pop("exemplar_seed")
+    log.eval.metadata = metadata
+    log.eval.task_args = {k: v for k, v in log.eval.task_args.items() if k != "exemplar_seed"}
+    older = tmp_path / "older.eval"
+    write_eval_log(log, str(older))
+    import_log(str(older), tmp_path / "old")
+    assert json.loads((tmp_path / "old" / "config.json").read_text())["seed"] == 3
+
+
 def test_import_inspect_refuses_what_it_cannot_import(tmp_path: Path) -> None:
     from inspect_ai import Task
     from inspect_ai.dataset import Sample

@@ -80,7 +80,9 @@ def test_the_reference_scores_every_variant_and_compare_pairs_them_by_original(
     )
     assert on_variants.records and all(r.final.outcome == "correct" for r in on_variants.records)
     on_originals = evaluate(
-        RunSpec(domains=("sara_numeric", "airline"), data=resolve_source(DATA), limit=3, **common),
+        RunSpec(
+            domains=("sara_numeric", "airline"), data=resolve_source(DATA), case_range=3, **common
+        ),
         tmp_path / "originals",
         cache=False,
     )

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +75,7 @@ def test_to_json_and_from_json_round_trip_through_text() -> None:
         k=3,
         attempts=4,
         exemplar_seed=7,
-        limit=2,
+        case_range=2,
         limits=Limits(timeout_s=5.0),
         concurrency=3,
         data=DataSource(kind="hub", revision="v1"),
@@ -111,7 +110,7 @@ def test_config_json_is_built_from_the_spec_and_scoring_reads_it_back(tmp_path: 
     assert spec.model == "reference"
     assert (spec.split, spec.domains, spec.modes) == ("smoke", ("airline",), ("direct",))
     assert (spec.k_for("airline"), spec.attempts, spec.exemplar_seed) == (2, 2, 3)
-    assert (spec.limit, spec.concurrency, spec.limits) == (2, 5, Limits())
+    assert (spec.case_range, spec.concurrency, spec.limits) == (2, 5, Limits())
     assert spec.data == DataSource(kind="local", path=Path(DATA).resolve())
     run = load_run(out)
     assert run.spec == spec and run.planned_k("airline") == 2 and run.model == "reference"
@@ -126,17 +125,35 @@ def test_the_old_exemplars_spelling_warns_and_reads_as_seeded() -> None:
     assert RunSpec.from_config(config).exemplars == "seeded"
 
 
-def test_the_old_seed_keyword_and_attribute_warn_and_mean_the_exemplar_seed() -> None:
-    with pytest.warns(DeprecationWarning, match="exemplar_seed"):
-        old = RunSpec(model="reference", seed=5)
-    assert old == RunSpec(model="reference", exemplar_seed=5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a copy of a spec made the new way never warns
-        assert dataclasses.replace(old, attempts=2).exemplar_seed == 5
-    # The spec's JSON and config.json keep the key "seed": older files read unchanged.
-    assert old.to_json()["seed"] == 5
-    assert RunSpec.from_json(old.to_json()).exemplar_seed == 5
-    assert RunSpec.from_config({"model": {"spec": "reference"}, "seed": 4}).exemplar_seed == 4
+def test_the_exemplar_seed_and_the_case_range_have_one_name_each() -> None:
+    """The spec takes ``exemplar_seed`` and ``case_range``; the old keywords ``seed`` and
+    ``limit`` are no fields of it (the solver's ``limits`` is the only name near it)."""
+    names = {f.name for f in dataclasses.fields(RunSpec)}
+    assert {"exemplar_seed", "case_range", "limits"} <= names
+    assert not {"seed", "limit"} & names
+    for old in ("seed", "limit"):
+        with pytest.raises(TypeError, match=old):
+            RunSpec(model="reference", **{old: 5})  # type: ignore[arg-type]
+    spec = RunSpec(model="reference", exemplar_seed=5, case_range=(2, 3))
+    assert spec.to_json()["exemplar_seed"] == 5 and spec.to_json()["case_range"] == [2, 3]
+
+
+def test_a_config_json_and_a_spec_written_before_the_renames_read() -> None:
+    """config.json keeps ``seed`` and its sessions' ``limit`` (the fingerprint reads the
+    file's keys), and a spec's JSON written before the renames reads too."""
+    config = {
+        "model": {"spec": "reference"},
+        "seed": 4,
+        "sessions": [{"limit": 2}, {"limit": [3, 9], "case_ids": None}],
+    }
+    read = RunSpec.from_config(config)
+    assert (read.exemplar_seed, read.case_range) == (4, (3, 9))
+    old_json = {**RunSpec(model="reference").to_json(), "seed": 6, "limit": [1, 2]}
+    for key in ("exemplar_seed", "case_range"):
+        del old_json[key]
+    assert RunSpec.from_json(old_json) == RunSpec(
+        model="reference", exemplar_seed=6, case_range=(1, 2)
+    )
 
 
 DAR_NAMED: dict[str, Any] = {
@@ -195,7 +212,7 @@ NAMED_DAR_SPEC = {
     "split": "smoke",
 }
 """``to_json`` of the smoke dar spec naming DAR's modes and domains, as written before a
-dar spec had defaults of its own."""
+dar spec had defaults of its own (and before ``seed`` and ``limit`` were renamed)."""
 NAMED_DAR_FINGERPRINT = {
     "attempts": 2,
     "distractors": None,
@@ -228,10 +245,10 @@ def test_a_dar_spec_left_to_its_defaults_has_the_fingerprint_of_one_naming_them(
 ) -> None:
     monkeypatch.setenv(DATA_ENV, DATA)
     monkeypatch.setenv(DAR_DIR_ENV, str(DAR))
-    shared: dict[str, Any] = {"split": "smoke", "limit": 1, "k": 1}
+    shared: dict[str, Any] = {"split": "smoke", "case_range": 1, "k": 1}
     named = RunSpec(model="reference", protocol="dar", **shared, **DAR_NAMED)
     default = RunSpec(model="reference", protocol="dar", **shared)
-    assert named.to_json() == NAMED_DAR_SPEC
+    assert RunSpec.from_json(NAMED_DAR_SPEC) == named
     configs = [api.prepare(spec, out=tmp_path / "run").config for spec in (named, default)]
     named_print, default_print = (fingerprint(config) for config in configs)
     assert default_print == named_print

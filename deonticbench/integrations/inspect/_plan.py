@@ -33,7 +33,7 @@ class TaskOptions:
     domain: str
     split: str
     mode: str
-    seed: int
+    exemplar_seed: int
     data_dir: str | None
     hub: bool
     revision: str | None
@@ -53,7 +53,7 @@ class TaskOptions:
             modes=cast("tuple[Mode, ...]", (self.mode,)),
             k=k,
             attempts=attempts,
-            exemplar_seed=self.seed,
+            exemplar_seed=self.exemplar_seed,
             limits=Limits(timeout_s=float(timeout)),
             data=resolve_source(self.data_dir, hub=self.hub, revision=self.revision),
             # RunSpec checks the name (one sentence for an unknown one).
@@ -79,7 +79,8 @@ class Plan:
 def plan_for(options: TaskOptions) -> Plan:
     """The harness's plan of one domain x mode: its cases in the published order and,
     for few-shot and the settings, the exemplars ``plan_run`` chooses for each (seeded by
-    ``seed``); for a setting, each case's shown part (a case it leaves out is no sample)."""
+    ``exemplar_seed``); for a setting, each case's shown part (a case it leaves out is no
+    sample)."""
     spec = options.spec()
     assert spec.data is not None
     plan = plan_run(
@@ -103,7 +104,7 @@ def option_args(options: TaskOptions) -> dict[str, Any]:
         "domain": options.domain,
         "split": options.split,
         "mode": options.mode,
-        "seed": options.seed,
+        "exemplar_seed": options.exemplar_seed,
         "data_dir": options.data_dir,
         "hub": options.hub,
         "revision": options.revision,

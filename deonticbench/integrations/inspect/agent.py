@@ -135,7 +135,7 @@ def deonticbench_agent_solver(
     split: str = "hard",
     mode: str = "agent-zero-shot",
     timeout: float = Limits.timeout_s,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
@@ -149,7 +149,7 @@ def deonticbench_agent_solver(
     """Build the sample's workspace and run ``react()`` with the harness's tools on it.
     ``context_tokens``: the model's context window, for the context budget (none: no
     budget, as for a model whose window the harness does not know)."""
-    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
+    options = TaskOptions(domain, split, mode, exemplar_seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
     budget = AgentOptions(TOOL_SET, max_turns, max_tokens, trial_timeout, repeat_limit)
 
@@ -307,7 +307,7 @@ def deonticbench_agent_scorer(
     split: str = "hard",
     mode: str = "agent-zero-shot",
     timeout: float = Limits.timeout_s,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
@@ -315,7 +315,7 @@ def deonticbench_agent_scorer(
 ) -> Scorer:
     """Judge what the sample's workspace holds, as ``deonticbench eval`` judges a trial."""
 
-    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
+    options = TaskOptions(domain, split, mode, exemplar_seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
 
     run_program = _sandbox_runner(timeout)

@@ -134,7 +134,7 @@ def _config(path: Path, log: Any, records: list[Record]) -> dict[str, Any]:
                 for d in domains
             ),
             attempts=int(metadata.get("attempts") or max(len(r.attempts) for r in records)),
-            exemplar_seed=int(metadata.get("seed") or args.get("seed") or 0),
+            exemplar_seed=_exemplar_seed(metadata, args),
             limits=Limits(timeout_s=float(metadata.get("timeout", Limits.timeout_s))),
         )
     except (ConfigError, TypeError, ValueError) as exc:
@@ -157,6 +157,16 @@ def _config(path: Path, log: Any, records: list[Record]) -> dict[str, Any]:
             "inspect_version": str(log.eval.packages.get("inspect_ai", "")),
         },
     }
+
+
+def _exemplar_seed(metadata: dict[str, Any], args: dict[str, Any]) -> int:
+    """The task's exemplar seed, from its metadata or its task arguments; a log written
+    before the task named it ``exemplar_seed`` calls it ``seed``."""
+    for found in (metadata, args):
+        for key in ("exemplar_seed", "seed"):
+            if found.get(key) is not None:
+                return int(found[key])
+    return 0
 
 
 __all__ = ["HARNESS_TASKS", "InspectImport", "import_log"]

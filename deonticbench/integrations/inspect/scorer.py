@@ -40,7 +40,7 @@ def deonticbench_scorer(
     split: str = "hard",
     mode: str = "zero-shot",
     timeout: float = Limits.timeout_s,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
@@ -48,7 +48,7 @@ def deonticbench_scorer(
 ) -> Scorer:
     """Judge the sample's last response with the harness (sandboxed SWI-Prolog for
     program modes) and report the paper's outcome; the metrics come from the task."""
-    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
+    options = TaskOptions(domain, split, mode, exemplar_seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
 
     async def score(state: TaskState, target: Target) -> Score:

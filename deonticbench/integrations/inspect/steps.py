@@ -36,7 +36,7 @@ def deonticbench_solver(
     mode: str = "zero-shot",
     attempts: int = 1,
     timeout: float = Limits.timeout_s,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     data_dir: str | None = None,
     hub: bool = False,
     revision: str | None = None,
@@ -44,7 +44,7 @@ def deonticbench_solver(
 ) -> Solver:
     """Render the sample's prompt under its protocol and generate; with
     ``attempts`` > 1, retry with SWI-Prolog's feedback when a program gave no answer."""
-    options = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
+    options = TaskOptions(domain, split, mode, exemplar_seed, data_dir, hub, revision, protocol)
     spec = get_domain(domain)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -43,7 +43,7 @@ def deonticbench(
     mode: str = "zero-shot",
     attempts: int = 1,
     timeout: float = Limits.timeout_s,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     epochs: int | None = None,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     bootstrap_seed: int = 0,
@@ -69,7 +69,8 @@ def deonticbench(
       attempts: 1 is the first attempt alone; 2 adds one retry with SWI-Prolog's feedback
         when a program gave no answer (the final stage's metrics are ``final_*``).
       timeout: wall-clock seconds each program may run (the paper's 20).
-      seed: chooses the few-shot exemplars, as ``deonticbench eval --exemplar-seed``.
+      exemplar_seed: chooses the few-shot exemplars, as ``deonticbench eval
+        --exemplar-seed``.
       epochs: samples per case; the paper's K for the domain when not given.
       bootstrap: bootstrap replicates of the metrics.
       bootstrap_seed: the bootstrap's seed, as ``deonticbench score --bootstrap-seed``.
@@ -89,12 +90,12 @@ def deonticbench(
         generate config still decides the sampling.
     """
     _check_numbers(timeout=timeout, bootstrap=bootstrap, context_tokens=context_tokens)
-    asked = TaskOptions(domain, split, mode, seed, data_dir, hub, revision, protocol)
+    asked = TaskOptions(domain, split, mode, exemplar_seed, data_dir, hub, revision, protocol)
     run = asked.spec(attempts=attempts, timeout=timeout, k=epochs)
     (spec,) = run.domain_specs
     # The spec resolves the domain's and the mode's names (aliases, case) once.
     options = TaskOptions(
-        spec.name, split, run.modes[0], seed, data_dir, hub, revision, run.protocol
+        spec.name, split, run.modes[0], exemplar_seed, data_dir, hub, revision, run.protocol
     )
     plan = plan_for(options)
     if is_agentic(options.mode) and attempts != 1:
@@ -111,7 +112,8 @@ def deonticbench(
         epochs=Epochs(run.k_for(spec)),
         metadata={
             **dict(harness="deonticbench", domain=spec.name, split=split, mode=mode),
-            **dict(attempts=attempts, seed=seed, timeout=timeout, protocol=run.protocol),
+            **dict(attempts=attempts, exemplar_seed=exemplar_seed, timeout=timeout),
+            "protocol": run.protocol,
             **_provenance(plan, spec),
         },
     )
@@ -221,11 +223,11 @@ def sara_numeric(
     split: str = "hard",
     mode: str = "zero-shot",
     attempts: int = 1,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     protocol: str | None = None,
 ) -> Task:
     """SARA numeric (tax amounts; accuracy within $1)."""
-    return _named("sara_numeric", split, mode, attempts, seed, protocol)
+    return _named("sara_numeric", split, mode, attempts, exemplar_seed, protocol)
 
 
 @task
@@ -233,11 +235,11 @@ def sara_binary(
     split: str = "hard",
     mode: str = "zero-shot",
     attempts: int = 1,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     protocol: str | None = None,
 ) -> Task:
     """SARA binary (entailment; macro-F1)."""
-    return _named("sara_binary", split, mode, attempts, seed, protocol)
+    return _named("sara_binary", split, mode, attempts, exemplar_seed, protocol)
 
 
 @task
@@ -245,11 +247,11 @@ def airline(
     split: str = "hard",
     mode: str = "zero-shot",
     attempts: int = 1,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     protocol: str | None = None,
 ) -> Task:
     """Airline baggage fees (accuracy within $1)."""
-    return _named("airline", split, mode, attempts, seed, protocol)
+    return _named("airline", split, mode, attempts, exemplar_seed, protocol)
 
 
 @task
@@ -257,11 +259,11 @@ def housing(
     split: str = "hard",
     mode: str = "zero-shot",
     attempts: int = 1,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     protocol: str | None = None,
 ) -> Task:
     """Housing law by state (macro-F1)."""
-    return _named("housing", split, mode, attempts, seed, protocol)
+    return _named("housing", split, mode, attempts, exemplar_seed, protocol)
 
 
 @task
@@ -269,17 +271,22 @@ def uscis(
     split: str = "hard",
     mode: str = "zero-shot",
     attempts: int = 1,
-    seed: int = 0,
+    exemplar_seed: int = 0,
     protocol: str | None = None,
 ) -> Task:
     """USCIS-AAO appeals (macro-F1)."""
-    return _named("uscis", split, mode, attempts, seed, protocol)
+    return _named("uscis", split, mode, attempts, exemplar_seed, protocol)
 
 
 def _named(
-    domain: str, split: str, mode: str, attempts: int, seed: int, protocol: str | None
+    domain: str, split: str, mode: str, attempts: int, exemplar_seed: int, protocol: str | None
 ) -> Task:
     """A named task: ``deonticbench`` with its domain fixed (the same -T options)."""
     return deonticbench(
-        domain, split=split, mode=mode, attempts=attempts, seed=seed, protocol=protocol
+        domain,
+        split=split,
+        mode=mode,
+        attempts=attempts,
+        exemplar_seed=exemplar_seed,
+        protocol=protocol,
     )

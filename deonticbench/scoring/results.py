@@ -255,8 +255,8 @@ def build_results(
     cost = estimated_cost(run.model, totals)
     upstream, upstream_notes = upstream_bootstrap(run)
     # DAR's scorer's figures of the same final states, beside the harness reader's: only
-    # for a run that holds DAR's view (--protocol dar, import-harbor), so that every
-    # other run's file stays as it was.
+    # for a run that holds DAR's view (--protocol dar, import-harbor); any other run's
+    # file holds no such key.
     dar = readings_json(scores)
     return {
         "schema": RESULTS_SCHEMA,

@@ -43,6 +43,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if worker:
         # Short: Ray's socket paths under the temporary folder must stay under 107 bytes.
         folder = tempfile.mkdtemp(prefix=f"{worker}-", dir="/tmp")
+        # As /tmp is: an rlimits sandbox's jobs run under other uids and must reach the
+        # folders their workers make here.
+        os.chmod(folder, 0o1777)
         config.stash[_WORKER_TMP] = folder
         os.environ["TMPDIR"] = folder
         tempfile.tempdir = None  # gettempdir() reads TMPDIR again

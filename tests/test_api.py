@@ -109,6 +109,7 @@ def test_logprobs_from_a_backend_without_them_is_refused_by_the_library(tmp_path
         evaluate(asked, tmp_path / "run")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "cli_options", "confidence", "library_options"),
     [

@@ -13,6 +13,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "deonticbench"
 
@@ -336,6 +338,7 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     return components
 
 
+@pytest.mark.slow
 def test_no_module_imports_itself_back_even_from_inside_a_function() -> None:
     graph = _import_graph()
     assert "deonticbench.reliability.signals" in graph  # the graph did read the package
@@ -382,6 +385,7 @@ def _unexplained_function_imports() -> list[str]:
     return sorted(set(found), key=lambda s: (s.rpartition(":")[0], int(s.rpartition(":")[2])))
 
 
+@pytest.mark.slow
 def test_every_import_inside_a_function_says_why() -> None:
     unexplained = _unexplained_function_imports()
     assert not unexplained, (
@@ -425,6 +429,7 @@ def _opens_config(source: str) -> list[int]:
     return lines
 
 
+@pytest.mark.slow
 def test_only_the_store_opens_a_run_folders_config() -> None:
     # One way to open a run folder: every later stage takes the loaded run
     # (``store.load_run``) or asks the store, never reads config.json itself.
@@ -492,6 +497,7 @@ def _imports_of_extraction(source: str, forbidden: set[str]) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_only_reading_extracts_or_prepares_a_program() -> None:
     # One judging path: every front door judges through
     # ``reading.judging``; no other stage extracts or prepares a program itself.

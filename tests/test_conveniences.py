@@ -92,6 +92,7 @@ def test_limit_parses_counts_and_ranges() -> None:
             parse_limit(bad)
 
 
+@pytest.mark.slow
 @needs_data
 def test_limit_range_and_sample_id_choose_cases(tmp_path: Path) -> None:
     cases = load_cases("airline", "smoke", resolve_source(DATA))
@@ -138,6 +139,7 @@ def test_csv_with_compare_is_one_loadable_table(tmp_path: Path) -> None:
     assert float(few["paper_mean"]) == 23.7
 
 
+@pytest.mark.slow
 def test_results_json_has_totals_and_an_estimated_cost(tmp_path: Path) -> None:
     run = _run(tmp_path / "gpt", "openai:gpt-4.1")
     lines = []

@@ -407,6 +407,7 @@ def _fail(block: Block, command: str, why: str, output: str) -> None:
     pytest.fail(f"{block.where()}: {command}\n{why}\n--- output (last 40 lines) ---\n{tail}")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not (DATA and Path(DATA, "data").is_dir()), reason="the shared data mirror is not available"
 )

@@ -26,6 +26,7 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return found
 
 
+@pytest.mark.slow
 def test_only_the_helper_words_an_install_hint() -> None:
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):

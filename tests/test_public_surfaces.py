@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "deonticbench"
 
@@ -108,6 +110,7 @@ def test_the_root_modules_declare_their_public_names() -> None:
         assert _surface(f"deonticbench.{name}"), f"deonticbench/{name}.py has no __all__"
 
 
+@pytest.mark.slow
 def test_every_name_one_stage_imports_from_another_is_in_its_all() -> None:
     imports = list(_name_imports())
     found = {(i.importer, i.source, i.name) for i in imports}

@@ -100,6 +100,7 @@ def _text_rows(output: str) -> dict[str, list[str]]:
     return rows
 
 
+@pytest.mark.slow
 def test_dar_figures_are_in_every_document_a_script_reads(dar_run: Path, tmp_path: Path) -> None:
     plain = json.loads(_score(str(dar_run), "--json").stdout)
     # --dar-rules --json: stdout is one JSON document, and the same one

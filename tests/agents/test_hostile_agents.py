@@ -74,6 +74,7 @@ def test_paths_out_of_the_workspace_are_refused(solver: Solver, tmp_path: Path) 
     assert record.final.outcome == "abstain"
 
 
+@pytest.mark.slow
 def test_shell_sees_only_its_workspace_and_no_secret(solver: Solver, tmp_path: Path) -> None:
     canary = tmp_path / "canary"
     canary.mkdir()
@@ -104,6 +105,7 @@ def _uid_processes() -> list[str]:
             and "sleep" in line]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_floods_bombs_and_background_processes_are_contained(
     solver: Solver, tmp_path: Path
 ) -> None:

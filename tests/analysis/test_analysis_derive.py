@@ -64,6 +64,7 @@ def same_analysis(report: Any) -> Any:
     return placeless
 
 
+@pytest.mark.slow
 def test_every_derived_report_is_the_one_the_program_gets_analysed() -> None:
     by_domain = {name: _paper_and_harness(name) for name in DOMAINS}
     differing = {name: [p for p in pairs if p[0] != p[1]] for name, pairs in by_domain.items()}

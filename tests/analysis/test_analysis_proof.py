@@ -114,6 +114,7 @@ def test_undefined_call_and_halt_and_bounds(solver: Solver) -> None:
     assert "opaque" in kinds(run.proof)
 
 
+@pytest.mark.slow
 def test_a_program_that_loops_is_bounded(solver: Solver) -> None:
     looping = "loop :- loop.\n:- loop.\n:- format('Total cost: 1~n').\n"
     report = run_analyser(looping, "full", solver)

@@ -55,6 +55,7 @@ def reference_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_analyze_writes_rows_tables_and_reuses_its_cache(
     reference_run: Path, tmp_path: Path
 ) -> None:

@@ -177,6 +177,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "wrong", "args", "words"),
     CASES,

@@ -80,6 +80,7 @@ def wait_for_lines(path: Path, count: int, proc: subprocess.Popen[bytes]) -> Non
     raise AssertionError(f"{path} never reached {count} lines")
 
 
+@pytest.mark.slow
 def test_a_run_killed_with_sigkill_resumes_without_repeating_finished_samples(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -115,6 +116,7 @@ def test_a_run_killed_with_sigkill_resumes_without_repeating_finished_samples(
     assert asked == {cid: len(s) for cid, s in unfinished.items() if s}
 
 
+@pytest.mark.slow
 def test_sigterm_stops_cleanly_and_keeps_finished_records(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -148,6 +150,7 @@ def test_dry_run_counts_requests_and_tokens_and_sends_nothing(
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_dry_run_names_the_folder_the_run_will_use_and_groups_thousands(
     tmp_path: Path,
 ) -> None:
@@ -172,6 +175,7 @@ def test_dry_run_names_the_folder_the_run_will_use_and_groups_thousands(
     assert again.stdout.decode().splitlines()[0].endswith(f"-> runs/{folder.name} (resumed)")
 
 
+@pytest.mark.slow
 def test_all_domains_and_modes_are_accepted(tmp_path: Path) -> None:
     done = eval_in(
         tmp_path, argv("--model", "reference", "--domains", "all", "--split", "smoke", "--dry-run")
@@ -208,6 +212,7 @@ def test_bad_input_is_one_sentence_before_any_work(
     assert not (tmp_path / "runs").exists(), "no run folder for a run that never started"
 
 
+@pytest.mark.slow
 def test_resuming_with_another_configuration_is_refused(fake: FakeProvider, tmp_path: Path) -> None:
     out = tmp_path / "run"
     first = eval_in(tmp_path, fake_args(fake, out, "-k", "1", "--limit", "1"))
@@ -221,6 +226,7 @@ def test_resuming_with_another_configuration_is_refused(fake: FakeProvider, tmp_
     assert dry.returncode == 2 and "K for airline" in dry.stderr.decode()
 
 
+@pytest.mark.slow
 def test_the_same_command_without_out_resumes_the_latest_run(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -328,6 +334,7 @@ def test_score_flag_ends_with_the_table2_layout(tmp_path: Path) -> None:
     assert "100.0 +0.0 -0.0" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["direct", "zero-shot"])
 def test_a_reply_with_a_lone_surrogate_never_stops_a_run(tmp_path: Path, mode: str) -> None:
     """A lone surrogate: "\\ud800" is valid JSON; the run, its cache, a retry with feedback
@@ -370,6 +377,7 @@ def test_a_reply_with_a_lone_surrogate_never_stops_a_run(tmp_path: Path, mode: s
             assert "\ufffd" in (record.final.program or "")
 
 
+@pytest.mark.slow
 def test_concurrency_bounds_http_requests_when_n_is_emulated(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -391,6 +399,7 @@ def test_concurrency_bounds_http_requests_when_n_is_emulated(
     assert "data-audit" not in done.stdout.decode()
 
 
+@pytest.mark.slow
 def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -418,6 +427,7 @@ def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
         assert db.execute("SELECT COUNT(*) FROM responses").fetchone() == (0,)
 
 
+@pytest.mark.slow
 def test_deonticbench_cache_is_one_folder_and_cache_names_a_file(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -445,6 +455,7 @@ def test_deonticbench_cache_is_one_folder_and_cache_names_a_file(
     assert not (tmp_path / "run3").exists()
 
 
+@pytest.mark.slow
 def test_fresh_with_out_starts_that_folder_afresh_and_keeps_the_old_run_aside(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -475,6 +486,7 @@ def test_fresh_with_out_starts_that_folder_afresh_and_keeps_the_old_run_aside(
     assert (aside / RECORDS_NAME).read_bytes() == old_records
 
 
+@pytest.mark.slow
 def test_the_self_check_explains_reference_disagreements_and_capped_macro_f1(
     tmp_path: Path,
 ) -> None:

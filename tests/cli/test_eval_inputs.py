@@ -38,6 +38,7 @@ def fake() -> Iterator[FakeProvider]:
         yield server
 
 
+@pytest.mark.slow
 def test_a_second_logprob_run_asks_again_rather_than_take_cached_text(
     tmp_path: Path, fake: FakeProvider
 ) -> None:
@@ -83,6 +84,7 @@ def test_resuming_with_the_default_exemplars_names_the_default(tmp_path: Path) -
     assert len(again.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_the_closing_output_says_what_the_settings_left_unchanged(tmp_path: Path) -> None:
     done = deonticbench(tmp_path, "eval", "--model", "reference", "--domains", "airline",
                         "--split", "smoke", "--modes", "rules-given", "--distractors", "2",

@@ -39,6 +39,7 @@ def test_eval_options_become_the_spec_and_refuse_as_eval_does(tmp_path: Path) ->
     assert done.stderr.strip() == f"error: {refused.value}"
 
 
+@pytest.mark.slow
 def test_cascade_folders_refuse_as_cascade_does(tmp_path: Path) -> None:
     small = write_run(tmp_path / "small", "test:small", "airline", "direct", GOLD, ANSWERS)
     large = write_run(tmp_path / "large", "test:large", "airline", "direct", GOLD, ANSWERS)

@@ -37,6 +37,7 @@ def perturb(tmp_path: Path, src: Path, out: Path) -> subprocess.CompletedProcess
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_corrupt_source_leaves_nothing_and_a_rerun_is_not_refused(tmp_path: Path) -> None:
     whole = (DATA / "data" / "airline" / "smoke.json").read_bytes()
     src = source(tmp_path / "src", whole[: len(whole) // 2])

@@ -115,6 +115,7 @@ def _observations(folder: Path) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_a_malformed_call_keeps_its_text_and_replays_the_same_observation(
     tmp_path: Path, malformed_agent: FakeProvider
 ) -> None:

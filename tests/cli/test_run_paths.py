@@ -44,6 +44,7 @@ def test_a_missing_run_folder_is_one_sentence_from_every_command(tmp_path: Path)
     assert _sentences(missing) == {f"error: {missing} is not a run folder: no such directory."}
 
 
+@pytest.mark.slow
 def test_a_file_or_an_empty_folder_is_one_sentence_from_every_command(tmp_path: Path) -> None:
     a_file = tmp_path / "notes.txt"
     a_file.write_text("x")

@@ -38,6 +38,7 @@ def test_a_misspelt_signal_is_one_sentence_and_exit_2(run: Path, costs: Path) ->
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_signal_the_run_lacks_says_why_the_cost_table_is_missing(run: Path, costs: Path) -> None:
     done = cli("score", str(run), "--costs", str(costs), "--signal", "verbal", "-B", "20")
     assert done.returncode == 0, done.stderr
@@ -47,12 +48,14 @@ def test_a_signal_the_run_lacks_says_why_the_cost_table_is_missing(run: Path, co
     assert "--confidence verbal" in note
 
 
+@pytest.mark.slow
 def test_the_cost_table_says_its_unit(run: Path, costs: Path) -> None:
     done = cli("score", str(run), "--costs", str(costs), "-B", "20")
     assert done.returncode == 0, done.stderr
     assert "in the costs file's units (amounts owed in dollars)" in done.stdout
 
 
+@pytest.mark.slow
 def test_reliability_lines_fit_a_terminal(run: Path) -> None:
     done = cli("score", str(run), "--reliability", "-B", "20")
     assert done.returncode == 0, done.stderr
@@ -64,6 +67,7 @@ def test_reliability_lines_fit_a_terminal(run: Path) -> None:
     assert "(1 of " in done.stdout
 
 
+@pytest.mark.slow
 def test_an_all_abstained_group_is_not_called_right(tmp_path: Path) -> None:
     abstained = {c: [None, None] for c in GOLD}
     run = write_run(tmp_path / "run", "test:m", "airline", "direct", GOLD, abstained)

@@ -121,6 +121,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_old_spellings_still_work_with_a_one_line_note(tmp_path: Path) -> None:
     run = tmp_path / "run"
     write_synthetic_run(run, "openai:gpt-4.1")
@@ -156,6 +157,7 @@ def test_each_seed_option_is_named_for_the_draws_it_seeds() -> None:
             command.make_context(name, ["--seed", "3"])
 
 
+@pytest.mark.slow
 def test_exemplars_paper_still_reads_as_seeded_with_one_note(tmp_path: Path) -> None:
     args = ("eval", "--model", "reference", "--split", "smoke", "--modes", "few-shot")
     args += ("--protocol", "harness", "--dry-run")
@@ -173,6 +175,7 @@ def test_exemplars_paper_still_reads_as_seeded_with_one_note(tmp_path: Path) -> 
     assert "[seeded|retrieved]" in help_text and "|retrieved|paper" not in help_text
 
 
+@pytest.mark.slow
 def test_param_tool_protocol_still_sets_the_tool_mode_with_one_note(tmp_path: Path) -> None:
     args = ("eval", "--model", "reference", "--split", "smoke", "--modes", "agent-zero-shot")
     args += ("--domains", "airline", "--dry-run")

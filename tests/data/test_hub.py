@@ -123,6 +123,7 @@ def _local(domain: str, split: str) -> list[dict[str, Any]]:
     return loaded
 
 
+@pytest.mark.slow
 def test_hub_cases_equal_local_cases_and_commit_is_recorded(
     hub: FakeHub, statute_host: FileHost, tmp_path: Path
 ) -> None:
@@ -151,6 +152,7 @@ def test_hub_cases_equal_local_cases_and_commit_is_recorded(
     assert len(statute_host.paths_requested) == 10
 
 
+@pytest.mark.slow
 def test_hub_revision_given_as_sha_is_read_as_is(
     hub: FakeHub, statute_host: FileHost, tmp_path: Path
 ) -> None:
@@ -161,6 +163,7 @@ def test_hub_revision_given_as_sha_is_read_as_is(
     assert statute_host.paths_requested == []  # housing carries its statutes per case
 
 
+@pytest.mark.slow
 def test_unknown_revision_is_one_sentence(
     hub: FakeHub, statute_host: FileHost, tmp_path: Path
 ) -> None:
@@ -171,6 +174,7 @@ def test_unknown_revision_is_one_sentence(
     assert "commit" not in result["describe"]
 
 
+@pytest.mark.slow
 def test_missing_split_on_the_hub_names_it(
     hub: FakeHub, statute_host: FileHost, tmp_path: Path
 ) -> None:
@@ -193,6 +197,7 @@ def test_unreachable_hub_names_the_url_and_suggests_data_dir(
     assert "--data-dir" in result["error"]
 
 
+@pytest.mark.slow
 def test_offline_after_one_online_load_reads_the_cache_at_the_same_commit(
     repo_files: dict[str, bytes], statute_host: FileHost, tmp_path: Path
 ) -> None:
@@ -224,6 +229,7 @@ def test_offline_after_one_online_load_reads_the_cache_at_the_same_commit(
     assert down["pins"]["offline"] == "datasets cache"
 
 
+@pytest.mark.slow
 def test_offline_without_an_earlier_load_is_one_sentence(
     statute_host: FileHost, tmp_path: Path
 ) -> None:

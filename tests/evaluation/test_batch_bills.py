@@ -91,6 +91,7 @@ def batch_run(batches: FakeBatches, home: Path, spec: str) -> tuple[dict[str, An
     return dry, out, bill
 
 
+@pytest.mark.slow
 def test_an_openai_batch_run_prices_its_cache_reads_as_the_bill_does(
     batches: FakeBatches, tmp_path: Path
 ) -> None:
@@ -112,6 +113,7 @@ def test_an_openai_batch_run_prices_its_cache_reads_as_the_bill_does(
     assert bill.read_share == pytest.approx(sync_bill.read_share, abs=0.02)
 
 
+@pytest.mark.slow
 def test_an_anthropic_batch_run_prices_its_cache_reads_and_writes_as_the_bill_does(
     batches: FakeBatches, tmp_path: Path
 ) -> None:

@@ -136,6 +136,7 @@ def check_paid_once(fake: FakeBatches, out: Path, model: str, planned: int) -> N
     assert cost["batch_discount"] == pytest.approx(bill.usd, rel=0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ended_meanwhile", [False, True], ids=["running", "ended"])
 @pytest.mark.parametrize("model", MODELS)
 def test_a_batch_run_killed_while_batches_run_collects_them_and_pays_each_sample_once(
@@ -170,6 +171,7 @@ def test_a_batch_run_killed_while_batches_run_collects_them_and_pays_each_sample
     check_paid_once(fake, out, model, PLANNED)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_an_intent_without_a_batch_id_is_adopted_not_sent_again(
     fake: FakeBatches, model: str, tmp_path: Path
@@ -232,6 +234,7 @@ def run(model: str, out: Path, fake: FakeBatches, tmp_path: Path) -> list[str]:
     return asyncio.run(go())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_expired_and_failed_items_go_again_in_the_next_round(
     provider_env: FakeBatches, model: str, tmp_path: Path
@@ -295,6 +298,7 @@ def test_a_batch_rejected_whole_is_one_sentence_per_cause_and_no_silent_gap(
         assert any(causes[0] in n for n in notes), said
 
 
+@pytest.mark.slow
 def test_a_backend_without_a_batch_api_is_one_sentence(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "deonticbench", "eval", "--batch", "--model", "reference",
@@ -308,6 +312,7 @@ def test_a_backend_without_a_batch_api_is_one_sentence(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_ctrl_c_leaves_the_batches_running_and_deonticbench_batches_lists_and_cancels_them(
     fake: FakeBatches, model: str, tmp_path: Path

@@ -49,6 +49,7 @@ def doc(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_a_backend_that_refuses_batch_is_refused_by_its_dry_run_too(tmp_path: Path) -> None:
     done = dry(tmp_path, "--model", "reference", "--modes", "direct", "--batch")
     assert done.returncode == 2
@@ -56,6 +57,7 @@ def test_a_backend_that_refuses_batch_is_refused_by_its_dry_run_too(tmp_path: Pa
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_agentic_trials_under_batch_are_priced_interactive(tmp_path: Path) -> None:
     args = ("--model", SONNET, "--modes", "agent-zero-shot")
     alone = doc(dry(tmp_path, *args))
@@ -63,6 +65,7 @@ def test_agentic_trials_under_batch_are_priced_interactive(tmp_path: Path) -> No
     assert batched["usd_input"] == alone["usd_input"] > 0
 
 
+@pytest.mark.slow
 def test_no_prompt_cache_prices_no_caching(tmp_path: Path) -> None:
     args = ("--model", SONNET, "--modes", "direct", "--no-prompt-cache")
     out = doc(dry(tmp_path, *args))
@@ -75,6 +78,7 @@ def test_no_prompt_cache_prices_no_caching(tmp_path: Path) -> None:
     assert "prompt caching is off" in text.stdout
 
 
+@pytest.mark.slow
 def test_batch_lines_cache_lifetime_is_the_batch_api_s(tmp_path: Path) -> None:
     """The user's cache_ttl is kept in batches: the dry run prices 5-minute writes."""
     args = ("--model", SONNET, "--modes", "direct,zero-shot", "--batch")
@@ -86,6 +90,7 @@ def test_batch_lines_cache_lifetime_is_the_batch_api_s(tmp_path: Path) -> None:
     assert hour["usd_input_parts"]["cache_writes"] == pytest.approx(writes * 6.00 / 1e6, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_first_agent_turns_are_priced_within_5_percent_of_the_bill(tmp_path: Path) -> None:
     """The first turns of the trials, billed by the fake, against the dry run.  The tool
     definitions are input the provider bills, and count toward the breakpoint's

@@ -39,6 +39,7 @@ def _sent_tokens(spec: str, sent: list[FakeRequest]) -> int:
     return total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "compatible", "calls_per_sample"),
     [("gpt-4.1", False, False), ("deepseek-chat", True, True)],

@@ -120,11 +120,13 @@ def _parity(
     return twins, sum(theirs.values()), estimate
 
 
+@pytest.mark.slow
 def test_gpt_4_1_on_the_hard_split_every_upstream_request_has_a_twin(tmp_path: Path) -> None:
     twins, total, _ = _parity("openai:gpt-4.1", "gpt-4.1", "hard", tmp_path, compatible=False)
     assert total == 753 and twins == 753
 
 
+@pytest.mark.slow
 def test_a_reasoning_model_of_upstreams_list_on_the_smoke_split(tmp_path: Path) -> None:
     twins, total, _ = _parity(
         "openai:o3-2025-04-16", "o3-2025-04-16", "smoke", tmp_path, compatible=False
@@ -132,6 +134,7 @@ def test_a_reasoning_model_of_upstreams_list_on_the_smoke_split(tmp_path: Path) 
     assert total == 75 and twins == 75
 
 
+@pytest.mark.slow
 def test_a_model_params_entry_on_an_openai_compatible_server(tmp_path: Path) -> None:
     twins, total, _ = _parity(
         "openai-compatible:moonshotai/Kimi-K2-Thinking",
@@ -171,6 +174,7 @@ def test_an_unknown_protocol_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_upstreams_flags_given_by_param_are_sent_recorded_and_marked(tmp_path: Path) -> None:
     """``--param reasoning_effort=high`` is upstream's ``--reasoning-effort high``: every
     request has a twin among upstream's run with that flag, config.json records the

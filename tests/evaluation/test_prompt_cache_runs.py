@@ -36,6 +36,7 @@ def fake() -> Iterator[FakeProvider]:
         yield server
 
 
+@pytest.mark.slow
 def test_anthropic_smoke_run_reads_most_input_from_the_cache_and_says_what_it_cost(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -70,6 +71,7 @@ def test_anthropic_smoke_run_reads_most_input_from_the_cache_and_says_what_it_co
     assert dry["usd_input_cached_batch"] < dry["usd_input_cached"] < dry["usd_input_uncached"]
 
 
+@pytest.mark.slow
 def test_openai_cached_tokens_are_priced_at_the_cached_rate(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -96,6 +98,7 @@ def test_openai_cached_tokens_are_priced_at_the_cached_rate(
     }
 
 
+@pytest.mark.slow
 def test_agentic_trials_read_most_of_their_growing_conversation_from_the_cache(
     fake: FakeProvider, tmp_path: Path
 ) -> None:

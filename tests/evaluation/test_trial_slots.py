@@ -61,6 +61,7 @@ def solver() -> Iterator[Solver]:
         yield pool
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("parallel_requests", "concurrency"),
     [(None, 1), (1, 4)],

@@ -121,6 +121,7 @@ def test_llamafactory_sft(tmp_path: Path, hard: dict[str, list[Case]]) -> None:
     assert manifest["domains"]["uscis"]["held_out_copies"] == 7
 
 
+@pytest.mark.slow
 def test_trl_sft_prompts_are_the_harness_prompts(tmp_path: Path) -> None:
     export(tmp_path, "trl-sft", "--prompt-mode", "few-shot", "--exemplar-seed", "3")
     rows = load("json", tmp_path / "train.jsonl", tmp_path)
@@ -139,6 +140,7 @@ def test_trl_sft_prompts_are_the_harness_prompts(tmp_path: Path) -> None:
 # --- RL -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_trl_grpo_rows_feed_the_trl_reward(tmp_path: Path, hard: dict[str, list[Case]]) -> None:
     from deonticbench.rewards.trl import make_reward
 

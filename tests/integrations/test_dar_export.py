@@ -98,6 +98,7 @@ def _export(out: Path, *args: str, env: dict[str, str] | None = None) -> tuple[i
     return result.exit_code, str(result.exception or "") + result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", list(ADAPTER_DIRS))
 def test_export_writes_the_tree_dar_adapter_writes(tmp_path: Path, mode: str) -> None:
     adapters, filled = _filled_adapters(tmp_path)

@@ -50,6 +50,7 @@ def _alive(marker: str) -> bool:
     return any(marker in line and "ps -eo" not in line for line in listing.splitlines())
 
 
+@pytest.mark.slow
 def test_sandbox_contains_and_stop_kills_everything(tmp_path: Path) -> None:
     env = _environment(tmp_path)
     marker = f"sleep 7{uuid.uuid4().int % 10**6}"

@@ -28,6 +28,7 @@ def _export(out: Path, *args: str) -> str:
     return result.output
 
 
+@pytest.mark.slow
 def test_hard_tasks_of_all_domains_pass_harbors_loader(tmp_path: Path) -> None:
     require_harbor()
     from harbor.models.task.task import Task

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from harbor_support import BWRAP_ENV, harbor_env, require_harbor
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or "/work/shared/deonticbench-data"
@@ -39,6 +40,7 @@ def host_without_swipl(folder: Path) -> str:
     return os.pathsep.join([str(folder), str(Path(sys.executable).parent)])
 
 
+@pytest.mark.slow
 def test_a_host_without_swipl_is_said_on_harbors_output_and_the_import_says_never_ran(
     tmp_path: Path,
 ) -> None:

@@ -40,6 +40,7 @@ def _records(run: Path) -> dict[tuple[str, str, str, int], object]:
     return dict(read_records(run / "records.jsonl").records)
 
 
+@pytest.mark.slow
 def test_oracle_agrees_with_validate(tmp_path: Path) -> None:
     require_harbor()
     tasks = tmp_path / "tasks"
@@ -91,6 +92,7 @@ def _timed_out_trials_are_judged_on_what_they_left(job: Path, tmp_path: Path) ->
             assert "AgentTimeoutError" in record.final.abstain_reason
 
 
+@pytest.mark.slow
 def test_direct_oracle_with_repeated_trials(tmp_path: Path) -> None:
     require_harbor()
     tasks = tmp_path / "tasks"
@@ -107,6 +109,7 @@ def test_direct_oracle_with_repeated_trials(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_terminus_2_on_loopback(tmp_path: Path) -> None:
     require_harbor()
     tasks = tmp_path / "tasks"

@@ -189,6 +189,7 @@ def first_outcomes(run: Path) -> dict[tuple[str, str, str, int], tuple[Any, Any]
     }
 
 
+@pytest.mark.slow
 def test_imported_outputs_score_as_upstreams_scripts_score_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -311,6 +312,7 @@ def _other_machine(txt: str, domain: str, labels: list[Any]) -> str:
     return "".join(f"{line}\n" for line in out)
 
 
+@pytest.mark.slow
 def test_upstreams_own_program_outputs_are_read_not_run_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -212,6 +212,7 @@ SCORE_FIELDS = (
 # -- the tests ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("domain", "mode", "attempts"),
     [("airline", "few-shot", 2), ("sara_binary", "direct", 1)],
@@ -301,6 +302,7 @@ def test_inspect_eval_equals_deonticbench_on_the_same_responses(
     ]
 
 
+@pytest.mark.slow
 def test_inspect_command_line_runs_the_registered_task(tmp_path: Path) -> None:
     """``inspect eval deonticbench/deonticbench`` finds the task through the package's
     entry point and runs it in a subprocess; the log imports and scores as inspect said."""
@@ -413,6 +415,7 @@ def test_protocol_paper_gives_the_task_upstreams_prompts() -> None:
         deonticbench(domain="sara_numeric", split=SPLIT, mode="direct", protocol="papr")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["rules-given", "facts-given"])
 def test_a_setting_runs_in_inspect_with_its_given_part_put_before_the_answer(
     tmp_path: Path, mode: str
@@ -496,6 +499,7 @@ def test_the_exemplar_seed_chooses_the_exemplars_and_an_older_logs_seed_still_im
     assert json.loads((tmp_path / "old" / "config.json").read_text())["seed"] == 3
 
 
+@pytest.mark.slow
 def test_import_inspect_refuses_what_it_cannot_import(tmp_path: Path) -> None:
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
@@ -527,6 +531,7 @@ def test_import_inspect_refuses_what_it_cannot_import(tmp_path: Path) -> None:
     assert done.returncode == 2 and "does not exist" in done.stderr
 
 
+@pytest.mark.slow
 def test_nothing_but_the_import_command_depends_on_the_integration() -> None:
     """The integration is a front door: the library never imports it (nor inspect_ai),
     and only the import-inspect command does, when it runs."""
@@ -588,6 +593,7 @@ print("clean")
 """
 
 
+@pytest.mark.slow
 def test_the_package_uses_no_deprecated_name_of_its_own() -> None:
     """Importing every module of the integration and building its task (prompted and
     agentic) in a fresh interpreter raises no DeprecationWarning of ours: the package

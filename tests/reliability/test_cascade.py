@@ -41,6 +41,7 @@ def _rows(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
+@pytest.mark.slow
 def test_every_tau_the_frontier_and_the_cross_fitted_tau(runs: tuple[Path, Path, Path]) -> None:
     small, large, prices = runs
     done = _cli("cascade", str(small), str(large), "--prices", str(prices), "--format", "csv",
@@ -72,6 +73,7 @@ def test_every_tau_the_frontier_and_the_cross_fitted_tau(runs: tuple[Path, Path,
     assert float(crossfit["cost_per_case"]) == pytest.approx(S + 0.75 * L)
 
 
+@pytest.mark.slow
 def test_deferring_to_a_person(runs: tuple[Path, Path, Path]) -> None:
     small, _, prices = runs
     done = _cli(
@@ -89,6 +91,7 @@ def test_deferring_to_a_person(runs: tuple[Path, Path, Path]) -> None:
     assert ("large alone", "") not in rows
 
 
+@pytest.mark.slow
 def test_without_prices_the_cost_is_in_tokens_and_a_figure_is_written(
     runs: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
@@ -104,6 +107,7 @@ def test_without_prices_the_cost_is_in_tokens_and_a_figure_is_written(
     assert png.startswith(b"\x89PNG")
 
 
+@pytest.mark.slow
 def test_user_errors_are_one_sentence(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
     small, large, _ = runs
     done = _cli("cascade", str(small), "--defer-to", "human")
@@ -116,6 +120,7 @@ def test_user_errors_are_one_sentence(runs: tuple[Path, Path, Path], tmp_path: P
     assert "needs numbers usd_per_mtok_in and usd_per_mtok_out" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_cascade_prices_cache_reads_as_the_bill_does(tmp_path: Path) -> None:
     # Without a --prices file each side is priced as results.json prices it
     # (scoring.results.attempts_cost): Claude's cache reads at their own rate, not at

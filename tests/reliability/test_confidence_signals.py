@@ -47,6 +47,7 @@ def test_the_answer_probability_covers_the_value_tokens_only() -> None:
     assert answer_probability(None) is None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")
 def test_verbal_and_logprob_confidences_from_a_real_eval(tmp_path: Path) -> None:
     cases = load_cases("airline", "smoke", resolve_source(Path(DATA)))

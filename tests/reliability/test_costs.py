@@ -26,6 +26,7 @@ sara_numeric:
 """
 
 
+@pytest.mark.slow
 def test_expected_cost_per_case_of_the_three_policies(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", "test:m", "sara_numeric", "direct", GOLD, ANSWERS)
     costs = tmp_path / "costs.yaml"
@@ -46,6 +47,7 @@ def test_expected_cost_per_case_of_the_three_policies(tmp_path: Path) -> None:
     assert "Expected cost per case" in (out / "reliability.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_shipped_file_states_no_abstention_cost(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", "test:m", "sara_numeric", "direct", GOLD, ANSWERS)
     done = _cli("score", str(run), "--costs", str(EVAL / "costs.yaml"), "-B", "20")
@@ -54,6 +56,7 @@ def test_the_shipped_file_states_no_abstention_cost(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_flat_cost_for_a_binary_domain_and_bad_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("sara_binary: {abstain: 1, underpayment: {rate: 0.2}}\n")

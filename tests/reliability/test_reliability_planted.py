@@ -68,6 +68,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     return {name: _scored(root, name, seed, k, "whole") for name, seed, k in plants}
 
 
+@pytest.mark.slow
 def test_a_calibrated_confidence_is_found_calibrated(planted: dict[str, Any]) -> None:
     metrics = planted["calibrated"]["metrics"]
     assert metrics["ece"]["point"] <= 0.05

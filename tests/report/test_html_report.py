@@ -33,9 +33,12 @@ from deonticbench.scoring.results import RESULTS_FILE
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
 )
-pytestmark = pytest.mark.skipif(
-    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+    ),
+]
 
 SYNTAX_ERROR = '```prolog\nmain :- format("Total cost: ~w~n", [1]\n:- initialization(main).\n```'
 
@@ -319,6 +322,7 @@ def _case_ids(run: Path) -> list[str]:
     return [c.id for c in load_cases("airline", "smoke", resolve_source(DATA))]
 
 
+@pytest.mark.slow
 def test_report_of_a_missing_folder_is_one_sentence(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "deonticbench", "report", str(tmp_path / "nope")],

@@ -16,7 +16,10 @@ from reliability_runs import write_run
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-pytestmark = pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed"),
+]
 
 
 def _run(tmp: Path) -> Path:

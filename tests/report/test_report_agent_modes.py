@@ -19,6 +19,7 @@ from browser import chromium, chromium_path, console_errors
 from reliability_runs import cli
 
 pytestmark = [
+    pytest.mark.slow,
     *SANDBOXED,
     pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed"),
 ]

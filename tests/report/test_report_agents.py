@@ -58,6 +58,7 @@ def test_the_details_hold_each_turn_and_a_verified_first_prompt(report: Path) ->
     assert sample["attempts"][0]["prompt_verified"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed")
 def test_the_browser_shows_the_trajectory_step_by_step(report: Path) -> None:
     from selenium.webdriver.common.by import By

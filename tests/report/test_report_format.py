@@ -84,6 +84,7 @@ def _table_rows(page: str, table_id: str) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_page_has_the_format_table_of_each_run_in_turn(tmp_path: Path) -> None:
     page = _report(tmp_path, _runs(tmp_path)).read_text()
     assert '<section id="agents">' in page and 'id="usage-table"' in page
@@ -103,6 +104,7 @@ def test_the_page_has_the_format_table_of_each_run_in_turn(tmp_path: Path) -> No
     assert 'id="agents"' not in page and 'id="format-table"' not in page
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed")
 def test_the_browser_shows_the_format_table(tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By

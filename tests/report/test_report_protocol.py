@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from synthetic_runs import write_synthetic_run
 
 from deonticbench.report import build_report
@@ -30,6 +31,7 @@ def _text(page: str, section: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", found.group(1)))
 
 
+@pytest.mark.slow
 def test_runs_table_and_paper_section_name_the_protocol(tmp_path: Path) -> None:
     paper = _run(tmp_path / "p", "openai:gpt-4.1", "paper")
     harness = _run(tmp_path / "h", "openai:gpt-4.1", "harness", shift=1)

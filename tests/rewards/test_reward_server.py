@@ -170,6 +170,7 @@ def test_concurrent_requests_all_answered(server: Server, cases: list[Any]) -> N
     assert [r[1]["rewards"][0] for r in results] == [1.0, 0.0] * 4
 
 
+@pytest.mark.slow
 def test_connections_beyond_the_limit_get_503_and_shutdown_is_graceful(
     cases: list[Any],
 ) -> None:

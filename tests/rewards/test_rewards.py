@@ -167,6 +167,7 @@ def test_no_program_timeout_and_wrong_answer_earn_nothing(airline: list[Case]) -
     assert (wrong.reward, wrong.outcome, wrong.executable) == (0.0, "wrong", True)
 
 
+@pytest.mark.slow
 def test_the_timeout_is_per_call(airline: list[Case]) -> None:
     target = RewardTarget.from_case(airline[0])
     slow = fenced(f':- sleep(2), format("Total cost: {airline[0].gold}~n").')

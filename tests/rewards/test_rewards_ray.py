@@ -155,6 +155,7 @@ def rows() -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 def test_ray_tasks_give_exactly_the_local_results(cluster: dict[str, Any]) -> None:
     batch = rows()
     chunks = [batch[i : i + 4] for i in range(0, len(batch), 4)]
@@ -173,6 +174,7 @@ def test_ray_tasks_give_exactly_the_local_results(cluster: dict[str, Any]) -> No
     assert os.getpid() not in workers
 
 
+@pytest.mark.slow
 def test_shutdown_leaves_no_sandbox_and_nothing_in_tmp(cluster: dict[str, Any]) -> None:
     ray.get(verl_batch.remote(rows()[:3]))
     sandbox = ray.get(worker_sandbox.remote())

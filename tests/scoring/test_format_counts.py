@@ -227,6 +227,7 @@ def test_score_prints_the_format_table_after_the_usage_table(constrained: Path) 
     assert "Format of the agentic trials" in text and "well-formed %" in text
 
 
+@pytest.mark.slow
 def test_score_json_and_the_written_files_hold_the_format_rows(
     constrained: Path, tmp_path: Path
 ) -> None:

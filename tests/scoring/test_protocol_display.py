@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from synthetic_runs import write_synthetic_run
 
@@ -29,6 +30,7 @@ def _score(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 def test_each_row_names_its_protocol_and_agentic_rows_are_the_harness(tmp_path: Path) -> None:
     run = _run(tmp_path / "p", "openai:gpt-4.1", "paper")
     code, out, _ = _score(str(run), "--format", "json")

@@ -87,6 +87,7 @@ def _digest(folder: Path) -> str:
     return hashlib.sha256((folder / "records.jsonl").read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_score_reading_paper_reads_the_stored_replies_again_and_changes_no_file(
     run: Path,
 ) -> None:
@@ -144,6 +145,7 @@ def test_a_retry_the_new_reading_would_not_have_made_is_dropped(run: Path) -> No
     assert all(len(r.attempts) == 1 and r.final.outcome == "correct" for r in reread)
 
 
+@pytest.mark.slow
 def test_score_and_report_show_the_reader_sensitivity_and_the_reader_used(
     run: Path, tmp_path: Path
 ) -> None:

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 def test_terminal_notes_are_in_results_json_and_the_report(tmp_path: Path) -> None:
     run = tmp_path / "run"
     done = subprocess.run(
@@ -40,6 +41,7 @@ def test_terminal_notes_are_in_results_json_and_the_report(tmp_path: Path) -> No
     assert "capped at 50" in page[first:]
 
 
+@pytest.mark.slow
 def test_a_cell_whose_bootstrap_mean_is_far_from_its_point_has_a_note(tmp_path: Path) -> None:
     """SARA Bin. smoke by the reference: every sample correct, point 100, yet the bootstrap
     mean is near 96, since some replicates draw one gold class only.  The note says so, by

@@ -37,6 +37,7 @@ def test_a_table_splits_only_below_its_own_width(monkeypatch: pytest.MonkeyPatch
     assert "(1 of" in render_text(WIDE)
 
 
+@pytest.mark.slow
 def test_score_prints_the_whole_table_in_a_wide_terminal(tmp_path: Path) -> None:
     run = tmp_path / "run"
     write_synthetic_run(run, "openai:gpt-4.1")

@@ -103,6 +103,7 @@ def test_seed_changes_the_intervals_and_repeats_exactly(runs: tuple[Path, Path])
     assert one != other
 
 
+@pytest.mark.slow
 def test_out_writes_every_file_and_they_parse(runs: tuple[Path, Path], tmp_path: Path) -> None:
     out_dir = tmp_path / "report"
     code, out, _ = _invoke(
@@ -172,6 +173,7 @@ def test_compare_needs_two_runs(runs: tuple[Path, Path]) -> None:
     assert "--compare needs at least two run folders" in result.output
 
 
+@pytest.mark.slow
 def test_not_a_run_folder_is_one_sentence_and_a_nonzero_exit(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     proc = subprocess.run(
@@ -188,6 +190,7 @@ def test_not_a_run_folder_is_one_sentence_and_a_nonzero_exit(tmp_path: Path) -> 
     ]
 
 
+@pytest.mark.slow
 def test_end_to_end_through_the_console_entry(runs: tuple[Path, Path]) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "deonticbench", "score", str(runs[1]), "-B", "30"],
@@ -232,6 +235,7 @@ def test_model_specs_match_paper_names() -> None:
     assert match_model("openai:gpt-4.1-mini") is None
 
 
+@pytest.mark.slow
 def test_an_unwritable_out_folder_is_one_sentence(
     runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -51,6 +51,7 @@ def upstream_value(outcome: str, label: Any, numeric: bool, positive: int, negat
     return label if outcome == "correct" else (negative if label == positive else positive)
 
 
+@pytest.mark.slow
 def test_upstream_bootstrap_equals_upstreams_script_in_all_15_cells(tmp_path: Path) -> None:
     upstream = upstream_script()
     source = resolve_source(DATA)

@@ -44,6 +44,7 @@ def variants(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_variants_change_each_amount_in_the_text_and_the_facts_alike(variants: Path) -> None:
     source = resolve_source(DATA)
     originals = {c.id: c for c in load_cases("sara_numeric", "hard", source)}

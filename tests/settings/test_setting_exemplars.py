@@ -30,6 +30,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 def test_a_pool_case_whose_split_fails_is_skipped_for_the_next_and_counted() -> None:
     source = resolve_source(DATA)
     domain = get_domain("sara_numeric")
@@ -56,6 +57,7 @@ def test_a_pool_case_whose_split_fails_is_skipped_for_the_next_and_counted() -> 
     assert plain.skipped["facts-given"] == 0
 
 
+@pytest.mark.slow
 def test_retrieved_exemplars_in_a_setting_run_score_100_and_are_named(tmp_path: Path) -> None:
     """The reference backend answers only the asked part; with exemplars in the prompt it
     still scores 100, each record names the retrieved exemplars (the few-shot unit's own,

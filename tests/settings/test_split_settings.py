@@ -66,6 +66,7 @@ def splits() -> dict[str, list]:
     return out
 
 
+@pytest.mark.slow
 def test_each_kept_split_recombines_to_the_gold_answer_and_each_part_is_needed(
     splits: dict[str, list],
 ) -> None:
@@ -124,6 +125,7 @@ def test_the_settings_prompts_show_one_part_and_never_the_other_or_the_query(
     )
 
 
+@pytest.mark.slow
 def test_the_reference_answering_only_the_asked_part_scores_every_kept_case(tmp_path: Path) -> None:
     """Done-when: the harness adds the shown part, so the reference backend's half program
     answers every case the setting kept; the records hold the joined program and the

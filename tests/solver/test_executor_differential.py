@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import hostile_programs as hostile
+import pytest
 
 from deonticbench.data.cases import load_cases, resolve_source
 from deonticbench.data.domains import DOMAINS, Domain
@@ -90,6 +91,7 @@ def _differences(jobs: list[Job], limits: Limits) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_reference_programs_run_the_same_forked_and_fresh() -> None:
     jobs = _reference_jobs()
     # The mirror has 251 hard and 918 whole programs (housing's whole split is hub-only).
@@ -99,6 +101,7 @@ def test_reference_programs_run_the_same_forked_and_fresh() -> None:
     assert differences == []
 
 
+@pytest.mark.slow
 def test_hostile_programs_run_the_same_forked_and_fresh(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("precious")
     programs = hostile.all_programs(tmp_path, port=9, marker="864215")
@@ -179,6 +182,7 @@ BOOT_PROGRAMS = [
 ]
 
 
+@pytest.mark.slow
 def test_boot_semantics_match() -> None:
     """What `swipl -q -f prog.pl -t halt` does with directives, initialization/1,2,
     halt/0,1, messages, flags and streams: a forked child does the same, stderr included."""
@@ -204,6 +208,7 @@ LIMIT_PROGRAMS = {
 }
 
 
+@pytest.mark.slow
 def test_rlimits_bind_forked_children_as_fresh_processes() -> None:
     """The rlimits a forked child gets with prlimit(2) are the ones a fresh process gets
     with setrlimit(2), soft and hard: same limit hit, same /proc/self/limits."""

@@ -184,6 +184,7 @@ def test_children_run_under_another_uid_than_the_server(solver: Solver) -> None:
         assert not set(child_uids) & set(server_uids)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_no_attack_reaches_the_next_program(solver: Solver, attack: str) -> None:
     before = _observed(solver, VICTIM)
@@ -225,6 +226,7 @@ def _kill_servers_of(
         time.sleep(every)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_dead_fork_server_is_restarted_and_its_job_retried_once(sandbox: str) -> None:
     program = ":- sleep(1.0), writeln(done).\n"

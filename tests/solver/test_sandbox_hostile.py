@@ -100,6 +100,7 @@ def test_environment_holds_no_secret(solver: Solver) -> None:
         assert secret not in execution.stdout + execution.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("bwrap" not in SANDBOXES, reason="network isolation needs bubblewrap")
 def test_no_network_under_bwrap() -> None:
     server = socket.socket()
@@ -126,6 +127,7 @@ def test_no_network_under_bwrap() -> None:
     assert execution.status == "runtime_error"
 
 
+@pytest.mark.slow
 def test_infinite_loop_times_out(solver: Solver) -> None:
     execution = solver.run(hostile.INFINITE_LOOP)
     assert execution.status == "timeout"
@@ -133,6 +135,7 @@ def test_infinite_loop_times_out(solver: Solver) -> None:
     _still_works(solver)
 
 
+@pytest.mark.slow
 def test_ignoring_sigterm_does_not_help(solver: Solver) -> None:
     started = time.monotonic()
     execution = solver.run(hostile.IGNORES_SIGTERM)
@@ -140,6 +143,7 @@ def test_ignoring_sigterm_does_not_help(solver: Solver) -> None:
     assert time.monotonic() - started <= TIMEOUT + 2
 
 
+@pytest.mark.slow
 def test_unbounded_memory_is_a_resource_limit(solver: Solver) -> None:
     execution = solver.run(hostile.UNBOUNDED_MEMORY)
     assert execution.status in ("resource_limit", "timeout"), execution
@@ -155,6 +159,7 @@ def test_unbounded_recursion_is_a_resource_limit(solver: Solver) -> None:
     _still_works(solver)
 
 
+@pytest.mark.slow
 def test_raised_table_space_still_bounded(solver: Solver) -> None:
     execution = solver.run(hostile.RAISED_TABLE_SPACE)
     assert execution.status in ("resource_limit", "timeout"), execution
@@ -169,6 +174,7 @@ def test_output_flood_is_capped(solver: Solver) -> None:
     _still_works(solver)
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_contained(solver: Solver) -> None:
     marker = f"987{uuid.uuid4().int % 10**6}"
     execution = solver.run(hostile.fork_bomb(marker))

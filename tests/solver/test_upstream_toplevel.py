@@ -47,6 +47,7 @@ LOOP_IN_MAIN = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_a_program_that_outlives_its_sigterm_is_told_apart(executor: str) -> None:
     with Solver(workers=2, executor=executor, limits=Limits(timeout_s=1)) as solver:  # type: ignore[arg-type]
@@ -88,6 +89,7 @@ def test_output_and_stack_limits_are_upstreams_at_eof_and_the_harness_own_otherw
     assert len(harness.stdout) == 64 * 1024 and "Tax result" not in harness.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_stdout_past_the_eof_cap_is_a_flood(executor: str) -> None:
     flood = (
@@ -99,6 +101,7 @@ def test_stdout_past_the_eof_cap_is_a_flood(executor: str) -> None:
     assert len(execution.stdout.encode()) == 16 * 1024 * 1024
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_only_the_wall_clock_ends_an_eof_program_whatever_its_cpu_limit(executor: str) -> None:
     """A CPU limit below the wall clock would end a looping program first on an idle

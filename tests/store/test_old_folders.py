@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from deonticbench.store import load_run
 from deonticbench.store.record import Attempt, Record
 
@@ -41,6 +43,7 @@ def test_an_old_folder_opens_with_the_documented_defaults(tmp_path: Path) -> Non
     assert not run.case_order  # none recorded: id order, with a note where it matters
 
 
+@pytest.mark.slow
 def test_score_reads_an_old_folder(tmp_path: Path) -> None:
     folder = _old_folder(tmp_path / "old")
     done = subprocess.run(
@@ -66,6 +69,7 @@ def _eval(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_an_agentic_folder_that_says_agent_protocol_still_resumes(tmp_path: Path) -> None:
     # Folders written before the tool mode had its own name say agent.protocol.
     out = tmp_path / "run"

@@ -95,6 +95,7 @@ def test_from_json_refuses_another_schema_and_unknown_fields() -> None:
         RunSpec.from_json({**obj, "temprature": 1})
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path(DATA, "data").is_dir(), reason="no data mirror")
 def test_config_json_is_built_from_the_spec_and_scoring_reads_it_back(tmp_path: Path) -> None:
     out = tmp_path / "run"

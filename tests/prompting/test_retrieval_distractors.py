@@ -90,7 +90,7 @@ def test_a_run_with_distractors_says_so_and_is_not_resumed_without_them(tmp_path
             split="hard",
             modes=("direct",),
             k=1,
-            limit=2,
+            case_range=2,
             distractors=distractors,
             data=resolve_source(DATA),
         )

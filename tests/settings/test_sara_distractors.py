@@ -111,7 +111,7 @@ def test_a_sara_distractor_run_counts_what_it_left_out_and_scores_the_kept(
             modes=("zero-shot",),
             k=1,
             attempts=1,
-            limit=(9, 11),
+            case_range=(9, 11),
             distractors=distractors,
             data=resolve_source(DATA),
         )

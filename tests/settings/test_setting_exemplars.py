@@ -70,7 +70,7 @@ def test_retrieved_exemplars_in_a_setting_run_score_100_and_are_named(tmp_path: 
         modes=("few-shot", "rules-given", "facts-given"),
         k=1,
         attempts=1,
-        limit=2,
+        case_range=2,
         exemplars="retrieved",
         data=source,
         # The few-shot records compared against are the harness's (the paper protocol's

@@ -137,7 +137,7 @@ def test_the_reference_answering_only_the_asked_part_scores_every_kept_case(tmp_
         modes=("rules-given", "facts-given"),
         k=1,
         attempts=1,
-        limit=4,
+        case_range=4,
         data=resolve_source(DATA),
     )
     run = evaluate(spec, tmp_path / "run", cache=False)

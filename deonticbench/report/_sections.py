@@ -201,6 +201,10 @@ def _rewards_text(rewards: dict[str, Any] | None) -> str:
     return ", ".join(parts)
 
 
+def _classes_text(classes: list[str] | None) -> str:
+    return "" if classes is None else ", ".join(repr(c) for c in classes)
+
+
 def dar_section(scores: Sequence[RunScores]) -> str | None:
     """DAR's readings of each run that holds them, from the document results.json and
     ``score --json`` hold (``dar_readings.readings_json``, also in each table's
@@ -220,8 +224,8 @@ def dar_section(scores: Sequence[RunScores]) -> str | None:
                 _percent(r["dar_default"]),
                 _percent(r["dar_strict"]),
                 _rewards_text(r["dar_rewards"]),
-                ", ".join(repr(c) for c in r["dar_scorer"]["default"]["f1_classes"])
-                if r["metric"] != "accuracy"
+                ", ".join(repr(c) for c in r["dar_classes"])
+                if r["dar_classes"] is not None
                 else "",
             ]
             for r in doc["rows"]
@@ -229,7 +233,7 @@ def dar_section(scores: Sequence[RunScores]) -> str | None:
         overall = doc["overall_accuracy"]
         table = Table(
             ["Domain", "Mode", "Metric", "Trials", "Harness reader (point)", "DAR default",
-             "DAR strict", "DAR rewards (1 / 0 / none)", "DAR F1 classes"],
+             "DAR strict", "DAR rewards (1 / 0 / none)", "DAR classes"],
             rows,
             title=f"{s.run.name}: DAR overall accuracy {_percent(overall['dar_default'])} "
             f"(strict {_percent(overall['dar_strict'])})",

@@ -140,6 +140,12 @@ class ScorerRow:
     def value(self, score: DarScore) -> float:
         return score.accuracy if self.metric == "accuracy" else score.macro_f1
 
+    @property
+    def dar_classes(self) -> tuple[str, ...] | None:
+        """The classes DAR's default macro-F1 averages over (the expected values seen,
+        ``""`` included); None for an accuracy cell, which has none."""
+        return None if self.metric == "accuracy" else self.dar_default.classes
+
     def to_dict(self) -> dict[str, Any]:
         """The row under keys that name the reader of each figure (docs/schemas.md)."""
         return {
@@ -150,6 +156,7 @@ class ScorerRow:
             "harness_reader": self.paper,
             "dar_default": self.value(self.dar_default),
             "dar_strict": self.value(self.dar_strict),
+            "dar_classes": list(self.dar_classes) if self.dar_classes is not None else None,
             "dar_scorer": {
                 "default": _scorer_dict(self.dar_default),
                 "strict": _scorer_dict(self.dar_strict),

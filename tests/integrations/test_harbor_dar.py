@@ -182,7 +182,13 @@ def test_dar_rules_json_is_one_document_with_the_same_figures(
         "reward_1": 0, "reward_0": 4, "no_reward": {"AgentTimeoutError": 1},
     }  # fmt: skip
     binary = rows["sara_binary"]
-    assert binary["dar_scorer"]["default"]["f1_classes"] == ["", "contradiction", "entailment"]
+    # DAR's classes, as the text table's column prints them ('', 'contradiction', ...)
+    assert binary["dar_classes"] == ["", "contradiction", "entailment"]
+    assert binary["dar_scorer"]["default"]["f1_classes"] == binary["dar_classes"]
+    assert text[("sara_binary", "agent-zero-shot")][7] == ", ".join(
+        repr(c) for c in binary["dar_classes"]
+    )
+    assert airline["dar_classes"] is None
     assert binary["dar_rewards"]["no_reward"] == {"RewardFileNotFoundError": 1}
     assert rows["uscis"]["dar_rewards"]["no_reward"] == {"none": 1}
     assert readings["overall_accuracy"] == {"dar_default": 8 / 11, "dar_strict": 5 / 11}

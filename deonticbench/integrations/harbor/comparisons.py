@@ -56,9 +56,7 @@ def render_scorer_table(rows: Sequence[ScorerRow], *, dar_run: bool = False) -> 
     lines = [header]
     for r in rows:
         paper = f"{100 * r.paper:.1f}" if r.paper is not None else "-"
-        classes = (
-            ", ".join(repr(c) for c in r.dar_default.classes) if r.metric != "accuracy" else ""
-        )
+        classes = ", ".join(repr(c) for c in r.dar_classes) if r.dar_classes is not None else ""
         lines.append(
             (
                 r.domain,

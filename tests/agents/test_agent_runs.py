@@ -107,6 +107,7 @@ def test_openai_native_tool_calls_run_the_loop_and_a_rerun_pays_for_nothing(
     assert result.requests == 4
 
 
+@pytest.mark.slow
 def test_anthropic_tool_use_blocks_run_the_loop(
     solver: Solver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -273,6 +273,7 @@ def check_paid_once_after_retries(fake: FakeBatches, out: Path, model: str) -> N
     assert cost["usd"] == pytest.approx(bill.usd, rel=0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_a_batch_rejected_whole_is_one_sentence_per_cause_and_no_silent_gap(
     provider_env: FakeBatches, model: str, tmp_path: Path

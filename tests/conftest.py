@@ -1,12 +1,12 @@
 """Shared by every test folder: the helpers in ``tests/support/`` (loopback fake providers
 and hub, the browser driver, hostile programs, inspect's scripted model) import by name.
 
-Two loops run these tests (README, "Contributing"): ``make check`` deselects the tests
+Two loops run these tests (README, "Development"): ``make check`` deselects the tests
 marked ``slow`` and gives every other test a budget (``--fast-budget``): an unmarked test
 that takes longer fails there, so that a slow test cannot creep into the fast loop
-unmarked.  ``make test`` runs them all.  Under pytest-xdist each worker has a temporary
-folder of its own, so that tests which check what a run left in the temporary folder
-see only their own worker's files."""
+unmarked.  ``make test`` runs them all, the slow ones first.  Under pytest-xdist each
+worker has a temporary folder of its own, so that tests which check what a run left in
+the temporary folder see only their own worker's files."""
 
 from __future__ import annotations
 
@@ -55,6 +55,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     folder = config.stash.get(_WORKER_TMP, None)
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slow tests first, each group in its collected order: spread over xdist's
+    workers, the long ones then start early and the short ones fill the gaps at the end,
+    instead of one long test running alone at the end of the suite."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.hookimpl(hookwrapper=True)

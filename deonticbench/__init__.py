@@ -55,7 +55,7 @@ _PUBLIC = {
     "Answer": "reading",
     "answer_from_execution": "reading",
     "Outcome": "reading",
-    "judge": "reading",
+    "judge_answer": "reading",
     "Record": "store",
     "Attempt": "store",
     "load_model": "models",
@@ -90,7 +90,7 @@ __all__ = [
     "answer_from_execution",
     "evaluate",
     "get_domain",
-    "judge",
+    "judge_answer",
     "judge_attempt",
     "load_cases",
     "load_model",
@@ -134,7 +134,7 @@ if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .models import Model, load_model
     from .reading.answers import Answer, answer_from_execution
     from .reading.judging import JudgedAttempt, Program, Reply, judge_attempt
-    from .reading.outcomes import Outcome, judge
+    from .reading.outcomes import Outcome, judge_answer
     from .solver import Execution, Limits, Solver
     from .store.record import Attempt, Record
     from .store.spec import RunSpec

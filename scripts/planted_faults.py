@@ -59,7 +59,7 @@ from deonticbench.analysis.structure import proof_lines
 from deonticbench.data.cases import Case, load_cases
 from deonticbench.data.domains import Domain, get_domain
 from deonticbench.reading.answers import answer_from_execution
-from deonticbench.reading.outcomes import judge
+from deonticbench.reading.outcomes import judge_answer
 from deonticbench.solver import Limits, Solver
 from deonticbench.solver.pool import SANDBOX_PROLOG
 
@@ -491,7 +491,7 @@ def _choose(
     for ((cls, kind), fault, text), execution in zip(ok, executions, strict=True):
         if (cls, kind) in chosen:
             continue
-        outcome = judge(domain, answer_from_execution(domain, execution), case.gold)
+        outcome = judge_answer(domain, answer_from_execution(domain, execution), case.gold)
         if outcome == EXPECTED_OUTCOME[cls]:
             chosen[(cls, kind)] = (cls, kind, fault, text)
     return [chosen[key] for key in faults if key in chosen]

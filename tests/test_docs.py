@@ -281,7 +281,7 @@ DOTTED_NAME = re.compile(r"(?<![\w.])deonticbench(?:\.\w+)+")
 
 def cited_names(doc: Path) -> Iterator[tuple[int, str]]:
     """Dotted names under ``deonticbench.`` that a doc cites in inline code, with their
-    line: ``deonticbench.reading.outcomes.judge``, or the module of ``python -m
+    line: ``deonticbench.reading.outcomes.judge_answer``, or the module of ``python -m
     deonticbench.rewards.verl``.  Fenced blocks are left out (their commands run above)."""
     prose: list[str] = []
     fence: str | None = None

@@ -227,7 +227,7 @@ def test_the_agents_offer_the_loop_lazily_so_a_bare_interpreter_can_import_them(
     assert agents.run_trial is loop.run_trial
     assert agents.TrialResult is loop.TrialResult
     assert agents.tools_of is tool_table.tools_of
-    assert agents.judged_attempt is trial_record.judged_attempt
+    assert agents.trial_attempt is trial_record.trial_attempt
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); import deonticbench.agents; "
         "print(sorted(m for m in sys.modules if m.startswith(('jsonschema', "

@@ -2,7 +2,7 @@
 
 The harness judges every trial's final state with its own reader (``judge``); under
 ``--protocol dar`` the same final state is also judged as DAR's ``tests/test.sh`` would
-judge it (``reading.dar.ajudge_app``: ``solution.pl`` run by ``swipl`` with its 30 s,
+judge it (``reading.dar.ajudge_dar_app``: ``solution.pl`` run by ``swipl`` with its 30 s,
 direct mode from ``output/answer.txt``), and the record keeps what DAR's scorer then
 reads (``AgentInfo.dar``).  Where test.sh writes no reward (no ``Answer:`` line; a
 directive that outlives its SIGTERM) the record says so, with Harbor's exception, and
@@ -26,7 +26,7 @@ from typing import Any
 
 from ..data.domains import Domain, read_from_marker
 from ..prompting.dar import DarTask
-from ..reading.dar import RunsPrograms, ajudge_app
+from ..reading.dar import RunsPrograms, ajudge_dar_app
 
 DAR_ANSWER_MARKER = "Answer:"
 """What DAR's instruction.md asks every mode to print or write before the answer."""
@@ -40,7 +40,7 @@ def harness_domain(domain: Domain) -> Domain:
 async def dar_verdict(task: DarTask, root: Path, programs: RunsPrograms) -> dict[str, Any]:
     """DAR's verifier on the final workspace ``root`` (DAR's /app), as the record's
     ``AgentInfo.dar``."""
-    verdict = await ajudge_app(
+    verdict = await ajudge_dar_app(
         root, task.expected_label, direct=task.answer_path is not None, solver=programs
     )
     return {"reward": verdict.reward, "stdout": verdict.stdout, "exception": verdict.exception}

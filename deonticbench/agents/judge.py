@@ -24,7 +24,7 @@ from ..data.cases import Gold
 from ..data.domains import Domain
 from ..reading.answers import Answer
 from ..reading.judging import Program, Reply, ajudge_attempt, read_attempt
-from ..reading.outcomes import Outcome, judge
+from ..reading.outcomes import Outcome, judge_answer
 from ..solver import Execution, Limits, Solver
 from ..store.record import Attempt
 from ..vocabulary.modes import Mode, prompted_counterpart
@@ -47,7 +47,7 @@ class Judgement:
     execution: Execution | None = None
 
     def outcome(self, domain: Domain, gold: Gold) -> Outcome:
-        return judge(domain, self.answer, gold)
+        return judge_answer(domain, self.answer, gold)
 
     def attempt(self, domain: Domain, gold: Gold, *, prompt_hash: str) -> Attempt:
         """The record's one attempt (tokens and latency are the caller's to fill)."""

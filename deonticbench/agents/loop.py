@@ -67,10 +67,10 @@ from .trial_record import (
     AGENT_VERSION,
     agent_info,
     finish_trial_trajectory,
-    judged_attempt,
     new_trial_trajectory,
     ran_written_program,
     session_id,
+    trial_attempt,
     trial_ended,
     turn_kind,
 )
@@ -177,7 +177,7 @@ class TrialResult:
         return attempt
 
     def _judged(self, gold: int | str) -> Attempt:
-        return judged_attempt(
+        return trial_attempt(
             self.judgement,
             self.domain,
             gold,

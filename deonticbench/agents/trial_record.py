@@ -2,7 +2,7 @@
 
 One statement of each, used by the harness's loop, inspect's agent and Harbor's import:
 
-* ``judged_attempt``: the record's one attempt, the judged final state with the tokens
+* ``trial_attempt``: the record's one attempt, the judged final state with the tokens
   summed over the turns; an abstention's reason says how the trial ended
   (``... (trial ended: max_turns)``), or, for an import, what the source reported.
 * ``agent_info``: the trial's facts, tool calls counted from its trajectory
@@ -33,7 +33,7 @@ AGENT_NAME = "deonticbench-agent"
 AGENT_VERSION = "1"
 
 
-def judged_attempt(
+def trial_attempt(
     judgement: Judgement,
     domain: Domain,
     gold: Gold,

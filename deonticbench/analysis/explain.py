@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..data.cases import Case
 from ..data.domains import Domain
 from ..reading.answers import answer_from_execution
-from ..reading.outcomes import judge
+from ..reading.outcomes import judge_answer
 from ..solver import Execution, Limits, Solver
 from ..store.record import Attempt
 from .diagnose import Proven, diagnose
@@ -56,7 +56,7 @@ def explain_program(
             execution=execution.to_dict(),
             answer=answer.value,
             abstain_reason=answer.reason,
-            outcome=judge(domain, answer, case.gold),
+            outcome=judge_answer(domain, answer, case.gold),
         )
         reference = Proven.of(
             domain, run_analyser(reference_program(domain, case), "full", solver, limits)

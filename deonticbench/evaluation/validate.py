@@ -20,7 +20,7 @@ from ..data.sources import DataSource
 from ..errors import DataError
 from ..reading.answers import answer_from_execution
 from ..reading.judging import ReadAttempt, read_references, reference_as_run, start_preparing
-from ..reading.outcomes import judge
+from ..reading.outcomes import judge_answer
 from ..solver import Execution, Limits, Solver
 
 
@@ -100,7 +100,7 @@ def check_case(domain: Domain, case: Case, execution: Execution, repaired: bool)
         case_id=case.id,
         gold=case.gold,
         answer=answer.value,
-        outcome=judge(domain, answer, case.gold),
+        outcome=judge_answer(domain, answer, case.gold),
         reason=answer.reason,
         status=execution.status,
         repaired=repaired,

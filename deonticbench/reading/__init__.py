@@ -3,7 +3,7 @@
 Reasoning blocks are removed (``reasoning``), the program is found and prepared for
 SWI-Prolog (``programs``), text is made encodable (``encoding``); after the solver has run
 the program, the answer is read from its output or from a direct response (``answers``)
-and judged against the gold label by the paper's rules (``outcomes``); the verbal
+and judged against the gold label by the paper's rules (``outcomes.judge_answer``); the verbal
 ``Confidence: NN%`` line and the answer's token probability are read too
 (``confidence``).  A ``Reader`` (``reader_for(name)``) bundles one protocol's rules:
 the harness's (``harness``) or upstream's (``paper``).  ``judging`` is the one path
@@ -24,7 +24,7 @@ from .answers import (
     read_program_answer,
 )
 from .confidence import answer_probability, read_verbal_confidence, without_confidence
-from .dar import DAR_MOUNT, RunsPrograms, ajudge_app
+from .dar import DAR_MOUNT, RunsPrograms, ajudge_dar_app
 from .encoding import utf8_encodable
 from .harness import HARNESS_READER, HarnessReader
 from .judging import (
@@ -43,7 +43,7 @@ from .judging import (
     reference_code,
     start_preparing,
 )
-from .outcomes import OUTCOMES, Outcome, judge, within_tolerance
+from .outcomes import OUTCOMES, Outcome, judge_answer, within_tolerance
 from .paper import is_pl_path, is_upstream_prefix
 from .programs import (
     PreparedProgram,
@@ -79,8 +79,8 @@ __all__ = [
     "Reply",
     "RunsPrograms",
     "Source",
-    "ajudge_app",
     "ajudge_attempt",
+    "ajudge_dar_app",
     "answer_from_execution",
     "answer_probability",
     "calls_for_retry",
@@ -91,7 +91,7 @@ __all__ = [
     "has_fence",
     "is_pl_path",
     "is_upstream_prefix",
-    "judge",
+    "judge_answer",
     "judge_attempt",
     "may_hold_label_directives",
     "parse_number",

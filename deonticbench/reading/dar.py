@@ -209,7 +209,7 @@ def _unrun_verdict(app: Path, expected_label: str, direct: bool) -> DarVerdict |
     return program
 
 
-async def ajudge_app(
+async def ajudge_dar_app(
     app: Path,
     expected_label: str,
     *,
@@ -236,7 +236,7 @@ __all__ = [
     "VERIFIER_TIMEOUT",
     "DarVerdict",
     "RunsPrograms",
-    "ajudge_app",
+    "ajudge_dar_app",
     "answer_text",
     "dar_limits",
     "normalise",

@@ -8,7 +8,7 @@ from ..data.domains import Domain
 from ..solver.execution import Execution, Toplevel
 from ..vocabulary.protocols import ReaderName
 from .answers import Answer, answer_from_execution, read_direct_answer
-from .outcomes import Outcome, judge
+from .outcomes import Outcome, judge_answer
 from .programs import PreparedProgram, extract_program, prepare_program
 
 
@@ -28,8 +28,8 @@ class HarnessReader:
     def read_execution(self, domain: Domain, execution: Execution) -> Answer:
         return answer_from_execution(domain, execution)
 
-    def judge(self, domain: Domain, answer: Answer, gold: Gold) -> Outcome:
-        return judge(domain, answer, gold)
+    def judge_answer(self, domain: Domain, answer: Answer, gold: Gold) -> Outcome:
+        return judge_answer(domain, answer, gold)
 
 
 HARNESS_READER = HarnessReader()

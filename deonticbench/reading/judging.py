@@ -136,7 +136,7 @@ class ReadAttempt:
     def _outcome(self, answer: Answer, gold: Gold | None) -> Outcome | None:
         if gold is None or self.domain is None:
             return None
-        return self.reader.judge(self.domain, answer, gold)
+        return self.reader.judge_answer(self.domain, answer, gold)
 
 
 _EXTRACTED_NOTE = "extracted the program from its fenced block(s)"

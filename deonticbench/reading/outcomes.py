@@ -23,7 +23,8 @@ def within_tolerance(value: float, gold: int) -> bool:
     return abs(round(value) - int(gold)) <= NUMERIC_TOLERANCE
 
 
-def judge(domain: Domain, answer: Answer, gold: Gold) -> Outcome:
+def judge_answer(domain: Domain, answer: Answer, gold: Gold) -> Outcome:
+    """correct, wrong or abstain: ``answer`` against the gold label by the rule above."""
     if answer.value is None:
         return "abstain"
     if domain.label_kind == "numeric":

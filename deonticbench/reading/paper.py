@@ -68,8 +68,8 @@ mentioned last (a substring: "not Contradiction" reads Contradiction, "Sustained
 label); housing: the first token ``yes``/``y``/``no``/``n``, else the later of the last
 ``yes`` and the last ``no`` if it stands as a word.
 
-Judging (``judge``, ``_is_correct``): numeric ``|round(x) - int(gold)| <= 1``,
-categorical exact: the paper's B.3 rule, ``outcomes.judge``.
+Judging (``judge_answer``, ``_is_correct``): numeric ``|round(x) - int(gold)| <= 1``,
+categorical exact: the paper's B.3 rule, ``outcomes.judge_answer``.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ from ..solver.execution import TIMEOUT_TERM_IGNORED, Execution, Toplevel
 from ..vocabulary.protocols import ReaderName
 from .answers import Answer
 from .encoding import utf8_encodable
-from .outcomes import Outcome, judge
+from .outcomes import Outcome, judge_answer
 from .programs import PreparedProgram, strip_label_directives
 
 # --- extraction and repair (process_generated_prolog.py) ------------------------------
@@ -382,8 +382,8 @@ class PaperReader:
         value, why = _outcome_from_lines(domain, block_lines(execution.stdout))
         return _answer(domain, value, why)
 
-    def judge(self, domain: Domain, answer: Answer, gold: Gold) -> Outcome:
-        return judge(domain, answer, gold)
+    def judge_answer(self, domain: Domain, answer: Answer, gold: Gold) -> Outcome:
+        return judge_answer(domain, answer, gold)
 
 
 PAPER_READER = PaperReader()

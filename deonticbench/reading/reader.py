@@ -54,7 +54,7 @@ class Reader(Protocol):
         """The answer a run of a prepared program gives."""
         ...
 
-    def judge(self, domain: Domain, answer: Answer, gold: Gold) -> Outcome:
+    def judge_answer(self, domain: Domain, answer: Answer, gold: Gold) -> Outcome:
         """correct, wrong or abstain."""
         ...
 

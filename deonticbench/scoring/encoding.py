@@ -47,7 +47,7 @@ def stage_attempt(record: Record, stage: Stage) -> Attempt:
 
 
 def _numeric_value(answer: object) -> float | None:
-    # Like outcomes.judge: a string is no number; bools are not numbers either.
+    # Like outcomes.judge_answer: a string is no number; bools are not numbers either.
     if isinstance(answer, bool) or not isinstance(answer, int | float):
         return None
     value = float(answer)

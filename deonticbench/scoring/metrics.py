@@ -107,7 +107,7 @@ def numeric_correct(
 ) -> NDArray[np.bool_]:
     """Per-sample verdicts for numeric domains; ``gold`` broadcasts against ``pred``."""
     value = np.where(abstain, ABSTAIN_VALUE, pred)
-    # np.round rounds half to even like Python's round, so verdicts match outcomes.judge.
+    # np.round rounds half to even like Python's round, so verdicts match outcomes.judge_answer.
     close = np.abs(np.round(value) - np.trunc(gold)) <= NUMERIC_TOLERANCE
     return close & ~abstain
 

@@ -126,7 +126,7 @@ def _read(reader: Reader, domain: Domain, gold: object, pending: _Pending) -> At
         execution=pending.execution.to_dict() if pending.execution is not None else None,
         answer=answer.value,
         abstain_reason=answer.reason,
-        outcome=reader.judge(domain, answer, gold),  # type: ignore[arg-type]
+        outcome=reader.judge_answer(domain, answer, gold),  # type: ignore[arg-type]
     )
 
 

@@ -32,7 +32,7 @@ from ..data.domains import Domain, get_domain
 from ..errors import DeonticBenchError
 from ..prompting.render import demonstration
 from ..reading.answers import Answer, answer_from_execution, parse_number
-from ..reading.outcomes import judge, within_tolerance
+from ..reading.outcomes import judge_answer, within_tolerance
 from ..solver import Solver
 
 SPLITTER = PROLOG / "split.pl"
@@ -261,7 +261,7 @@ def _parts(split: ProgramSplit) -> list[tuple[str, str]]:
 
 
 def _verdict(domain: Domain, case: Case, whole: Answer, joined: Answer) -> str | None:
-    if judge(domain, whole, case.gold) != "correct":
+    if judge_answer(domain, whole, case.gold) != "correct":
         return f"the reference does not reproduce gold ({whole.value or whole.reason})"
     if joined.value != whole.value:
         return (

@@ -4,7 +4,7 @@ A scripted agent (no model) runs each agentic mode on the smoke split through th
 runner, bubblewrap shell and swipl: what it is told is DAR's instruction.md followed by
 the harness's tools section; what it finds at /app (``sha256sum`` and ``ls`` inside the
 sandbox) is DAR's statute.txt and examples.txt byte for byte and an empty output/,
-nothing else; DAR's verdict in each record is what ``reading.dar.ajudge_app`` gives for
+nothing else; DAR's verdict in each record is what ``reading.dar.ajudge_dar_app`` gives for
 the same final state, and ``score`` prints DAR's default and strict figures beside the
 harness reader's.  The real openai client against a loopback server drives one trial
 through /app paths of the file tools; the refusals are one sentence each.
@@ -33,7 +33,7 @@ from deonticbench.models import load_model
 from deonticbench.models.base import Completion, Request
 from deonticbench.prompting.dar import DarTask, dar_task
 from deonticbench.prompting.plan import plan_run
-from deonticbench.reading.dar import ajudge_app
+from deonticbench.reading.dar import ajudge_dar_app
 from deonticbench.solver import Solver
 from deonticbench.store.folder import RunFolder
 from deonticbench.store.record import Record
@@ -100,14 +100,14 @@ def _task(record: Record) -> tuple[Case, DarTask]:
 
 
 async def _dar_judge(task: DarTask, mode: Mode, app: Path, solver: Solver) -> dict[str, object]:
-    """``ajudge_app`` on a fresh /app holding what the scripted agent left."""
+    """``ajudge_dar_app`` on a fresh /app holding what the scripted agent left."""
     direct = prompted_counterpart(mode) == "direct"
     (app / "output").mkdir(parents=True)
     if direct:
         (app / "output" / "answer.txt").write_text(f"{ANSWER}\n")
     else:
         (app / "solution.pl").write_text(f':- format("{ANSWER}~n").\n:- halt.\n')
-    verdict = await ajudge_app(app, task.expected_label, direct=direct, solver=solver)
+    verdict = await ajudge_dar_app(app, task.expected_label, direct=direct, solver=solver)
     return {"reward": verdict.reward, "stdout": verdict.stdout, "exception": verdict.exception}
 
 

@@ -12,7 +12,7 @@ from deonticbench.analysis.engine import analyse_many
 from deonticbench.data.cases import Case
 from deonticbench.data.domains import get_domain
 from deonticbench.reading.answers import answer_from_execution
-from deonticbench.reading.outcomes import judge
+from deonticbench.reading.outcomes import judge_answer
 from deonticbench.solver import Solver
 from deonticbench.store.record import Attempt
 
@@ -85,7 +85,7 @@ def diagnoses() -> Iterator[dict[str, Diagnosis]]:
                 execution=execution.to_dict(),
                 answer=answer.value,
                 abstain_reason=answer.reason,
-                outcome=judge(DOMAIN, answer, CASE.gold),
+                outcome=judge_answer(DOMAIN, answer, CASE.gold),
             )
             found[name] = diagnose(DOMAIN, CASE, attempt, Proven.of(DOMAIN, report), reference)
         yield found
@@ -180,7 +180,7 @@ def test_a_decision_resting_on_a_fail_rule_is_hard_coded() -> None:
         attempt = Attempt(
             index=0, prompt_hash="", response=None, program=program,
             execution=execution.to_dict(), answer=answer.value,
-            outcome=judge(USCIS, answer, USCIS_CASE.gold),
+            outcome=judge_answer(USCIS, answer, USCIS_CASE.gold),
         )  # fmt: skip
         proven = Proven.of(USCIS, report)
         found.append(diagnose(USCIS, USCIS_CASE, attempt, proven, proven))

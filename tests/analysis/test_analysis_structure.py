@@ -19,7 +19,7 @@ from deonticbench.analysis.structure import clauses_of, pair_predicates
 from deonticbench.data.cases import Case
 from deonticbench.data.domains import get_domain
 from deonticbench.reading.answers import answer_from_execution
-from deonticbench.reading.outcomes import judge
+from deonticbench.reading.outcomes import judge_answer
 from deonticbench.solver import Solver
 from deonticbench.store.record import Attempt
 
@@ -141,7 +141,7 @@ def diagnoses() -> Iterator[dict[str, Diagnosis]]:
                 execution=execution.to_dict(),
                 answer=answer.value,
                 abstain_reason=answer.reason,
-                outcome=judge(DOMAIN, answer, CASE.gold),
+                outcome=judge_answer(DOMAIN, answer, CASE.gold),
             )
             found[name] = diagnose(DOMAIN, CASE, attempt, Proven.of(DOMAIN, report), reference)
             if name == "another_schedules_fee":
@@ -231,7 +231,7 @@ def test_the_generator_plants_each_new_kind_and_the_analyser_finds_it() -> None:
         attempt = Attempt(
             index=0, prompt_hash="", response=None, program=program,
             execution=execution.to_dict(), answer=answer.value, abstain_reason=answer.reason,
-            outcome=judge(DOMAIN, answer, CASE.gold),
+            outcome=judge_answer(DOMAIN, answer, CASE.gold),
         )  # fmt: skip
         d = diagnose(DOMAIN, CASE, attempt, Proven.of(DOMAIN, report), reference)
         assert d.outcome == "wrong", (kind, d.reason)

@@ -19,7 +19,7 @@ from deonticbench.evaluation.runner import Runner, RunResult
 from deonticbench.models.base import Model
 from deonticbench.prompting.plan import plan_run
 from deonticbench.reading.answers import read_program_answer
-from deonticbench.reading.outcomes import judge
+from deonticbench.reading.outcomes import judge_answer
 from deonticbench.reading.programs import prepare_program
 from deonticbench.solver import Solver
 from deonticbench.store.folder import RunFolder
@@ -142,7 +142,9 @@ def test_reference_backend_agrees_with_the_reference_programs_on_every_smoke_dom
         for case in smoke(domain):
             # What validate does: run the reference program itself and judge its answer.
             execution = solver.run(prepare_program(domain, case.reference_prolog).text)
-            expected = judge(domain, read_program_answer(domain, execution.stdout), case.gold)
+            expected = judge_answer(
+                domain, read_program_answer(domain, execution.stdout), case.gold
+            )
             record = records[(domain.name, case.id, "zero-shot", 0)]
             assert record.first.outcome == expected, (domain.name, case.id)
             assert records[(domain.name, case.id, "direct", 0)].first.outcome == "correct"

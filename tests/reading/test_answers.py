@@ -9,7 +9,7 @@ from deonticbench.reading.answers import (
     read_direct_answer,
     read_program_answer,
 )
-from deonticbench.reading.outcomes import judge, within_tolerance
+from deonticbench.reading.outcomes import judge_answer, within_tolerance
 from deonticbench.solver import Execution
 
 
@@ -122,8 +122,8 @@ def test_tolerance_edges(value: float, gold: int, ok: bool) -> None:
 def test_abstention_is_never_correct_even_near_gold() -> None:
     from deonticbench.reading.answers import Answer
 
-    assert judge(get_domain("airline"), Answer.abstain("x"), 0) == "abstain"
-    assert judge(get_domain("airline"), Answer.abstain("x"), -1) == "abstain"
+    assert judge_answer(get_domain("airline"), Answer.abstain("x"), 0) == "abstain"
+    assert judge_answer(get_domain("airline"), Answer.abstain("x"), -1) == "abstain"
 
 
 # --- reading rules ---------------------------------------------------------------------

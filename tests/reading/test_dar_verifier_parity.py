@@ -224,7 +224,7 @@ def test_judge_matches_dar_test_sh(entry: Entry, solver: Solver, tmp_path: Path)
     app = _final_state(tmp_path, entry)
     script = _run_test_sh(tmp_path, entry.mode)
     verdict = asyncio.run(
-        dar.ajudge_app(
+        dar.ajudge_dar_app(
             app,
             entry.expected + "\n",
             direct=entry.mode == "direct",
@@ -273,7 +273,7 @@ def test_a_symlink_is_not_followed(solver: Solver, tmp_path: Path) -> None:
     (app / "output").symlink_to(outside / "output")
 
     def judged(direct: bool) -> dar.DarVerdict:
-        return asyncio.run(dar.ajudge_app(app, "1166", direct=direct, solver=solver))
+        return asyncio.run(dar.ajudge_dar_app(app, "1166", direct=direct, solver=solver))
 
     assert judged(direct=False).reward == 0
     assert judged(direct=True).reward == 0
@@ -313,7 +313,7 @@ def test_the_program_cannot_read_the_label(solver: Solver, tmp_path: Path) -> No
     )
     (app / dar.SOLUTION_FILE).write_text(program, encoding="utf-8")
     assert _run_test_sh(tmp_path, "program").reward == 1
-    verdict = asyncio.run(dar.ajudge_app(app, "1166", direct=False, solver=solver))
+    verdict = asyncio.run(dar.ajudge_dar_app(app, "1166", direct=False, solver=solver))
     if verdict.execution is not None and verdict.execution.sandbox != "bwrap":
         pytest.skip("without bubblewrap the host's files are visible to programs")
     assert verdict.reward is None and verdict.exception == dar.NO_REWARD_FILE
@@ -349,7 +349,7 @@ def test_a_directive_loop_gives_no_reward_at_dars_own_timeout_whatever_the_load(
         ":- write('Answer: 1166'), nl, flush_output, repeat, fail.\n",
     )
     app = _final_state(tmp_path, entry)
-    judging = dar.ajudge_app(app, "1166\n", direct=False, solver=solver)
+    judging = dar.ajudge_dar_app(app, "1166\n", direct=False, solver=solver)
     if load == "busy":
         with _cores_busy(dar.DAR_TIMEOUT_S + 10):
             verdict = asyncio.run(judging)

@@ -114,5 +114,8 @@ def test_direct_replies_are_read_as_bootstrap_outputs_reads_them() -> None:
 
 def test_judging_is_the_papers_rule() -> None:
     answer = PAPER.read_execution(NUM, _run("Tax result: 100.6\n"))
-    assert PAPER.judge(NUM, answer, 100) == "correct"
-    assert PAPER.judge(NUM, PAPER.read_execution(NUM, _run("Tax result: 101.6\n")), 100) == "wrong"
+    assert PAPER.judge_answer(NUM, answer, 100) == "correct"
+    assert (
+        PAPER.judge_answer(NUM, PAPER.read_execution(NUM, _run("Tax result: 101.6\n")), 100)
+        == "wrong"
+    )

@@ -67,7 +67,7 @@ def _ours_programs(
         for p in programs
     )
     return [
-        [reader.judge(domain, next(answers), gold) for _ in case_replies]
+        [reader.judge_answer(domain, next(answers), gold) for _ in case_replies]
         for case_replies, gold in zip(replies, golds, strict=True)
     ]
 
@@ -144,7 +144,7 @@ def test_every_program_and_direct_sample_reads_as_upstream_reads_it(tmp_path: Pa
         direct = [up.direct_replies(d, row) for row in rows[d]]
         theirs = up.read_direct(d, [[r.text for r in c] for c in direct], labels[d], tmp_path / d)
         mine = [
-            [reader.judge(domain, reader.read_direct(domain, r.text), gold) for r in case]
+            [reader.judge_answer(domain, reader.read_direct(domain, r.text), gold) for r in case]
             for case, gold in zip(direct, golds[d], strict=True)
         ]
         mismatches += _mismatches(d, direct, theirs, mine)
@@ -204,6 +204,6 @@ def _harness_direct(domain_name: str, direct: list[list[up.Reply]], golds: list[
     reader = reader_for("harness")
     domain = get_domain(domain_name)
     return [
-        [reader.judge(domain, reader.read_direct(domain, r.text), gold) for r in case]
+        [reader.judge_answer(domain, reader.read_direct(domain, r.text), gold) for r in case]
         for case, gold in zip(direct, golds, strict=True)
     ]

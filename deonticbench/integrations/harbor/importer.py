@@ -42,7 +42,7 @@ from ...agents import (
     agent_info,
     count_tool_calls,
     judge_workspace,
-    judged_attempt,
+    trial_attempt,
 )
 from ...data.cases import Case, describe_source, load_cases
 from ...data.domains import DOMAINS, Domain
@@ -245,7 +245,7 @@ def _record(
         if trial.exception and reason and "harbor" not in reason
         else None
     )
-    attempt = judged_attempt(
+    attempt = trial_attempt(
         judgement,
         domain,
         case.gold,

@@ -44,12 +44,12 @@ from ...agents import (
     budget_stop,
     build_workspace,
     finish_trial_trajectory,
-    judged_attempt,
     new_trial_trajectory,
     opening_messages,
     session_id,
     stop_reason,
     tools_of,
+    trial_attempt,
     trial_ended,
 )
 from ...data.domains import Domain, get_domain
@@ -352,7 +352,7 @@ def _trial_record(
     finish_trial_trajectory(
         atif, stop_reason=stop, tool_set=TOOL_SET, tool_mode="native", judgement=judgement
     )
-    attempt = judged_attempt(
+    attempt = trial_attempt(
         judgement,
         spec,
         unit.case.gold,

@@ -51,10 +51,10 @@ from ..prompting import (
 )
 from ..prompting.plan import RunPlan, Unit
 from ..reading.confidence import without_confidence
+from ..reading.feedback_retry import calls_for_retry
 from ..reading.harness import HARNESS_READER
 from ..reading.judging import Reply, ajudge_attempt
 from ..reading.reader import Reader, reader_for
-from ..reading.retry import calls_for_retry
 from ..settings.split import join_parts
 from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.folder import RunFolder
@@ -481,7 +481,7 @@ async def evaluate_attempt(
         # The program as it ran, so that SWI-Prolog's line numbers match it.
         return attempt, render_feedback(prompt, c.text, judged.program, feedback)
     # A program that printed one answer is final, right or wrong, even if SWI-Prolog
-    # also reported an error or warning along the way (``reading.retry``).
+    # also reported an error or warning along the way (``reading.feedback_retry``).
     return attempt, None
 
 
@@ -507,7 +507,7 @@ def _attempt_of(c: Completion, index: int, prompt: Prompt, cached: bool) -> Atte
 
 
 def _next(mode: str, attempt: Attempt, retry_prompt: Prompt) -> Prompt | None:
-    """The next attempt's prompt when the retry rule (``reading.retry``) calls for one."""
+    """The next attempt's prompt when the retry rule (``reading.feedback_retry``) calls for one."""
     failed = attempt.error is not None or attempt.response is None
     answered = attempt.answer is not None
     return retry_prompt if calls_for_retry(mode, failed=failed, answered=answered) else None

@@ -26,6 +26,7 @@ from .answers import (
 from .confidence import answer_probability, read_verbal_confidence, without_confidence
 from .dar import DAR_MOUNT, RunsPrograms, ajudge_dar_app
 from .encoding import utf8_encodable
+from .feedback_retry import calls_for_retry
 from .harness import HARNESS_READER, HarnessReader
 from .judging import (
     NO_DOMAIN,
@@ -60,7 +61,6 @@ from .programs import (
     unwrap_fenced,
 )
 from .reader import Reader, reader_for
-from .retry import calls_for_retry
 
 __all__ = [
     "DAR_MOUNT",

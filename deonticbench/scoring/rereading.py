@@ -29,8 +29,8 @@ from pathlib import Path
 
 from ..data.domains import DOMAINS, Domain
 from ..reading.answers import Answer
+from ..reading.feedback_retry import calls_for_retry
 from ..reading.reader import Reader, reader_for
-from ..reading.retry import calls_for_retry
 from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.record import Attempt, Record
 from ..store.run import READING_KEY, Run, load_run
@@ -131,7 +131,7 @@ def _read(reader: Reader, domain: Domain, gold: object, pending: _Pending) -> At
 
 
 def _calls_for_retry(mode: str, attempt: Attempt) -> bool:
-    """The retry rule (``reading.retry``), as a stored attempt answers it."""
+    """The retry rule (``reading.feedback_retry``), as a stored attempt answers it."""
     failed = attempt.error is not None or attempt.response is None
     return calls_for_retry(mode, failed=failed, answered=attempt.answer is not None)
 

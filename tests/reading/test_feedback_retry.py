@@ -1,4 +1,4 @@
-"""The retry rule has one owner (``reading.retry``), which the runner and re-reading both
+"""The retry rule has one owner (``reading.feedback_retry``), which the runner and re-reading both
 follow: a failed request is retried in every mode, a program mode without an answer is
 retried, and an answer, right or wrong, never is."""
 

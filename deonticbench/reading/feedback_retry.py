@@ -1,4 +1,4 @@
-"""The retry rule, in one place: which judged attempts call for another.
+"""The feedback-retry rule, in one place: which judged attempts call for another.
 
 An attempt is retried when its request failed (an error, or no text), or when a mode that
 writes a program got no answer from it (no program, a syntax or runtime error that

@@ -5,7 +5,10 @@ change between releases.  An evaluation in three lines::
 
     from deonticbench import RunSpec, evaluate, score
     run = evaluate(RunSpec(model="reference", domains=("airline",), split="smoke"))
-    print(score(run.path).to_frame())
+    print(score(run).to_frame())
+
+A finished run folder opens one way, ``read_run(path)``, into the ``Run`` that
+``evaluate`` returns too and every reader of a run takes.
 
 Names are imported on first use (PEP 562), so ``import deonticbench`` and the command
 line stay fast: ``deonticbench exec`` never pays for numpy or the model backends.
@@ -27,10 +30,11 @@ __version__ = "0.1.0"
 
 # public name -> module (under deonticbench) that owns it
 _PUBLIC = {
-    # what a run is, and the two entry points
+    # what a run is, the two entry points, and the one way to open a run
     "RunSpec": "store",
     "evaluate": "api",
-    "EvalResult": "api",
+    "Run": "store",
+    "read_run": "store",
     "score": "api",
     "ScoreResult": "api",
     "ScoreRow": "api",
@@ -72,7 +76,6 @@ __all__ = [
     "DataSource",
     "DeonticBenchError",
     "Domain",
-    "EvalResult",
     "Execution",
     "JudgedAttempt",
     "Limits",
@@ -82,6 +85,7 @@ __all__ = [
     "Program",
     "Record",
     "Reply",
+    "Run",
     "RunSpec",
     "ScoreResult",
     "ScoreRow",
@@ -94,6 +98,7 @@ __all__ = [
     "judge_attempt",
     "load_cases",
     "load_model",
+    "read_run",
     "resolve_source",
     "score",
 ]
@@ -126,7 +131,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the type checker sees the names as plain imports
-    from .api import EvalResult, ScoreResult, ScoreRow, evaluate, score
+    from .api import ScoreResult, ScoreRow, evaluate, score
     from .data.cases import Case, load_cases
     from .data.domains import DOMAINS, Domain, get_domain
     from .data.sources import DataSource, resolve_source
@@ -137,5 +142,6 @@ if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .reading.outcomes import Outcome, judge_answer
     from .solver import Execution, Limits, Solver
     from .store.record import Attempt, Record
+    from .store.run import Run, read_run
     from .store.spec import RunSpec
     from .vocabulary.modes import MODES, Mode

@@ -2,7 +2,11 @@
 
     from deonticbench import RunSpec, evaluate, score
     run = evaluate(RunSpec(model="reference", domains=("airline",), split="smoke"))
-    print(score(run.path).to_frame())
+    print(score(run).to_frame())
+
+``evaluate`` returns the ``Run`` it made, as ``read_run`` reads a run folder, with what
+its session did (``Run.session``); ``score`` and every other reader of a run take it, or
+the folder's path.
 
 ``evaluate`` runs a spec as ``deonticbench eval`` does: the model, the data and the
 run folder are checked before anything is written (a missing key or an unusable
@@ -43,7 +47,7 @@ from .evaluation.preflight import (
     run_cache,
 )
 from .evaluation.provenance import build_config
-from .evaluation.runner import Observer, Runner, RunResult
+from .evaluation.runner import Observer, Runner
 from .evaluation.trials import check_dar_tasks
 from .models import Model, count_prompt_tokens, load_model, token_count_method
 from .models.anthropic_tokens import count_by_endpoint, counts_by_endpoint
@@ -64,6 +68,7 @@ from .store.folder import RunFolder, is_run_folder, set_aside
 from .store.naming import find_resumable, new_run_path, new_run_pattern
 from .store.record import Record, RecordKey
 from .store.records_file import RECORDS_NAME, read_records
+from .store.run import Run, RunLike, Session, read_run
 from .store.spec import DEFAULT_ATTEMPTS, RunSpec
 from .vocabulary.chat import Message
 
@@ -113,42 +118,6 @@ class PreparedRun:
 
     def sample_keys(self) -> set[RecordKey]:
         return {key for unit in self.plan.units for key in unit.sample_keys()}
-
-
-@dataclass
-class EvalResult:
-    """What ``evaluate`` did.  ``path`` is the run folder: pass it to ``score``."""
-
-    path: Path
-    spec: RunSpec
-    config: dict[str, Any]
-    """The folder's config.json as it now stands (sessions of a resumed run included)."""
-    records: list[Record]
-    """Every record of the planned samples, resumed and new."""
-    planned: int
-    """Samples the spec asks for."""
-    new: int = 0
-    resumed: int = 0
-    requests: int = 0
-    """Model requests actually sent (cache hits excluded); one may be several calls."""
-    calls: int = 0
-    """Provider calls sent, every try included: what the server received
-    (``RunResult.calls``)."""
-    cache_hits: int = 0
-    interrupted: bool = False
-    truncated: bool = False
-    """A crash's truncated last line was cut from records.jsonl before resuming."""
-    dropped_errors: int = 0
-    """Records of failed requests taken out to be redone (``retry_errors``)."""
-
-    @property
-    def records_path(self) -> Path:
-        return self.path / RECORDS_NAME
-
-    @property
-    def missing(self) -> int:
-        """Planned samples without a record (an interrupted run)."""
-        return self.planned - len(self.records)
 
 
 def prepare(
@@ -303,9 +272,10 @@ async def arun(
     executor: ExecutorKind = "fork",
     batch: bool = False,
     prompt_cache: bool = True,
-) -> EvalResult:
-    """Run a prepared run.  Cancelling it stops cleanly: finished records are on disk
-    and the result says ``interrupted``.  A cancellation before the run folder is
+) -> Run:
+    """Run a prepared run; the ``Run`` it made, with what this session did
+    (``Run.session``).  Cancelling it stops cleanly: finished records are on disk and
+    the session says ``interrupted``.  A cancellation before the run folder is
     opened propagates (nothing was changed).  ``batch``: the prompted modes' requests go
     through the provider's batch API (``evaluation.batching``).  ``prompt_cache`` False
     (``--no-prompt-cache``): no request asks the provider to cache its prefix; how we
@@ -410,37 +380,29 @@ def _sampling(prepared: PreparedRun, prompt_cache: bool) -> RunSampling:
 def _closing(
     prepared: PreparedRun,
     run: RunFolder,
-    done: RunResult,
+    session: Session,
     *,
     interrupted: bool,
     started: float,
-) -> EvalResult:
+) -> Run:
     """After a run, a stopped one too: its results.json (what is there so far), and
-    what ``arun`` returns."""
+    what ``arun`` returns: the folder read back, with what this session did."""
     in_plan = prepared.sample_keys()
     write_run_results(prepared.out, wall_time_s=time.monotonic() - started)
-    return EvalResult(
-        path=prepared.out,
-        spec=prepared.spec,
-        config=run.config,
-        records=[r for key, r in run.done.items() if key in in_plan],
-        planned=len(in_plan),
-        new=done.new,
-        resumed=done.resumed,
-        requests=done.requests,
-        calls=done.calls,
-        cache_hits=done.cache_hits,
-        interrupted=interrupted,
-        truncated=run.loaded.truncated,
-        dropped_errors=run.loaded.dropped_errors,
-    )
+    session.planned = len(in_plan)
+    session.missing = sum(1 for key in in_plan if key not in run.done)
+    session.interrupted = interrupted
+    session.truncated = run.loaded.truncated
+    session.dropped_errors = run.loaded.dropped_errors
+    made = read_run(prepared.out)
+    made.session = session
+    return made
 
 
-def write_run_results(
-    folder: str | os.PathLike[str], *, wall_time_s: float | None = None
-) -> Path | None:
-    """Score a run folder and write its results.json; None when it holds no record."""
-    (scores,) = score_runs([Path(folder)])
+def write_run_results(run: RunLike, *, wall_time_s: float | None = None) -> Path | None:
+    """Score a run (or run folder) and write its results.json; None when it holds no
+    record."""
+    (scores,) = score_runs([run])
     if not scores.run.records:
         return None
     return write_results(scores, wall_time_s=wall_time_s)
@@ -477,8 +439,9 @@ def evaluate(
     executor: ExecutorKind = "fork",
     batch: bool = False,
     prompt_cache: bool = True,
-) -> EvalResult:
-    """Evaluate ``spec`` into the run folder ``out`` (resumed when it holds this run).
+) -> Run:
+    """Evaluate ``spec`` into the run folder ``out`` (resumed when it holds this run);
+    the ``Run`` made, with what this session did (``Run.session``).
 
     ``observer`` is told about progress (``progress.LiveProgress`` draws it); ``cache``
     is the response cache (None: the default file, False: none); ``workers`` the Prolog
@@ -534,31 +497,23 @@ class ScoreResult:
 
 
 def score(
-    run_or_runs: str
-    | os.PathLike[str]
-    | EvalResult
-    | Sequence[str | os.PathLike[str] | EvalResult],
+    runs: RunLike | Sequence[RunLike],
     *,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     bootstrap_seed: int = 0,
 ) -> ScoreResult:
-    """Score run folders (paths, or what ``evaluate`` returned); every path is checked
-    before any is scored.  ``bootstrap`` replicates are drawn with ``bootstrap_seed``.
-    The library form of ``deonticbench score``."""
-    items = (
-        [run_or_runs]
-        if isinstance(run_or_runs, str | os.PathLike | EvalResult)
-        else list(run_or_runs)
-    )
-    paths = [item.path if isinstance(item, EvalResult) else Path(item) for item in items]
-    scores = score_runs(paths, bootstrap=bootstrap, seed=bootstrap_seed)
+    """Score runs: a ``Run`` (what ``read_run`` or ``evaluate`` returned) or a run
+    folder's path, or a list of them; every path is checked before any is scored.
+    ``bootstrap`` replicates are drawn with ``bootstrap_seed``.  The library form of
+    ``deonticbench score``."""
+    items = [runs] if isinstance(runs, Run | str | os.PathLike) else list(runs)
+    scores = score_runs(items, bootstrap=bootstrap, seed=bootstrap_seed)
     notes = [f"{s.run.path}: {note}" for s in scores for note in s.notes]
     return ScoreResult(scores, notes)
 
 
 __all__ = [
     "CacheChoice",
-    "EvalResult",
     "FolderObserver",
     "PreparedRun",
     "ScoreResult",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from deonticbench import RunSpec, ScoreRow, evaluate, score
+from deonticbench import RunSpec, ScoreRow, evaluate, read_run, score
 from deonticbench.api import prepare
 from deonticbench.data.sources import resolve_source
 from deonticbench.errors import ConfigError
@@ -39,8 +39,10 @@ def spec(**changes: object) -> RunSpec:
 def test_evaluate_then_score_in_three_lines(tmp_path: Path) -> None:
     run = evaluate(spec(), tmp_path / "run", cache=tmp_path / "cache.sqlite")
     assert run.path == tmp_path / "run" and (run.path / "config.json").is_file()
-    assert (run.planned, run.new, run.resumed, run.missing) == (10, 10, 0, 0)
-    assert not run.interrupted and run.spec.attempts == 2  # resolved
+    session = run.session
+    assert session is not None
+    assert (session.planned, session.new, session.resumed, session.missing) == (10, 10, 0, 0)
+    assert not session.interrupted and run.spec is not None and run.spec.attempts == 2
     assert run.spec.data == resolve_source(DATA)
     # The reference answers every case with its own gold material.
     assert all(r.final.outcome == "correct" for r in run.records)
@@ -57,10 +59,47 @@ def test_evaluate_then_score_in_three_lines(tmp_path: Path) -> None:
     assert frame["mean"].tolist() == [1.0, 1.0] and len(frame) == 2
 
 
+def test_read_run_and_score_a_finished_run_folder(tmp_path: Path) -> None:
+    made = evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
+    run = read_run(tmp_path / "run")
+    assert run.session is None and made.session is not None
+    assert run.spec is not None and run.spec.split == "smoke"
+    assert [r.key for r in run.records] == [r.key for r in made.records]
+    assert run.results is not None  # evaluate wrote results.json
+    rows = score(run, bootstrap=50).rows
+    assert [(r.domain, r.mode, r.mean, r.n_cases) for r in rows] == [("airline", "direct", 1.0, 5)]
+    assert rows == score(tmp_path / "run", bootstrap=50).rows == score(made, bootstrap=50).rows
+
+
+def test_every_reader_of_a_run_takes_the_run_or_its_folder(tmp_path: Path) -> None:
+    """score, compare, the report, reliability, analyze and the export read a ``Run`` as
+    they read its folder."""
+    from deonticbench.analysis.run import analyse_run
+    from deonticbench.export.examples import rejected_completions
+    from deonticbench.reliability.api import reliability_reports
+    from deonticbench.report import build_report
+    from deonticbench.scoring import compare
+
+    run = evaluate(spec(modes=("zero-shot",)), tmp_path / "run", cache=False)
+    folder = tmp_path / "run"
+    assert score(run, bootstrap=20).rows == score(folder, bootstrap=20).rows
+    assert compare(run, folder, 20) == compare(folder, folder, 20)
+    assert "DeonticBench report: reference" in build_report([run])
+    assert reliability_reports([run], bootstrap=20) == reliability_reports([folder], bootstrap=20)
+    by_run, by_folder = analyse_run(run)[0], analyse_run(folder)[0]
+    assert [r.to_json() for r in by_run] == [r.to_json() for r in by_folder] and by_run
+    assert rejected_completions(run, [], "zero-shot") == {}
+
+
 def test_evaluate_resumes_a_finished_run_without_sending_anything(tmp_path: Path) -> None:
     first = evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
     again = evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
-    assert (again.new, again.resumed, again.requests) == (0, first.new, 0)
+    assert first.session is not None and again.session is not None
+    assert (again.session.new, again.session.resumed, again.session.requests) == (
+        0,
+        first.session.new,
+        0,
+    )
     assert [r.key for r in again.records] == [r.key for r in first.records]
 
 
@@ -84,7 +123,8 @@ def test_a_spec_without_data_reads_deonticbench_data_and_says_so(
 ) -> None:
     monkeypatch.setenv("DEONTICBENCH_DATA", DATA)
     run = evaluate(spec(modes=("direct",), data=None), tmp_path / "run", cache=False)
-    assert run.spec.data == resolve_source(DATA) and run.new == 5
+    assert run.spec is not None and run.spec.data == resolve_source(DATA)
+    assert run.session is not None and run.session.new == 5
 
 
 def test_a_library_user_gets_the_eval_commands_refusal_of_a_fixed_parameter(

@@ -432,7 +432,7 @@ def _opens_config(source: str) -> list[int]:
 @pytest.mark.slow
 def test_only_the_store_opens_a_run_folders_config() -> None:
     # One way to open a run folder: every later stage takes the loaded run
-    # (``store.load_run``) or asks the store, never reads config.json itself.
+    # (``store.read_run``) or asks the store, never reads config.json itself.
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.relative_to(PACKAGE).parts[0] == "store":

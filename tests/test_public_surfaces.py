@@ -189,7 +189,6 @@ RENAMED = [
     ("deonticbench.scoring", "LoadReport", "deonticbench.store", "LoadReport"),
     ("deonticbench.scoring", "Run", "deonticbench.store", "Run"),
     ("deonticbench.scoring", "RunFolderError", "deonticbench.store", "RunFolderError"),
-    ("deonticbench.scoring", "load_run", "deonticbench.store", "load_run"),
     ("deonticbench.scoring", "reading_of", "deonticbench.store", "reading_of"),
     ("deonticbench.integrations", "protocol_rows",
      "deonticbench.integrations.harbor.comparisons", "scorer_rows"),

@@ -27,10 +27,8 @@ from ..data.sources import SPLITS
 from ..errors import DataError
 from ..reading.judging import reference_as_run
 from ..solver import Solver
-from ..store.folder import require_run_folder
 from ..store.record import Attempt, Record
-from ..store.records_file import RECORDS_NAME
-from ..store.run import load_run
+from ..store.run import RunLike, read_run
 from ..vocabulary.modes import writes_program
 from .compare import CaseVocabulary
 from .derive import Derivation, analyse_deriving, derive_report
@@ -219,17 +217,19 @@ def source_of_run(config: dict[str, Any]) -> DataSource:
 
 
 def analyse_run(
-    run_dir: str | Path,
+    run: RunLike,
     *,
     solver: Solver | None = None,
     workers: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[AnalysisRow], dict[str, int]]:
-    """Analyse a run folder and write ``analysis.jsonl``; the rows and some counts."""
-    folder = require_run_folder(run_dir)
-    if not (folder / RECORDS_NAME).is_file():
+    """Analyse a run (or the run folder given by path, read strictly: the analysis runs
+    programs again against the run's data) and write its ``analysis.jsonl``; the rows
+    and some counts."""
+    run = read_run(run, policy="strict")
+    folder = run.path
+    if not run.records_path.is_file():
         raise DataError(f"{folder} holds no records yet: nothing to analyse.")
-    run = load_run(folder, policy="strict")
     records = [r for r in run.records if writes_program(r.mode)]
     split = str(run.config.get("split", "hard"))
     source = source_of_run(run.config)

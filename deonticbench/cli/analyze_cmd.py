@@ -59,14 +59,13 @@ def _require_programs(folder: Path) -> None:
     tables would be empty and say nothing of why."""
     # start-up: ``deonticbench --help`` imports every command's module
     from ..errors import DataError
-    from ..store.folder import require_run_folder
-    from ..store.records_file import RECORDS_NAME, iter_records
+    from ..store.run import read_run
     from ..vocabulary.modes import writes_program
 
-    require_run_folder(folder)
-    if not (folder / RECORDS_NAME).is_file():
+    run = read_run(folder, policy="strict")
+    if not run.records_path.is_file():
         return  # analyse_run says it holds no records yet
-    if not any(writes_program(r.mode) for r in iter_records(folder)):
+    if not any(writes_program(r.mode) for r in run.records):
         raise DataError(
             f"{folder} holds no record of a mode that writes a program (zero-shot, "
             "few-shot, the settings or the agentic program modes): nothing to analyse."

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..api import EvalResult, PreparedRun, arun, dry_run, prepare, score
+from ..api import PreparedRun, arun, dry_run, prepare, score
 from ..data.domains import DOMAINS
 from ..evaluation.progress import ConsoleProgress, summary_table
 from ..evaluation.run_options import EvalOptions, RunOptions
@@ -18,6 +18,7 @@ from ..evaluation.trials import batch_interactive_note
 from ..models.tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
 from ..scoring.notes import closing_notes
 from ..store.batches import BatchLog
+from ..store.run import Run
 from ..store.spec import (
     AGENT_TOOL_SETS,
     CONFIDENCE_SIGNALS,
@@ -313,12 +314,16 @@ async def _evaluate(prepared: PreparedRun, options: RunOptions, notes: list[str]
             return 130
 
 
-def _closing_lines(prepared: PreparedRun, result: EvalResult, notes: list[str]) -> int:
+def _closing_lines(prepared: PreparedRun, result: Run, notes: list[str]) -> int:
     """The summary table and the closing line of a run; the exit code (130: stopped)."""
-    click.echo(summary_table(result.records, order=DOMAINS))
+    session = result.session
+    assert session is not None  # arun says what its session did
+    in_plan = prepared.sample_keys()
+    records = [r for r in result.records if r.key in in_plan]
+    click.echo(summary_table(records, order=DOMAINS))
     model = prepared.model
     closing = closing_notes(
-        result.records,
+        records,
         reference=model.provider == "reference",
         setting_notes=prepared.plan.setting_notes.values(),
         replay_misses=getattr(model, "misses", 0) if model.provider == "replay" else 0,
@@ -326,15 +331,15 @@ def _closing_lines(prepared: PreparedRun, result: EvalResult, notes: list[str]) 
     )
     notes.extend(f"note: {n}" for n in closing)
     click.echo(
-        f"{result.new} new records, {result.resumed} kept from before, "
-        f"{result.calls} calls sent, "
-        f"{result.cache_hits} cached responses used; "
+        f"{session.new} new records, {session.resumed} kept from before, "
+        f"{session.calls} calls sent, "
+        f"{session.cache_hits} cached responses used; "
         f"records in {result.records_path}",
         err=True,
     )
-    if result.interrupted:
+    if session.interrupted:
         click.echo(
-            f"interrupted: {result.missing} samples left; run the same command to resume.",
+            f"interrupted: {session.missing} samples left; run the same command to resume.",
             err=True,
         )
         running = BatchLog(prepared.out).still_running_note(prepared.out)

@@ -37,12 +37,13 @@ def command(
     beside the paper's."""
     # start-up: ``deonticbench --help`` imports every command's module
     from ..integrations import import_jobs
+    from ..store.imported import written_line
 
     target = out or Path("runs") / f"harbor-{jobs_dir.resolve().name}"
     source = resolve_source(data_dir, hub=hub, revision=revision)
     result = import_jobs(jobs_dir, target, source=source, split=split)
-    k = ", ".join(f"{d} K={n}" for d, n in result.k.items())
-    click.echo(f"wrote {result.records} records ({', '.join(result.modes)}; {k}) to {result.out}")
+    assert result.run is not None  # import_jobs returns once the records are written
+    click.echo(f"wrote {written_line(result.run)}")
     click.echo(
         f"judged from kept artifacts: {result.from_artifacts}, from the verifier's output: "
         f"{result.from_verifier}, never ran: {result.never_ran}; abstentions (no readable "
@@ -60,4 +61,4 @@ def command(
             f"split and were not imported (e.g. {result.foreign[0]})",
             err=True,
         )
-    click.echo(f"score it with: deonticbench score {result.out} [--dar-rules]")
+    click.echo(f"score it with: deonticbench score {result.run.path} [--dar-rules]")

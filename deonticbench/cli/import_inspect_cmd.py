@@ -28,13 +28,14 @@ def command(log: Path, out: Path) -> None:
         if not (exc.name or "").startswith("inspect_ai"):
             raise
         raise missing_extra("reading inspect logs", "inspect") from None
+    from ..store.imported import written_line  # start-up: as import_log above
+
     result = import_log(log, out)
-    k = ", ".join(f"{d} K={n}" for d, n in result.k.items())
-    click.echo(f"wrote {result.records} records ({', '.join(result.modes)}; {k}) to {result.out}")
+    click.echo(f"wrote {written_line(result.run)}")
     if result.unscored:
         click.echo(
             f"note: {result.unscored} sample(s) of the log have no score (an error or a "
             "cancellation) and were not imported",
             err=True,
         )
-    click.echo(f"score it with: deonticbench score {result.out}")
+    click.echo(f"score it with: deonticbench score {result.run.path}")

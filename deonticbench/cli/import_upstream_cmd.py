@@ -60,16 +60,16 @@ def command(
     where those are there, else run again here (and the command says so)."""
     # start-up: ``deonticbench --help`` imports every command's module
     from ..integrations.upstream_outputs import import_upstream
+    from ..store.imported import written_line
 
     source = resolve_source(data_dir, hub=hub, revision=revision)
     result = import_upstream(
         outputs_dir, out, source=source, split=split, model=model, limits=Limits(timeout_s=timeout)
     )
     run = result.run
-    k = ", ".join(f"{d} K={n}" for d, n in run.k.items())
     click.echo(
-        f"wrote {run.records} records of {result.model} from {result.files} output files "
-        f"({', '.join(run.modes)}; {k}) to {run.out}, protocol paper"
+        f"wrote {written_line(run, of=f'of {result.model} from {result.files} output files')}"
+        ", protocol paper"
     )
     click.echo(
         f"abstentions: {result.abstained}, of which {result.failed_generations} replies "
@@ -82,4 +82,4 @@ def command(
             f"{result.rerun} programs were run again in this machine's sandbox: where it runs "
             "a program otherwise than upstream's machine did, their readings can differ"
         )
-    click.echo(f"score it with: deonticbench score {run.out}")
+    click.echo(f"score it with: deonticbench score {run.path}")

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from .provenance import build_config, imported_config
     from .requests import prompt_request
     from .run_options import EvalOptions, RunOptions
-    from .runner import Observer, Runner, RunResult, evaluate_attempt
+    from .runner import Observer, Runner, evaluate_attempt
     from .stopping import STOP_SIGNALS, stopped_by_signals
     from .trials import (
         TrialDriver,
@@ -88,7 +88,6 @@ _HOME = {
     "cancel_open": "batch_admin",
     "refresh_states": "batch_admin",
     "ResponseCache": "cache",
-    "RunResult": "runner",
     "Runner": "runner",
     "build_catalog": "catalog",
     "build_config": "provenance",
@@ -138,7 +137,6 @@ __all__ = [
     "ProgramRun",
     "ResponseCache",
     "RunOptions",
-    "RunResult",
     "Runner",
     "TrialDriver",
     "adopt",

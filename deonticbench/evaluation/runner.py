@@ -58,7 +58,8 @@ from ..reading.reader import Reader, reader_for
 from ..settings.split import join_parts
 from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.folder import RunFolder
-from ..store.record import AgentInfo, Attempt, Record, RecordKey
+from ..store.record import AgentInfo, Attempt, Record
+from ..store.run import Session
 from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
 from ..vocabulary.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from .batching import BatchBroker
@@ -86,21 +87,6 @@ class _Silent:
 
     def recorded(self, record: Record) -> None:
         pass
-
-
-@dataclass
-class RunResult:
-    records: dict[RecordKey, Record]
-    """Every record of the run folder: resumed and new."""
-    new: int = 0
-    resumed: int = 0
-    requests: int = 0
-    """Model requests actually sent (cache hits excluded); one may be several calls."""
-    calls: int = 0
-    """Provider calls sent, every try included: what the server received (an Anthropic
-    request of K samples is K calls).  Backends without HTTP count their requests."""
-    cache_hits: int = 0
-    interrupted: bool = False
 
 
 # --- the runner ----------------------------------------------------------------------
@@ -144,7 +130,7 @@ class Runner:
         self._identity = self.sampling.identity(model)
         self._requests: asyncio.Semaphore | None = None
         self._executions: asyncio.Semaphore | None = None
-        self._result = RunResult(records=run.done)
+        self._result = Session()
         self.agent = agent or AgentOptions()
         self.agent_model = as_agent(model)
         self._prefix_groups: dict[str, asyncio.Event] = {}
@@ -165,7 +151,7 @@ class Runner:
             programs=self,
         )
 
-    async def run(self, plan: RunPlan) -> RunResult:
+    async def run(self, plan: RunPlan) -> Session:
         """Do every sample of the plan that has no record yet.  Cancellation stops
         cleanly: finished records are already on disk, in-flight samples are dropped."""
         done = self.run_folder.done
@@ -225,7 +211,8 @@ class Runner:
             await self.batcher.close()
 
     @property
-    def result(self) -> RunResult:
+    def result(self) -> Session:
+        """What this run has done so far (the records are the run folder's)."""
         return self._result
 
     # one unit: the samples of a case in a mode ------------------------------------
@@ -553,7 +540,6 @@ __all__ = [
     "DEFAULT_ATTEMPTS",
     "DEFAULT_CONCURRENCY",
     "Observer",
-    "RunResult",
     "Runner",
     "evaluate_attempt",
 ]

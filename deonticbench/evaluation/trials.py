@@ -148,7 +148,7 @@ def batch_interactive_note(modes: Iterable[str]) -> str | None:
 
 
 class Counts(Protocol):
-    """What the driver adds to the run's counts (``runner.RunResult``)."""
+    """What the driver adds to the run's counts (``store.run.Session``)."""
 
     requests: int
     cache_hits: int

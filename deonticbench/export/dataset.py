@@ -12,6 +12,7 @@ from ..data.cases import DataSource, load_cases
 from ..data.domains import Domain
 from ..errors import ConfigError, DataError
 from ..rewards.signatures import prefetch_signatures
+from ..store.run import Run, RunLike, read_run
 from ..vocabulary.modes import Mode
 from .examples import (
     PROGRAM_MODES,
@@ -47,7 +48,7 @@ def export_dataset(
     mode: Mode = "zero-shot",
     split: str = "train",
     allow_test: bool = False,
-    rejected_from: str | None = None,
+    rejected_from: RunLike | None = None,
     exemplar_seed: int = 0,
     limit: int | None = None,
     timeout_s: float | None = None,
@@ -58,8 +59,10 @@ def export_dataset(
 ) -> ExportReport:
     """Write one training (or, with ``allow_test``, hard-split test) file and its manifest.
 
-    With ``tokenizer``, the completions' lengths in its tokens are measured per domain
-    (and with ``max_completion_tokens``, how many a trainer's cap would cut; with
+    ``rejected_from`` (a ``Run`` or its folder): the preference formats' rejected
+    completions, the run's wrong or abstained first answers.  With ``tokenizer``, the
+    completions' lengths in its tokens are measured per domain (and with
+    ``max_completion_tokens``, how many a trainer's cap would cut; with
     ``drop_over_length`` those are left out of the file)."""
     _check_options(
         fmt, mode, split, allow_test=allow_test, rejected_from=rejected_from,
@@ -67,6 +70,9 @@ def export_dataset(
         drop_over_length=drop_over_length,
     )  # fmt: skip
     counter = Counter(tokenizer) if tokenizer is not None else None  # refuse early
+    rejected = None  # read only where its answers are used; a manifest names it either way
+    if fmt in PREFERENCE_FORMATS and rejected_from is not None:
+        rejected = read_run(rejected_from)
     folder = Path(out)
     target = folder / file_name(fmt, split)
     if target.exists():
@@ -81,11 +87,13 @@ def export_dataset(
     ]
     if counter is not None:
         examples = _measure(examples, counter, max_completion_tokens, drop_over_length, report)
-    pairs = _pairs(examples, rejected_from, mode, report) if fmt in PREFERENCE_FORMATS else []
+    pairs = _pairs(examples, rejected, mode, report) if fmt in PREFERENCE_FORMATS else []
     if fmt in REWARD_FORMATS:
         _prefetch_references(examples)
     _write_files(fmt, target, rows_for(fmt, split, examples, pairs), report)
-    write_manifest(report, source, domains, mode, exemplar_seed, rejected_from, timeout_s)
+    named = rejected_from.path if isinstance(rejected_from, Run) else rejected_from
+    rejected_path = None if named is None else str(named)
+    write_manifest(report, source, domains, mode, exemplar_seed, rejected_path, timeout_s)
     return report
 
 
@@ -136,7 +144,7 @@ def _check_options(
     split: str,
     *,
     allow_test: bool,
-    rejected_from: str | None,
+    rejected_from: RunLike | None,
     tokenizer: str | None,
     max_completion_tokens: int | None,
     drop_over_length: bool,
@@ -202,7 +210,7 @@ def _domain_examples(
 
 
 def _pairs(
-    examples: Sequence[Example], rejected_from: str | None, mode: Mode, report: ExportReport
+    examples: Sequence[Example], rejected_from: Run | None, mode: Mode, report: ExportReport
 ) -> list[Pair]:
     """Each example with every rejected completion of its prompt (``--rejected-from``)."""
     assert rejected_from is not None
@@ -217,7 +225,7 @@ def _pairs(
             report.counts[example.domain].pairs += 1
     if not pairs:
         raise DataError(
-            f"{rejected_from} has no wrong or abstained {mode} answer to any exported "
+            f"{rejected_from.path} has no wrong or abstained {mode} answer to any exported "
             "prompt, so there is no preference pair to write."
         )
     return pairs

@@ -21,7 +21,7 @@ from ..errors import ConfigError, DataError
 from ..prompting import demonstration, hard_complement, problem_key, render
 from ..prompting.plan import plan_run
 from ..rewards.core import RewardTarget, score_batch
-from ..store.records_file import iter_records
+from ..store.run import RunLike, read_run
 from ..vocabulary.chat import Message
 from ..vocabulary.modes import Mode
 
@@ -189,22 +189,24 @@ def build_examples(
 
 
 def rejected_completions(
-    run: str, examples: Sequence[Example], mode: Mode
+    run: RunLike, examples: Sequence[Example], mode: Mode
 ) -> dict[tuple[str, str], list[str]]:
     """Wrong or abstained first responses of a run, for the examples' exact prompts.
 
     Only a record of the same case, in the same prompt mode, whose first attempt was
     asked with the very prompt of the example (same prompt hash) counts, so that chosen
-    and rejected answer the same prompt.  Failed requests are not completions.
+    and rejected answer the same prompt.  Failed requests are not completions.  A run
+    folder is read as ``score`` reads it (``read_run``: a damaged line is skipped).
     """
     wanted = {(e.domain, e.case.id): e.prompt_hash for e in examples}
     found: dict[tuple[str, str], list[str]] = {}
+    read = read_run(run)
     try:
-        records = list(iter_records(run))
+        records = list(read.records)
     except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read the run {run}: {exc}") from None
+        raise DataError(f"cannot read the run {read.path}: {exc}") from None
     if not records:
-        raise DataError(f"{run} holds no records (expected a run folder with records.jsonl).")
+        raise DataError(f"{read.path} holds no records (expected a run folder with records.jsonl).")
     for record in records:
         key = (record.domain, record.case_id)
         if record.mode != mode or key not in wanted:

@@ -46,8 +46,9 @@ from ..reading.reader import Reader, reader_for
 from ..solver import Limits, Solver
 from ..solver.execution import Execution
 from ..store.config import CASE_ORDER_KEY
-from ..store.imported import ImportedRun, refuse_existing, write_imported_run
+from ..store.imported import refuse_existing, write_imported_run
 from ..store.record import Record
+from ..store.run import Run
 from ..store.spec import RunSpec
 from ..vocabulary.chat import Message
 from ..vocabulary.modes import Mode
@@ -89,7 +90,8 @@ class UpstreamOutput:
 class UpstreamImport:
     """What an import wrote, and how its replies were read."""
 
-    run: ImportedRun
+    run: Run
+    """The run folder written, read back: every reader of a run takes it."""
     model: str
     files: int
     abstained: int

@@ -12,7 +12,7 @@ from ..errors import missing_extra
 from ..scoring.metrics import DEFAULT_BOOTSTRAP
 from ..scoring.scores import RunScores
 from ..scoring.tables import render, render_csv
-from ..store.run import load_run
+from ..store.run import RunLike, read_run
 from .cascade import CascadeError, CascadeResult, DeferTo, Prices, cascade, load_prices
 from .costs import CostModel, cost_reports, load_costs
 from .evaluate import SignalReport, evaluate_groups
@@ -37,28 +37,27 @@ def _frame(rows: list[dict[str, Any]]) -> Any:
 
 
 def reliability_reports(
-    paths: Sequence[str | Path],
+    runs: Sequence[RunLike],
     *,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
     signals: Sequence[str] = SIGNALS,
 ) -> list[SignalReport]:
     """Every signal's metrics for every domain x mode x stage of the runs."""
-    runs = [load_run(p) for p in paths]
     return [
         r
-        for run in runs
+        for run in [read_run(given) for given in runs]  # every path checked before any is read
         for r in evaluate_groups(run_signals(run), replicates=bootstrap, seed=seed, signals=signals)
     ]
 
 
 def reliability_frame(
-    paths: Sequence[str | Path], *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
+    runs: Sequence[RunLike], *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> Any:
     """The long table of ``reliability_reports`` as a data frame: one row per run x
     domain x mode x stage x signal x metric (``point``, ``mean``, ``ci_low``,
     ``ci_high``, ``na``: why a value is undefined)."""
-    return _frame(long_rows(reliability_reports(paths, bootstrap=bootstrap, seed=seed)))
+    return _frame(long_rows(reliability_reports(runs, bootstrap=bootstrap, seed=seed)))
 
 
 def cascade_rows(results: Sequence[CascadeResult]) -> list[dict[str, Any]]:
@@ -110,8 +109,8 @@ def write_cascade(results: Sequence[CascadeResult], out: Path) -> int:
 
 
 def cascade_folders(
-    small: Path,
-    large: Path | None,
+    small: RunLike,
+    large: RunLike | None,
     *,
     signal: str,
     prices: Path | None,
@@ -125,8 +124,8 @@ def cascade_folders(
     cascade of every group that has ``signal``; refused in one sentence when the folders
     do not fit the deferral, or when no group can form a cascade."""
     # The paths first, so a wrong one is told in the sentence every command gives.
-    small_run = load_run(small)
-    large_run = load_run(large) if large is not None else None
+    small_run = read_run(small)
+    large_run = read_run(large) if large is not None else None
     if defer_to == "model" and large is None:
         raise CascadeError("cascade needs LARGE_RUN (or --defer-to human).")
     if defer_to == "human" and large is not None:
@@ -144,15 +143,15 @@ def cascade_folders(
     )
     if not results:
         raise CascadeError(
-            f"No domain x mode of {small} has the {signal!r} signal and a counterpart to "
+            f"No domain x mode of {small_run.path} has the {signal!r} signal and a counterpart to "
             "defer to; see `deonticbench score --reliability` for which signals exist."
         )
     return results
 
 
 def cascade_frame(
-    small: str | Path,
-    large: str | Path | None,
+    small: RunLike,
+    large: RunLike | None,
     *,
     signal: str = "consistency",
     prices: Prices | None = None,
@@ -164,8 +163,8 @@ def cascade_frame(
 ) -> Any:
     """Every threshold of the cascade small -> large (or -> a person) as a data frame."""
     results = cascade(
-        load_run(small),
-        load_run(large) if large is not None else None,
+        read_run(small),
+        read_run(large) if large is not None else None,
         signal=signal,
         prices=prices,
         defer_to=defer_to,
@@ -201,7 +200,7 @@ def cost_rows(reports: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def cost_frame(
-    paths: Sequence[str | Path],
+    runs: Sequence[RunLike],
     costs: dict[str, CostModel],
     *,
     signal: str = "consistency",
@@ -211,8 +210,8 @@ def cost_frame(
     """Expected cost per case of always-answer, always-abstain and the best selective
     policy, per run x domain x mode x stage."""
     rows = []
-    for p in paths:
-        groups = run_signals(load_run(p))
+    for run in runs:
+        groups = run_signals(read_run(run))
         rows += cost_rows(cost_reports(groups, costs, signal, replicates=bootstrap, seed=seed))
     return _frame(rows)
 

@@ -158,7 +158,8 @@ def _analysis_index(path: Path) -> dict[tuple[str, str, str, int, str], str] | N
 
 
 def run_signals(run: Run, *, combined: bool = True) -> list[GroupSignals]:
-    """Every signal of every domain x mode x stage of a loaded run."""
+    """Every signal of every domain x mode x stage of a run."""
+    run.records.load()  # each domain x mode below passes over the records again
     stages: tuple[Stage, ...] = STAGES if run.has_retries else ("first",)
     derivations = _analysis_index(run.path)
     out: list[GroupSignals] = []

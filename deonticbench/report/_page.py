@@ -16,8 +16,9 @@ from .._paths import RESOURCES
 from ..data.domains import DOMAINS
 from ..errors import DeonticBenchError
 from ..scoring.comparisons import Comparison
-from ..scoring.scores import RunScores
+from ..scoring.scores import RunScores, scores_of
 from ..scoring.tables import table2
+from ..store.run import RunLike
 from ._json import dumps, json_in_script
 from ._samples import INDEX_COLUMNS, samples
 from ._sections import (
@@ -48,15 +49,17 @@ def _resource(name: str) -> str:
 
 
 def build_report(
-    scores: Sequence[RunScores],
+    runs: Sequence[RunScores | RunLike],
     comparisons: Sequence[Comparison] = (),
     *,
     data_dir: Path | None = None,
     reliability: Sequence[SignalReport] = (),
     sensitivity: Sequence[tuple[str, SensitivityRow]] = (),
 ) -> str:
-    """The HTML text of the report for ``scores`` (one or more scored runs); with
-    ``reliability`` (``deonticbench.reliability`` reports), a Reliability page too."""
+    """The HTML text of the report for one or more runs (scored, or runs or run folders
+    scored here as ``score`` scores them); with ``reliability``
+    (``deonticbench.reliability`` reports), a Reliability page too."""
+    scores = [scores_of(run) for run in runs]
     sections = _sections(scores, comparisons, reliability, sensitivity)
     index, details, sample_notes = samples(scores, data_dir)
     notes = [f"{s.run.name}: {n}" for s in scores for n in s.notes] + sample_notes
@@ -138,7 +141,7 @@ def _fill(page: str, replacements: dict[str, str]) -> str:
 
 
 def write_report(
-    scores: Sequence[RunScores],
+    runs: Sequence[RunScores | RunLike],
     path: str | os.PathLike[str],
     comparisons: Sequence[Comparison] = (),
     *,
@@ -149,7 +152,7 @@ def write_report(
     """Write ``build_report`` to ``path`` (atomically) and return the path."""
     target = Path(path)
     text = build_report(
-        scores, comparisons, data_dir=data_dir, reliability=reliability, sensitivity=sensitivity
+        runs, comparisons, data_dir=data_dir, reliability=reliability, sensitivity=sensitivity
     )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

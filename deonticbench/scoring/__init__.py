@@ -69,7 +69,7 @@ from .results import (
     write_results,
 )
 from .rows import NothingToScoreError, ScoreRow, require_scorable, score_rows
-from .scores import RunScores, score_run, score_runs
+from .scores import RunScores, score_run, score_runs, scores_of
 from .seeds import domain_rng
 from .stdout import stdout_text
 from .tables import (
@@ -183,6 +183,7 @@ __all__ = [
     "score_rows",
     "score_run",
     "score_runs",
+    "scores_of",
     "sensitivity_lines",
     "sensitivity_table",
     "stage_attempt",

@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import store
 
-STORE_NAMES = ("READING_KEY", "LoadReport", "Run", "RunFolderError", "load_run", "reading_of")
+STORE_NAMES = ("READING_KEY", "LoadReport", "Run", "RunFolderError", "reading_of")
 
 
 def store_name(name: str) -> Any:

@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..store.run import RunLike
 from ..vocabulary.modes import ALL_MODES, is_agentic, prompted_counterpart
 from ..vocabulary.protocols import mode_protocol
 from .metrics import DEFAULT_BOOTSTRAP, BootstrapEstimate, paired_difference, point_metric
 from .notes import cross_protocol_note
 from .rows import NothingToScoreError
-from .scores import GroupScore, RunScores
+from .scores import GroupScore, RunScores, scores_of
 from .seeds import domain_rng
 from .variants import by_original_case
 
@@ -41,12 +42,17 @@ class Comparison:
 
 
 def compare(
-    a: RunScores, b: RunScores, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0
+    a: RunScores | RunLike,
+    b: RunScores | RunLike,
+    bootstrap_b: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
 ) -> list[Comparison]:
-    """Paired bootstrap differences of every group the two runs share.
+    """Paired bootstrap differences of every group the two runs share (each side scored,
+    or a run or run folder, scored here with the same draws).
 
     Counterfactual variants (``deonticbench perturb``) are paired with their original
     case: a case's variants count as one case, scored by the mean over them."""
+    a, b = scores_of(a, bootstrap_b, seed), scores_of(b, bootstrap_b, seed)
     out: list[Comparison] = []
     for ga in a.groups:
         gb = b.group(ga.domain, ga.mode, ga.stage)

@@ -1,8 +1,8 @@
 """A run's stored replies read again with either reader (``score --reading``), and how
 far each figure moves between the two readers (``reader_sensitivity``).
 
-    reread = reread_run(load_run("runs/x"), "paper")        # a Run, in memory
-    rows = reader_sensitivity(load_run("runs/x"))            # harness vs paper, per cell
+    reread = reread_run(read_run("runs/x"), "paper")        # a Run, in memory
+    rows = reader_sensitivity(read_run("runs/x"))            # harness vs paper, per cell
 
 In memory only: records.jsonl and every other file of the run folder stay as they are
 (a re-read is a view of the run, not a new run: its records would otherwise carry two
@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..data.domains import DOMAINS, Domain
 from ..reading.answers import Answer
@@ -33,7 +32,7 @@ from ..reading.feedback_retry import calls_for_retry
 from ..reading.reader import Reader, reader_for
 from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.record import Attempt, Record
-from ..store.run import READING_KEY, Run, load_run
+from ..store.run import READING_KEY, Run, RunLike, read_run
 from ..vocabulary.modes import DIRECT_MODES, MODE_TITLES
 from ..vocabulary.protocols import (
     PROTOCOL_MODES,
@@ -153,8 +152,10 @@ def reread_run(run: Run, reading: ReaderName | str, *, solver: Solver | None = N
     pool under the run's limits is opened when None and some must)."""
     name = check_reader(reading)
     reader = reader_for(name)
+    # Held in memory: the re-read records replace these very objects below.
+    records = run.records.load()
     plans: list[tuple[Record, Domain, list[_Pending]]] = []
-    for record in run.records:
+    for record in records:
         domain = DOMAINS.get(record.domain)
         if domain is None or not _rereadable(record):
             continue
@@ -179,12 +180,11 @@ def reread_run(run: Run, reading: ReaderName | str, *, solver: Solver | None = N
         attempts = _chain(record.mode, [_read(reader, domain, record.gold, p) for p in pendings])
         changed += attempts[0].outcome != record.first.outcome
         reread[id(record)] = dataclasses.replace(record, attempts=attempts)
-    records = [reread.get(id(r), r) for r in run.records]
     view = Run(
-        path=run.path,
-        config={**run.config, READING_KEY: name},
-        records=records,
-        report=run.report,
+        run.path,
+        {**run.config, READING_KEY: name},
+        [reread.get(id(r), r) for r in records],
+        run.report,
     )
     return Reread(view, name, executed=len(programs), reused=reused, changed=changed)
 
@@ -223,7 +223,7 @@ class SensitivityRow:
 
 
 def reader_sensitivity(
-    run: Run | str | Path,
+    run: RunLike,
     *,
     solver: Solver | None = None,
     bootstrap: int = DEFAULT_BOOTSTRAP,
@@ -232,7 +232,7 @@ def reader_sensitivity(
     """How far each first-attempt figure of ``run`` (the protocol modes) moves between
     the harness's reader and the paper's, on the same stored replies: a measure of how
     much a score depends on its reader."""
-    loaded = run if isinstance(run, Run) else load_run(run)
+    loaded = read_run(run)
     reads = {name: reread_run(loaded, name, solver=solver).run for name in READERS}
     scores = {name: score_run(r, bootstrap, seed) for name, r in reads.items()}
     firsts = {name: _first_outcomes(r) for name, r in reads.items()}
@@ -316,11 +316,11 @@ def sensitivity_table(rows: Sequence[tuple[str, SensitivityRow]]) -> Table:
 
 
 def reread_scores(
-    run_dirs: Sequence[Path], reading: str, replicates: int, seed: int
+    run_dirs: Sequence[RunLike], reading: str, replicates: int, seed: int
 ) -> list[tuple[RunScores, str]]:
     """``score --reading``: each run read again in memory, then scored, with one line
     saying what was read again."""
-    runs = [load_run(p) for p in run_dirs]  # every path is checked before any is read
+    runs = [read_run(p) for p in run_dirs]  # every path is checked before any is read
     scored = []
     for run in runs:
         reread = reread_run(run, reading)

@@ -1,23 +1,23 @@
 """Scoring run folders: every domain x mode (x stage) of a loaded run, bootstrapped.
 
-A run is opened by the store (``store.run.load_run``: forgiving, with its policy for
+A run is opened by the store (``store.run.read_run``: forgiving, with its policy for
 older folders); its records are encoded as arrays (``encoding``), each group is
 bootstrapped with its domain's stream (``seeds``), and the caveats of its figures are
 gathered (``notes``).  The long table's rows are in ``rows``, paired comparisons in
 ``comparisons``.
 
-The public entry point is ``score_runs(paths, bootstrap=1000, seed=0)``.
+The public entry point is ``score_runs(runs, bootstrap=1000, seed=0)``, over runs or
+their folders.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..data.domains import DISPLAY_ORDER, DOMAINS
 from ..store.records_file import RECORDS_NAME
-from ..store.run import Run, load_run
+from ..store.run import Run, RunLike, read_run
 from ..vocabulary.modes import ALL_MODES, Mode
 from .encoding import STAGES, Encoded, Stage, encode
 from .metrics import DEFAULT_BOOTSTRAP, BootstrapEstimate, Rates, bootstrap, rates
@@ -65,9 +65,11 @@ class RunScores:
 
 
 def score_run(run: Run, bootstrap_b: int = DEFAULT_BOOTSTRAP, seed: int = 0) -> RunScores:
-    """Score every domain x mode (x stage when retries happened) of a loaded run."""
+    """Score every domain x mode (x stage when retries happened) of a run."""
     if bootstrap_b < 1:
         raise ValueError("the bootstrap needs at least one replicate")
+    # Every group and note below passes over the records again: read them once.
+    run.records.load()
     stages: tuple[Stage, ...] = STAGES if run.has_retries else ("first",)
     groups: list[GroupScore] = []
     notes = _run_notes(run)
@@ -140,9 +142,18 @@ def _group_score(
     )
 
 
+def scores_of(
+    run: RunScores | RunLike, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> RunScores:
+    """A run's scores: as given when they are scores, else the run (or the folder given by
+    path) scored now, as ``score`` scores it."""
+    return run if isinstance(run, RunScores) else score_run(read_run(run), bootstrap, seed)
+
+
 def score_runs(
-    paths: Sequence[str | Path], bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
+    runs: Sequence[RunLike], bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> list[RunScores]:
-    """Load and score run folders; the library form of ``deonticbench score``."""
-    runs = [load_run(p) for p in paths]  # every path is checked before any is scored
-    return [score_run(run, bootstrap, seed) for run in runs]
+    """Score runs, or the run folders given by path; the library form of ``deonticbench
+    score``."""
+    read = [read_run(r) for r in runs]  # every path is checked before any is scored
+    return [score_run(run, bootstrap, seed) for run in read]

@@ -2,8 +2,8 @@
 
 ``RunSpec`` (what a run is), config.json (``config``: fingerprint, resume), records and
 records.jsonl (``record``, ``records_file``), the open folder and its lock (``folder``),
-a run folder opened for reading, with the policy for older folders (``run``: ``load_run``,
-the one way every later stage opens a run),
+a run folder opened for reading, with the policy for older folders (``run``: ``read_run``,
+the one way every later stage opens a run, and ``Run``, what it returns),
 run folder names and finding one to resume (``naming``), the facts of the machine a run
 was made on (``environment``; ``evaluation.provenance`` builds the whole provenance),
 agentic trajectories in ATIF (``trajectory``), the one step that writes a run imported
@@ -28,7 +28,7 @@ from .config import (
 )
 from .environment import environment_facts
 from .folder import RunFolder, RunFolderError, is_run_folder, require_run_folder, set_aside
-from .imported import ImportedRun, refuse_existing, write_imported_run
+from .imported import refuse_existing, write_imported_run, written_line
 from .naming import find_resumable, model_slug, new_run_path, new_run_pattern
 from .record import (
     STOP_EXPLANATIONS,
@@ -39,8 +39,8 @@ from .record import (
     Record,
     RecordKey,
 )
-from .records_file import RECORDS_NAME, iter_records, read_records, write_replay_file
-from .run import READING_KEY, LoadReport, Run, load_run, reading_of
+from .records_file import RECORDS_NAME, read_records, write_replay_file
+from .run import READING_KEY, LoadReport, Run, RunLike, Session, read_run, reading_of
 from .spec import (
     AGENT_TOOL_SETS,
     CONFIDENCE_SIGNALS,
@@ -83,14 +83,15 @@ __all__ = [
     "Attempt",
     "BatchLog",
     "Chunk",
-    "ImportedRun",
     "LoadReport",
     "Record",
     "RecordKey",
     "Run",
     "RunFolder",
     "RunFolderError",
+    "RunLike",
     "RunSpec",
+    "Session",
     "add_agent_turn",
     "add_step",
     "check_existing",
@@ -100,8 +101,6 @@ __all__ = [
     "find_resumable",
     "finish_trajectory",
     "is_run_folder",
-    "iter_records",
-    "load_run",
     "model_slug",
     "new_run_path",
     "new_run_pattern",
@@ -110,6 +109,7 @@ __all__ = [
     "read_config",
     "read_config_forgiving",
     "read_records",
+    "read_run",
     "read_trajectory",
     "reading_of",
     "recorded_model_spec",
@@ -120,4 +120,5 @@ __all__ = [
     "write_imported_run",
     "write_replay_file",
     "write_trajectory",
+    "written_line",
 ]

@@ -220,7 +220,7 @@ def read_config(folder: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def read_config_forgiving(folder: str | os.PathLike[str]) -> tuple[dict[str, Any], str | None]:
-    """The reader for scoring a folder as it is (``store.run.load_run``): its config.json,
+    """The reader for scoring a folder as it is (``store.run.read_run``): its config.json,
     or ``{}`` and the note saying why it was left out (missing, unreadable, not an
     object).  What an empty or older config means is the policy in ``store.run``."""
     path = Path(folder) / CONFIG_NAME

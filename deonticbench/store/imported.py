@@ -2,7 +2,8 @@
 
 Both importers end the same way: refuse a folder that already holds a run, open it with
 the config the importer built, write each record (an agentic record's trajectory as a
-sidecar, as the runner writes it) and say what was written.  That step lives here,
+sidecar, as the runner writes it) and hand the folder back as a ``Run``, which every
+reader of a run takes.  That step lives here,
 beside the run folder it writes, so each importer keeps only what is its own: reading
 its source and building the records.
 """
@@ -10,26 +11,22 @@ its source and building the records.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 from .folder import RunFolder, is_run_folder
 from .record import Record
+from .run import Run, read_run
 from .trajectory import trajectory_path, write_trajectory
 
 
-@dataclass(frozen=True)
-class ImportedRun:
-    """What an import wrote: the folder, the records, and the run's shape (config.json's
-    domains, modes and K per domain)."""
-
-    out: Path
-    records: int
-    domains: tuple[str, ...]
-    modes: tuple[str, ...]
-    k: dict[str, int]
+def written_line(run: Run, *, of: str = "") -> str:
+    """What an import wrote, as the import commands say it: ``N records [of ...] (modes;
+    K per domain) to FOLDER``."""
+    k = ", ".join(f"{d} K={n}" for d, n in (run.config.get("k") or {}).items())
+    modes = ", ".join(run.config.get("modes") or [])
+    return f"{len(run.records)} records{' ' + of if of else ''} ({modes}; {k}) to {run.path}"
 
 
 def refuse_existing(folder: Path) -> None:
@@ -42,10 +39,10 @@ def write_imported_run(
     out: str | Path,
     config: Mapping[str, Any],
     entries: Sequence[tuple[Record, dict[str, Any] | None]],
-) -> ImportedRun:
+) -> Run:
     """Write ``entries`` (each record with its ATIF trajectory, or None) as a new run
-    folder with ``config``; an agentic record's trajectory is stored beside it and named
-    with its sha256 in the record."""
+    folder with ``config``, and read it back; an agentic record's trajectory is stored
+    beside it and named with its sha256 in the record."""
     folder = Path(out)
     refuse_existing(folder)
     with RunFolder.open(folder, dict(config)) as run:
@@ -55,10 +52,4 @@ def write_imported_run(
                 record.agent.trajectory = relative
                 record.agent.trajectory_sha256 = write_trajectory(folder, relative, trajectory)
             run.append(record)
-    return ImportedRun(
-        out=folder,
-        records=len(entries),
-        domains=tuple(config["domains"]),
-        modes=tuple(config["modes"]),
-        k=dict(config["k"]),
-    )
+    return read_run(folder)

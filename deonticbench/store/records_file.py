@@ -1,9 +1,11 @@
 """A run folder's records.jsonl: one ``Record`` per line, read strictly or forgivingly.
 
 Lines are appended and fsync'd as samples finish, so a crash leaves at most a truncated
-last line.  ``read_records`` is the one reader: strict for resuming (damage other than
-a crash's tail is an error), forgiving for scoring (bad lines skipped and counted).  The
-replay file (``replay:`` backend) is written from records here too.
+last line.  ``stream_records`` is the one parser, reading a line at a time: strict for
+resuming (damage other than a crash's tail is an error), forgiving for scoring (bad lines
+skipped and counted).  ``read_records`` keeps what it yields by key, for the writer
+resuming a folder; ``store.run.read_run`` hands it on to every reader of a finished run.
+The replay file (``replay:`` backend) is written from records here too.
 """
 
 from __future__ import annotations
@@ -83,98 +85,109 @@ with its reason, so that what is left can still be scored."""
 def read_records(
     path: str | os.PathLike[str], *, repair: bool = False, policy: ReadPolicy = "strict"
 ) -> LoadedRecords:
-    """Read a records.jsonl: the first record of each key wins.
-
-    Strict: a last line without its newline, or that does not parse, is what a crash
-    mid-write leaves: it is dropped (and with ``repair`` cut from the file so appends
-    start on a clean line).  A bad line anywhere else raises DataError.
-
-    Forgiving: every line is tried, a last one without its newline too; a line that does
-    not parse, names an unknown domain, repeats a key or gives a case another gold
-    label than its earlier records is skipped, its reason counted in ``skipped``.
-    """
+    """Read a whole records.jsonl, as ``stream_records`` reads it, keyed: the first
+    record of each key wins.  With ``repair`` (strict), a crash's cut-off last line is
+    cut from the file too, so that appends start on a clean line."""
     file = Path(path)
-    records: dict[RecordKey, Record] = {}
     if not file.exists():
-        return LoadedRecords(records, truncated=False, duplicates=0)
-    raw = file.read_bytes()
-    lines = raw.split(b"\n")
-    # After a final newline, split leaves an empty last piece; otherwise the last piece
-    # is a line the crash cut short.
-    tail = lines.pop()
-    forgiving = policy == "forgiving"
-    if forgiving and tail:
-        lines.append(tail)  # read it too: it may be a whole record without its newline
-    truncated = bool(tail.strip()) and not forgiving
-    good_end = len(raw) - len(tail)
-    kept = _Kept(records, forgiving)
-    cut_at = _keep_lines(file, lines, kept, last_is_whole=not tail)
-    if cut_at is not None:
-        truncated, good_end = True, cut_at
-    if truncated and repair:
-        _cut_file(file, good_end)
+        return LoadedRecords({}, truncated=False, duplicates=0)
+    tally = ReadTally(forgiving=policy == "forgiving")
+    records = {record.key: record for record in stream_records(file, tally)}
+    if tally.cut_at is not None and repair:
+        _cut_file(file, tally.cut_at)
     return LoadedRecords(
         records,
-        truncated=truncated,
-        duplicates=kept.duplicates,
-        lines=kept.counted,
-        skipped=kept.skipped if forgiving else Counter(),
+        truncated=tally.cut_at is not None,
+        duplicates=tally.duplicates,
+        lines=tally.counted,
+        skipped=tally.skipped,
     )
 
 
 @dataclass
-class _Kept:
-    """The records read so far (the first of each key wins) and what was left out, why."""
+class ReadTally:
+    """What one read of a records.jsonl kept and left out: the keys and gold labels seen
+    (the first record of each key wins), the lines counted and, forgiving, the reasons
+    lines were skipped; strict, where a crash's cut-off last line starts."""
 
-    records: dict[RecordKey, Record]
     forgiving: bool
     duplicates: int = 0
     counted: int = 0
+    """Lines read, blank ones not counted."""
     skipped: Counter[str] = field(default_factory=Counter)
+    cut_at: int | None = None
+    """Strict: the byte offset of a crash's cut-off last line (None: there is none)."""
+    keys: set[RecordKey] = field(default_factory=set)
     gold_of: dict[tuple[str, str], Any] = field(default_factory=dict)
 
-    def add(self, record: Record) -> None:
+    def keeps(self, record: Record) -> bool:
+        """Whether ``record`` is kept; when not, the reason is counted."""
         self.counted += 1
         if self.forgiving and record.domain not in DOMAINS:
             self.skipped[f"unknown domain {record.domain!r}"] += 1
-            return
-        if record.key in self.records:
+            return False
+        if record.key in self.keys:
             self.duplicates += 1
-            self.skipped["duplicate key (kept the first)"] += 1
-            return
+            if self.forgiving:
+                self.skipped["duplicate key (kept the first)"] += 1
+            return False
         case = (record.domain, record.case_id)
         if self.forgiving and case in self.gold_of and self.gold_of[case] != record.gold:
             self.skipped["gold differs from an earlier record of the case"] += 1
-            return
+            return False
         self.gold_of.setdefault(case, record.gold)
-        self.records[record.key] = record
+        self.keys.add(record.key)
+        return True
 
 
-def _keep_lines(file: Path, lines: list[bytes], kept: _Kept, *, last_is_whole: bool) -> int | None:
-    """Parse ``lines`` into ``kept``, in order (a strict read leaves the crash-cut tail out).
+def stream_records(path: str | os.PathLike[str], tally: ReadTally) -> Iterator[Record]:
+    """The records of a records.jsonl, one at a time as the file is read: a run of any
+    size is never held whole, and ``tally`` keeps only keys and gold labels.
 
-    A line that does not parse is counted and skipped when ``kept`` is forgiving.  When
-    strict, it raises DataError, unless it is the last line and ends with its newline
-    (``last_is_whole``): a crash between writes of a multi-block line on some
-    filesystems leaves that, so its byte offset is returned, to be treated as the
-    truncated tail.  None: every line was read."""
-    offset = 0
-    for number, line in enumerate(lines, start=1):
-        start = offset
-        offset += len(line) + 1
-        try:
-            record = parse_record_line(line)
-        except ValueError as exc:
-            if kept.forgiving:
-                kept.counted += 1
-                kept.skipped[str(exc)] += 1
+    Strict: a last line without its newline is what a crash mid-write leaves: it is left
+    out (``tally.cut_at``).  So is a last line that does not parse though it ends with
+    its newline: a crash between writes of a multi-block line on some filesystems leaves
+    that.  A bad line anywhere else raises DataError.
+
+    Forgiving: every line is tried, a last one without its newline too; a line that does
+    not parse, names an unknown domain, repeats a key or gives a case another gold label
+    than its earlier records is skipped, its reason counted in ``tally.skipped``.
+    """
+    file = Path(path)
+    with open(file, "rb") as fh:
+        for number, start, line, whole, last in _lines(fh):
+            if not whole and not tally.forgiving:
+                if line.strip():
+                    tally.cut_at = start
                 continue
-            if number == len(lines) and last_is_whole:
-                return start
-            raise DataError(f"{file}: line {number} is not a valid record ({exc}).") from None
-        if record is not None:  # None: a blank line
-            kept.add(record)
-    return None
+            try:
+                record = parse_record_line(line)
+            except ValueError as exc:
+                if tally.forgiving:
+                    tally.counted += 1
+                    tally.skipped[str(exc)] += 1
+                    continue
+                if last:
+                    tally.cut_at = start
+                    continue
+                raise DataError(f"{file}: line {number} is not a valid record ({exc}).") from None
+            if record is not None and tally.keeps(record):  # None: a blank line
+                yield record
+
+
+def _lines(fh: Iterable[bytes]) -> Iterator[tuple[int, int, bytes, bool, bool]]:
+    """Each line of a binary file: its number (from 1), its byte offset, its bytes without
+    the newline, whether it ends with one, and whether it is the file's last line."""
+    offset, number = 0, 0
+    lines = iter(fh)
+    line = next(lines, None)
+    while line is not None:
+        after = next(lines, None)
+        number += 1
+        whole = line.endswith(b"\n")
+        yield number, offset, line[:-1] if whole else line, whole, after is None
+        offset += len(line)
+        line = after
 
 
 def _cut_file(file: Path, size: int) -> None:
@@ -183,14 +196,6 @@ def _cut_file(file: Path, size: int) -> None:
         fh.truncate(size)
         fh.flush()
         os.fsync(fh.fileno())
-
-
-def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:
-    """The records of a run folder (or a records.jsonl path), one per sample."""
-    file = Path(path)
-    if file.is_dir():
-        file = file / RECORDS_NAME
-    yield from read_records(file).records.values()
 
 
 def write_replay_file(records: Iterable[Record], path: str | os.PathLike[str]) -> int:

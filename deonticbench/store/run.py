@@ -1,5 +1,13 @@
-"""A run folder opened for reading: its config.json and records, as every later stage
-takes them (scoring, analysis, the report, reliability, the upstream bootstrap).
+"""A run: ``read_run(path)`` opens a run folder for reading, and every later stage takes
+the ``Run`` it returns (scoring, analysis, the report, reliability, the exports, the
+comparisons), or a path it reads with ``read_run``.  ``evaluate`` returns one too, with
+what its session did (``Run.session``), and so do the importers.
+
+A ``Run`` holds its spec (as config.json states it), its config, its records, its
+results.json and its agentic trials' trajectories.  The records are read as they are asked
+for (``Records``): iterating streams records.jsonl a line at a time, so a large run is
+never held in memory whole; ``len``, indexing and ``Records.load`` read it once and keep
+the list.
 
 Opening is forgiving, so that a damaged or older folder still scores: a missing,
 truncated or corrupt records line is skipped and counted with its reason, duplicate keys
@@ -24,13 +32,14 @@ may lack because the version that wrote it did not know the field:
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..errors import ConfigError
 from ..vocabulary.protocols import (
@@ -45,8 +54,12 @@ from ..vocabulary.protocols import (
 from .config import CASE_ORDER_KEY, read_config, read_config_forgiving
 from .folder import require_run_folder
 from .record import Record
-from .records_file import RECORDS_NAME, ReadPolicy, read_records
+from .records_file import RECORDS_NAME, ReadPolicy, ReadTally, stream_records
 from .spec import RunSpec
+from .trajectory import read_trajectory
+
+RESULTS_NAME = "results.json"
+"""The run folder's scores, written by ``scoring.results`` after every run."""
 
 
 @dataclass
@@ -70,16 +83,160 @@ class LoadReport:
         return f"skipped {self.n_skipped} of {self.lines} lines ({reasons})"
 
 
+class Records(Sequence[Record]):
+    """A run's records, read from its records.jsonl when they are asked for.
+
+    ``for record in run.records`` streams the file a line at a time (each pass reads it
+    again, holding one record at a time).  ``len``, indexing and ``load()`` read the
+    whole file once and keep the list; every later pass walks that list.  Records given
+    as a list (a run made in memory) are that list."""
+
+    def __init__(
+        self,
+        file: Path | None = None,
+        *,
+        policy: ReadPolicy = "forgiving",
+        report: LoadReport | None = None,
+        records: Iterable[Record] | None = None,
+    ) -> None:
+        self._file = file
+        self._policy = policy
+        self._report = report if report is not None else LoadReport()
+        self._list: list[Record] | None = None if records is None else list(records)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the records are held in memory (read whole, or given as a list)."""
+        return self._list is not None
+
+    def load(self) -> list[Record]:
+        """Every record, read once and kept (what reading skipped goes to the run's
+        ``report``)."""
+        if self._list is None:
+            tally = ReadTally(forgiving=self._policy == "forgiving")
+            self._list = list(self._stream(tally))
+            if self._policy == "forgiving":
+                self._report.lines = tally.counted
+                self._report.skipped.update(tally.skipped)
+                self._report.kept = len(self._list)
+        return self._list
+
+    def _stream(self, tally: ReadTally) -> Iterator[Record]:
+        if self._file is not None and self._file.is_file():
+            yield from stream_records(self._file, tally)
+
+    def __iter__(self) -> Iterator[Record]:
+        if self._list is not None:
+            return iter(self._list)
+        return self._stream(ReadTally(forgiving=self._policy == "forgiving"))
+
+    def __len__(self) -> int:
+        return len(self.load())
+
+    @overload
+    def __getitem__(self, index: int) -> Record: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Record]: ...
+
+    def __getitem__(self, index: int | slice) -> Record | list[Record]:
+        return self.load()[index]
+
+    def __repr__(self) -> str:
+        held = f"{len(self._list)} records" if self._list is not None else "not read yet"
+        return f"Records({self._file}, {held})"
+
+
 @dataclass
+class Session:
+    """What one ``evaluate`` (or ``arun``) call did in its run folder: config.json's
+    ``sessions`` says when and how each was started, this what it did."""
+
+    planned: int = 0
+    """Samples the spec asks for."""
+    new: int = 0
+    """Samples done in this session."""
+    resumed: int = 0
+    """Planned samples whose record was there before."""
+    missing: int = 0
+    """Planned samples without a record after it (a stopped run)."""
+    requests: int = 0
+    """Model requests actually sent (cache hits excluded); one may be several calls."""
+    calls: int = 0
+    """Provider calls sent, every try included: what the server received (an Anthropic
+    request of K samples is K calls).  Backends without HTTP count their requests."""
+    cache_hits: int = 0
+    interrupted: bool = False
+    truncated: bool = False
+    """A crash's truncated last line was cut from records.jsonl before resuming."""
+    dropped_errors: int = 0
+    """Records of failed requests taken out to be redone (``retry_errors``)."""
+
+
 class Run:
-    path: Path
-    config: dict[str, Any]
-    records: list[Record]
-    report: LoadReport
+    """A run: its folder, config.json, records, results and trajectories (``read_run``).
+
+    ``records`` may be any iterable of records (a run made in memory, as inspect's
+    metrics make one); ``report`` is what reading the folder skipped; ``session`` what
+    the ``evaluate`` call that returned it did (None for a run read from disk)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        config: dict[str, Any],
+        records: Records | Iterable[Record] = (),
+        report: LoadReport | None = None,
+        *,
+        session: Session | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.config = config
+        self._report = report if report is not None else LoadReport()
+        self.records = records if isinstance(records, Records) else Records(records=records)
+        self.session = session
+
+    def __repr__(self) -> str:
+        return f"Run({str(self.path)!r}, model={self.model!r}, records={self.records!r})"
+
+    @property
+    def report(self) -> LoadReport:
+        """What reading the folder noticed and skipped (this reads the records, if they
+        are not read yet: the skipped lines are known once every line was read)."""
+        self.records.load()
+        return self._report
 
     @property
     def name(self) -> str:
         return self.path.name
+
+    @property
+    def records_path(self) -> Path:
+        return self.path / RECORDS_NAME
+
+    @cached_property
+    def results(self) -> dict[str, Any] | None:
+        """results.json, the scores written after the run (None: there is none yet, or
+        it cannot be read)."""
+        try:
+            found = json.loads((self.path / RESULTS_NAME).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    def trajectory(self, record: Record) -> dict[str, Any] | None:
+        """An agentic record's trajectory (ATIF), checked against the hash its record
+        keeps; None for a record with none (a prompted mode)."""
+        agent = record.agent
+        if agent is None or agent.trajectory is None:
+            return None
+        return read_trajectory(self.path, agent.trajectory, agent.trajectory_sha256)
+
+    def trajectories(self) -> Iterator[tuple[Record, dict[str, Any]]]:
+        """Each agentic record with its trajectory, read one at a time."""
+        for record in self.records:
+            atif = self.trajectory(record)
+            if atif is not None:
+                yield record, atif
 
     @cached_property
     def spec(self) -> RunSpec | None:
@@ -95,7 +252,8 @@ class Run:
         spec = self.spec
         if spec is not None:
             return spec.model
-        return self.records[0].model if self.records else "?"
+        first = next(iter(self.records), None)  # the first line only, not the whole file
+        return first.model if first is not None else "?"
 
     @property
     def provider(self) -> str | None:
@@ -156,32 +314,31 @@ def reading_of(run: Run, mode: str) -> ReaderName:
     return protocol_reader(mode_protocol(run.protocol, mode))
 
 
-def load_run(path: str | os.PathLike[str], *, policy: ReadPolicy = "forgiving") -> Run:
-    """Open a run folder for reading; raises ``RunFolderError`` for a path that is not one.
+RunLike = Run | str | os.PathLike[str]
+"""What every reader of a run takes: a ``Run``, or the path of its folder."""
+
+
+def read_run(run: RunLike, *, policy: ReadPolicy = "forgiving") -> Run:
+    """Open a run folder for reading (a ``Run`` given is returned as it is); raises
+    ``RunFolderError`` for a path that is not one.  config.json is read now, the records
+    when they are asked for (``Records``).
 
     Forgiving (scoring, the report, reliability): the older-folder policy above, damage
     skipped and noted in ``Run.report``.  Strict (``analyze``, which re-runs programs
-    against the run's data): an unreadable config.json or a bad records line is a
-    ``DataError``, as when resuming."""
-    folder = require_run_folder(path)
+    against the run's data): an unreadable config.json is a ``DataError`` now, a bad
+    records line one when it is read, as when resuming."""
+    if isinstance(run, Run):
+        return run
+    folder = require_run_folder(run)
     records_path = folder / RECORDS_NAME
     report = LoadReport()
     if policy == "strict":
         config = read_config(folder)  # the config's fault is named first, as on resuming
-        strict = list(read_records(records_path).records.values())
-        return Run(path=folder, config=config, records=strict, report=report)
+        records = Records(records_path, policy="strict", report=report)
+        return Run(folder, config, records, report)
     config, problem = read_config_forgiving(folder)
     if problem is not None:
         report.notes.append(problem)
-    records = _read_records(records_path, report) if records_path.is_file() else []
     if not records_path.is_file():
         report.notes.append(f"{RECORDS_NAME} is missing: nothing has been recorded yet")
-    return Run(path=folder, config=config, records=records, report=report)
-
-
-def _read_records(path: Path, report: LoadReport) -> list[Record]:
-    loaded = read_records(path, policy="forgiving")
-    report.lines = loaded.lines
-    report.skipped.update(loaded.skipped)
-    report.kept = len(loaded.records)
-    return list(loaded.records.values())
+    return Run(folder, config, Records(records_path, policy="forgiving", report=report), report)

@@ -15,7 +15,7 @@ from fakeproviders import FakeProvider, FakeRequest
 from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import DOMAINS, Domain, get_domain
 from deonticbench.evaluation.cache import ResponseCache
-from deonticbench.evaluation.runner import Runner, RunResult
+from deonticbench.evaluation.runner import Runner
 from deonticbench.models.base import Model
 from deonticbench.prompting.plan import plan_run
 from deonticbench.reading.answers import read_program_answer
@@ -25,6 +25,7 @@ from deonticbench.solver import Solver
 from deonticbench.store.folder import RunFolder
 from deonticbench.store.record import Record
 from deonticbench.store.records_file import write_replay_file
+from deonticbench.store.run import Session
 from deonticbench.vocabulary.modes import Mode
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
@@ -94,24 +95,23 @@ def run(
     limit: int | None = None,
     cache: ResponseCache | None = None,
     concurrency: int = 4,
-) -> tuple[RunResult, dict[tuple[str, str, str, int], Record]]:
+) -> tuple[Session, dict[tuple[str, str, str, int], Record]]:
     plan = plan_run(
         list(domains), split="smoke", modes=list(modes), source=source(), k=k, limit=limit
     )
     config = {"model": {"spec": model.spec, "identity": model.identity()}, "split": "smoke"}
 
-    async def go() -> RunResult:
+    async def go() -> tuple[Session, dict[tuple[str, str, str, int], Record]]:
         try:
             with RunFolder.open(out, config) as folder:
                 runner = Runner(
                     model, solver, folder, cache, attempts=attempts, concurrency=concurrency
                 )
-                return await runner.run(plan)
+                return await runner.run(plan), dict(folder.done)
         finally:
             await model.aclose()
 
-    result = asyncio.run(go())
-    return result, dict(result.records)
+    return asyncio.run(go())
 
 
 def attempts_of(records: dict[tuple[str, str, str, int], Record]) -> dict[object, object]:
@@ -473,7 +473,7 @@ def test_retry_errors_redoes_failed_samples_and_keeps_one_line_each(
     plan = plan_run([AIRLINE], split="smoke", modes=["direct"], source=source(), k=1, limit=1)
     config = {"model": {"spec": model.spec, "identity": model.identity()}, "split": "smoke"}
 
-    async def redo() -> RunResult:
+    async def redo() -> Session:
         with RunFolder.open(out, config, retry_errors=True) as folder:
             assert folder.loaded.dropped_errors == 1
             result = await Runner(model, solver, folder, None).run(plan)

@@ -127,17 +127,14 @@ def test_inspect_react_and_the_runner_give_the_same_records_and_numbers(
     from deonticbench.integrations.inspect.importer import import_log
     from deonticbench.store.trajectory import read_trajectory, trajectory_problems
 
-    imported = import_log(log.location, tmp_path / "imported")
-    assert imported.records == 3 and imported.modes == ("agent-zero-shot",)
+    imported = import_log(log.location, tmp_path / "imported").run
+    assert len(imported.records) == 3 and imported.config["modes"] == ["agent-zero-shot"]
     (back,) = [r for r in inspected if r.case_id == cases[0].id]
-    from deonticbench.store import read_records
-
-    loaded = read_records(tmp_path / "imported" / "records.jsonl").records[back.key]
+    (loaded,) = [r for r in imported.records if r.key == back.key]
+    atif = imported.trajectory(loaded)
+    assert atif is not None and trajectory_problems(atif) == []
     assert loaded.agent is not None and loaded.agent.trajectory is not None
-    atif = read_trajectory(
-        tmp_path / "imported", loaded.agent.trajectory, loaded.agent.trajectory_sha256
-    )
-    assert trajectory_problems(atif) == []
+    assert atif == read_trajectory(tmp_path / "imported", loaded.agent.trajectory)
     calls = [c["function_name"] for s in atif["steps"] for c in s.get("tool_calls", [])]
     assert calls == ["read_file", "write_file", "run_prolog", "submit"]
 

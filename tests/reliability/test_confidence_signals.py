@@ -24,7 +24,7 @@ from deonticbench.reading.confidence import (
     without_confidence,
 )
 from deonticbench.reliability import run_signals
-from deonticbench.store.run import load_run
+from deonticbench.store.run import read_run
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
@@ -76,7 +76,7 @@ def test_verbal_and_logprob_confidences_from_a_real_eval(tmp_path: Path) -> None
     assert {r["mode"] for r in records} == {"direct", "direct-verbal"}
     # The verbal line is not read as the answer: every sample is right.
     assert all(r["outcome"] == "correct" for r in records)
-    groups = {g.mode: g for g in run_signals(load_run(out))}
+    groups = {g.mode: g for g in run_signals(read_run(out))}
     verbal = groups["direct-verbal"].signals["verbal"]
     assert isinstance(verbal, np.ndarray)
     assert np.allclose(verbal, 0.7)
@@ -99,7 +99,7 @@ def test_consistency_cross_mode_and_execution_by_hand(tmp_path: Path) -> None:
     )
     with (run / "records.jsonl").open("a") as fh:
         fh.write((other / "records.jsonl").read_text())
-    groups = {g.mode: g for g in run_signals(load_run(run), combined=False)}
+    groups = {g.mode: g for g in run_signals(read_run(run), combined=False)}
     direct = groups["direct"]
     # a: 100 and 100.5 agree (both round within $1), 300 alone; b: abstention agrees
     # with nothing, 200 and 260 alone.
@@ -126,8 +126,8 @@ def test_the_combined_signal_never_sees_the_case_it_scores(tmp_path: Path) -> No
     # were fitted without it).
     moved = dict(gold, c05=int(gold["c05"]) + 50)
     second = write_run(tmp_path / "b", "test:m", "airline", "direct", moved, answers)
-    (ga,) = run_signals(load_run(first))
-    (gb,) = run_signals(load_run(second))
+    (ga,) = run_signals(read_run(first))
+    (gb,) = run_signals(read_run(second))
     a, b = ga.signals["combined"], gb.signals["combined"]
     assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
     row = ga.outcomes.case_ids.index("c05")
@@ -151,8 +151,8 @@ def test_without_the_reliability_extra_each_feature_says_so_in_one_sentence(
         "sys.modules['sklearn'] = None\n"
         "from deonticbench.errors import MissingExtraError, missing_extra\n"
         "from deonticbench.reliability import reliability_frame, run_signals\n"
-        "from deonticbench.store.run import load_run\n"
-        f"(g,) = run_signals(load_run({str(run)!r}))\n"
+        "from deonticbench.store.run import read_run\n"
+        f"(g,) = run_signals(read_run({str(run)!r}))\n"
         "assert g.signals['combined'] == str(missing_extra('the combined signal', "
         "'reliability')).rstrip('.'), g.signals['combined']\n"
         "try:\n"

@@ -34,7 +34,7 @@ from deonticbench.reliability import evaluate_signal, run_signals
 from deonticbench.reliability import metrics as m
 from deonticbench.scoring.metrics import iter_draws
 from deonticbench.scoring.seeds import domain_rng
-from deonticbench.store.run import load_run
+from deonticbench.store.run import read_run
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
@@ -52,7 +52,7 @@ def _scored(root: Path, name: Planted, seed: int, k: int, split: str) -> dict[st
     assert done.returncode == 0, done.stderr
     results = json.loads((out / "results.json").read_text())
     (verbal,) = [g for g in results["reliability"]["groups"] if g["signal"] == "verbal"]
-    n_cases = len(load_run(run).records) // k
+    n_cases = len(read_run(run).records) // k
     assert verbal["n_samples"] == n_cases * k and n_cases * k >= 300
     return verbal
 
@@ -116,7 +116,7 @@ def test_a_replicate_is_the_point_estimator_on_every_sample_of_its_cases(
     """One replicate (B = 1): its values are the metrics of all K samples of each case
     the bootstrap drew (the main table's draws), recomputed here independently."""
     run = planted_run(tmp_path, DATA, "calibrated", seed=5, k=4, split="hard")
-    (g,) = [g for g in run_signals(load_run(run), combined=False) if g.mode == "direct-verbal"]
+    (g,) = [g for g in run_signals(read_run(run), combined=False) if g.mode == "direct-verbal"]
     report = evaluate_signal(g, "verbal", replicates=1, seed=3)
     (draw,) = iter_draws(g.outcomes.n_cases, 1, domain_rng(3, "airline"))
     cases = draw.case[0]

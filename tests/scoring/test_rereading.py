@@ -21,7 +21,7 @@ from reliability_runs import cli
 from deonticbench import RunSpec, evaluate
 from deonticbench.data.sources import resolve_source
 from deonticbench.scoring.rereading import reader_sensitivity, reread_run
-from deonticbench.store.run import load_run
+from deonticbench.store.run import read_run
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(up.MIRROR)
 pytestmark = [
@@ -106,7 +106,7 @@ def test_score_reading_paper_reads_the_stored_replies_again_and_changes_no_file(
 
 
 def test_each_reader_reads_each_reply_as_its_rules_say(run: Path) -> None:
-    loaded = load_run(run)
+    loaded = read_run(run)
     paper = reread_run(loaded, "paper")
     outcomes = {(r.domain, r.mode, r.sample): set() for r in paper.run.records}  # type: dict[tuple[str, str, int], set[str]]
     for record in paper.run.records:
@@ -133,7 +133,7 @@ def test_reader_sensitivity_gives_each_cells_figure_under_both_readers(run: Path
 
 
 def test_a_retry_the_new_reading_would_not_have_made_is_dropped(run: Path) -> None:
-    loaded = load_run(run)
+    loaded = read_run(run)
     key = ("sara_numeric", "zero-shot", 0)  # two answer lines: the harness retried
     stored = [r for r in loaded.records if (r.domain, r.mode, r.sample) == key]
     assert all(len(r.attempts) == 2 and r.final.outcome == "correct" for r in stored)

@@ -17,7 +17,7 @@ from deonticbench.scoring.scores import score_run, score_runs
 from deonticbench.scoring.seeds import domain_rng
 from deonticbench.store.folder import RunFolderError
 from deonticbench.store.record import Attempt, Record
-from deonticbench.store.run import load_run
+from deonticbench.store.run import read_run
 
 MODES = ("direct", "few-shot")
 
@@ -166,7 +166,7 @@ def _plain_b3(lines: list[dict], domain: str, mode: str, stage: str, b: int, see
 @pytest.mark.parametrize("stage", ["first", "final"])
 def test_scores_agree_with_a_plain_python_reading_of_paper_b3(tmp_path: Path, stage: str) -> None:
     folder = write_run(tmp_path / "run", make_records(11, retries=True))
-    scores = score_run(load_run(folder), bootstrap_b=150, seed=5)
+    scores = score_run(read_run(folder), bootstrap_b=150, seed=5)
     assert scores.stages == ("first", "final")
     lines = [json.loads(x) for x in (folder / "records.jsonl").read_text().splitlines()]
     checked = 0
@@ -199,7 +199,7 @@ def test_missing_and_corrupt_lines_are_skipped_counted_and_the_rest_scored(tmp_p
     damaged = write_run(tmp_path / "damaged", records[5:], damaged_lines)
     with (damaged / "records.jsonl").open("ab") as handle:
         handle.write(b"\xff\xfe broken bytes\n")
-    run = load_run(damaged)
+    run = read_run(damaged)
     skipped = dict(run.report.skipped)
     assert skipped["not valid JSON (corrupt or truncated)"] == 2
     assert skipped["malformed record: unsupported schema 99"] == 1
@@ -211,7 +211,7 @@ def test_missing_and_corrupt_lines_are_skipped_counted_and_the_rest_scored(tmp_p
     summary = run.report.summary()
     assert summary is not None and summary.startswith(f"skipped 6 of {len(records) - 5 + 6} lines")
     got = score_run(run, 100, 0)
-    want = score_run(load_run(clean), 100, 0)
+    want = score_run(read_run(clean), 100, 0)
     assert got.notes and "skipped 6" in got.notes[0]
     assert [(g.domain, g.mode, g.estimate) for g in got.groups] == [
         (g.domain, g.mode, g.estimate) for g in want.groups
@@ -222,7 +222,7 @@ def test_duplicate_keys_keep_the_first_record(tmp_path: Path) -> None:
     first = Record("airline", "a1", "direct", 0, 100, "m", [_attempt(0, 100.0, "correct")])
     again = Record("airline", "a1", "direct", 0, 100, "m", [_attempt(0, 500.0, "wrong")])
     other = Record("airline", "a2", "direct", 0, 7, "m", [_attempt(0, 7.0, "correct")])
-    run = load_run(write_run(tmp_path / "run", [first, again, other]))
+    run = read_run(write_run(tmp_path / "run", [first, again, other]))
     assert run.report.skipped == {"duplicate key (kept the first)": 1}
     scores = score_run(run, 50, 0)
     (group,) = scores.groups
@@ -234,8 +234,8 @@ def test_records_are_matched_by_case_id_not_by_position(tmp_path: Path) -> None:
     records = make_records(4)
     shuffled = records[:]
     random.Random(0).shuffle(shuffled)
-    a = score_run(load_run(write_run(tmp_path / "a", records)), 200, 1)
-    b = score_run(load_run(write_run(tmp_path / "b", shuffled)), 200, 1)
+    a = score_run(read_run(write_run(tmp_path / "a", records)), 200, 1)
+    b = score_run(read_run(write_run(tmp_path / "b", shuffled)), 200, 1)
     assert [(g.domain, g.mode, g.estimate, g.rates) for g in a.groups] == [
         (g.domain, g.mode, g.estimate, g.rates) for g in b.groups
     ]
@@ -252,7 +252,7 @@ def test_stages_score_first_and_final_attempts_side_by_side(tmp_path: Path) -> N
         "m",
         [_attempt(0, None, "abstain", "syntax error"), _attempt(1, 0.4, "correct")],
     )
-    scores = score_run(load_run(write_run(tmp_path / "run", [rec])), 20, 0)
+    scores = score_run(read_run(write_run(tmp_path / "run", [rec])), 20, 0)
     first = scores.group("sara_numeric", "zero-shot", "first")
     final = scores.group("sara_numeric", "zero-shot", "final")
     assert first is not None and final is not None
@@ -263,7 +263,7 @@ def test_stages_score_first_and_final_attempts_side_by_side(tmp_path: Path) -> N
 
 def test_a_stored_outcome_that_disagrees_with_rejudging_is_reported(tmp_path: Path) -> None:
     rec = Record("airline", "a1", "direct", 0, 100, "m", [_attempt(0, 250.0, "correct")])
-    scores = score_run(load_run(write_run(tmp_path / "run", [rec])), 20, 0)
+    scores = score_run(read_run(write_run(tmp_path / "run", [rec])), 20, 0)
     assert scores.groups[0].estimate.point == 0.0
     assert any("differs from re-judging" in n for n in scores.notes)
 
@@ -273,13 +273,13 @@ def test_a_path_that_is_not_a_run_folder_is_one_clear_error(tmp_path: Path) -> N
     (tmp_path / "file.txt").write_text("x")
     for path in (tmp_path / "empty", tmp_path / "file.txt", tmp_path / "absent"):
         with pytest.raises(RunFolderError, match="is not a run folder"):
-            load_run(path)
+            read_run(path)
 
 
 def test_a_corrupt_config_is_reported_and_the_model_taken_from_records(tmp_path: Path) -> None:
     folder = write_run(tmp_path / "run", make_records(5)[:10])
     (folder / "config.json").write_text("{oops")
-    run = load_run(folder)
+    run = read_run(folder)
     assert run.model == "test:model"
     assert any("config.json is unreadable" in n for n in run.report.notes)
 
@@ -321,7 +321,7 @@ def test_runner_style_config_names_the_model_and_flags_cases_short_of_k(tmp_path
     folder = write_run(tmp_path / "run", full + short)
     config = {"model": {"spec": "openai:gpt-4.1", "model_name": "gpt-4.1"}, "k": {"airline": 3}}
     (folder / "config.json").write_text(json.dumps(config))
-    scores = score_run(load_run(folder), 50, 0)
+    scores = score_run(read_run(folder), 50, 0)
     assert scores.run.model == "openai:gpt-4.1"
     assert scores.groups[0].model == "openai:gpt-4.1"
     assert any("1 of 2 case(s) have fewer than K=3 samples" in n for n in scores.notes)
@@ -335,7 +335,7 @@ def test_request_failures_are_counted_in_the_notes(tmp_path: Path) -> None:
     records = [
         Record("airline", f"c{i}", "direct", 0, 100, "test:model", [failed]) for i in range(3)
     ] + [Record("airline", "c3", "direct", 0, 100, "test:model", [_attempt(0, 100.0, "correct")])]
-    scores = score_run(load_run(write_run(tmp_path / "run", records)), bootstrap_b=50)
+    scores = score_run(read_run(write_run(tmp_path / "run", records)), bootstrap_b=50)
     note = next(n for n in scores.notes if "request failed" in n)
     assert "airline direct" in note and "3 sample(s)" in note and "--retry-errors" in note
 

@@ -141,7 +141,7 @@ def test_the_reference_answering_only_the_asked_part_scores_every_kept_case(tmp_
         data=resolve_source(DATA),
     )
     run = evaluate(spec, tmp_path / "run", cache=False)
-    assert run.records and not run.interrupted
+    assert run.records and run.session is not None and not run.session.interrupted
     assert all(r.final.outcome == "correct" for r in run.records), [
         (r.domain, r.case_id, r.mode, r.final.abstain_reason)
         for r in run.records
@@ -159,4 +159,4 @@ def test_the_reference_answering_only_the_asked_part_scores_every_kept_case(tmp_
     assert "rules-given" in notes["uscis"] and "left out" in notes["uscis"]
     assert "uscis/rules-given" in config["templates"]
     planned = {(r.domain, r.case_id, r.mode) for r in run.records}
-    assert len(planned) == run.planned < 2 * 4 * len(DOMAIN_NAMES)  # some were left out
+    assert len(planned) == run.session.planned < 2 * 4 * len(DOMAIN_NAMES)  # some left out

@@ -30,12 +30,17 @@ def test_an_imported_run_is_written_once_with_its_trajectories(tmp_path: Path) -
     spec = RunSpec(model="m", domains=("airline",), modes=("zero-shot", "agent-zero-shot"), k=1)
     config = imported_config(spec, "test")
     written = write_imported_run(tmp_path / "run", config, [(agentic, atif), (prompted, atif)])
-    assert (written.records, written.domains, written.k) == (2, ("airline",), {"airline": 1})
-    assert written.modes == ("zero-shot", "agent-zero-shot")
+    assert written.path == tmp_path / "run" and len(written.records) == 2
+    assert written.spec is not None and written.spec.domains == ("airline",)
+    assert (
+        written.spec.modes == ("zero-shot", "agent-zero-shot")
+        and written.spec.k_for("airline") == 1
+    )
     back = read_records(tmp_path / "run" / "records.jsonl").records
     info = back[agentic.key].agent
     assert info is not None and info.trajectory is not None
     assert read_trajectory(tmp_path / "run", info.trajectory, info.trajectory_sha256) == atif
+    assert [(r.key, t) for r, t in written.trajectories()] == [(agentic.key, atif)]
     assert back[prompted.key].agent is None  # a prompted record keeps no trajectory
     with pytest.raises(ConfigError, match="already holds a run; import into a new --out"):
         write_imported_run(tmp_path / "run", config, [(prompted, None)])

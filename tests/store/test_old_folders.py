@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deonticbench.store import load_run
+from deonticbench.store import read_run
 from deonticbench.store.record import Attempt, Record
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data")
@@ -35,7 +35,7 @@ def _old_folder(folder: Path) -> Path:
 
 
 def test_an_old_folder_opens_with_the_documented_defaults(tmp_path: Path) -> None:
-    run = load_run(_old_folder(tmp_path / "old"))
+    run = read_run(_old_folder(tmp_path / "old"))
     assert run.protocol == "harness"  # made before the paper protocol existed
     assert run.model == "reference"
     assert run.split == "smoke"

@@ -20,7 +20,7 @@ from deonticbench.data.sources import DATA_ENV, DataSource
 from deonticbench.errors import ConfigError
 from deonticbench.solver import Limits
 from deonticbench.store.config import config_mismatch, fingerprint
-from deonticbench.store.run import load_run
+from deonticbench.store.run import read_run
 from deonticbench.store.spec import SPEC_SCHEMA, RunSpec
 from deonticbench.vocabulary.modes import MODES
 
@@ -113,7 +113,7 @@ def test_config_json_is_built_from_the_spec_and_scoring_reads_it_back(tmp_path: 
     assert (spec.k_for("airline"), spec.attempts, spec.exemplar_seed) == (2, 2, 3)
     assert (spec.case_range, spec.concurrency, spec.limits) == (2, 5, Limits())
     assert spec.data == DataSource(kind="local", path=Path(DATA).resolve())
-    run = load_run(out)
+    run = read_run(out)
     assert run.spec == spec and run.planned_k("airline") == 2 and run.model == "reference"
 
 

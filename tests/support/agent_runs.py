@@ -14,7 +14,7 @@ from fakeproviders import FakeRequest, ToolTurn
 from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import Domain
 from deonticbench.evaluation.cache import ResponseCache
-from deonticbench.evaluation.runner import Runner, RunResult
+from deonticbench.evaluation.runner import Runner
 from deonticbench.models.base import Completion, Model, Request
 from deonticbench.prompting.plan import plan_run
 from deonticbench.reading.programs import unwrap_fenced
@@ -22,6 +22,7 @@ from deonticbench.solver import Solver
 from deonticbench.solver.pool import bwrap_works
 from deonticbench.store.folder import RunFolder
 from deonticbench.store.record import Record
+from deonticbench.store.run import Session
 from deonticbench.store.spec import AgentOptions
 from deonticbench.store.trajectory import read_trajectory
 from deonticbench.vocabulary.chat import ToolCall
@@ -54,7 +55,7 @@ def run_agents(
     agent: AgentOptions | None = None,
     concurrency: int = 4,
     protocol: ProtocolName = LEGACY_PROTOCOL,
-) -> tuple[RunResult, dict[tuple[str, str, str, int], Record]]:
+) -> tuple[Session, dict[tuple[str, str, str, int], Record]]:
     plan = plan_run(
         list(domains), split="smoke", modes=list(modes), source=resolve_source(DATA), k=k,
         limit=limit, protocol=protocol,
@@ -65,16 +66,15 @@ def run_agents(
         **({} if protocol == LEGACY_PROTOCOL else {"protocol": protocol}),
     }
 
-    async def go() -> RunResult:
+    async def go() -> tuple[Session, dict[tuple[str, str, str, int], Record]]:
         try:
             with RunFolder.open(out, config) as folder:
                 runner = Runner(model, solver, folder, cache, concurrency=concurrency, agent=agent)
-                return await runner.run(plan)
+                return await runner.run(plan), dict(folder.done)
         finally:
             await model.aclose()
 
-    result = asyncio.run(go())
-    return result, dict(result.records)
+    return asyncio.run(go())
 
 
 def turn_number(request: FakeRequest) -> int:

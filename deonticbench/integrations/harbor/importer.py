@@ -54,6 +54,7 @@ from ...scoring import dar_readings
 from ...solver import Limits, Solver
 from ...store.imported import refuse_existing, write_imported_run
 from ...store.record import Record
+from ...store.run import Run
 from ...store.spec import RunSpec
 from ...vocabulary.modes import Mode
 from . import dar
@@ -151,11 +152,9 @@ class HarborTrial:
 class HarborImport:
     """What ``import_jobs`` wrote, and what it left out."""
 
-    out: Path
-    records: int = 0
-    domains: tuple[str, ...] = ()
-    modes: tuple[str, ...] = ()
-    k: dict[str, int] = field(default_factory=dict)
+    run: Run | None = None
+    """The run folder written, read back: every reader of a run takes it (None until
+    the records are written)."""
     foreign: list[str] = field(default_factory=list)
     """Task names of trials that are not DeonticBench tasks (not imported)."""
     abstained: int = 0
@@ -309,7 +308,7 @@ def import_jobs(
     if not trials:
         raise DataError(f"{root} holds no Harbor trial (no result.json with a task_name).")
     index = _index(source, split)
-    result = HarborImport(out=folder)
+    result = HarborImport()
     matched = _matched(trials, index, result)
     if not matched:
         raise DataError(
@@ -332,10 +331,7 @@ def import_jobs(
     written = write_imported_run(folder, config, [(r, atif) for r, _, atif, _ in pending])
     lines = [json.dumps(dar_view) for _, _, _, dar_view in pending]
     (folder / DAR_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result.records = written.records
-    result.domains = written.domains
-    result.modes = written.modes
-    result.k = written.k
+    result.run = written
     return result
 
 

@@ -23,6 +23,7 @@ from ...evaluation.provenance import imported_config
 from ...solver import Limits
 from ...store.imported import refuse_existing, write_imported_run
 from ...store.record import Record
+from ...store.run import Run
 from ...store.spec import RunSpec
 from .agent import TRAJECTORY_KEY
 from .scorer import RECORD_KEY
@@ -35,14 +36,10 @@ HARNESS_TASKS = ("deonticbench/",)
 class InspectImport:
     """What ``import_log`` wrote, and how many samples had no score to import."""
 
-    out: Path
-    records: int
-    """Records written."""
+    run: Run
+    """The run folder written, read back: every reader of a run takes it."""
     unscored: int
     """Samples of the log without a deonticbench score (errors, cancellations)."""
-    domains: tuple[str, ...]
-    modes: tuple[str, ...]
-    k: dict[str, int]
 
 
 def import_log(log_path: str | Path, out: str | Path) -> InspectImport:
@@ -75,14 +72,7 @@ def import_log(log_path: str | Path, out: str | Path) -> InspectImport:
     refuse_existing(folder)
     config = _config(path, log, records)
     written = write_imported_run(folder, config, [(r, trajectories.get(r.key)) for r in records])
-    return InspectImport(
-        out=written.out,
-        records=written.records,
-        unscored=unscored,
-        domains=written.domains,
-        modes=written.modes,
-        k=written.k,
-    )
+    return InspectImport(written, unscored)
 
 
 def _read_log(path: Path) -> Any:

@@ -2,7 +2,7 @@
 
 The harness judges every trial's final state with its own reader (``judge``); under
 ``--protocol dar`` the same final state is also judged as DAR's ``tests/test.sh`` would
-judge it (``reading.dar.ajudge_dar_app``: ``solution.pl`` run by ``swipl`` with its 30 s,
+judge it (``reading.dar_verifier.ajudge_dar_app``: ``solution.pl`` run by ``swipl`` with its 30 s,
 direct mode from ``output/answer.txt``), and the record keeps what DAR's scorer then
 reads (``AgentInfo.dar``).  Where test.sh writes no reward (no ``Answer:`` line; a
 directive that outlives its SIGTERM) the record says so, with Harbor's exception, and
@@ -26,7 +26,7 @@ from typing import Any
 
 from ..data.domains import Domain, read_from_marker
 from ..prompting.dar import DarTask
-from ..reading.dar import RunsPrograms, ajudge_dar_app
+from ..reading.dar_verifier import RunsPrograms, ajudge_dar_app
 
 DAR_ANSWER_MARKER = "Answer:"
 """What DAR's instruction.md asks every mode to print or write before the answer."""

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 from ..models.base import Completion
 from ..models.constrained import PATH_CHARS, path_pattern
-from ..reading.dar import DAR_MOUNT
+from ..reading.dar_verifier import DAR_MOUNT
 from ..vocabulary.chat import ToolCall, ToolSpec
 from ..vocabulary.modes import Mode, prompted_counterpart
 from .tool_table import SUBMIT

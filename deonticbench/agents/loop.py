@@ -78,7 +78,7 @@ from .workspace import Workspace, build_dar_workspace, build_workspace
 
 if TYPE_CHECKING:
     from ..prompting.dar import DarTask
-    from ..reading.dar import RunsPrograms
+    from ..reading.dar_verifier import RunsPrograms
 
 logger = logging.getLogger(__name__)
 

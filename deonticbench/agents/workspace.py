@@ -19,7 +19,7 @@ Harbor's task export (``integrations.harbor``) writes the same text as its instr
 Under the dar protocol (``build_dar_workspace``, ``dar_instruction_text``) the workspace
 is what DAR's container has under ``/app`` (``prompting.dar.DarTask.app_files``:
 statute.txt, and examples.txt in few-shot; an empty output/), shown to the agent where
-DAR's tasks mount it (``reading.dar.DAR_MOUNT``: the shell's sandbox, the absolute paths
+DAR's tasks mount it (``reading.dar_verifier.DAR_MOUNT``: the shell's sandbox, the absolute paths
 of the file tools), and the instruction is DAR's instruction.md followed by the
 harness's tools section.  The expected label stays with the verifier, never in the
 workspace.
@@ -39,7 +39,7 @@ from ..prompting.exemplars import problem_key
 from ..prompting.render import demonstration
 from ..prompting.templates import AGENT_DIR as AGENT_PROMPTS
 from ..prompting.templates import fill, hash_template_files, prompts_root, read_template
-from ..reading.dar import DAR_MOUNT
+from ..reading.dar_verifier import DAR_MOUNT
 from ..solver import DEFAULT_TIMEOUT_S
 from ..vocabulary.modes import Mode, is_agentic, prompted_counterpart
 

@@ -27,7 +27,7 @@ from ..models.base import Completion, Model, Request, constrained_turns, turn_ar
 from ..models.sampling import RunSampling
 from ..prompting.dar import DarTask, dar_task
 from ..prompting.plan import RunPlan, Unit
-from ..reading.dar import RunsPrograms
+from ..reading.dar_verifier import RunsPrograms
 from ..solver import Limits
 from ..store.record import AgentInfo, Attempt
 from ..store.spec import AgentOptions

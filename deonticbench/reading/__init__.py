@@ -24,7 +24,7 @@ from .answers import (
     read_program_answer,
 )
 from .confidence import answer_probability, read_verbal_confidence, without_confidence
-from .dar import DAR_MOUNT, RunsPrograms, ajudge_dar_app
+from .dar_verifier import DAR_MOUNT, RunsPrograms, ajudge_dar_app
 from .encoding import utf8_encodable
 from .feedback_retry import calls_for_retry
 from .harness import HARNESS_READER, HarnessReader

@@ -5,7 +5,7 @@ and how DAR's verifier rewarded them.
 Two kinds of run hold DAR's view of each trial:
 
 * a run made with ``eval --protocol dar``: DAR's verifier ran on each trial's final
-  /app (``reading.dar``), and its verdict is the record's ``agent.dar`` (reward, stdout,
+  /app (``reading.dar_verifier``), and its verdict is the record's ``agent.dar`` (reward, stdout,
   exception);
 * a run imported from Harbor (``import-harbor``): what DAR's scorer reads of each trial
   is kept in ``harbor.jsonl`` beside the records (the verifier's lines, the exception,

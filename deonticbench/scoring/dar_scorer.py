@@ -2,7 +2,7 @@
 restated: what it reads of a trial and how it scores a dataset's trials.
 
 It reads only the ``Normalized expected:`` and ``Normalized got:`` lines DAR's verifier
-prints (``reading.dar`` restates the verifier), the trial's Harbor exception and whether
+prints (``reading.dar_verifier`` restates the verifier), the trial's Harbor exception and whether
 there was any verifier output.  Then:
 
 * by default a trial is correct when the two strings are equal, so a trial whose

@@ -4,7 +4,7 @@ A scripted agent (no model) runs each agentic mode on the smoke split through th
 runner, bubblewrap shell and swipl: what it is told is DAR's instruction.md followed by
 the harness's tools section; what it finds at /app (``sha256sum`` and ``ls`` inside the
 sandbox) is DAR's statute.txt and examples.txt byte for byte and an empty output/,
-nothing else; DAR's verdict in each record is what ``reading.dar.ajudge_dar_app`` gives for
+nothing else; DAR's verdict in each record is what ``reading.dar_verifier.ajudge_dar_app`` gives for
 the same final state, and ``score`` prints DAR's default and strict figures beside the
 harness reader's.  The real openai client against a loopback server drives one trial
 through /app paths of the file tools; the refusals are one sentence each.
@@ -33,7 +33,7 @@ from deonticbench.models import load_model
 from deonticbench.models.base import Completion, Request
 from deonticbench.prompting.dar import DarTask, dar_task
 from deonticbench.prompting.plan import plan_run
-from deonticbench.reading.dar import ajudge_dar_app
+from deonticbench.reading.dar_verifier import ajudge_dar_app
 from deonticbench.solver import Solver
 from deonticbench.store.folder import RunFolder
 from deonticbench.store.record import Record
@@ -250,7 +250,7 @@ def test_the_harness_reads_dars_answer_line_by_its_own_rules(
     line in every mode) by the harness's rules, beside what DAR's verifier reads."""
     from deonticbench.agents.dar_judge import harness_domain
     from deonticbench.reading.answers import read_program_answer
-    from deonticbench.reading.dar import answer_text, normalise
+    from deonticbench.reading.dar_verifier import answer_text, normalise
 
     assert read_program_answer(harness_domain(get_domain(domain)), stdout).value == read
     got = answer_text(stdout)

@@ -1,5 +1,5 @@
 """DAR's own ``tests/test.sh`` (bash, real ``swipl``, read from the shared mirror) against
-``reading.dar`` on a bank of final states: the same reward (1, 0 or none), the same
+``reading.dar_verifier`` on a bank of final states: the same reward (1, 0 or none), the same
 stdout byte for byte (what DAR's scorer reads), and, where no reward is written, the
 same reason (test.sh ended by ``set -e``, or still running when Harbor stops it).
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from deonticbench.errors import SandboxError
-from deonticbench.reading import dar
+from deonticbench.reading import dar_verifier
 from deonticbench.solver import Execution, Solver
 
 MIRROR = Path(__file__).resolve().parents[3] / "shared" / "harbor-deonticbench"
@@ -161,7 +161,9 @@ def _final_state(root: Path, entry: Entry) -> Path:
     (root / "tests").mkdir()
     (root / "tests" / "expected_label.txt").write_text(entry.expected + "\n", encoding="utf-8")
     if entry.content is not None:
-        target = app / (dar.SOLUTION_FILE if entry.mode == "program" else dar.ANSWER_FILE)
+        target = app / (
+            dar_verifier.SOLUTION_FILE if entry.mode == "program" else dar_verifier.ANSWER_FILE
+        )
         target.write_text(entry.content, encoding="utf-8")
     return app
 
@@ -224,7 +226,7 @@ def test_judge_matches_dar_test_sh(entry: Entry, solver: Solver, tmp_path: Path)
     app = _final_state(tmp_path, entry)
     script = _run_test_sh(tmp_path, entry.mode)
     verdict = asyncio.run(
-        dar.ajudge_dar_app(
+        dar_verifier.ajudge_dar_app(
             app,
             entry.expected + "\n",
             direct=entry.mode == "direct",
@@ -234,7 +236,9 @@ def test_judge_matches_dar_test_sh(entry: Entry, solver: Solver, tmp_path: Path)
     )
     assert (verdict.reward, verdict.stdout) == (script.reward, script.stdout)
     if script.reward is None:
-        expected_reason = dar.VERIFIER_TIMEOUT if script.stopped else dar.NO_REWARD_FILE
+        expected_reason = (
+            dar_verifier.VERIFIER_TIMEOUT if script.stopped else dar_verifier.NO_REWARD_FILE
+        )
         assert verdict.exception == expected_reason
     else:
         assert verdict.exception is None and not script.stopped
@@ -272,8 +276,8 @@ def test_a_symlink_is_not_followed(solver: Solver, tmp_path: Path) -> None:
     (app / "solution.pl").symlink_to(outside / "solution.pl")
     (app / "output").symlink_to(outside / "output")
 
-    def judged(direct: bool) -> dar.DarVerdict:
-        return asyncio.run(dar.ajudge_dar_app(app, "1166", direct=direct, solver=solver))
+    def judged(direct: bool) -> dar_verifier.DarVerdict:
+        return asyncio.run(dar_verifier.ajudge_dar_app(app, "1166", direct=direct, solver=solver))
 
     assert judged(direct=False).reward == 0
     assert judged(direct=True).reward == 0
@@ -295,9 +299,10 @@ def test_a_failed_sandbox_is_not_read_as_no_answer() -> None:
         sandbox="bwrap",
     )
     with pytest.raises(SandboxError, match="sandbox failed"):
-        dar.verdict_of_run("1166", failed)
+        dar_verifier.verdict_of_run("1166", failed)
     segfault = dataclasses.replace(failed, signal=11, stdout="Answer: 1166\n")
-    assert dar.verdict_of_run("1166", segfault).reward == 1  # test.sh reads what it printed
+    # test.sh reads what it printed
+    assert dar_verifier.verdict_of_run("1166", segfault).reward == 1
 
 
 def test_the_program_cannot_read_the_label(solver: Solver, tmp_path: Path) -> None:
@@ -311,12 +316,12 @@ def test_the_program_cannot_read_the_label(solver: Solver, tmp_path: Path) -> No
         f"{MAIN}main :- read_file_to_string('{label}', S, []), "
         'split_string(S, "", " \\n", [L]), format(\'Answer: ~w~n\', [L]).\n'
     )
-    (app / dar.SOLUTION_FILE).write_text(program, encoding="utf-8")
+    (app / dar_verifier.SOLUTION_FILE).write_text(program, encoding="utf-8")
     assert _run_test_sh(tmp_path, "program").reward == 1
-    verdict = asyncio.run(dar.ajudge_dar_app(app, "1166", direct=False, solver=solver))
+    verdict = asyncio.run(dar_verifier.ajudge_dar_app(app, "1166", direct=False, solver=solver))
     if verdict.execution is not None and verdict.execution.sandbox != "bwrap":
         pytest.skip("without bubblewrap the host's files are visible to programs")
-    assert verdict.reward is None and verdict.exception == dar.NO_REWARD_FILE
+    assert verdict.reward is None and verdict.exception == dar_verifier.NO_REWARD_FILE
 
 
 @contextlib.contextmanager
@@ -349,12 +354,12 @@ def test_a_directive_loop_gives_no_reward_at_dars_own_timeout_whatever_the_load(
         ":- write('Answer: 1166'), nl, flush_output, repeat, fail.\n",
     )
     app = _final_state(tmp_path, entry)
-    judging = dar.ajudge_dar_app(app, "1166\n", direct=False, solver=solver)
+    judging = dar_verifier.ajudge_dar_app(app, "1166\n", direct=False, solver=solver)
     if load == "busy":
-        with _cores_busy(dar.DAR_TIMEOUT_S + 10):
+        with _cores_busy(dar_verifier.DAR_TIMEOUT_S + 10):
             verdict = asyncio.run(judging)
     else:
         verdict = asyncio.run(judging)
-    assert (verdict.reward, verdict.exception) == (None, dar.VERIFIER_TIMEOUT)
+    assert (verdict.reward, verdict.exception) == (None, dar_verifier.VERIFIER_TIMEOUT)
     assert verdict.execution is not None
     assert verdict.execution.stdout == "Answer: 1166\n"

@@ -10,7 +10,7 @@ not ``1166``), otherwise both are lower-cased.  It prints ``Normalized expected:
 with no answer (``("", "")``) as correct by default and as wrong with
 ``--errors-as-incorrect``.
 
-The verifier's string rules live in ``reading.dar`` (``normalise``, ``squeeze``), the
+The verifier's string rules live in ``reading.dar_verifier`` (``normalise``, ``squeeze``), the
 scorer's in ``scoring.dar_scorer``; this module names both.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ...reading import dar as dar_verifier
+from ...reading import dar_verifier
 from ...scoring import dar_scorer
 
 normalise = dar_verifier.normalise

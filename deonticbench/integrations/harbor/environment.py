@@ -61,7 +61,7 @@ REQUIRED_TOOLS = ("bash", "swipl", "python3")
 FALLBACK_WORKDIR = "/app"
 """Where a task works when neither its task.toml nor its Dockerfile names a directory
 (the harness's tasks and DAR's both name ``/app``, each for its own reason:
-``verifier.TASK_WORKDIR``, ``reading.dar.DAR_MOUNT``)."""
+``verifier.TASK_WORKDIR``, ``reading.dar_verifier.DAR_MOUNT``)."""
 _SERVER = Path(__file__).with_name("_exec_server.py")
 _SERVER_DIR = "/.deonticbench-exec"
 _SOCKET = ".exec.sock"

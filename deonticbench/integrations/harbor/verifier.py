@@ -31,7 +31,7 @@ from typing import Any
 
 from ...agents.judge import ajudge_workspace
 from ...data.domains import Domain, get_domain
-from ...reading import dar
+from ...reading import dar_verifier
 from ...solver import Execution, Limits, build_job, classify, supervisor
 from ...vocabulary.modes import Mode, prompted_counterpart
 
@@ -40,7 +40,7 @@ TASK_WORKDIR = "/app"
 their Dockerfile's ``WORKDIR`` and task.toml's ``workdir``, where the agentic workspace is
 copied, where the agent's work is collected from, and what test.sh hands this verifier.
 (DAR's tasks mount their workspace at a folder of the same path, another fact:
-``reading.dar.DAR_MOUNT``.)"""
+``reading.dar_verifier.DAR_MOUNT``.)"""
 CASE_FILE = "case.json"
 """In the task's tests/: domain, case id, mode, gold (never seen by the agent)."""
 REWARD_FILE = "reward.json"
@@ -99,7 +99,7 @@ def verdict_of(domain: Domain, mode: Mode, gold: int | str, workspace: Path) -> 
         "repaired": judgement.repaired,
         "execution": execution.to_dict() if execution is not None else None,
         "dar_expected": dar_expected(domain, gold),
-        "dar_got": dar.squeeze(_answer_values(domain, raw_text, direct)),
+        "dar_got": dar_verifier.squeeze(_answer_values(domain, raw_text, direct)),
     }
 
 
@@ -119,7 +119,7 @@ def rewards(verdict: dict[str, Any]) -> dict[str, float]:
 def report_lines(verdict: dict[str, Any]) -> list[str]:
     execution = verdict["execution"]
     expected, got = verdict["dar_expected"], verdict["dar_got"]
-    norm_expected, norm_got = dar.normalise(expected, got)
+    norm_expected, norm_got = dar_verifier.normalise(expected, got)
     lines = []
     if execution is not None:
         lines.append(f"Program status: {execution['status']} ({execution['wall_s']:.2f} s)")

@@ -26,7 +26,7 @@ from .tool_table import tool_specs
 from .workspace import dar_instruction_text, instruction_text
 
 if TYPE_CHECKING:
-    from ..prompting.dar import DarTask
+    from ..prompting.dar_task import DarTask
 
 
 def opening_messages(

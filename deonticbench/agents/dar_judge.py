@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.domains import Domain, read_from_marker
-from ..prompting.dar import DarTask
+from ..prompting.dar_task import DarTask
 from ..reading.dar_verifier import RunsPrograms, ajudge_dar_app
 
 DAR_ANSWER_MARKER = "Answer:"

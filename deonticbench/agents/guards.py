@@ -50,7 +50,7 @@ from .tool_table import SUBMIT
 from .workspace import ANSWER_FILE, CASE_FILE, EXAMPLES_DIR, SOLUTION_FILE, STATUTE_FILE
 
 if TYPE_CHECKING:
-    from ..prompting.dar import DarTask
+    from ..prompting.dar_task import DarTask
 
 __all__ = [
     "ANSWER_BLANKS",

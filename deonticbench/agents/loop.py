@@ -77,7 +77,7 @@ from .trial_record import (
 from .workspace import Workspace, build_dar_workspace, build_workspace
 
 if TYPE_CHECKING:
-    from ..prompting.dar import DarTask
+    from ..prompting.dar_task import DarTask
     from ..reading.dar_verifier import RunsPrograms
 
 logger = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ The instruction (``instruction_text``) comes from the templates of ``prompts/age
 Harbor's task export (``integrations.harbor``) writes the same text as its instruction.md.
 
 Under the dar protocol (``build_dar_workspace``, ``dar_instruction_text``) the workspace
-is what DAR's container has under ``/app`` (``prompting.dar.DarTask.app_files``:
+is what DAR's container has under ``/app`` (``prompting.dar_task.DarTask.app_files``:
 statute.txt, and examples.txt in few-shot; an empty output/), shown to the agent where
 DAR's tasks mount it (``reading.dar_verifier.DAR_MOUNT``: the shell's sandbox, the absolute paths
 of the file tools), and the instruction is DAR's instruction.md followed by the
@@ -45,7 +45,7 @@ from ..vocabulary.modes import Mode, is_agentic, prompted_counterpart
 
 if TYPE_CHECKING:
     # Annotations only: Harbor's verifier imports this module in a bare interpreter.
-    from ..prompting.dar import DarTask
+    from ..prompting.dar_task import DarTask
 
 STATUTE_FILE = "statute.txt"
 CASE_FILE = "case.txt"

@@ -289,7 +289,7 @@ DAR_DOMAINS: Mapping[str, str] = {
 }
 """The domains DAR ran (our domain name -> DAR's subdomain name); housing is not one.
 The dar protocol's task set: the spec, ``eval``, the Harbor export and DAR's task
-rendering (``prompting.dar``) all read it here."""
+rendering (``prompting.dar_task``) all read it here."""
 
 
 def default_domains(protocol: str) -> tuple[str, ...]:

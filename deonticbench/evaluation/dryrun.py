@@ -55,7 +55,7 @@ from ..models.batch import BatchAPI, batch_api
 from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
 from ..models.sampling import RunSampling, run_sampling
 from ..prompting import Prompt
-from ..prompting.dar import DarTask
+from ..prompting.dar_task import DarTask
 from ..prompting.plan import RunPlan, Unit
 from ..store.record import Record, RecordKey
 from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions

@@ -25,7 +25,7 @@ from ..agents.tool_base import Execute
 from ..data.sources import DataSource
 from ..models.base import Completion, Model, Request, constrained_turns, turn_argument_chars
 from ..models.sampling import RunSampling
-from ..prompting.dar import DarTask, dar_task
+from ..prompting.dar_task import DarTask, dar_task
 from ..prompting.plan import RunPlan, Unit
 from ..reading.dar_verifier import RunsPrograms
 from ..solver import Limits

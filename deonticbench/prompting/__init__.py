@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .dar import DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
+from .dar_task import DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
 from .distractors import statute_sections
 from .exemplars import (
     HardComplement,

@@ -9,7 +9,7 @@ registry's sampling (``eval/models.yaml``) and the harness's reader, which absta
 two different answers instead of taking the first.
 
 ``dar``: the agentic modes as DAR (*Deontic Reasoning with Agentic Harnesses*) framed
-them: DAR's instruction and /app files (``prompting.dar``), judged by DAR's verifier
+them: DAR's instruction and /app files (``prompting.dar_task``), judged by DAR's verifier
 (``reading.dar_verifier``), the harness's reader of the same final state beside it.  A run
 protocol only: it has no prompted modes and is no reader (its records are read by the
 harness's judge, its DAR view by DAR's scorer).

@@ -31,7 +31,7 @@ from deonticbench.errors import ConfigError
 from deonticbench.evaluation.runner import Runner
 from deonticbench.models import load_model
 from deonticbench.models.base import Completion, Request
-from deonticbench.prompting.dar import DarTask, dar_task
+from deonticbench.prompting.dar_task import DarTask, dar_task
 from deonticbench.prompting.plan import plan_run
 from deonticbench.reading.dar_verifier import ajudge_dar_app
 from deonticbench.solver import Solver

@@ -25,7 +25,7 @@ from deonticbench.data.cases import resolve_source
 from deonticbench.data.dar_files import DAR_DIR_ENV
 from deonticbench.data.domains import get_domain
 from deonticbench.models.base import Completion, Request
-from deonticbench.prompting.dar import dar_task
+from deonticbench.prompting.dar_task import dar_task
 from deonticbench.solver import Solver
 from deonticbench.store.record import STOP_REASONS, Record
 from deonticbench.store.spec import AgentOptions

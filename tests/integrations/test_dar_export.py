@@ -33,7 +33,7 @@ from deonticbench.data.cases import load_cases
 from deonticbench.data.dar_files import DAR_DIR_ENV, DAR_URL_ENV, _text, dar_manifest
 from deonticbench.data.sources import resolve_source
 from deonticbench.errors import DataError
-from deonticbench.prompting.dar import dar_task
+from deonticbench.prompting.dar_task import dar_task
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "")
 DAR = Path(__file__).resolve().parents[3] / "shared" / "harbor-deonticbench"

@@ -12,7 +12,7 @@ for the same cases; tests/integrations/test_dar_export.py compares them):
         tests/test.sh               DAR's verifier
         tests/expected_label.txt    the gold label, which only the verifier reads
 
-What goes in them is ``prompting.dar.dar_task``'s, which ``eval --protocol dar`` shows
+What goes in them is ``prompting.dar_task.dar_task``'s, which ``eval --protocol dar`` shows
 its agents too.  Nothing else is written (no manifest: DAR's tree has none); the command
 prints where DAR's files and the data came from.
 """
@@ -27,7 +27,7 @@ from ...data.dar_files import dar_origin
 from ...data.domains import DAR_DOMAINS, Domain
 from ...data.sources import SPLITS, DataSource
 from ...errors import ConfigError
-from ...prompting.dar import DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
+from ...prompting.dar_task import DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
 from .naming import PROMPT_MODES, task_name
 from .tasks import TaskExportReport, cases_to_export, task_folder
 

@@ -148,15 +148,15 @@ def test_every_name_one_stage_imports_from_another_is_in_its_all() -> None:
 
 
 def test_the_harbor_package_offers_the_names_its_docstring_advertises() -> None:
-    """``export_tasks``, ``import_jobs`` and ``dar`` are loaded on first use, like
+    """``export_tasks``, ``import_jobs`` and ``dar_rules`` are loaded on first use, like
     ``BwrapEnvironment``; none of them needs Harbor."""
     from deonticbench.integrations import harbor
-    from deonticbench.integrations.harbor import dar, importer, tasks
+    from deonticbench.integrations.harbor import dar_rules, importer, tasks
 
     assert harbor.export_tasks is tasks.export_tasks
     assert harbor.import_jobs is importer.import_jobs
-    assert harbor.dar is dar
-    assert set(harbor.__all__) == {"BwrapEnvironment", "dar", "export_tasks", "import_jobs"}
+    assert harbor.dar_rules is dar_rules
+    assert set(harbor.__all__) == {"BwrapEnvironment", "dar_rules", "export_tasks", "import_jobs"}
 
 
 # old path, old name -> the object now under its new name
@@ -164,8 +164,6 @@ RENAMED = [
     ("deonticbench.models.registry", "Settings", "deonticbench.models", "ModelSettings"),
     ("deonticbench.rewards", "score", "deonticbench.rewards", "score_completion"),
     ("deonticbench.rewards.core", "score", "deonticbench.rewards", "score_completion"),
-    ("deonticbench.integrations.harbor.dar", "score", "deonticbench.integrations.harbor.dar",
-     "dar_score"),
     ("deonticbench.integrations.harbor.verifier", "run_program",
      "deonticbench.integrations.harbor.verifier", "run_program_unsandboxed"),
     ("deonticbench.integrations.inspect._plan", "Settings",

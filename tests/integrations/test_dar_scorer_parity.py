@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from deonticbench.cli import cli
-from deonticbench.integrations.harbor import dar
+from deonticbench.integrations.harbor import dar_rules
 
 harbor_config = pytest.importorskip("harbor.models.trial.config")
 harbor_result = pytest.importorskip("harbor.models.trial.result")
@@ -93,8 +93,8 @@ def _trial(
     (folder / "result.json").write_text(result.model_dump_json(indent=4))
     if answers is None or expected is None:
         return
-    got = dar.squeeze(answers)  # test.sh: every Answer: line, whitespace gone, joined
-    norm_expected, norm_got = dar.normalise(expected, got)
+    got = dar_rules.squeeze(answers)  # test.sh: every Answer: line, whitespace gone, joined
+    norm_expected, norm_got = dar_rules.normalise(expected, got)
     (folder / "verifier").mkdir()
     (folder / "verifier" / "test-stdout.txt").write_text(
         f"Expected: {expected}\nGot:      {got}\n"

@@ -17,7 +17,7 @@ from harbor_support import dar_trial
 from sklearn.metrics import f1_score
 
 from deonticbench.cli import cli
-from deonticbench.integrations.harbor import dar
+from deonticbench.integrations.harbor import dar_rules
 from deonticbench.store import read_records
 
 DATA = os.environ.get("DEONTICBENCH_DATA", "")
@@ -209,14 +209,19 @@ def test_dar_rules_json_on_a_jobs_folder_says_how_to_get_json(dar_jobs: Path) ->
 
 
 def test_dar_scorer_rules() -> None:
-    assert dar.normalise("1166", "$1,166") == ("1166", "$1,166")
-    assert dar.normalise("1166", "1166.9") == ("1166", "1166")
-    assert dar.normalise("Accepted", "ACCEPTED") == ("accepted", "accepted")
-    assert dar.squeeze(["100", " 200.7 "]) == "100200.7"  # several Answer lines run together
+    assert dar_rules.normalise("1166", "$1,166") == ("1166", "$1,166")
+    assert dar_rules.normalise("1166", "1166.9") == ("1166", "1166")
+    assert dar_rules.normalise("Accepted", "ACCEPTED") == ("accepted", "accepted")
+    assert dar_rules.squeeze(["100", " 200.7 "]) == "100200.7"  # several Answer lines run together
     text = "Expected: 5\nGot:      5.5\nNormalized expected: 5\nNormalized got:      5\n"
-    assert dar.read_verifier_output(text) == ("5", "5")
-    trials = [dar.DarTrial("", ""), dar.DarTrial("7", "7"), dar.DarTrial("7", "", "RuntimeError")]
-    lenient, strict = dar.dar_score(trials), dar.dar_score(trials, errors_as_incorrect=True)
+    assert dar_rules.read_verifier_output(text) == ("5", "5")
+    trials = [
+        dar_rules.DarTrial("", ""),
+        dar_rules.DarTrial("7", "7"),
+        dar_rules.DarTrial("7", "", "RuntimeError"),
+    ]
+    lenient = dar_rules.dar_score(trials)
+    strict = dar_rules.dar_score(trials, errors_as_incorrect=True)
     assert (lenient.correct, lenient.classes, lenient.errors) == (2, ("", "7"), 2)
     assert (strict.correct, strict.classes) == (1, ("7",))
 

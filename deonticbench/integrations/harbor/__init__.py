@@ -4,7 +4,7 @@
   harbor``), with the harness's own verifier shipped in each task's ``tests/``;
 * ``import_jobs`` turns a Harbor jobs folder (of these tasks or of DAR's) into a run
   folder, every answer re-judged by the harness (``deonticbench import-harbor``);
-* ``dar`` scores the same trials by DAR's rules (``deonticbench score --dar-rules``);
+* ``dar_rules`` scores the same trials by DAR's rules (``deonticbench score --dar-rules``);
 * ``BwrapEnvironment`` is a Harbor environment on bubblewrap
   (``harbor run -e deonticbench.integrations.harbor:BwrapEnvironment``), built from the
   solver's one sandbox policy: the task's commands run in a cleared environment, under an
@@ -21,7 +21,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from . import dar
+    from . import dar_rules
     from .environment import BwrapEnvironment
     from .importer import import_jobs
     from .tasks import export_tasks
@@ -35,12 +35,12 @@ _HOME = {
 environment is asked for (``-e module:Class``), and the shipped verifier, which imports
 this package inside a task, pulls in none of the rest."""
 
-__all__ = ["BwrapEnvironment", "dar", "export_tasks", "import_jobs"]
+__all__ = ["BwrapEnvironment", "dar_rules", "export_tasks", "import_jobs"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "dar":
-        return import_module(".dar", __name__)
+    if name == "dar_rules":
+        return import_module(".dar_rules", __name__)
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f".{_HOME[name]}", __name__), name)

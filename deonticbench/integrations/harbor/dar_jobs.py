@@ -15,7 +15,8 @@
   strict behaviour.
 
 Both read only the verifier's ``Normalized expected:`` / ``Normalized got:`` lines
-(``dar.read_verifier_output``) and score with ``dar``'s rules.  See docs/harbor.md.
+(``dar_rules.read_verifier_output``) and score by DAR's rules (``dar_rules``).  See
+docs/harbor.md.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...store.records_file import RECORDS_NAME
-from . import dar
+from . import dar_rules
 
 ScorerName = Literal["adapters", "meta-harness"]
 SCORERS: tuple[ScorerName, ...] = ("adapters", "meta-harness")
@@ -56,7 +57,7 @@ _USAGE = ("n_input_tokens", "n_output_tokens", "n_cache_tokens")
 class JobsTrial:
     """One trial as DAR's scorers read it: the verifier's pair, the exception, usage."""
 
-    trial: dar.DarTrial
+    trial: dar_rules.DarTrial
     usage: dict[str, Any]
 
     @property
@@ -101,10 +102,10 @@ def _read_trial(folder: Path, result: dict[str, Any]) -> JobsTrial:
     usage["cost_usd"] = agent_result.get("cost_usd") or 0.0
     stdout = folder / "verifier" / "test-stdout.txt"
     missing = not stdout.exists()
-    expected, got = ("", "") if missing else dar.read_verifier_output(stdout.read_text())
+    expected, got = ("", "") if missing else dar_rules.read_verifier_output(stdout.read_text())
     usage["parse_failure"] = not missing and got == "" and not info
     exception = info.get("exception_type")
-    trial = dar.DarTrial(expected, got, exception=exception, missing_stdout=missing)
+    trial = dar_rules.DarTrial(expected, got, exception=exception, missing_stdout=missing)
     return JobsTrial(trial, usage)
 
 
@@ -279,11 +280,11 @@ class _Row:
 
 def _row(dataset: str, trials: Sequence[JobsTrial], strict: bool, scorer: ScorerName) -> _Row:
     plain = [t.trial for t in trials]
-    n, correct = len(plain), dar.correct_count(plain, strict)
+    n, correct = len(plain), dar_rules.correct_count(plain, strict)
     if dataset in ACCURACY_DATASETS:
         details = f"{correct}/{n}" + (" correct" if scorer == "adapters" else "")
         return _Row(dataset, "Accuracy", correct / n if n else 0.0, n, correct, details)
-    per_class = dar.class_scores(dar.scored_pairs(plain, strict))
+    per_class = dar_rules.class_scores(dar_rules.scored_pairs(plain, strict))
     f1 = sum(s.f1 for s in per_class.values()) / len(per_class) if per_class else 0.0
     details = "  ".join(
         f"{cls}: P={s.precision:.2f} R={s.recall:.2f} F1={s.f1:.2f}" for cls, s in per_class.items()

@@ -57,7 +57,7 @@ from ...store.record import Record
 from ...store.run import Run
 from ...store.spec import RunSpec
 from ...vocabulary.modes import Mode
-from . import dar
+from . import dar_rules
 from .naming import TaskIndex
 from .verifier import TASK_WORKDIR
 
@@ -280,7 +280,7 @@ def _record(
 def _dar_view(record: Record, trial: HarborTrial) -> dict[str, Any]:
     """What DAR's scorer reads of a trial (a row of ``harbor.jsonl``)."""
     output = trial.verifier_output()
-    expected, got = dar.read_verifier_output(output or "")
+    expected, got = dar_rules.read_verifier_output(output or "")
     return {
         "key": list(record.key),
         "task_name": trial.task_name,

@@ -16,9 +16,6 @@ scorer's in ``scoring.dar_scorer``; this module names both.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
 from ...reading import dar_verifier
 from ...scoring import dar_scorer
 
@@ -49,16 +46,3 @@ __all__ = [
     "scored_pairs",
     "squeeze",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # ``score`` was renamed: ``deonticbench.score`` (the public API) scores run folders.
-    if name == "score":
-        warnings.warn(
-            "deonticbench.integrations.harbor.dar.score is now "
-            "deonticbench.integrations.harbor.dar.dar_score.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return dar_score
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 ``texts`` reads upstream's composers, exemplar constants and model lists from its files
 (``data.upstream``) without running them; ``render`` builds the messages its
-generate_e2e.py sends for a case and mode; ``exemplars`` is its airline leave-one-out
+generate_e2e.py sends for a case and mode; ``airline_exemplars`` is its airline leave-one-out
 retrieval from the evaluated split (which shows other cases' reference programs:
 ``vocabulary.protocols.shows_reference_programs``); ``sampling`` the request fields it
 sends for a model name.
@@ -12,7 +12,7 @@ follows ``--protocol paper``.
 
 from __future__ import annotations
 
-from .exemplars import AirlinePool
+from .airline_exemplars import AirlinePool
 from .render import UPSTREAM_DATASETS, UPSTREAM_TASKS, render_paper, upstream_case
 from .sampling import UPSTREAM_FLAGS, Departures, PaperSampling, paper_sampling
 from .texts import PaperTexts, load_paper_texts

@@ -5,7 +5,7 @@ and computes per sample the confidence signals (``signals``: consistency, cross-
 agreement, execution, derivation, verbal, log-probability, and a cross-fitted
 combination), then per domain x mode x signal the calibration, ranking and selective
 metrics with a cluster bootstrap over cases, each replicate taking every sample of the
-cases it draws (``metrics``, ``evaluate``); cascades of a small and a large run
+cases it draws (``confidence_metrics``, ``evaluate``); cascades of a small and a large run
 (``cascade``) and the expected cost of errors (``costs``).  Hands data frames to the
 library user (``api``), tables and results.json's ``reliability`` section (``tables``) and
 figures (``figures``) to the command line, and the Reliability page (``page``) to the

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from ..scoring.metrics import DEFAULT_BOOTSTRAP, iter_draws
 from ..scoring.seeds import domain_rng
-from . import metrics as m
+from . import confidence_metrics as m
 from .signals import SIGNALS, GroupSignals
 
 METRICS = (

@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from ..data.domains import DOMAINS
 from ..scoring.tables import Table
 from ..vocabulary.modes import MODE_TITLES
+from .confidence_metrics import ECE_BINS
 from .evaluate import SignalReport
 from .figures import signal_figure_png
-from .metrics import ECE_BINS
 from .tables import na_notes, reliability_table
 
 SECTION_ID = "reliability"

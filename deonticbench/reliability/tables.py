@@ -12,9 +12,9 @@ from ..data.domains import DOMAINS
 from ..scoring.tables import Table
 from ..vocabulary.modes import MODE_TITLES
 from .cascade import CascadeResult
+from .confidence_metrics import ECE_BINS
 from .costs import POLICIES, CostReport
 from .evaluate import METRICS, MetricValue, SignalReport
-from .metrics import ECE_BINS
 
 RELIABILITY_SCHEMA = 1
 LONG_COLUMNS = (

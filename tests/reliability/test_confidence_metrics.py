@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from deonticbench.reliability import metrics as m
+from deonticbench.reliability import confidence_metrics as m
 
 
 def _tied_sample(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -152,7 +152,7 @@ async def carry_out(
                 await runner.run(dataclasses.replace(plan, units=[unit]))
         else:
             await runner.run(plan)
-        records = list(runner.result.records.values())
+        records = list(folder.done.values())
     await model.aclose()
     return records
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 from cost_runs import DATA, KEY, claude_stand_in, eval_cli, o200k, price_bill, reading_agent  # noqa: E402
 from fakeproviders import FakeProvider  # noqa: E402
 
+from deonticbench import RunOptions  # noqa: E402
 from deonticbench.api import prepare  # noqa: E402
 from deonticbench.data.cases import resolve_source  # noqa: E402
 from deonticbench.evaluation.dryrun import estimate  # noqa: E402
@@ -92,7 +93,7 @@ def hard_protocol(models: Sequence[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for spec_text in models:
             spec = RunSpec(model=spec_text, split="hard", modes=tuple(MODES), data=source)
-            prepared = prepare(spec, Path(tmp) / "run", fresh=True)
+            prepared = prepare(spec, RunOptions(out=Path(tmp) / "run", fresh=True))
             est = estimate(
                 prepared.model,
                 prepared.plan,

@@ -150,10 +150,10 @@ async def through_runner(
         result = await Runner(model, solver, run, None, concurrency=concurrency).run(plan)
     elapsed = time.perf_counter() - started
     await model.aclose()
-    errors = [a.error for r in result.records.values() for a in r.attempts if a.error]
+    errors = [a.error for r in run.done.values() for a in r.attempts if a.error]
     assert result.new == len(cases) and not errors, f"failed requests: {errors[:3]}"
     if mode != "direct":
-        ran = sum(r.first.execution is not None for r in result.records.values())
+        ran = sum(r.first.execution is not None for r in run.done.values())
         assert ran == len(cases), "every response's program was run"
     return elapsed, result.requests
 

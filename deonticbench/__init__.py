@@ -1,7 +1,8 @@
 """DeonticBench: deontic reasoning over statutes, scored with SWI-Prolog.
 
 The public API is the short list in ``__all__``; every other module is internal and may
-change between releases.  An evaluation in three lines::
+change between releases.  A run is a ``RunSpec`` (what it does) and ``RunOptions`` (how
+it is carried out).  An evaluation in three lines::
 
     from deonticbench import RunSpec, evaluate, score
     run = evaluate(RunSpec(model="reference", domains=("airline",), split="smoke"))
@@ -32,6 +33,7 @@ __version__ = "0.1.0"
 _PUBLIC = {
     # what a run is, the two entry points, and the one way to open a run
     "RunSpec": "store",
+    "RunOptions": "evaluation",
     "evaluate": "api",
     "Run": "store",
     "read_run": "store",
@@ -86,6 +88,7 @@ __all__ = [
     "Record",
     "Reply",
     "Run",
+    "RunOptions",
     "RunSpec",
     "ScoreResult",
     "ScoreRow",
@@ -136,6 +139,7 @@ if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .data.domains import DOMAINS, Domain, get_domain
     from .data.sources import DataSource, resolve_source
     from .errors import DeonticBenchError
+    from .evaluation.run_options import RunOptions
     from .models import Model, load_model
     from .reading.answers import Answer, answer_from_execution
     from .reading.judging import JudgedAttempt, Program, Reply, judge_attempt

@@ -8,18 +8,20 @@
 its session did (``Run.session``); ``score`` and every other reader of a run take it, or
 the folder's path.
 
-``evaluate`` runs a spec as ``deonticbench eval`` does: the model, the data and the
-run folder are checked before anything is written (a missing key or an unusable
-cache or sandbox is one sentence and the folder is untouched); a folder with a matching
-config is resumed; ``retry_errors`` redoes samples whose request failed.  What it does
-not take is a step of its own: provider batches are ``arun(..., batch=True)``,
-``--no-prompt-cache`` is ``arun(..., prompt_cache=False)``, and
-``--score`` is ``score`` and ``report.write_report`` afterwards.  The command line
-parses flags into a ``RunSpec``, calls these steps and prints what they return.
+A run is given by two objects: the ``RunSpec`` (what it does, fingerprinted in its
+config.json) and the ``RunOptions`` (how it is carried out: the folder, concurrency,
+caches, batches, workers, who is told of progress), passed per call as inspect_ai's
+generate takes a ``GenerateConfig``.  ``evaluate(spec, options)`` runs them as
+``deonticbench eval`` does: the model, the data and the run folder are checked before
+anything is written (a missing key or an unusable cache or sandbox is one sentence and
+the folder is untouched); a folder with a matching config is resumed.  ``--score`` is
+``score`` and ``report.write_report`` afterwards.  The command line parses its flags into
+the same two objects, calls these steps and prints what they return.
 
 The steps are public too, for callers that print between them (the CLI) or run inside
 their own event loop: ``prepare`` (model, plan, config and folder), ``dry_run`` (what
-would be sent) and ``arun`` (the run itself, async).
+would be sent) and ``arun`` (the run itself, async; ``evaluate`` is ``asyncio.run`` of
+it).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ from .evaluation.preflight import (
     run_cache,
 )
 from .evaluation.provenance import build_config
-from .evaluation.runner import Observer, Runner
+from .evaluation.run_options import RunOptions
+from .evaluation.runner import Runner
 from .evaluation.trials import check_dar_tasks
 from .models import Model, count_prompt_tokens, load_model, token_count_method
 from .models.anthropic_tokens import count_by_endpoint, counts_by_endpoint
@@ -61,7 +64,7 @@ from .scoring.results import write_results
 from .scoring.rows import ScoreRow, score_rows
 from .scoring.scores import RunScores, score_runs
 from .settings.given import SettingParts
-from .solver import ExecutorKind, Solver
+from .solver import Solver
 from .store.batches import BatchLog
 from .store.config import check_existing, recorded_model_spec
 from .store.folder import RunFolder, is_run_folder, set_aside
@@ -88,22 +91,26 @@ class FolderObserver(Protocol):
 
 @dataclass(frozen=True)
 class PreparedRun:
-    """A run ready to start: the spec with its attempts resolved, the model it names,
-    the plan (cases loaded, exemplars chosen), the config.json it will write, and the
-    folder it will write to."""
+    """A run ready to start: the spec with its attempts resolved, the options it runs
+    with, the model it names, the plan (cases loaded, exemplars chosen), the config.json
+    it will write, and the folder it will write to."""
 
     spec: RunSpec
+    options: RunOptions
     model: Model
     plan: RunPlan
     config: dict[str, Any]
     out: Path
     sampling: RunSampling
     """Which generation settings each request goes with (``models.sampling``)."""
-    fresh: bool = False
-    """Start ``out`` afresh: a run already in it is moved aside (never deleted)."""
     named: bool = False
     """``out`` was named here (no folder given, none to resume): a run names it anew by
     its own start time."""
+
+    @property
+    def fresh(self) -> bool:
+        """Start ``out`` afresh: a run already in it is moved aside (never deleted)."""
+        return self.options.fresh
 
     @property
     def folder_text(self) -> str:
@@ -120,15 +127,14 @@ class PreparedRun:
         return {key for unit in self.plan.units for key in unit.sample_keys()}
 
 
-def prepare(
-    spec: RunSpec, out: str | os.PathLike[str] | None = None, *, fresh: bool = False
-) -> PreparedRun:
+def prepare(spec: RunSpec, options: RunOptions | None = None) -> PreparedRun:
     """Load the model and the cases, and choose the folder; nothing is written yet.
 
-    Without ``out`` the newest folder under ``runs/`` with a matching configuration is
-    resumed (unless ``fresh``), else a new one is named.  With ``out`` and ``fresh``, a
-    run already in ``out`` is moved aside when the run starts.
+    Without ``options.out`` the newest folder under ``runs/`` with a matching
+    configuration is resumed (unless ``options.fresh``), else a new one is named.  With
+    ``out`` and ``fresh``, a run already in ``out`` is moved aside when the run starts.
     """
+    options = options if options is not None else RunOptions()
     check_spec(spec.model)  # a misspelt model is one sentence before any data is loaded
     source = spec.data if spec.data is not None else resolve_source()
     parts = SettingParts(spec.limits)
@@ -160,14 +166,16 @@ def prepare(
         spec = spec.with_attempts(getattr(model, "max_attempts", None) or DEFAULT_ATTEMPTS)
     # The spec the run is made with says where its data came from (pinned, for the hub).
     spec = dataclasses.replace(spec, data=plan.source or source)
-    config = build_config(spec, model, plan, sampling.identity(model))
-    if out is None:
-        found = None if fresh else find_resumable(config)
+    config = build_config(
+        spec, model, plan, sampling.identity(model), concurrency=options.concurrency
+    )
+    if options.out is None:
+        found = None if options.fresh else find_resumable(config)
         folder = found or new_run_path(model.spec, spec.split)
     else:
-        found, folder = None, Path(out)
-    named = out is None and found is None
-    return PreparedRun(spec, model, plan, config, folder, sampling, fresh=fresh, named=named)
+        found, folder = None, Path(options.out)
+    named = options.out is None and found is None
+    return PreparedRun(spec, options, model, plan, config, folder, sampling, named=named)
 
 
 def _run_sampling(spec: RunSpec, model: Model, plan: RunPlan) -> RunSampling:
@@ -187,20 +195,17 @@ def _run_sampling(spec: RunSpec, model: Model, plan: RunPlan) -> RunSampling:
     return run_sampling(model, paper_sampling(paper, model.model_name, base_url, flags))
 
 
-def dry_run(
-    prepared: PreparedRun,
-    *,
-    cache: CacheChoice = None,
-    retry_errors: bool = False,
-    batch: bool = False,
-    prompt_cache: bool = True,
-) -> DryRunEstimate:
-    """What the run would send (first-attempt requests and prompt tokens); sends nothing.
+def dry_run(prepared: PreparedRun) -> DryRunEstimate:
+    """What the run would send (first-attempt requests and prompt tokens), with the
+    options it was prepared with; sends nothing.
 
     Refuses a folder, or options, the real run would refuse, now rather than after the
-    estimate.  ``prompt_cache`` False: as ``arun`` without prompt caching."""
-    cache = run_cache(prepared.spec, cache)
-    batches = batch_preflight(prepared.model, batch, cache, logprobs=prepared.spec.asks_logprobs)
+    estimate."""
+    options = prepared.options
+    cache = run_cache(prepared.spec, options.cache)
+    batches = batch_preflight(
+        prepared.model, options.batch, cache, logprobs=prepared.spec.asks_logprobs
+    )
     out = prepared.out
     done: dict[RecordKey, Record] = {}
     if prepared.fresh:
@@ -209,7 +214,7 @@ def dry_run(
         check_existing(out, prepared.config)
         if (out / RECORDS_NAME).exists():
             done = read_records(out / RECORDS_NAME).records
-    if retry_errors:
+    if options.retry_errors:
         done = {key: r for key, r in done.items() if r.final.error is None}
     opened = open_cache(cache)
     try:
@@ -222,7 +227,7 @@ def dry_run(
             attempts=prepared.spec.attempts or DEFAULT_ATTEMPTS,
             agent=prepared.spec.agent,
             batches=batches,
-            sampling=_sampling(prepared, prompt_cache),
+            sampling=_sampling(prepared),
         )
         count, method, asked = _provider_counter(prepared.model, walk)
         est = walk(count_tokens=count)
@@ -262,43 +267,40 @@ def _provider_counter(
     return endpoint, method, len(found.counts)
 
 
-async def arun(
-    prepared: PreparedRun,
-    observer: Observer | None = None,
-    *,
-    cache: CacheChoice = None,
-    retry_errors: bool = False,
-    workers: int | None = None,
-    executor: ExecutorKind = "fork",
-    batch: bool = False,
-    prompt_cache: bool = True,
-) -> Run:
-    """Run a prepared run; the ``Run`` it made, with what this session did
-    (``Run.session``).  Cancelling it stops cleanly: finished records are on disk and
-    the session says ``interrupted``.  A cancellation before the run folder is
-    opened propagates (nothing was changed).  ``batch``: the prompted modes' requests go
-    through the provider's batch API (``evaluation.batching``).  ``prompt_cache`` False
-    (``--no-prompt-cache``): no request asks the provider to cache its prefix; how we
-    ask, not what comes back, so neither the run's config nor a cache key changes."""
+async def arun(spec: RunSpec | PreparedRun, options: RunOptions | None = None) -> Run:
+    """Run a spec with its options (or a run ``prepare`` made, with the options it was
+    prepared with); the ``Run`` made, with what this session did (``Run.session``).
+
+    Cancelling it stops cleanly: finished records are on disk and the session says
+    ``interrupted``.  A cancellation before the run folder is opened propagates (nothing
+    was changed)."""
+    if isinstance(spec, PreparedRun):
+        if options is not None:
+            raise ConfigError(
+                "a prepared run carries the options it was prepared with: give them to "
+                "prepare(spec, options), not to arun."
+            )
+        prepared = spec
+    else:
+        prepared = prepare(spec, options)
+    options = prepared.options
+    observer = options.observer
     model = prepared.model
     started = time.monotonic()
-    if workers is not None and workers < 1:
-        raise ConfigError(f"--workers must be at least 1, not {workers}.")
     try:
-        batches, opened_cache, solver = await _preflight(
-            prepared, batch=batch, cache=cache, workers=workers, executor=executor
-        )
+        batches, opened_cache, solver = await _preflight(prepared)
         interrupted = False
         try:
-            if prepared.fresh:
+            if options.fresh:
                 moved = _set_aside_run(prepared.out)
                 if moved is not None and isinstance(observer, FolderObserver):
                     observer.note(moved)
-            with RunFolder.open(prepared.out, prepared.config, retry_errors=retry_errors) as run:
+            with RunFolder.open(
+                prepared.out, prepared.config, retry_errors=options.retry_errors
+            ) as run:
                 if isinstance(observer, FolderObserver):
                     observer.opened(run)
-                sampling = _sampling(prepared, prompt_cache)
-                runner = _wired(prepared, run, solver, opened_cache, batches, observer, sampling)
+                runner = _wired(prepared, run, solver, opened_cache, batches)
                 try:
                     await runner.run(prepared.plan)
                 except asyncio.CancelledError:
@@ -315,21 +317,21 @@ async def arun(
 
 async def _preflight(
     prepared: PreparedRun,
-    *,
-    batch: bool,
-    cache: CacheChoice,
-    workers: int | None,
-    executor: ExecutorKind,
 ) -> tuple[BatchAPI | None, ResponseCache | None, Solver]:
     """Before any work: a refused option, a missing key or an unreachable server is one
     sentence, and so is an unusable cache or sandbox; only then is the run folder
     touched.  The batch API (or None), the opened response cache and the solver."""
-    cache = run_cache(prepared.spec, cache)
-    batches = batch_preflight(prepared.model, batch, cache, logprobs=prepared.spec.asks_logprobs)
+    options = prepared.options
+    cache = run_cache(prepared.spec, options.cache)
+    batches = batch_preflight(
+        prepared.model, options.batch, cache, logprobs=prepared.spec.asks_logprobs
+    )
     await prepared.model.check()
     opened_cache = open_cache(cache)
     try:
-        solver = Solver(workers=workers, limits=prepared.spec.limits, executor=executor)
+        solver = Solver(
+            workers=options.workers, limits=prepared.spec.limits, executor=options.executor
+        )
     except BaseException:
         if opened_cache is not None:
             opened_cache.close()
@@ -343,11 +345,10 @@ def _wired(
     solver: Solver,
     opened_cache: ResponseCache | None,
     batches: BatchAPI | None,
-    observer: Observer | None,
-    sampling: RunSampling,
 ) -> Runner:
     """The runner of an opened run folder, with its batch broker under ``--batch``."""
-    spec, model = prepared.spec, prepared.model
+    spec, model, observer = prepared.spec, prepared.model, prepared.options.observer
+    sampling = _sampling(prepared)
     batcher = None
     if batches is not None and opened_cache is not None:
         batcher = BatchBroker(
@@ -365,7 +366,7 @@ def _wired(
         run,
         opened_cache,
         attempts=spec.attempts or DEFAULT_ATTEMPTS,
-        concurrency=spec.concurrency,
+        concurrency=prepared.options.concurrency,
         observer=observer,
         agent=spec.agent,
         batcher=batcher,
@@ -373,8 +374,9 @@ def _wired(
     )
 
 
-def _sampling(prepared: PreparedRun, prompt_cache: bool) -> RunSampling:
-    return prepared.sampling if prompt_cache else prepared.sampling.without_prompt_cache()
+def _sampling(prepared: PreparedRun) -> RunSampling:
+    sampling = prepared.sampling
+    return sampling if prepared.options.prompt_cache else sampling.without_prompt_cache()
 
 
 def _closing(
@@ -427,45 +429,20 @@ def _set_aside_run(out: Path) -> str | None:
     )
 
 
-def evaluate(
-    spec: RunSpec,
-    out: str | os.PathLike[str] | None = None,
-    observer: Observer | None = None,
-    *,
-    fresh: bool = False,
-    cache: CacheChoice = None,
-    retry_errors: bool = False,
-    workers: int | None = None,
-    executor: ExecutorKind = "fork",
-    batch: bool = False,
-    prompt_cache: bool = True,
-) -> Run:
-    """Evaluate ``spec`` into the run folder ``out`` (resumed when it holds this run);
-    the ``Run`` made, with what this session did (``Run.session``).
+def evaluate(spec: RunSpec | PreparedRun, options: RunOptions | None = None) -> Run:
+    """Evaluate ``spec`` as ``options`` say (``RunOptions``: the folder, resumed when it
+    holds this run, the caches, concurrency, batches, workers, progress); the ``Run``
+    made, with what this session did (``Run.session``).
 
-    ``observer`` is told about progress (``progress.LiveProgress`` draws it); ``cache``
-    is the response cache (None: the default file, False: none); ``workers`` the Prolog
-    workers (default: one more than the cores, ``solver.pool.default_workers``);
-    ``executor`` how each program starts (``fork`` from a booted SWI-Prolog, or a
-    ``fresh`` process: the same results); ``batch`` and ``prompt_cache`` as ``arun``
-    (``eval --batch``, ``--no-prompt-cache``), refused in the same sentences.  A spec
-    that asks for log-probabilities (``RunSpec.with_confidence("logprob")``) reads and
-    writes no response cache (``evaluation.preflight.run_cache``).  Must not be called
-    from a running event loop: use ``await arun(prepare(spec, out), ...)`` there.
+    Refused in the sentences ``deonticbench eval`` says.  A spec that asks for
+    log-probabilities (``RunSpec.with_confidence("logprob")``) reads and writes no
+    response cache (``evaluation.preflight.run_cache``).  Must not be called from a
+    running event loop: ``await arun(spec, options)`` there.
     """
-    prepared = prepare(spec, out, fresh=fresh)
-    return asyncio.run(
-        arun(
-            prepared,
-            observer,
-            cache=cache,
-            retry_errors=retry_errors,
-            workers=workers,
-            executor=executor,
-            batch=batch,
-            prompt_cache=prompt_cache,
-        )
-    )
+    if isinstance(spec, PreparedRun):
+        return asyncio.run(arun(spec, options))  # which refuses options given twice
+    # Prepared before the loop starts: loading the model and the cases blocks.
+    return asyncio.run(arun(prepare(spec, options)))
 
 
 # --- scoring ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deonticbench import RunSpec, ScoreRow, evaluate, read_run, score
+from deonticbench import RunOptions, RunSpec, ScoreRow, evaluate, read_run, score
 from deonticbench.api import prepare
 from deonticbench.data.sources import resolve_source
 from deonticbench.errors import ConfigError
@@ -37,7 +38,7 @@ def spec(**changes: object) -> RunSpec:
 
 
 def test_evaluate_then_score_in_three_lines(tmp_path: Path) -> None:
-    run = evaluate(spec(), tmp_path / "run", cache=tmp_path / "cache.sqlite")
+    run = evaluate(spec(), RunOptions(out=tmp_path / "run", cache=tmp_path / "cache.sqlite"))
     assert run.path == tmp_path / "run" and (run.path / "config.json").is_file()
     session = run.session
     assert session is not None
@@ -60,7 +61,7 @@ def test_evaluate_then_score_in_three_lines(tmp_path: Path) -> None:
 
 
 def test_read_run_and_score_a_finished_run_folder(tmp_path: Path) -> None:
-    made = evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
+    made = evaluate(spec(modes=("direct",)), RunOptions(out=tmp_path / "run", cache=False))
     run = read_run(tmp_path / "run")
     assert run.session is None and made.session is not None
     assert run.spec is not None and run.spec.split == "smoke"
@@ -80,7 +81,7 @@ def test_every_reader_of_a_run_takes_the_run_or_its_folder(tmp_path: Path) -> No
     from deonticbench.report import build_report
     from deonticbench.scoring import compare
 
-    run = evaluate(spec(modes=("zero-shot",)), tmp_path / "run", cache=False)
+    run = evaluate(spec(modes=("zero-shot",)), RunOptions(out=tmp_path / "run", cache=False))
     folder = tmp_path / "run"
     assert score(run, bootstrap=20).rows == score(folder, bootstrap=20).rows
     assert compare(run, folder, 20) == compare(folder, folder, 20)
@@ -92,8 +93,8 @@ def test_every_reader_of_a_run_takes_the_run_or_its_folder(tmp_path: Path) -> No
 
 
 def test_evaluate_resumes_a_finished_run_without_sending_anything(tmp_path: Path) -> None:
-    first = evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
-    again = evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
+    first = evaluate(spec(modes=("direct",)), RunOptions(out=tmp_path / "run", cache=False))
+    again = evaluate(spec(modes=("direct",)), RunOptions(out=tmp_path / "run", cache=False))
     assert first.session is not None and again.session is not None
     assert (again.session.new, again.session.resumed, again.session.requests) == (
         0,
@@ -103,26 +104,85 @@ def test_evaluate_resumes_a_finished_run_without_sending_anything(tmp_path: Path
     assert [r.key for r in again.records] == [r.key for r in first.records]
 
 
+def test_a_run_is_a_spec_and_its_options_each_named_once() -> None:
+    """What a run does is the spec's, how it is carried out the options'; the entry points
+    take the two and repeat neither's fields as keywords."""
+    import inspect
+
+    from deonticbench.api import arun, dry_run
+
+    what = {f.name for f in dataclasses.fields(RunSpec)}
+    how = {f.name for f in dataclasses.fields(RunOptions)}
+    assert not what & how
+    assert {"out", "fresh", "concurrency", "cache", "batch", "observer"} <= how
+    for entry in (evaluate, arun, prepare):
+        assert list(inspect.signature(entry).parameters) == ["spec", "options"], entry
+    assert list(inspect.signature(dry_run).parameters) == ["prepared"]
+
+
+def test_the_options_refuse_what_eval_refuses_in_its_sentences(tmp_path: Path) -> None:
+    for fields, said in [
+        ({"concurrency": 0}, "--concurrency must be at least 1, not 0."),
+        ({"workers": 0}, "--workers must be at least 1, not 0."),
+    ]:
+        with pytest.raises(ConfigError) as refused:
+            RunOptions(**fields)  # type: ignore[arg-type]
+        assert str(refused.value) == said
+    with pytest.raises(ConfigError, match="unknown executor 'spawn'"):
+        RunOptions(executor="spawn")  # type: ignore[arg-type]
+    from deonticbench.api import arun
+
+    prepared = prepare(spec(), RunOptions(out=tmp_path / "run"))
+    with pytest.raises(ConfigError, match="carries the options it was prepared with"):
+        evaluate(prepared, RunOptions(cache=False))
+    with pytest.raises(ConfigError, match="carries the options it was prepared with"):
+        asyncio.run(arun(prepared, RunOptions()))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_resumes_under_other_options_whose_sessions_say_them(tmp_path: Path) -> None:
+    """The options are no part of config.json's fingerprint: a run started with some
+    resumes with others (inside a running event loop too), and each session says its
+    concurrency."""
+    from deonticbench.api import arun
+
+    first = evaluate(
+        spec(modes=("direct",), case_range=2),
+        RunOptions(out=tmp_path / "run", cache=False, concurrency=3, workers=1),
+    )
+    options = RunOptions(out=tmp_path / "run", cache=False, concurrency=5, executor="fresh")
+    again = asyncio.run(arun(spec(modes=("direct",)), options))
+    assert first.session is not None and again.session is not None
+    assert (first.session.new, again.session.resumed, again.session.new) == (2, 2, 3)
+    sessions = again.config["sessions"]
+    assert [s["concurrency"] for s in sessions] == [3, 5]
+    assert [s["limit"] for s in sessions] == [2, None]
+
+
 def test_a_failed_preflight_leaves_no_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        evaluate(spec(model="openai:gpt-4.1"), tmp_path / "run", cache=False)
+        evaluate(spec(model="openai:gpt-4.1"), RunOptions(out=tmp_path / "run", cache=False))
     assert not (tmp_path / "run").exists()
 
 
 def test_a_spec_for_another_run_in_the_folder_is_refused(tmp_path: Path) -> None:
-    evaluate(spec(modes=("direct",)), tmp_path / "run", cache=False)
+    evaluate(spec(modes=("direct",)), RunOptions(out=tmp_path / "run", cache=False))
     with pytest.raises(ConfigError, match="another configuration"):
-        evaluate(spec(modes=("direct",), exemplar_seed=5), tmp_path / "run", cache=False)
+        evaluate(
+            spec(modes=("direct",), exemplar_seed=5), RunOptions(out=tmp_path / "run", cache=False)
+        )
 
 
 def test_a_spec_without_data_reads_deonticbench_data_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DEONTICBENCH_DATA", DATA)
-    run = evaluate(spec(modes=("direct",), data=None), tmp_path / "run", cache=False)
+    run = evaluate(
+        spec(modes=("direct",), data=None), RunOptions(out=tmp_path / "run", cache=False)
+    )
     assert run.spec is not None and run.spec.data == resolve_source(DATA)
     assert run.session is not None and run.session.new == 5
 
@@ -135,7 +195,7 @@ def test_a_library_user_gets_the_eval_commands_refusal_of_a_fixed_parameter(
     monkeypatch.setenv("OPENAI_API_KEY", "unused: nothing is sent")
     paper = spec(model="openai:gpt-4.1", protocol="paper", params=(("top_p", "0.5"),))
     with pytest.raises(ConfigError, match=r"^--param top_p: the paper protocol sends upstream"):
-        evaluate(paper, tmp_path / "run")
+        evaluate(paper, RunOptions(out=tmp_path / "run"))
     assert not (tmp_path / "run").exists()
     harness = prepare(dataclasses.replace(paper, protocol="harness"))
     assert harness.sampling.config("direct").top_p == 0.5
@@ -146,7 +206,7 @@ def test_logprobs_from_a_backend_without_them_is_refused_by_the_library(tmp_path
     """The capability is the backend's (``Model.logprobs``), not a list in the CLI."""
     asked = spec(params=(("extra.logprobs", "true"),))
     with pytest.raises(ConfigError, match="reference gives none"):
-        evaluate(asked, tmp_path / "run")
+        evaluate(asked, RunOptions(out=tmp_path / "run"))
 
 
 @pytest.mark.slow
@@ -186,6 +246,6 @@ def test_the_library_refuses_what_eval_refuses_in_the_same_sentence(
     assert cli.returncode != 0 and "Traceback" not in cli.stderr
     asked = spec(model=model).with_confidence(*confidence)
     with pytest.raises(ConfigError) as refused:
-        evaluate(asked, tmp_path / "library-run", **library_options)  # type: ignore[arg-type]
+        evaluate(asked, RunOptions(out=tmp_path / "library-run", **library_options))  # type: ignore[arg-type]
     assert str(refused.value) in cli.stderr
     assert not (tmp_path / "cli-run").exists() and not (tmp_path / "library-run").exists()

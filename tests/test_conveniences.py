@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from synthetic_runs import write_synthetic_run as _run
 
+from deonticbench import RunOptions
 from deonticbench.cli import cli
 from deonticbench.data.cases import load_cases
 from deonticbench.data.domains import DISPLAY_ORDER, DOMAINS
@@ -248,7 +249,7 @@ def test_the_library_run_writes_results_json(tmp_path: Path) -> None:
         case_range=(4, 5),
         data=resolve_source(DATA),
     )
-    result = evaluate(spec, tmp_path / "lib", cache=False)
+    result = evaluate(spec, RunOptions(out=tmp_path / "lib", cache=False))
     assert {r.case_id for r in result.records} == {cases[3].id, cases[4].id}
     doc = json.loads((tmp_path / "lib" / RESULTS_FILE).read_text())
     assert doc["totals"]["samples"] == 2 and doc["totals"]["wall_time_s"] > 0

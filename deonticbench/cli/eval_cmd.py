@@ -22,7 +22,6 @@ from ..store.run import Run
 from ..store.spec import (
     AGENT_TOOL_SETS,
     CONFIDENCE_SIGNALS,
-    DEFAULT_CONCURRENCY,
     AgentOptions,
 )
 from ..vocabulary.exemplars import (
@@ -134,7 +133,7 @@ from ._options import (
 @click.option(
     "--concurrency",
     type=int,
-    default=DEFAULT_CONCURRENCY,
+    default=RunOptions.concurrency,
     show_default=True,
     help="HTTP requests in flight.",
 )
@@ -224,21 +223,21 @@ from ._options import (
 def command(**options: Any) -> None:
     """Evaluate a model: records.jsonl and config.json in a run folder (resumable)."""
     args = EvalOptions(**options)
-    prepared = prepare(args.spec(), args.out, fresh=args.fresh)
+    # The library's two objects: what to run and how; then the library's steps.
+    progress = ConsoleProgress()
+    prepared = prepare(args.spec(), args.run_options(progress))
     for sentence in args.notes_before_run(prepared.model, prepared.spec):
         click.echo(f"note: {sentence}", err=True)
     if args.dry_run:
-        _dry_run(
-            prepared, args.run_options(), as_json=args.as_json, assume=args.assume_output_tokens
-        )
+        _dry_run(prepared, as_json=args.as_json, assume=args.assume_output_tokens)
     else:
-        _run(prepared, args.run_options(), score_after=args.score_after)
+        _run(prepared, progress, score_after=args.score_after)
 
 
-def _run(prepared: PreparedRun, options: RunOptions, *, score_after: bool) -> None:
+def _run(prepared: PreparedRun, progress: ConsoleProgress, *, score_after: bool) -> None:
     """The run, then (``--score``) its table and report, then the notes under them."""
     notes: list[str] = []
-    code = asyncio.run(_evaluate(prepared, options, notes))
+    code = asyncio.run(_evaluate(prepared, progress, notes))
     if code:
         sys.exit(code)
     if score_after:
@@ -261,50 +260,34 @@ def _score_and_report(out: Path) -> None:
     click.echo(f"more: deonticbench score {out} --out <folder> (CSV, per-case, figure)")
 
 
-def _dry_run(
-    prepared: PreparedRun, options: RunOptions, *, as_json: bool, assume: int | None
-) -> None:
+def _dry_run(prepared: PreparedRun, *, as_json: bool, assume: int | None) -> None:
     from ..evaluation.dryrun_text import dry_run_text  # start-up: only for --dry-run
 
-    est = dry_run(
-        prepared,
-        cache=options.cache,
-        retry_errors=options.retry_errors,
-        batch=options.batch,
-        prompt_cache=options.prompt_cache,
-    )
+    est = dry_run(prepared)
     text = dry_run_text(
         est,
         model=prepared.model.spec,
         split=prepared.plan.split,
         folder=prepared.folder_text,
-        batch=options.batch,
+        batch=prepared.options.batch,
         assume_output=assume,
         as_json=as_json,
     )
     click.echo(text)
 
 
-async def _evaluate(prepared: PreparedRun, options: RunOptions, notes: list[str]) -> int:
+async def _evaluate(prepared: PreparedRun, progress: ConsoleProgress, notes: list[str]) -> int:
     """Run; ``notes`` receives the sentences that explain the summary's numbers (see
-    ``scoring.notes.run_notes``), for the caller to print under the last table."""
+    ``scoring.notes.run_notes``), for the caller to print under the last table.
+    ``progress`` is the run options' observer, finished here when it drew rows."""
     with stopped_by_signals(lambda text: click.echo(text, err=True)):
-        interactive = batch_interactive_note(prepared.spec.modes) if options.batch else None
+        batch = prepared.options.batch
+        interactive = batch_interactive_note(prepared.spec.modes) if batch else None
         if interactive:
             click.echo(f"note: {interactive}", err=True)
-        progress = ConsoleProgress()
         try:
             try:
-                result = await arun(
-                    prepared,
-                    progress,
-                    cache=options.cache,
-                    retry_errors=options.retry_errors,
-                    workers=options.workers,
-                    executor=options.executor,
-                    batch=options.batch,
-                    prompt_cache=options.prompt_cache,
-                )
+                result = await arun(prepared)
             finally:
                 if progress.rows:
                     progress.finish()

@@ -25,14 +25,20 @@ from ..vocabulary.modes import MODES, SETTINGS, VERBAL_MODE, is_agentic
 
 
 def build_config(
-    spec: RunSpec, model: Model, plan: RunPlan, identity: dict[str, Any] | None = None
+    spec: RunSpec,
+    model: Model,
+    plan: RunPlan,
+    identity: dict[str, Any] | None = None,
+    *,
+    concurrency: int,
 ) -> dict[str, Any]:
     """What a run folder's config.json says: everything that produced its numbers.
 
     Built from the spec (resolved: ``spec.attempts`` set), the model it names and the
-    plan made from it.  The model part holds the spec, the identity (the cache key:
-    model, endpoint and every sampling parameter) and never a key: backends read keys
-    from the environment and do not put them in ``identity()``.  ``identity``: the
+    plan made from it; this session's entry says the ``concurrency`` it ran with.  The
+    model part holds the spec, the identity (the cache key: model, endpoint and every
+    sampling parameter) and never a key: backends read keys from the environment and do
+    not put them in ``identity()``.  ``identity``: the
     run's (``models.sampling.RunSampling.identity``), else the model's own.
     """
     if spec.attempts is None:
@@ -71,7 +77,7 @@ def build_config(
         "limits": asdict(spec.limits),
         "environment": facts,
         **_agent_config(spec, model, plan),
-        "sessions": [_session(spec, facts)],
+        "sessions": [_session(spec, facts, concurrency)],
     }
 
 
@@ -87,7 +93,7 @@ def _model_part(model: Model, identity: dict[str, Any] | None) -> dict[str, Any]
     }
 
 
-def _session(spec: RunSpec, facts: dict[str, Any]) -> dict[str, Any]:
+def _session(spec: RunSpec, facts: dict[str, Any], concurrency: int) -> dict[str, Any]:
     """One entry of config.json's ``sessions``: when this invocation started, at which
     commit, with which case choice and concurrency, from which command line (a resumed
     run's config gets one more)."""
@@ -96,7 +102,7 @@ def _session(spec: RunSpec, facts: dict[str, Any]) -> dict[str, Any]:
         "git_commit": facts.get("git_commit"),
         "limit": spec.case_range,
         "case_ids": list(spec.case_ids) or None,
-        "concurrency": spec.concurrency,
+        "concurrency": concurrency,
         "argv": list(sys.argv),
     }
 

@@ -1,10 +1,12 @@
-"""``deonticbench eval``'s options as the command line gives them, turned into what the
-library takes: the spec (what to run) and the run options (how).  Every check a library
-user also needs is the spec's, the data source's or ``prepare``'s, in the same sentence;
-here are only the checks of options that exist on the command line alone."""
+"""How a run is carried out (``RunOptions``), and ``deonticbench eval``'s options as the
+command line gives them, turned into what the library takes: the spec (what to run) and
+the run options (how).  Every check a library user also needs is the spec's, the run
+options', the data source's or ``prepare``'s, in the same sentence; ``EvalOptions`` holds
+only the checks of options that exist on the command line alone."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -14,25 +16,61 @@ from ..data.selection import parse_ids, parse_limit
 from ..data.sources import resolve_source
 from ..errors import ConfigError
 from ..models import Model, ignored_params_note, model_notes
-from ..solver import ExecutorKind, Limits
+from ..solver import EXECUTORS, ExecutorKind, Limits
 from ..store.spec import AgentOptions, RunSpec, parse_params
 from ..vocabulary.exemplars import ExemplarChoice
 from ..vocabulary.modes import parse_modes
 from ..vocabulary.protocols import DAR_PROTOCOL, check_protocol, default_modes
 from .preflight import LOGPROB_CACHE_NOTE, CacheChoice
+from .runner import DEFAULT_CONCURRENCY, Observer
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How to run, as opposed to what (the spec): ``arun``'s and ``dry_run``'s keywords."""
+    """How a run is carried out, as opposed to what it does (``RunSpec``): where it
+    writes, how much runs at once, the caches, batches and who is told of progress.
+    ``evaluate``, ``arun`` and ``prepare`` take it beside the spec, per call, as
+    inspect_ai's generate takes a ``GenerateConfig``.  None of it is in config.json's
+    fingerprint: a run made with other options resumes, and its records mean the same.
+    Each field is checked here, in the sentence ``deonticbench eval`` says for its flag."""
 
-    cache: CacheChoice
-    workers: int | None
-    retry_errors: bool
-    executor: ExecutorKind
+    out: str | os.PathLike[str] | None = None
+    """The run folder (``--out``); None: the newest folder under ``runs/`` that holds
+    this run is resumed, else a new one is named."""
+    fresh: bool = False
+    """``--fresh``: a run already in ``out`` is moved aside when the run starts (never
+    deleted); without ``out``, a new folder even when one matches."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Model requests in flight at once (``--concurrency``)."""
+    cache: CacheChoice = None
+    """The response cache: None the default file, False none (``--no-cache``), or a path
+    (``--cache``).  A spec asking for log-probabilities uses none."""
+    retry_errors: bool = False
+    """``--retry-errors``: the folder's samples whose last request failed are done
+    again."""
+    workers: int | None = None
+    """Prolog programs run at once (``--workers``); None: one more than the cores."""
+    executor: ExecutorKind = "fork"
+    """How each program starts (``--executor``): forked from a booted SWI-Prolog, or a
+    fresh process; the same results."""
     batch: bool = False
+    """``--batch``: the prompted modes' requests go through the provider's batch API."""
     prompt_cache: bool = True
-    """``--no-prompt-cache``: False (how we ask, not what comes back)."""
+    """False (``--no-prompt-cache``): no request asks the provider to cache its prefix;
+    how we ask, not what comes back, so neither config.json nor a cache key changes."""
+    observer: Observer | None = None
+    """Told about progress (``evaluation.progress.LiveProgress`` draws it); with
+    ``note`` and ``opened`` (``api.FolderObserver``), about the run folder too."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be at least 1, not {self.concurrency}.")
+        if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 1):
+            raise ConfigError(f"--workers must be at least 1, not {self.workers}.")
+        if self.executor not in EXECUTORS:
+            raise ConfigError(
+                f"unknown executor {self.executor!r}; choose from {', '.join(EXECUTORS)}."
+            )
 
 
 @dataclass(frozen=True)
@@ -96,7 +134,6 @@ class EvalOptions:
             exemplar_seed=self.exemplar_seed,
             case_range=parse_limit(self.limit_text),
             case_ids=tuple(parse_ids(self.sample_ids)),
-            concurrency=self.concurrency,
             data=resolve_source(self.data_dir, hub=self.hub, revision=self.revision),
             exemplars=self.exemplar_choice,
             distractors=self.distractors,
@@ -107,15 +144,20 @@ class EvalOptions:
             protocol=check_protocol(self.protocol),
         ).with_confidence(*self.confidence)
 
-    def run_options(self) -> RunOptions:
-        """How to run: the response cache, the sandbox's workers and executor, batches."""
+    def run_options(self, observer: Observer | None = None) -> RunOptions:
+        """How to run: the folder, the concurrency, the response cache, the sandbox's
+        workers and executor, batches, prompt caching, and who is told of progress."""
         return RunOptions(
-            False if self.no_cache else self.cache_path,
-            self.workers,
-            self.retry_errors,
-            cast(ExecutorKind, self.executor),  # a click.Choice of EXECUTORS
-            self.batch,
+            out=self.out,
+            fresh=self.fresh,
+            concurrency=self.concurrency,
+            cache=False if self.no_cache else self.cache_path,
+            retry_errors=self.retry_errors,
+            workers=self.workers,
+            executor=cast(ExecutorKind, self.executor),  # a click.Choice of EXECUTORS
+            batch=self.batch,
             prompt_cache=not self.no_prompt_cache,
+            observer=observer,
         )
 
     def _all_under_dar(self) -> bool:

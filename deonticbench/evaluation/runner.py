@@ -60,7 +60,7 @@ from ..solver import Execution, Limits, Solver, Toplevel
 from ..store.folder import RunFolder
 from ..store.record import AgentInfo, Attempt, Record
 from ..store.run import Session
-from ..store.spec import DEFAULT_ATTEMPTS, DEFAULT_CONCURRENCY, AgentOptions
+from ..store.spec import DEFAULT_ATTEMPTS, AgentOptions
 from ..vocabulary.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from .batching import BatchBroker
 from .cache import CachedResponse, ResponseCache, prompted_key
@@ -68,6 +68,9 @@ from .requests import cache_group, prefix_group, prompt_request, split_requests
 from .trials import TrialDriver, goes_by_batch
 
 T = TypeVar("T")
+
+DEFAULT_CONCURRENCY = 8
+"""Model requests in flight at once (``RunOptions.concurrency``)."""
 
 
 # --- observing ------------------------------------------------------------------------

@@ -51,8 +51,6 @@ SPEC_SCHEMA = 1
 """Bumped whenever a field of ``RunSpec.to_json`` changes meaning."""
 DEFAULT_ATTEMPTS = 2
 """The first attempt and one retry with feedback."""
-DEFAULT_CONCURRENCY = 8
-"""Model requests in flight at once."""
 
 KPerDomain = tuple[tuple[str, int], ...]
 AGENT_TOOL_SETS = ("prolog", "shell")
@@ -129,6 +127,9 @@ written before the fields had these names stay as they were."""
 OLD_SPEC_KEYS = CONFIG_KEYS
 """The spec JSON's keys of the same fields before they were renamed; ``from_json`` reads
 a spec written then."""
+RUN_OPTION_KEYS = {"concurrency"}
+"""Keys of a spec's JSON written when the spec also said how the run was carried out
+(now ``RunOptions``'): ``from_json`` reads such a spec and leaves them out."""
 _PROTOCOL_DEFAULT: Any = None
 """``RunSpec.domains`` and ``modes`` left out: the protocol's own (``__post_init__`` puts
 them in its place, so a built spec never holds it)."""
@@ -165,7 +166,6 @@ class RunSpec:
     case_ids: tuple[str, ...] = ()
     """Only these cases (``--sample-id``); empty: every case."""
     limits: Limits = field(default_factory=Limits)
-    concurrency: int = DEFAULT_CONCURRENCY
     data: DataSource | None = None
     exemplars: ExemplarChoice = DEFAULT_EXEMPLARS
     """How few-shot exemplars are chosen: ``seeded`` (by ``exemplar_seed``) or ``retrieved``.
@@ -227,7 +227,6 @@ class RunSpec:
             *(("-k", v) for v in ks),
             ("--attempts", self.attempts),
             ("--limit", self.case_range if not isinstance(self.case_range, tuple) else None),
-            ("--concurrency", self.concurrency),
         ]:
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigError(f"{name} must be at least 1, not {value}.")
@@ -295,7 +294,6 @@ class RunSpec:
             ),
             "case_ids": list(self.case_ids),
             "limits": dataclasses.asdict(self.limits),
-            "concurrency": self.concurrency,
             "data": _source_json(self.data),
             "exemplars": self.exemplars,
             "distractors": self.distractors,
@@ -314,7 +312,7 @@ class RunSpec:
                 f"run spec schema {obj.get('schema')!r} is not supported (this is {SPEC_SCHEMA})."
             )
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(obj) - known - set(OLD_SPEC_KEYS) - {"schema"})
+        unknown = sorted(set(obj) - known - set(OLD_SPEC_KEYS) - RUN_OPTION_KEYS - {"schema"})
         if unknown:
             raise ConfigError(f"a run spec has no field {unknown[0]!r}.")
         renamed = {OLD_SPEC_KEYS.get(k, k): v for k, v in obj.items()}
@@ -367,8 +365,6 @@ class RunSpec:
                 values[CONFIG_KEYS["limit"]] = last["limit"]
             if isinstance(last.get("case_ids"), list):
                 values["case_ids"] = tuple(last["case_ids"])
-            if isinstance(last.get("concurrency"), int):
-                values["concurrency"] = last["concurrency"]
         if isinstance(config.get("agent"), Mapping):
             values["agent"] = AgentOptions.from_json(config["agent"])
         data = config.get("data")

@@ -87,7 +87,8 @@ def _run_dar(agent: ScriptedAgent, mode: Mode, out: Path, solver: Solver) -> lis
     async def go() -> list[Record]:
         with RunFolder.open(out, config) as folder:
             runner = Runner(agent, solver, folder, agent=AgentOptions(tool_set="shell"))
-            return list((await runner.run(plan)).records.values())
+            await runner.run(plan)
+            return list(folder.done.values())
 
     return asyncio.run(go())
 
@@ -214,7 +215,8 @@ def test_the_openai_client_works_the_file_tools_through_app_paths(
         async def go() -> list[Record]:
             try:
                 with RunFolder.open(tmp_path / "run", config) as folder:
-                    return list((await Runner(model, solver, folder).run(plan)).records.values())
+                    await Runner(model, solver, folder).run(plan)
+                    return list(folder.done.values())
             finally:
                 await model.aclose()
 

@@ -12,7 +12,7 @@ from reliability_runs import cli, write_run
 from deonticbench.cli.eval_cmd import command as eval_command
 from deonticbench.errors import ConfigError
 from deonticbench.evaluation.program_file import run_program_file
-from deonticbench.evaluation.run_options import EvalOptions
+from deonticbench.evaluation.run_options import EvalOptions, RunOptions
 from deonticbench.reliability.api import cascade_folders
 from deonticbench.solver import Limits
 
@@ -40,6 +40,27 @@ def test_eval_options_become_the_spec_and_refuse_as_eval_does(tmp_path: Path) ->
 
 
 @pytest.mark.slow
+def test_eval_builds_the_spec_and_the_run_options_the_library_takes(tmp_path: Path) -> None:
+    """What eval runs is a RunSpec, how it runs it the library's RunOptions; an option
+    the options refuse is refused by eval in the same sentence."""
+    options = _eval_options(
+        "--out", str(tmp_path / "run"), "--fresh", "--concurrency", "3", "--workers", "2",
+        "--executor", "fresh", "--no-prompt-cache", "--batch", "--retry-errors",
+        "--cache", str(tmp_path / "cache.sqlite"),
+    )  # fmt: skip
+    assert options.run_options() == RunOptions(
+        out=tmp_path / "run", fresh=True, concurrency=3, cache=tmp_path / "cache.sqlite",
+        retry_errors=True, workers=2, executor="fresh", batch=True, prompt_cache=False,
+    )  # fmt: skip
+    assert "concurrency" not in options.spec().to_json()
+    with pytest.raises(ConfigError) as refused:
+        _eval_options("--concurrency", "0").run_options()
+    done = cli("eval", "--model", "reference", "--concurrency", "0", "--out", str(tmp_path / "r"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: {refused.value}"
+    assert not (tmp_path / "r").exists()
+
+
 def test_cascade_folders_refuse_as_cascade_does(tmp_path: Path) -> None:
     small = write_run(tmp_path / "small", "test:small", "airline", "direct", GOLD, ANSWERS)
     large = write_run(tmp_path / "large", "test:large", "airline", "direct", GOLD, ANSWERS)

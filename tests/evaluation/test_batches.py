@@ -24,6 +24,7 @@ from fake_batches import FakeBatches
 from deonticbench.api import arun, prepare
 from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import DOMAINS
+from deonticbench.evaluation.run_options import RunOptions
 from deonticbench.store.batches import BATCHES_NAME, BatchLog
 from deonticbench.store.records_file import RECORDS_NAME, read_records
 from deonticbench.store.spec import RunSpec
@@ -228,7 +229,8 @@ def run(model: str, out: Path, fake: FakeBatches, tmp_path: Path) -> list[str]:
             params=(("batch_poll_s", "0.05"), ("batch_max_requests", "2")),
             data=resolve_source(DATA),
         )
-        await arun(prepare(spec, out), Notes(), cache=tmp_path / "cache.sqlite", batch=True)
+        options = RunOptions(out=out, cache=tmp_path / "cache.sqlite", batch=True, observer=Notes())
+        await arun(prepare(spec, options))
         return notes
 
     return asyncio.run(go())

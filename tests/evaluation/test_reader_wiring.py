@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from deonticbench import RunSpec, evaluate
+from deonticbench import RunOptions, RunSpec, evaluate
 from deonticbench.data.sources import resolve_source
 from deonticbench.store.records_file import read_records
 
@@ -31,7 +31,7 @@ def _first_attempts(tmp_path: Path, protocol: str) -> list:
         data=resolve_source(DATA),
         protocol=protocol,  # type: ignore[arg-type]
     )
-    evaluate(spec, tmp_path / protocol, cache=False)
+    evaluate(spec, RunOptions(out=tmp_path / protocol, cache=False))
     records = read_records(tmp_path / protocol / "records.jsonl").records.values()
     return [r.first for r in records]
 

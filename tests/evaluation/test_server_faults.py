@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from fakeproviders import FakeProvider, FakeRequest, Fault
 
-from deonticbench import RunSpec, evaluate, score
+from deonticbench import RunOptions, RunSpec, evaluate, score
 from deonticbench.cli import cli
 from deonticbench.data.sources import resolve_source
 from deonticbench.store.record import Record
@@ -59,7 +59,7 @@ def _run(
         protocol=protocol,  # type: ignore[arg-type]
     )
     out = tmp_path / (folder or protocol)
-    return evaluate(spec, out, cache=cache if cache is not None else False).records
+    return evaluate(spec, RunOptions(out=out, cache=cache if cache is not None else False)).records
 
 
 def _no_choices(reply: dict[str, Any]) -> dict[str, Any]:

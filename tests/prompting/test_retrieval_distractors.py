@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from deonticbench import RunOptions
 from deonticbench.data import get_domain, load_cases
 from deonticbench.data.sources import resolve_source
 from deonticbench.prompting import exemplar_pool, plan_run
@@ -95,11 +96,11 @@ def test_a_run_with_distractors_says_so_and_is_not_resumed_without_them(tmp_path
             data=resolve_source(DATA),
         )
 
-    run = evaluate(spec(2), tmp_path / "run", cache=False)
+    run = evaluate(spec(2), RunOptions(out=tmp_path / "run", cache=False))
     config = json.loads((run.path / "config.json").read_text())
     assert config["distractors"] == 2
     assert "airline/distractors" in config["settings"]  # airline gets none, and says so
     with pytest.raises(DeonticBenchError, match="distractors"):
-        evaluate(spec(None), tmp_path / "run", cache=False)
-    plain = evaluate(spec(None), tmp_path / "plain", cache=False)
+        evaluate(spec(None), RunOptions(out=tmp_path / "run", cache=False))
+    plain = evaluate(spec(None), RunOptions(out=tmp_path / "plain", cache=False))
     assert "distractors" not in json.loads((plain.path / "config.json").read_text())

@@ -9,6 +9,7 @@ import pytest
 
 from deonticbench.api import prepare
 from deonticbench.data.sources import DataSource
+from deonticbench.evaluation.run_options import RunOptions
 from deonticbench.report._prompt_book import prompt_book
 from deonticbench.store import Attempt, Record
 from deonticbench.store.spec import RunSpec
@@ -30,7 +31,7 @@ def test_a_runs_prompts_are_rebuilt_under_its_protocol(protocol: str, tmp_path: 
         data=DataSource(kind="local", path=MIRROR),
         protocol=protocol,  # type: ignore[arg-type]
     )
-    prepared = prepare(spec, tmp_path / "run")
+    prepared = prepare(spec, RunOptions(out=tmp_path / "run"))
     sent = {u.case.id: u.render() for u in prepared.plan.units}
     records = [
         Record(domain="airline", case_id=u.case.id, mode="few-shot", sample=0, gold=u.case.gold,

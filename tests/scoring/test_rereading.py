@@ -18,7 +18,7 @@ import pytest
 import upstream_reading as up
 from reliability_runs import cli
 
-from deonticbench import RunSpec, evaluate
+from deonticbench import RunOptions, RunSpec, evaluate
 from deonticbench.data.sources import resolve_source
 from deonticbench.scoring.rereading import reader_sensitivity, reread_run
 from deonticbench.store.run import read_run
@@ -79,7 +79,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         data=resolve_source(DATA),
         protocol="harness",
     )
-    evaluate(spec, tmp_path / "run", cache=False)
+    evaluate(spec, RunOptions(out=tmp_path / "run", cache=False))
     return tmp_path / "run"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deonticbench import RunSpec, evaluate
+from deonticbench import RunOptions, RunSpec, evaluate
 from deonticbench.cli import cli
 from deonticbench.data import get_domain, load_cases
 from deonticbench.data.cases import original_case_id
@@ -76,16 +76,14 @@ def test_the_reference_scores_every_variant_and_compare_pairs_them_by_original(
     common = {"model": "reference", "split": "hard", "modes": ("zero-shot",), "k": 1}
     on_variants = evaluate(
         RunSpec(domains=("sara_numeric", "airline"), data=resolve_source(variants), **common),
-        tmp_path / "variants",
-        cache=False,
+        RunOptions(out=tmp_path / "variants", cache=False),
     )
     assert on_variants.records and all(r.final.outcome == "correct" for r in on_variants.records)
     on_originals = evaluate(
         RunSpec(
             domains=("sara_numeric", "airline"), data=resolve_source(DATA), case_range=3, **common
         ),
-        tmp_path / "originals",
-        cache=False,
+        RunOptions(out=tmp_path / "originals", cache=False),
     )
     a, b = score_runs([on_originals.path, on_variants.path], bootstrap=50)
     comparisons = {(c.domain, c.stage): c for c in compare(a, b, 50)}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deonticbench import RunSpec, evaluate
+from deonticbench import RunOptions, RunSpec, evaluate
 from deonticbench.data import get_domain, load_cases
 from deonticbench.data.sources import resolve_source
 from deonticbench.prompting import plan_run
@@ -116,8 +116,8 @@ def test_a_sara_distractor_run_counts_what_it_left_out_and_scores_the_kept(
             data=resolve_source(DATA),
         )
 
-    relevant = evaluate(spec(0), tmp_path / "zero", cache=False)
-    noisy = evaluate(spec(3), tmp_path / "three", cache=False)
+    relevant = evaluate(spec(0), RunOptions(out=tmp_path / "zero", cache=False))
+    noisy = evaluate(spec(3), RunOptions(out=tmp_path / "three", cache=False))
     for run in (relevant, noisy):
         assert {r.case_id for r in run.records} == {"s63_f_3_pos", "s68_a_2_pos"}
         assert all(r.final.outcome == "correct" for r in run.records)

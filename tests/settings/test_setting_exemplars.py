@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deonticbench import RunSpec, evaluate
+from deonticbench import RunOptions, RunSpec, evaluate
 from deonticbench.data import get_domain, load_cases
 from deonticbench.data.sources import resolve_source
 from deonticbench.prompting.exemplars import (
@@ -77,7 +77,7 @@ def test_retrieved_exemplars_in_a_setting_run_score_100_and_are_named(tmp_path: 
         # few-shot shows upstream's exemplars, not retrieved ones).
         protocol="harness",
     )
-    run = evaluate(spec, tmp_path / "run", cache=False)
+    run = evaluate(spec, RunOptions(out=tmp_path / "run", cache=False))
     assert run.records and all(r.final.outcome == "correct" for r in run.records)
     by_key = {(r.domain, r.case_id, r.mode): r for r in run.records}
     settings = [r for r in run.records if r.mode in ("rules-given", "facts-given")]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from deonticbench import RunSpec, evaluate
+from deonticbench import RunOptions, RunSpec, evaluate
 from deonticbench.data import get_domain, load_cases
 from deonticbench.data.sources import resolve_source
 from deonticbench.prompting import render
@@ -140,7 +140,7 @@ def test_the_reference_answering_only_the_asked_part_scores_every_kept_case(tmp_
         case_range=4,
         data=resolve_source(DATA),
     )
-    run = evaluate(spec, tmp_path / "run", cache=False)
+    run = evaluate(spec, RunOptions(out=tmp_path / "run", cache=False))
     assert run.records and run.session is not None and not run.session.interrupted
     assert all(r.final.outcome == "correct" for r in run.records), [
         (r.domain, r.case_id, r.mode, r.final.abstain_reason)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from deonticbench import RunSpec, evaluate
+from deonticbench import RunOptions, RunSpec, evaluate
 from deonticbench.data.sources import resolve_source
 from deonticbench.store.config import merge_config
 
@@ -29,7 +29,7 @@ def test_a_run_records_its_cases_in_the_splits_file_order(tmp_path: Path) -> Non
         k=1,
         data=resolve_source(DATA),
     )
-    evaluate(spec, tmp_path / "run", cache=False)
+    evaluate(spec, RunOptions(out=tmp_path / "run", cache=False))
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     for domain, folder in (("housing", "housing"), ("airline", "airline")):
         rows = json.loads(Path(DATA, "data", folder, "hard.json").read_text())

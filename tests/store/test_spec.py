@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from deonticbench import api
+from deonticbench import RunOptions, api
 from deonticbench.data.dar_files import DAR_DIR_ENV
 from deonticbench.data.domains import DOMAINS, SARA_NUMERIC
 from deonticbench.data.sources import DATA_ENV, DataSource
@@ -55,7 +55,6 @@ def test_a_spec_is_frozen_and_normalises_what_it_is_given() -> None:
         ({"domains": ("nowhere",)}, "nowhere"),
         ({"k": 0}, "k must be at least 1"),
         ({"attempts": 0}, "attempts must be at least 1"),
-        ({"concurrency": 0}, "concurrency must be at least 1"),
         ({"model": " "}, "needs a model spec"),
     ],
 )
@@ -77,7 +76,6 @@ def test_to_json_and_from_json_round_trip_through_text() -> None:
         exemplar_seed=7,
         case_range=2,
         limits=Limits(timeout_s=5.0),
-        concurrency=3,
         data=DataSource(kind="hub", revision="v1"),
     )
     text = json.dumps(spec.to_json())
@@ -111,7 +109,8 @@ def test_config_json_is_built_from_the_spec_and_scoring_reads_it_back(tmp_path: 
     assert spec.model == "reference"
     assert (spec.split, spec.domains, spec.modes) == ("smoke", ("airline",), ("direct",))
     assert (spec.k_for("airline"), spec.attempts, spec.exemplar_seed) == (2, 2, 3)
-    assert (spec.case_range, spec.concurrency, spec.limits) == (2, 5, Limits())
+    assert (spec.case_range, spec.limits) == (2, Limits())
+    assert config["sessions"][-1]["concurrency"] == 5  # the run's options, not its spec
     assert spec.data == DataSource(kind="local", path=Path(DATA).resolve())
     run = read_run(out)
     assert run.spec == spec and run.planned_k("airline") == 2 and run.model == "reference"
@@ -250,7 +249,8 @@ def test_a_dar_spec_left_to_its_defaults_has_the_fingerprint_of_one_naming_them(
     named = RunSpec(model="reference", protocol="dar", **shared, **DAR_NAMED)
     default = RunSpec(model="reference", protocol="dar", **shared)
     assert RunSpec.from_json(NAMED_DAR_SPEC) == named
-    configs = [api.prepare(spec, out=tmp_path / "run").config for spec in (named, default)]
+    out = RunOptions(out=tmp_path / "run")
+    configs = [api.prepare(spec, out).config for spec in (named, default)]
     named_print, default_print = (fingerprint(config) for config in configs)
     assert default_print == named_print
     left = {k: v for k, v in named_print.items() if k not in ("templates", "data")}

@@ -17,7 +17,7 @@ from inspect_script import forbid_network
 from deonticbench.data.cases import Case
 from deonticbench.data.domains import get_domain
 from deonticbench.integrations.inspect import deonticbench as deonticbench_task
-from deonticbench.integrations.inspect.metrics import records_of
+from deonticbench.integrations.inspect.paper_metric import records_of
 from deonticbench.models.base import Completion, GenerationParams, Model, Request
 from deonticbench.reading.programs import unwrap_fenced
 from deonticbench.scoring.scores import score_run

@@ -23,7 +23,7 @@ from deonticbench.agents import MAX_CALLS_PER_TURN, TOO_MANY_CALLS, TRUNCATED, r
 from deonticbench.data.domains import Domain, get_domain
 from deonticbench.integrations.inspect import deonticbench as deonticbench_task
 from deonticbench.integrations.inspect.agent import TRAJECTORY_KEY
-from deonticbench.integrations.inspect.metrics import records_of
+from deonticbench.integrations.inspect.paper_metric import records_of
 from deonticbench.reading.programs import unwrap_fenced
 from deonticbench.solver import Solver
 from deonticbench.store.record import Record

@@ -6,14 +6,14 @@
 The dataset, the prompts (the task's protocol's, as ``eval`` renders them), the retry
 with feedback, the sandboxed execution, the answer reading, the judging and the metrics
 are the harness's own: this package only adapts them to inspect's Task (``tasks``),
-Solver (``steps``), Scorer (``scorer``) and Metric (``metrics``).  In an agentic mode the
+Solver (``steps``), Scorer (``scorer``) and Metric (``paper_metric``).  In an agentic mode the
 task runs inspect's ``react()`` agent with the harness's tool table, stop rules and trial
 record (``agent``).  ``importer.import_log`` turns an inspect log of these tasks back into
 a run folder.  Needs the ``inspect`` extra (``pip install 'deonticbench[inspect]'``); see
 docs/inspect.md.
 """
 
-from .metrics import paper_metric
+from .paper_metric import paper_metric
 from .scorer import deonticbench_scorer
 from .steps import deonticbench_solver
 from .tasks import airline, deonticbench, housing, sara_binary, sara_numeric, uscis

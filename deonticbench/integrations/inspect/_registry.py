@@ -1,7 +1,7 @@
 """The module inspect_ai's entry point loads (``[project.entry-points.inspect_ai]``):
 importing it registers the tasks, solver, scorer and metric under ``deonticbench/``."""
 
-from .metrics import paper_metric
+from .paper_metric import paper_metric
 from .scorer import deonticbench_scorer
 from .steps import deonticbench_solver
 from .tasks import airline, deonticbench, housing, sara_binary, sara_numeric, uscis

@@ -31,7 +31,7 @@ from ...vocabulary.modes import is_agentic
 from ._messages import to_inspect
 from ._plan import Plan, TaskOptions, option_args, plan_for
 from .agent import deonticbench_agent_scorer, deonticbench_agent_solver
-from .metrics import paper_metric
+from .paper_metric import paper_metric
 from .scorer import deonticbench_scorer
 from .steps import deonticbench_solver
 

@@ -4,7 +4,7 @@ reference program, the failure taxonomy and the derivation axis (docs/analysis.m
 ``static`` reads a program's structure, ``engine`` runs the analyser (``prolog/``) in the
 sandbox, ``proof`` walks the proof of the answer, ``compare`` and ``divergence`` set it
 beside the reference program's, ``diagnose`` names the failure and the derivation,
-``run`` writes a run's analysis.jsonl, ``tables`` prints Table 4 and its companions and
+``run`` writes a run's analysis.jsonl, ``failure_tables`` prints Table 4 and its companions and
 ``explain`` is ``deonticbench exec --explain``.  Reads records (after scoring, before
 reliability); never imports the runner or the CLI.  Hands analysis.jsonl and the tables
 on, and the derivation to the rewards.
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from .diagnose import Derivation, Proven, derivation
     from .engine import AnalyserError, analyse_many
     from .explain import explain_program
+    from .failure_tables import all_tables, render_tables, write_outputs
     from .run import ANALYSIS_FILE, analyse_run, read_analysis
-    from .tables import all_tables, render_tables, write_outputs
 
 _HOME = {
     "ANALYSIS_FILE": "run",
@@ -41,14 +41,14 @@ _HOME = {
     "CaseVocabulary": "compare",
     "Derivation": "diagnose",
     "Proven": "diagnose",
-    "all_tables": "tables",
+    "all_tables": "failure_tables",
     "analyse_many": "engine",
     "analyse_run": "run",
     "derivation": "diagnose",
     "explain_program": "explain",
     "read_analysis": "run",
-    "render_tables": "tables",
-    "write_outputs": "tables",
+    "render_tables": "failure_tables",
+    "write_outputs": "failure_tables",
 }
 """Each lazily loaded name's module: the comparison, the diagnosis and the tables pull in
 the store, scoring and numpy, which ``from deonticbench.analysis import analyse_static``

@@ -32,8 +32,8 @@ def command(run: Path, out: str | None, as_json: bool, stage: str, workers: int 
     and prints the failure taxonomy, the outcome × derivation table, mean structural
     measures and their correlation with correctness."""
     # start-up: ``deonticbench --help`` imports every command's module
+    from ..analysis.failure_tables import all_tables, render_tables, write_outputs
     from ..analysis.run import analyse_run
-    from ..analysis.tables import all_tables, render_tables, write_outputs
 
     _require_programs(Path(run))
     rows, counts = analyse_run(run, workers=workers)

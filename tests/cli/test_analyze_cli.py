@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from deonticbench.analysis import tables
+from deonticbench.analysis import failure_tables
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA (the data mirror)"
@@ -115,7 +115,7 @@ def test_exec_explain_with_a_case(tmp_path: Path) -> None:
 def test_point_biserial_matches_pearson() -> None:
     x = [0.1, 0.9, 0.8, 0.2, 0.7]
     y = [False, True, True, False, True]
-    found = tables.point_biserial(x, y)
+    found = failure_tables.point_biserial(x, y)
     assert found is not None
     r, low, high = found
     # the textbook form: (M1 - M0) / s * sqrt(p q), s the population deviation
@@ -126,7 +126,7 @@ def test_point_biserial_matches_pearson() -> None:
     s = (sum((v - mean) ** 2 for v in x) / 5) ** 0.5
     assert r == pytest.approx((m1 - m0) / s * (0.6 * 0.4) ** 0.5)
     assert low <= r <= high
-    assert tables.point_biserial([1.0, 1.0, 1.0], [True, False, True]) is None
+    assert failure_tables.point_biserial([1.0, 1.0, 1.0], [True, False, True]) is None
 
 
 def _planted() -> ModuleType:

@@ -72,6 +72,7 @@ def test_read_run_and_score_a_finished_run_folder(tmp_path: Path) -> None:
     assert rows == score(tmp_path / "run", bootstrap=50).rows == score(made, bootstrap=50).rows
 
 
+@pytest.mark.slow
 def test_every_reader_of_a_run_takes_the_run_or_its_folder(tmp_path: Path) -> None:
     """score, compare, the report, reliability, analyze and the export read a ``Run`` as
     they read its folder."""

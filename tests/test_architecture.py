@@ -99,6 +99,7 @@ that names none works."""
 _APP = re.compile(r"(?<![\w.-])/app(?![\w-])")
 
 
+@pytest.mark.slow
 def test_app_has_one_name_per_meaning_and_is_imported_where_used() -> None:
     """Code (docstrings aside) spells ``/app`` only where one of ``APP_NAMES`` is
     defined; everywhere else it imports the name that says which ``/app`` it means."""

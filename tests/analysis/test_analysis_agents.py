@@ -21,6 +21,7 @@ def _cli(*args: str) -> None:
     assert done.returncode == 0, done.stderr.decode()
 
 
+@pytest.mark.slow
 def test_analyze_reads_the_final_programs_of_agentic_trials(tmp_path: Path) -> None:
     run = tmp_path / "run"
     _cli("eval", "--model", "reference", "--modes", "agent-zero-shot,agent-direct",

@@ -115,6 +115,7 @@ def _reference_run(tmp_path: Path, domains: str, k: int) -> Path:
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA (the data mirror)"
 )

@@ -187,6 +187,7 @@ def test_all_domains_and_modes_are_accepted(tmp_path: Path) -> None:
             assert any(line.split()[:2] == [name, mode] for line in text.splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "phrase"),
     [
@@ -244,6 +245,7 @@ def test_the_same_command_without_out_resumes_the_latest_run(
     assert len(fake.generation_requests()) == 5
 
 
+@pytest.mark.slow
 def test_a_runs_own_records_can_be_replayed(tmp_path: Path) -> None:
     common = ["--domains", "airline,uscis", "--split", "smoke", "--modes", "zero-shot", "-k", "1"]
     first = tmp_path / "first"
@@ -308,6 +310,7 @@ def test_a_failed_start_leaves_no_run_folder(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_score_flag_ends_with_the_table2_layout(tmp_path: Path) -> None:
     done = eval_in(
         tmp_path,

@@ -61,6 +61,7 @@ def test_eval_builds_the_spec_and_the_run_options_the_library_takes(tmp_path: Pa
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_cascade_folders_refuse_as_cascade_does(tmp_path: Path) -> None:
     small = write_run(tmp_path / "small", "test:small", "airline", "direct", GOLD, ANSWERS)
     large = write_run(tmp_path / "large", "test:large", "airline", "direct", GOLD, ANSWERS)

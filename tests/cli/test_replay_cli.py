@@ -63,6 +63,7 @@ def agentic(tmp_path: Path) -> Path:
     return tmp_path / "ref"
 
 
+@pytest.mark.slow
 def test_a_truncated_trajectory_is_one_sentence_before_the_run(
     tmp_path: Path, agentic: Path
 ) -> None:
@@ -75,6 +76,7 @@ def test_a_truncated_trajectory_is_one_sentence_before_the_run(
     assert not (tmp_path / "again").exists()
 
 
+@pytest.mark.slow
 def test_a_trajectory_that_ends_early_is_counted_in_the_closing_output(
     tmp_path: Path, agentic: Path
 ) -> None:

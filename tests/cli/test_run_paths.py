@@ -39,6 +39,7 @@ def _sentences(path: Path) -> set[str]:
     return said
 
 
+@pytest.mark.slow
 def test_a_missing_run_folder_is_one_sentence_from_every_command(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     assert _sentences(missing) == {f"error: {missing} is not a run folder: no such directory."}

@@ -186,6 +186,7 @@ def test_missing_split_on_the_hub_names_it(
     assert "whole" in result["error"]
 
 
+@pytest.mark.slow
 def test_unreachable_hub_names_the_url_and_suggests_data_dir(
     statute_host: FileHost, tmp_path: Path
 ) -> None:

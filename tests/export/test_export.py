@@ -167,6 +167,7 @@ def test_trl_grpo_rows_feed_the_trl_reward(tmp_path: Path, hard: dict[str, list[
     )
 
 
+@pytest.mark.slow
 def test_verl_parquet_schema_and_reward(tmp_path: Path, hard: dict[str, list[Case]]) -> None:
     manifest = export(tmp_path, "verl")
     rows = load("parquet", tmp_path / "train.parquet", tmp_path)
@@ -290,6 +291,7 @@ def record(case: Case, prompt_hash: str, response: str, outcome: str) -> Record:
     )
 
 
+@pytest.mark.slow
 def test_dpo_rejected_come_from_the_runs_wrong_or_abstained_answers(
     tmp_path: Path, hard: dict[str, list[Case]]
 ) -> None:

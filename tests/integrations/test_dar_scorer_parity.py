@@ -200,6 +200,7 @@ def _command(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow
 def test_bad_requests_say_so(kira_jobs: Path, tmp_path: Path) -> None:
     done = _command("--errors-as-incorrect", str(kira_jobs))
     assert done.returncode != 0

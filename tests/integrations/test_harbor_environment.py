@@ -146,6 +146,7 @@ def test_a_task_command_holds_to_the_policy(
     assert (env._root / "app" / "case.txt").read_text() == "the facts\n"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
 )

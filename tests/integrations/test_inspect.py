@@ -463,6 +463,7 @@ def test_bad_task_arguments_are_one_sentence() -> None:
         deonticbench(domain="tax", split=SPLIT)
 
 
+@pytest.mark.slow
 def test_the_exemplar_seed_chooses_the_exemplars_and_an_older_logs_seed_still_imports(
     tmp_path: Path,
 ) -> None:

@@ -39,9 +39,12 @@ from deonticbench.store.run import read_run
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
 )
-pytestmark = pytest.mark.skipif(
-    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+    ),
+]
 
 
 def _scored(root: Path, name: Planted, seed: int, k: int, split: str) -> dict[str, Any]:
@@ -77,6 +80,7 @@ def test_a_calibrated_confidence_is_found_calibrated(planted: dict[str, Any]) ->
     assert abs(metrics["ece"]["point"] - planted["calibrated"]["ece_if_calibrated"]) < 0.02
 
 
+@pytest.mark.slow
 def test_a_confidence_0_2_too_high_is_found_miscalibrated(planted: dict[str, Any]) -> None:
     metrics = planted["miscalibrated"]["metrics"]
     assert metrics["ece"]["point"] >= 0.15
@@ -95,6 +99,7 @@ def test_a_noise_confidence_ranks_no_better_than_chance(planted: dict[str, Any])
     assert planted["calibrated"]["metrics"]["auroc"]["ci_low"] > 0.5
 
 
+@pytest.mark.slow
 def test_the_intervals_of_a_small_calibrated_run_stand_at_their_points(tmp_path: Path) -> None:
     """Airline hard, K = 4: ECE and the Kuiper statistic are biased upward at small item
     counts, so a replicate must have the point's item count for its interval to reach

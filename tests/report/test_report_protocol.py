@@ -47,6 +47,7 @@ def test_runs_table_and_paper_section_name_the_protocol(tmp_path: Path) -> None:
     assert "reference program" in " ".join(_text(page, "notes").split())
 
 
+@pytest.mark.slow
 def test_upstream_statistics_are_shown_as_results_json_holds_them(tmp_path: Path) -> None:
     from deonticbench.scoring.tables import to_json
     from deonticbench.scoring.upstream_bootstrap import upstream_bootstrap

@@ -105,6 +105,7 @@ def test_score_reading_paper_reads_the_stored_replies_again_and_changes_no_file(
     assert " 0 first-attempt outcome(s) changed" in said
 
 
+@pytest.mark.slow
 def test_each_reader_reads_each_reply_as_its_rules_say(run: Path) -> None:
     loaded = read_run(run)
     paper = reread_run(loaded, "paper")

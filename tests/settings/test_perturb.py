@@ -25,9 +25,12 @@ from deonticbench.solver import Solver
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
 )
-pytestmark = pytest.mark.skipif(
-    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +73,7 @@ def test_variants_change_each_amount_in_the_text_and_the_facts_alike(variants: P
     assert any(c.gold != originals[c.extra["original_id"]].gold for c in cases)
 
 
+@pytest.mark.slow
 def test_the_reference_scores_every_variant_and_compare_pairs_them_by_original(
     variants: Path, tmp_path: Path
 ) -> None:

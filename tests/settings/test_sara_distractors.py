@@ -23,9 +23,12 @@ from deonticbench.settings.sections import needed_sections, predicate_sections
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
 )
-pytestmark = pytest.mark.skipif(
-    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+    ),
+]
 SECTIONS = ("1", "2", "63", "68", "151", "152", "3301", "3306", "7703")
 
 
@@ -63,6 +66,7 @@ def test_needed_sections_are_read_from_the_program_the_answer_rests_on() -> None
     assert needed_sections([padded])[unused.id] == {"68"}
 
 
+@pytest.mark.slow
 def test_a_distractor_plan_shows_needed_plus_n_others_and_leaves_out_unread_cases() -> None:
     source = resolve_source(DATA)
     domain = get_domain("sara_binary")
@@ -100,6 +104,7 @@ def test_a_distractor_plan_shows_needed_plus_n_others_and_leaves_out_unread_case
     assert [u.case.statutes for u in two.units] != [u.case.statutes for u in other.units]
 
 
+@pytest.mark.slow
 def test_a_sara_distractor_run_counts_what_it_left_out_and_scores_the_kept(
     tmp_path: Path,
 ) -> None:

@@ -21,9 +21,12 @@ from deonticbench.solver import Solver
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
     Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
 )
-pytestmark = pytest.mark.skipif(
-    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+    ),
+]
 DOMAIN_NAMES = ("sara_numeric", "sara_binary", "airline", "housing", "uscis")
 
 
@@ -90,6 +93,7 @@ def test_each_kept_split_recombines_to_the_gold_answer_and_each_part_is_needed(
     assert kept >= 12
 
 
+@pytest.mark.slow
 def test_the_settings_prompts_show_one_part_and_never_the_other_or_the_query(
     splits: dict[str, list],
 ) -> None:

@@ -49,7 +49,7 @@ def run(protocol: str, domain: str, case_id: str, out: Path, args: argparse.Name
         "--split", "smoke", "--domains", domain, "--sample-id", case_id,
         "--modes", "agent-zero-shot", "-k", "1", "--agent-max-turns", str(args.max_turns),
         "--agent-timeout", str(args.timeout), "--no-cache", "--concurrency", "1",
-        "--param", f"tool_protocol={protocol}", "--out", str(out),
+        "--param", f"tool_mode={protocol}", "--out", str(out),
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if "API_KEY" not in k}
     subprocess.run(command, env=env, check=True, capture_output=True, text=True)

@@ -159,58 +159,6 @@ def test_the_harbor_package_offers_the_names_its_docstring_advertises() -> None:
     assert set(harbor.__all__) == {"BwrapEnvironment", "dar_rules", "export_tasks", "import_jobs"}
 
 
-# old path, old name -> the object now under its new name
-RENAMED = [
-    ("deonticbench.models.registry", "Settings", "deonticbench.models", "ModelSettings"),
-    ("deonticbench.rewards", "score", "deonticbench.rewards", "score_completion"),
-    ("deonticbench.rewards.core", "score", "deonticbench.rewards", "score_completion"),
-    ("deonticbench.integrations.harbor.verifier", "run_program",
-     "deonticbench.integrations.harbor.verifier", "run_program_unsandboxed"),
-    ("deonticbench.integrations.inspect._plan", "Settings",
-     "deonticbench.integrations.inspect._plan", "TaskOptions"),
-    ("deonticbench.integrations.inspect._plan", "settings_args",
-     "deonticbench.integrations.inspect._plan", "option_args"),
-    ("deonticbench.integrations.inspect.solvers", "deonticbench_solver",
-     "deonticbench.integrations.inspect.steps", "deonticbench_solver"),
-    ("deonticbench.agents.loop", "Trial", "deonticbench.agents.loop", "TrialResult"),
-    ("deonticbench.integrations.harbor.importer", "Trial",
-     "deonticbench.integrations.harbor.importer", "HarborTrial"),
-    ("deonticbench.integrations.harbor.importer", "ImportResult",
-     "deonticbench.integrations.harbor.importer", "HarborImport"),
-    ("deonticbench.integrations.inspect.importer", "ImportResult",
-     "deonticbench.integrations.inspect.importer", "InspectImport"),
-    ("deonticbench.prompting", "Mode", "deonticbench.vocabulary", "Mode"),
-    ("deonticbench.prompting", "MODES", "deonticbench.vocabulary", "MODES"),
-    ("deonticbench.prompting", "Message", "deonticbench.vocabulary", "Message"),
-    ("deonticbench.prompting", "DAR_DOMAINS", "deonticbench.data", "DAR_DOMAINS"),
-    ("deonticbench.scoring", "READING_KEY", "deonticbench.store", "READING_KEY"),
-    ("deonticbench.scoring", "LoadReport", "deonticbench.store", "LoadReport"),
-    ("deonticbench.scoring", "Run", "deonticbench.store", "Run"),
-    ("deonticbench.scoring", "RunFolderError", "deonticbench.store", "RunFolderError"),
-    ("deonticbench.scoring", "reading_of", "deonticbench.store", "reading_of"),
-    ("deonticbench.integrations", "protocol_rows",
-     "deonticbench.integrations.harbor.comparisons", "scorer_rows"),
-    ("deonticbench.integrations", "render_protocol_table",
-     "deonticbench.integrations.harbor.comparisons", "render_scorer_table"),
-]  # fmt: skip
-
-
-def test_a_renamed_name_keeps_working_and_says_where_it_moved() -> None:
-    import warnings
-
-    import pytest
-
-    for old_module, old, new_module, new in RENAMED:
-        if "inspect" in old_module:
-            pytest.importorskip("inspect_ai")
-        moved = getattr(importlib.import_module(new_module), new)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            assert getattr(importlib.import_module(old_module), old) is moved, old
-        said = [str(w.message) for w in caught if w.category is DeprecationWarning]
-        assert any(f"{new_module}.{new}" in text for text in said), (old_module, old, said)
-
-
 def test_the_agents_offer_the_loop_lazily_so_a_bare_interpreter_can_import_them() -> None:
     """Harbor's shipped verifier imports ``deonticbench.agents`` in ``python -I -S`` (no
     third-party package): the package loads only its workspace and judge there, and the

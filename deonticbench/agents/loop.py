@@ -24,7 +24,6 @@ import asyncio
 import itertools
 import logging
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -544,13 +543,3 @@ async def _judge_final(
     judged = await ajudge_workspace(harness_domain(setup.domain), setup.mode, root, execute,
                                     run.submitted, last_run=toolbox.last_run)  # fmt: skip
     return judged, await dar_verdict(setup.dar, root, programs)
-
-
-def __getattr__(name: str) -> Any:
-    # ``Trial`` was renamed: Harbor's importer has its own trial (``HarborTrial``).
-    if name == "Trial":
-        warnings.warn(
-            f"{__name__}.Trial is now {__name__}.TrialResult.", DeprecationWarning, stacklevel=2
-        )
-        return TrialResult
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,12 +3,12 @@ once here, so a name means one thing, with one type, metavar and help, everywher
 
 A help's default is written one way, ``[default: ...]`` (click's own ``show_default``
 form); ``tests/cli/test_vocabulary.py`` walks every command and holds every option to
-this.  Renamed options keep their old spelling for a release (``RenamingCommand``).
+this.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -171,79 +171,3 @@ exemplar_seed_option = click.option(
     show_default=True,
     help="Seed of the few-shot exemplar choice.",
 )
-
-
-class RenamingCommand(click.Command):
-    """A command whose renamed options still take their old spelling for a release, with
-    a one-line note on stderr (``renamed``: old spelling -> new)."""
-
-    def __init__(self, *args: Any, renamed: Mapping[str, str] | None = None, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.renamed = dict(renamed or {})
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(
-            ctx, renamed_args(args, self.renamed, ctx.info_name or self.name or "")
-        )
-
-
-class RenamedChoice(click.Choice):
-    """A choice whose renamed values still take their old spelling for a release, with
-    the same one-line note as a renamed option (``renamed``: old value -> new); the help
-    lists only the current names."""
-
-    def __init__(self, choices: Sequence[str], renamed: Mapping[str, str]) -> None:
-        super().__init__(choices)
-        self.renamed = dict(renamed)
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        new = self.renamed.get(value) if isinstance(value, str) else None
-        if new is not None:
-            where = (ctx.info_name if ctx is not None else None) or ""
-            option = param.opts[0] if param is not None and param.opts else ""
-            _note_renamed(where, f"{option} {value}", f"{option} {new}")
-            value = new
-        return super().convert(value, param, ctx)
-
-
-class RenamedKey(click.ParamType):
-    """A ``key=value`` option (``--param``) whose renamed keys still take their old name
-    for a release, with the same one-line note (``renamed``: old key -> new)."""
-
-    name = "key=value"
-
-    def __init__(self, renamed: Mapping[str, str]) -> None:
-        self.renamed = dict(renamed)
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        key, eq, rest = str(value).partition("=")
-        new = self.renamed.get(key.strip())
-        if not eq or new is None:
-            return value
-        where = (ctx.info_name if ctx is not None else None) or ""
-        option = param.opts[0] if param is not None and param.opts else ""
-        _note_renamed(where, f"{option} {key.strip()}=", f"{option} {new}=")
-        return f"{new}={rest}"
-
-
-def _note_renamed(where: str, old: str, new: str) -> None:
-    click.echo(
-        f"note: {where} {old} is now {new}; the old spelling goes in a later release.", err=True
-    )
-
-
-def renamed_args(args: Sequence[str], renamed: Mapping[str, str], where: str) -> list[str]:
-    """``args`` with each old spelling (``--seed`` or ``--seed=3``) replaced by its new
-    one, noting each once on stderr; nothing after ``--`` is touched."""
-    out: list[str] = []
-    for i, arg in enumerate(args):
-        if arg == "--":
-            out.extend(args[i:])
-            break
-        name, eq, value = arg.partition("=")
-        new = renamed.get(name)
-        if new is not None:
-            _note_renamed(where, name, new)
-            arg = new + eq + value
-        out.append(arg)
-    return out

@@ -15,7 +15,6 @@ from ..evaluation.progress import ConsoleProgress, summary_table
 from ..evaluation.run_options import EvalOptions, RunOptions
 from ..evaluation.stopping import stopped_by_signals
 from ..evaluation.trials import batch_interactive_note
-from ..models.tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
 from ..scoring.notes import closing_notes
 from ..store.batches import BatchLog
 from ..store.run import Run
@@ -24,16 +23,10 @@ from ..store.spec import (
     CONFIDENCE_SIGNALS,
     AgentOptions,
 )
-from ..vocabulary.exemplars import (
-    DEFAULT_EXEMPLARS,
-    EXEMPLAR_CHOICES,
-    OLD_SEEDED_SPELLING,
-)
+from ..vocabulary.exemplars import DEFAULT_EXEMPLARS, EXEMPLAR_CHOICES
 from ..vocabulary.modes import AGENT_MODES, MODES
 from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from ._options import (
-    RenamedChoice,
-    RenamedKey,
     data_dir_option,
     domains_option,
     executor_option,
@@ -69,7 +62,7 @@ from ._options import (
 @click.option(
     "--exemplars",
     "exemplar_choice",
-    type=RenamedChoice(EXEMPLAR_CHOICES, {OLD_SEEDED_SPELLING: DEFAULT_EXEMPLARS}),
+    type=click.Choice(EXEMPLAR_CHOICES),
     default=DEFAULT_EXEMPLARS,
     show_default=True,
     help="The harness's exemplars (few-shot under --protocol harness, and the settings): "
@@ -159,7 +152,7 @@ from ._options import (
     "--param",
     "params",
     multiple=True,
-    type=RenamedKey({OLD_TOOL_MODE_PARAM: TOOL_MODE_PARAM}),
+    metavar="KEY=VALUE",
     help="Model parameter key=value, e.g. temperature=0 (repeatable; see eval/models.yaml).",
 )
 @click.option(

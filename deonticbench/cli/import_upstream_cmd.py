@@ -11,7 +11,6 @@ import click
 from ..data.cases import resolve_source
 from ..solver import Limits
 from ._options import (
-    RenamingCommand,
     data_dir_option,
     hub_option,
     revision_option,
@@ -21,8 +20,8 @@ from ._options import (
 
 
 # --model is eval's backend spec; here the option names a folder of upstream's outputs,
-# another thing, so it has its own name (the first spelling still works for a release).
-@click.command(name="import-upstream", cls=RenamingCommand, renamed={"--model": "--model-folder"})
+# another thing, so it has its own name.
+@click.command(name="import-upstream")
 @click.argument("outputs_dir", type=click.Path(path_type=Path))
 @click.option(
     "--out",

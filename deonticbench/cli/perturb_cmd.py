@@ -9,10 +9,10 @@ import click
 from ..data.domains import parse_domains
 from ..data.sources import resolve_source
 from ..settings.perturb import perturb_split
-from ._options import RenamingCommand, data_dir_option, domains_option, hub_option, split_option
+from ._options import data_dir_option, domains_option, hub_option, split_option
 
 
-@click.command(cls=RenamingCommand, renamed={"--seed": "--perturb-seed"})
+@click.command()
 @domains_option("sara_numeric,airline", dest="domains_spec")
 @split_option()
 @click.option(

@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from ..reliability.api import ScoreExtras
     from ..scoring.comparisons import Comparison
 
-FORMATS = (*TABLE_FORMATS, "json")
-
 
 @click.command(name="score")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -37,12 +35,12 @@ FORMATS = (*TABLE_FORMATS, "json")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(TABLE_FORMATS),
     default="table",
     show_default=True,
     help="What to print: Table 2 as text/markdown/latex, or one CSV table: the long "
     "table (with the paper's cells under --against paper) or, with --compare, the paired "
-    "differences (json: the old spelling of --json).",
+    "differences.",
 )
 @json_option
 @click.option(
@@ -134,8 +132,7 @@ def command(
     if dar_rules:
         from ..integrations.harbor.dar_scoring import jobs_folders_report  # start-up
 
-        wants_json = as_json or fmt == "json"
-        report = jobs_folders_report(run_dirs, errors_as_incorrect, dar_scorer, as_json=wants_json)
+        report = jobs_folders_report(run_dirs, errors_as_incorrect, dar_scorer, as_json=as_json)
         if report is not None:  # Harbor jobs folders: what DAR's own scorer prints
             return click.echo(report, nl=False)
     fmt = _checked_options(run_dirs, fmt, as_json, compare, signal)
@@ -205,14 +202,9 @@ def _show(
 def _checked_options(
     run_dirs: tuple[Path, ...], fmt: str, as_json: bool, compare: bool, signal: str
 ) -> str:
-    """The output format asked for (``--json`` or its old spelling), once the options
+    """The output format asked for (``--json`` is the format ``json``), once the options
     that can be checked before any scoring are."""
-    if fmt == "json":
-        click.echo(
-            "note: score --format json is now --json; the old spelling goes in a later release.",
-            err=True,
-        )
-    elif as_json:
+    if as_json:
         fmt = "json"
     if compare and len(run_dirs) < 2:
         raise click.UsageError("--compare needs at least two run folders.")

@@ -110,23 +110,6 @@ class DryRunRow:
     """Under ``--batch`` its requests go by the provider's batch API (the runner's rule,
     ``trials.goes_by_batch``); otherwise they stay interactive, at full price."""
 
-    # Deprecated spellings of response_hits and calls ("cached" and "requests" each name
-    # two things: response-cache hits or prompt-cache tokens, calls or HTTP requests).
-    @property
-    def cached(self) -> int:
-        """Deprecated: ``response_hits``."""
-        return self.response_hits
-
-    @property
-    def requests(self) -> int:
-        """Deprecated: ``calls``."""
-        return self.calls
-
-    @property
-    def cached_tokens(self) -> Tokens:
-        """Deprecated: ``prompt_cache_tokens``."""
-        return self.prompt_cache_tokens
-
 
 @dataclass
 class DryRunEstimate:
@@ -154,11 +137,6 @@ class DryRunEstimate:
     def calls(self) -> int:
         """Provider calls the first attempts will send."""
         return sum(r.calls for r in self.rows)
-
-    @property
-    def requests(self) -> int:
-        """Deprecated: ``calls`` (the dry run counts calls, not requests of n samples)."""
-        return self.calls
 
     @property
     def prompt_tokens(self) -> int:
@@ -225,9 +203,8 @@ class DryRunEstimate:
     def to_json(
         self, *, batch: bool = False, assume_output_tokens: int | None = None
     ) -> dict[str, Any]:
-        """The ``eval --dry-run --json`` object: ``calls`` that will be sent (also under its
-        old name ``requests``) and ``usd_input`` (first-attempt input under the chosen
-        options), with the rest."""
+        """The ``eval --dry-run --json`` object: ``calls`` that will be sent and
+        ``usd_input`` (first-attempt input under the chosen options), with the rest."""
 
         def usd(cost: Cost | None) -> float | None:
             return None if cost is None else round(cost.usd, 6)
@@ -236,7 +213,6 @@ class DryRunEstimate:
         expected = self.expected if self.prompt_cache else Tokens(uncached=self.prompt_tokens)
 
         doc: dict[str, Any] = {
-            "requests": self.calls,
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "prompt_tokens_are": "an estimate",

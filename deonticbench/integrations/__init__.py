@@ -15,7 +15,6 @@ own extra (``inspect``, ``harbor``) for the parts that import the tool.
 
 from __future__ import annotations
 
-import warnings
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -66,20 +65,8 @@ __all__ = [
     "scorer_rows",
 ]
 
-_RENAMED = {"protocol_rows": "scorer_rows", "render_protocol_table": "render_scorer_table"}
-"""The scorer comparison's old names ("protocol" now names a run's protocol only), kept
-for a release."""
-
 
 def __getattr__(name: str) -> Any:
-    if name in _RENAMED:
-        new = _RENAMED[name]
-        warnings.warn(
-            f"{__name__}.{name} is now deonticbench.integrations.harbor.comparisons.{new}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(import_module(".harbor.comparisons", __name__), new)
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(_HOME[name], __name__), name)

@@ -66,11 +66,10 @@ from .retry import RetryPolicy
 from .sampling import FirstAttempt, RunSampling, fixed_params, run_sampling
 from .tokens import count_prompt_tokens, token_count_method
 from .tool_calls import call_from_json
-from .tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
+from .tool_modes import TOOL_MODE_PARAM
 
 __all__ = [
     "BACKENDS",
-    "OLD_TOOL_MODE_PARAM",
     "PATH_CHARS",
     "TOOL_MODE_PARAM",
     "ZERO_COST",

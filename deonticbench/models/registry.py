@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,6 @@ from .._paths import EVAL
 from ..errors import ConfigError
 from .base import GenerationParams
 from .lifecycle import REGISTRY_SOURCE, Retirement, as_day
-from .tool_modes import OLD_TOOL_MODE_PARAM, TOOL_MODE_PARAM
 
 REGISTRY_FILE = EVAL / "models.yaml"
 
@@ -219,14 +217,6 @@ def _layer(merged: dict[str, Any], layer: Any, where: str) -> None:
             # --param extra.top_k=20: one provider field from the command line.
             merged["extra"] = {**merged.get("extra", {}), key[6:]: _cli_value(value)}
             continue
-        if key == OLD_TOOL_MODE_PARAM:
-            warnings.warn(
-                f"the model parameter {OLD_TOOL_MODE_PARAM} is now {TOOL_MODE_PARAM}; the old "
-                "name goes in a later release.",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            key = TOOL_MODE_PARAM
         if key not in known:
             raise ConfigError(
                 f"unknown model parameter {key!r} in {where}; known: {', '.join(known)}."
@@ -457,16 +447,3 @@ def model_prices(spec: str, registry: Mapping[str, Any] | None = None) -> Prices
     models = reg.get("models") or {}
     entry = match_entry(models, provider, name)
     return prices_of(models[entry], entry) if entry is not None else None
-
-
-def __getattr__(name: str) -> Any:
-    # ``Settings`` was renamed: the word is the diagnostic-settings stage (``settings/``).
-    if name == "Settings":
-        warnings.warn(
-            "deonticbench.models.registry.Settings is now "
-            "deonticbench.models.registry.ModelSettings (also deonticbench.models.ModelSettings).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return ModelSettings
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

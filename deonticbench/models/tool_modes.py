@@ -12,8 +12,6 @@ from ..errors import ConfigError
 
 TOOL_MODE_PARAM = "tool_mode"
 """``--param tool_mode=native|text|constrained``."""
-OLD_TOOL_MODE_PARAM = "tool_protocol"
-"""The parameter's old name, taken for one release with a note (``registry``)."""
 REPLY_SHAPE_KEY = "tool_protocol"
 """The key a constrained turn's ``reply_shape`` is marked with.  The shape is part of the
 response cache's key, so it keeps the old spelling: existing caches still answer."""
@@ -45,7 +43,7 @@ def tool_mode(
     that the backend does not offer is one sentence naming those it does."""
     value = str((options or {}).get(TOOL_MODE_PARAM) or default).strip().lower()
     if value not in TOOL_MODES:
-        raise ConfigError(f"tool_protocol should be one of {', '.join(TOOL_MODES)}, not {value!r}.")
+        raise ConfigError(f"tool_mode should be one of {', '.join(TOOL_MODES)}, not {value!r}.")
     if value not in offered:
         raise ConfigError(
             f"{backend} has no {value} tool mode; use tool_mode={' or '.join(offered)}."

@@ -11,9 +11,6 @@ hash, prompt hash) to a model.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
 from .dar_task import DAR_PROMPT_MODES, DarTask, check_dar_domain, dar_task
 from .distractors import statute_sections
 from .exemplars import (
@@ -111,18 +108,3 @@ __all__ = [
     "template_files",
     "template_hashes",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # Names that moved to a lower stage work for a release and say where they went: the
-    # words every stage shares went to ``deonticbench.vocabulary``, DAR's task set (a fact
-    # of the domains) to ``deonticbench.data``.  Imported here: only an old spelling needs them.
-    from .. import data, vocabulary
-
-    home = "data" if name == "DAR_DOMAINS" else "vocabulary" if name in vocabulary.__all__ else None
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"{__name__}.{name} is now deonticbench.{home}.{name}.", DeprecationWarning, stacklevel=2
-    )
-    return getattr(data if home == "data" else vocabulary, name)

@@ -22,7 +22,6 @@ Front doors, each a documented import path (see docs/training.md):
 
 from __future__ import annotations
 
-import warnings
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -73,14 +72,6 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "score":
-        # renamed: ``deonticbench.score`` (the public API) scores run folders
-        warnings.warn(
-            "deonticbench.rewards.score is now deonticbench.rewards.score_completion.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return score_completion
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f".{_HOME[name]}", __name__), name)

@@ -44,7 +44,6 @@ import hashlib
 import json
 import os
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -582,16 +581,3 @@ __all__ = [
     "score_batch",
     "score_completion",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # ``score`` was renamed: ``deonticbench.score`` (the public API) scores run folders.
-    if name == "score":
-        warnings.warn(
-            "deonticbench.rewards.core.score is now deonticbench.rewards.core.score_completion "
-            "(also deonticbench.rewards.score_completion).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return score_completion
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,6 @@ to analysis, the report and the command line.
 
 from __future__ import annotations
 
-from . import _store_names
 from .agent_format import FormatRow, first_turn_stop, format_rows, format_table
 from .comparisons import (
     Comparison,
@@ -96,9 +95,6 @@ from .tables import (
     upstream_bootstrap_table,
 )
 from .usage import UsageRow, usage_rows, usage_table
-
-# The store's names this face once handed on too: found in the store, with a warning.
-__getattr__ = _store_names.store_name
 
 __all__ = [
     "COMPARISON_COLUMNS",

@@ -66,11 +66,6 @@ class Totals:
     """Paid tokens by whether they went through a provider batch: (uncached input,
     5-minute cache writes, 1-hour cache writes, cache reads, output), for the cost."""
 
-    @property
-    def cached(self) -> int:
-        """Deprecated: ``response_hits``."""
-        return self.response_hits
-
     def to_json(self) -> dict[str, Any]:
         # The prompt-cache counts only when a provider reported caching: runs without it
         # (reference, replay, local) keep the totals they always had.

@@ -1,22 +1,16 @@
 """One vocabulary across the command line: walks every click command there is (so an
 option added later is held to it too) and fails on an option without help, a default
 written other than ``[default: ...]``, one name with two types or two helps, one help
-under two names, and a command that prints JSON without ``--json``.  Old spellings of
-renamed options keep working for a release, with a one-line note on stderr."""
+under two names, and a command that prints JSON without ``--json``."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import Path
 
 import click
 import pytest
-from synthetic_runs import write_synthetic_run
 
 from deonticbench.cli import cli
 from deonticbench.cli._options import PER_COMMAND_OPTIONS
@@ -115,29 +109,6 @@ def test_a_command_that_can_print_json_has_json() -> None:
     assert lacking == []
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deonticbench", *args], capture_output=True, text=True, timeout=300
-    )
-
-
-@pytest.mark.slow
-def test_old_spellings_still_work_with_a_one_line_note(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    write_synthetic_run(run, "openai:gpt-4.1")
-    new = _cli("score", str(run), "--bootstrap-seed", "7", "-B", "50", "--json")
-    old = _cli("score", str(run), "--bootstrap-seed=7", "-B", "50", "--format", "json")
-    assert new.returncode == 0 and old.returncode == 0, old.stderr
-    assert json.loads(new.stdout) == json.loads(old.stdout)
-    notes = [line for line in old.stderr.splitlines() if "old spelling" in line]
-    assert notes == [
-        "note: score --format json is now --json; the old spelling goes in a later release.",
-    ]
-    assert "old spelling" not in new.stderr
-    help_text = _cli("score", "--help").stdout
-    assert "--bootstrap-seed" in help_text and "--seed " not in help_text
-
-
 def test_each_seed_option_is_named_for_the_draws_it_seeds() -> None:
     """``--exemplar-seed`` (eval, export) and ``--bootstrap-seed`` (score, report,
     cascade); a bare ``--seed`` would say neither, so no command takes it."""
@@ -155,37 +126,3 @@ def test_each_seed_option_is_named_for_the_draws_it_seeds() -> None:
         assert seed in opts and "--seed" not in opts, name
         with pytest.raises(click.NoSuchOption, match="--seed"):
             command.make_context(name, ["--seed", "3"])
-
-
-@pytest.mark.slow
-def test_exemplars_paper_still_reads_as_seeded_with_one_note(tmp_path: Path) -> None:
-    args = ("eval", "--model", "reference", "--split", "smoke", "--modes", "few-shot")
-    args += ("--protocol", "harness", "--dry-run")
-    new = _cli(*args, "--exemplars", "seeded", "--out", str(tmp_path / "new"))
-    old = _cli(*args, "--exemplars", "paper", "--out", str(tmp_path / "old"))
-    assert new.returncode == 0 and old.returncode == 0, old.stderr
-    assert old.stdout.replace("old", "new") == new.stdout.replace("old", "new")
-    notes = [line for line in old.stderr.splitlines() if "old spelling" in line]
-    assert notes == [
-        "note: eval --exemplars paper is now --exemplars seeded; the old spelling goes in a "
-        "later release."
-    ]
-    assert "old spelling" not in new.stderr
-    help_text = _cli("eval", "--help").stdout
-    assert "[seeded|retrieved]" in help_text and "|retrieved|paper" not in help_text
-
-
-@pytest.mark.slow
-def test_param_tool_protocol_still_sets_the_tool_mode_with_one_note(tmp_path: Path) -> None:
-    args = ("eval", "--model", "reference", "--split", "smoke", "--modes", "agent-zero-shot")
-    args += ("--domains", "airline", "--dry-run")
-    new = _cli(*args, "--param", "tool_mode=text", "--out", str(tmp_path / "new"))
-    old = _cli(*args, "--param", "tool_protocol=text", "--out", str(tmp_path / "old"))
-    assert new.returncode == 0 and old.returncode == 0, old.stderr
-    assert old.stdout.replace("old", "new") == new.stdout.replace("old", "new")
-    notes = [line for line in old.stderr.splitlines() if "old spelling" in line]
-    assert notes == [
-        "note: eval --param tool_protocol= is now --param tool_mode=; the old spelling goes in "
-        "a later release."
-    ]
-    assert "old spelling" not in new.stderr and "DeprecationWarning" not in old.stderr

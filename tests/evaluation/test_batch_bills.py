@@ -41,14 +41,14 @@ def batches() -> Iterator[FakeBatches]:
 
 
 def score_usage_usd(home: Path, run_dir: Path) -> float:
-    """What ``score --format json``'s usage rows (the cost of each setting, which the
+    """What ``score --json``'s usage rows (the cost of each setting, which the
     report prints too) add up to."""
     import json
     import os
 
     env = {**os.environ, "DEONTICBENCH_DATA": DATA}
     done = subprocess.run(
-        [sys.executable, "-m", "deonticbench", "score", str(run_dir), "--format", "json"],
+        [sys.executable, "-m", "deonticbench", "score", str(run_dir), "--json"],
         env=env,
         cwd=home,
         capture_output=True,

@@ -108,20 +108,5 @@ def test_first_agent_turns_are_priced_within_5_percent_of_the_bill(tmp_path: Pat
             if r.billed and not any(m["role"] == "assistant" for m in r.body["messages"])
         ]
         bill = price_bill(first, SONNET)
-    assert bill.calls == estimate["requests"] == 10
+    assert bill.calls == estimate["calls"] == 10
     assert estimate["usd_input"] == pytest.approx(bill.input_usd, rel=0.05)
-
-
-def test_each_name_has_one_meaning_and_the_old_names_still_read() -> None:
-    """Response-cache hits vs prompt-cache tokens, calls vs requests."""
-    from deonticbench.evaluation.dryrun import DryRunEstimate, DryRunRow, Tokens
-    from deonticbench.scoring.results import Totals
-
-    row = DryRunRow("airline", "direct", response_hits=2, calls=3)
-    row.prompt_cache_tokens.add(Tokens(cache_read=5))
-    assert (row.cached, row.requests, row.cached_tokens.cache_read) == (2, 3, 5)
-    estimate = DryRunEstimate([row], attempts=1)
-    assert estimate.calls == estimate.requests == 3
-    assert estimate.to_json()["calls"] == 3
-    totals = Totals(1, 1, 1, 4, 0, 0, 0, 0, 0, 0.0, 0.0)
-    assert totals.response_hits == totals.cached == 4

@@ -67,7 +67,7 @@ def test_the_dry_run_counts_the_requests_and_tokens_then_sent(
         run_eval(spec, "smoke", out, env, "--protocol", "paper")
         sent = server.generation_requests()
     estimate = json.loads(dry)
-    assert estimate["requests"] == len(sent)
+    assert estimate["calls"] == len(sent)
     assert len(sent) == (estimate["samples_left"] if calls_per_sample else 75)
     assert {r.body["n"] for r in sent} == ({1} if calls_per_sample else {3, 4})
     for key, value in env.items():

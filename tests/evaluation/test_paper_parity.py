@@ -116,7 +116,7 @@ def _parity(
     assert sum(ours.values()) == sum(theirs.values())
     estimate: dict[str, Any] = json.loads(dry)
     # The dry run counts what was then sent (tests/evaluation/test_paper_dry_run.py: tokens).
-    assert estimate["requests"] == sum(ours.values())
+    assert estimate["calls"] == sum(ours.values())
     return twins, sum(theirs.values()), estimate
 
 

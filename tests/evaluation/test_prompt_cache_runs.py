@@ -63,7 +63,7 @@ def test_anthropic_smoke_run_reads_most_input_from_the_cache_and_says_what_it_co
     # that stays past: one note names it, in the past tense.
     assert done.stderr.count("claude-sonnet-4-5 was retired on 2026-11-30") == 1
     # The dry run: the calls exactly, the first attempts' input bill within 10 %.
-    assert dry["requests"] == bill.calls
+    assert dry["calls"] == bill.calls
     # Counted as the API bills (goal: within 2 %; a cl100k count is 14.5 % low).
     assert dry["usd_input"] == pytest.approx(bill.input_usd, rel=0.02)
     assert dry["cache_read_tokens"] == pytest.approx(bill.cache_read, rel=0.10)
@@ -82,7 +82,7 @@ def test_openai_cached_tokens_are_priced_at_the_cached_rate(
     done = eval_cli(fake, tmp_path, *args)
     assert done.returncode == 0, done.stderr
     bill = price_bill(fake.bill, spec)
-    assert bill.calls == dry["requests"] == 12  # n = K: one call per case
+    assert bill.calls == dry["calls"] == 12  # n = K: one call per case
     assert bill.cache_read > 0 and bill.input_usd < bill.input_usd_uncached
     cost = results_of(tmp_path / "r")["estimated_cost"]
     assert cost["usd"] == pytest.approx(bill.usd, rel=0.01)

@@ -155,7 +155,7 @@ def test_a_constrained_turn_is_never_served_a_text_protocol_reply(
     assert constrained.agent.turn_kinds is not None
     assert constrained.agent.turn_kinds["no_call"] == 0
     assert not constrained.final.cached
-    text = _eval(tmp_path, model_dir, "text", "tool_protocol=text")
+    text = _eval(tmp_path, model_dir, "text", "tool_mode=text")
     assert text.agent is not None and text.agent.tool_mode == "text"
     assert not text.final.cached  # the same cache held a constrained reply: not served
     again = _eval(tmp_path, model_dir, "again")
@@ -171,7 +171,7 @@ def test_a_resume_must_match_the_protocol(tmp_path: Path, model_dir: Path) -> No
     args = ["--model", "local:gemma3-270m", "--split", "smoke", "--domains", "housing"]
     args += ["--modes", "agent-zero-shot", "-k", "1", "--limit", "2", "--agent-max-turns", "1"]
     args += ["--param", "constrained_max_tokens=40", "--param", "max_tokens=40"]
-    args += ["--param", "tool_protocol=text", "--out", str(tmp_path / "run"), "--no-cache"]
+    args += ["--param", "tool_mode=text", "--out", str(tmp_path / "run"), "--no-cache"]
     done = subprocess.run(
         [sys.executable, "-m", "deonticbench", "eval", *args],
         env=env, capture_output=True, text=True, timeout=600,

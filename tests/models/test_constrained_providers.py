@@ -350,14 +350,3 @@ def test_a_bad_constrained_field_is_one_sentence() -> None:
         "constrained_field should be one of response_format, json_schema, "
         "structured_outputs, guided_json, not 'grammar'."
     )
-
-
-def test_the_old_tool_protocol_parameter_warns_and_sets_the_tool_mode(fake: FakeProvider) -> None:
-    spec = f"openai-compatible:m@{fake.openai_url}"
-    with pytest.warns(DeprecationWarning, match="tool_protocol is now tool_mode"):
-        model = load_model(spec, overrides={"tool_protocol": "constrained"})
-    assert model.tool_mode == "constrained"
-    # The reply shape is part of the response cache's key: it keeps its old spelling.
-    new = load_model(spec, overrides={"tool_mode": "constrained"})
-    assert new.reply_shape(TOOLS) == model.reply_shape(TOOLS)
-    assert new.reply_shape(TOOLS)["tool_protocol"] == "constrained"

@@ -33,7 +33,7 @@ def _score(*args: str) -> tuple[int, str, str]:
 @pytest.mark.slow
 def test_each_row_names_its_protocol_and_agentic_rows_are_the_harness(tmp_path: Path) -> None:
     run = _run(tmp_path / "p", "openai:gpt-4.1", "paper")
-    code, out, _ = _score(str(run), "--format", "json")
+    code, out, _ = _score(str(run), "--json")
     assert code == 0
     doc = json.loads(out)
     assert doc["runs"][0]["protocol"] == "paper"

@@ -92,7 +92,7 @@ def test_score_reading_paper_reads_the_stored_replies_again_and_changes_no_file(
     run: Path,
 ) -> None:
     before = _digest(run)
-    done = cli("score", str(run), "--reading", "paper", "--format", "json", data=DATA)
+    done = cli("score", str(run), "--reading", "paper", "--json", data=DATA)
     assert done.returncode == 0, done.stderr
     said = " ".join(done.stderr.split())  # the note is wrapped to the terminal's width
     assert "read with the paper reader (the run followed the harness protocol)" in said
@@ -150,7 +150,7 @@ def test_a_retry_the_new_reading_would_not_have_made_is_dropped(run: Path) -> No
 def test_score_and_report_show_the_reader_sensitivity_and_the_reader_used(
     run: Path, tmp_path: Path
 ) -> None:
-    done = cli("score", str(run), "-B", "20", "--reader-sensitivity", "--format", "json", data=DATA)
+    done = cli("score", str(run), "-B", "20", "--reader-sensitivity", "--json", data=DATA)
     assert done.returncode == 0, done.stderr
     rows = {(r["domain"], r["mode"]): r for r in json.loads(done.stdout)["reader_sensitivity"]}
     numeric = rows[("sara_numeric", "zero-shot")]

@@ -27,7 +27,6 @@ missing output), for ``deonticbench score --dar-rules``.
 from __future__ import annotations
 
 import json
-import warnings
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -419,18 +418,3 @@ __all__ = [
     "not_imported",
     "read_dar_view",
 ]
-
-_MOVED = {"Trial": "HarborTrial", "ImportResult": "HarborImport"}
-"""Old names, renamed because the agents' loop has its own trial and inspect's importer
-its own result."""
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        warnings.warn(
-            f"{__name__}.{name} is now {__name__}.{_MOVED[name]}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return globals()[_MOVED[name]]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

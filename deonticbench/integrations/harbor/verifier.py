@@ -25,7 +25,6 @@ import json
 import re
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -163,16 +162,3 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["dar_expected", "main", "rewards", "run_program_unsandboxed", "verdict_of"]
-
-
-def __getattr__(name: str) -> Any:
-    # renamed, so that it is not mistaken for the sandboxed ``solver.run_program``
-    if name == "run_program":
-        warnings.warn(
-            "deonticbench.integrations.harbor.verifier.run_program is now "
-            "deonticbench.integrations.harbor.verifier.run_program_unsandboxed.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return run_program_unsandboxed
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

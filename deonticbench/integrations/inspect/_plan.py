@@ -9,7 +9,6 @@ each looks its case up in a plan built once per process and options.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
@@ -110,18 +109,3 @@ def option_args(options: TaskOptions) -> dict[str, Any]:
         "revision": options.revision,
         "protocol": options.protocol,
     }
-
-
-_MOVED = {"Settings": "TaskOptions", "settings_args": "option_args"}
-"""Old names, renamed because ``settings`` is the diagnostic-settings stage."""
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        warnings.warn(
-            f"{__name__}.{name} is now {__name__}.{_MOVED[name]}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return globals()[_MOVED[name]]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,6 @@ ended in an error have no score and no record: they are counted, not invented.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,15 +159,3 @@ def _exemplar_seed(metadata: dict[str, Any], args: dict[str, Any]) -> int:
 
 
 __all__ = ["HARNESS_TASKS", "InspectImport", "import_log"]
-
-
-def __getattr__(name: str) -> Any:
-    # ``ImportResult`` was renamed: Harbor's importer has its own (``HarborImport``).
-    if name == "ImportResult":
-        warnings.warn(
-            f"{__name__}.ImportResult is now {__name__}.InspectImport.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return InspectImport
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

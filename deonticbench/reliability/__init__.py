@@ -7,7 +7,7 @@ combination), then per domain x mode x signal the calibration, ranking and selec
 metrics with a cluster bootstrap over cases, each replicate taking every sample of the
 cases it draws (``confidence_metrics``, ``evaluate``); cascades of a small and a large run
 (``cascade``) and the expected cost of errors (``costs``).  Hands data frames to the
-library user (``api``), tables and results.json's ``reliability`` section (``tables``) and
+library user (``api``), tables and results.json's ``reliability`` section (``signal_tables``) and
 figures (``figures``) to the command line, and the Reliability page (``page``) to the
 HTML report.  docs/reliability.md.
 
@@ -34,8 +34,8 @@ from .costs import CostModel, load_costs
 from .evaluate import METRICS, SignalReport, evaluate_groups, evaluate_signal
 from .figures import draw_cascade
 from .page import reliability_html
+from .signal_tables import cascade_table, reliability_section, reliability_table
 from .signals import SIGNALS, GroupSignals, check_signal, run_signals
-from .tables import cascade_table, reliability_section, reliability_table
 
 __all__ = [
     "METRICS",

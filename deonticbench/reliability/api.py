@@ -16,8 +16,7 @@ from ..store.run import RunLike, read_run
 from .cascade import CascadeError, CascadeResult, DeferTo, Prices, cascade, load_prices
 from .costs import CostModel, cost_reports, load_costs
 from .evaluate import SignalReport, evaluate_groups
-from .signals import SIGNALS, check_signal, run_signals
-from .tables import (
+from .signal_tables import (
     cascade_table,
     cost_table,
     long_rows,
@@ -25,6 +24,7 @@ from .tables import (
     reliability_section,
     reliability_table,
 )
+from .signals import SIGNALS, check_signal, run_signals
 
 
 def _frame(rows: list[dict[str, Any]]) -> Any:

@@ -13,7 +13,7 @@ from ..vocabulary.modes import MODE_TITLES
 from .confidence_metrics import ECE_BINS
 from .evaluate import SignalReport
 from .figures import signal_figure_png
-from .tables import na_notes, reliability_table
+from .signal_tables import na_notes, reliability_table
 
 SECTION_ID = "reliability"
 

@@ -23,7 +23,7 @@ from ..store.spec import (
     CONFIDENCE_SIGNALS,
     AgentOptions,
 )
-from ..vocabulary.exemplars import DEFAULT_EXEMPLARS, EXEMPLAR_CHOICES
+from ..vocabulary.exemplar_choice import DEFAULT_EXEMPLARS, EXEMPLAR_CHOICES
 from ..vocabulary.modes import AGENT_MODES, MODES
 from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from ._options import (

@@ -20,7 +20,7 @@ from ..prompting.templates import agent_template_hash
 from ..store.config import AGENT_TOOL_MODE_KEY, CASE_ORDER_KEY
 from ..store.environment import environment_facts
 from ..store.spec import RunSpec
-from ..vocabulary.exemplars import DEFAULT_EXEMPLARS
+from ..vocabulary.exemplar_choice import DEFAULT_EXEMPLARS
 from ..vocabulary.modes import MODES, SETTINGS, VERBAL_MODE, is_agentic
 
 

@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..models import Model, ignored_params_note, model_notes
 from ..solver import EXECUTORS, ExecutorKind, Limits
 from ..store.spec import AgentOptions, RunSpec, parse_params
-from ..vocabulary.exemplars import ExemplarChoice
+from ..vocabulary.exemplar_choice import ExemplarChoice
 from ..vocabulary.modes import parse_modes
 from ..vocabulary.protocols import DAR_PROTOCOL, check_protocol, default_modes
 from .preflight import LOGPROB_CACHE_NOTE, CacheChoice

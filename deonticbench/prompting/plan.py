@@ -21,7 +21,7 @@ from ..data.domains import Domain
 from ..data.selection import CaseLimit, check_ids_found, select_cases
 from ..data.sources import DataSource
 from ..data.statutes import shared_statutes
-from ..vocabulary.exemplars import DEFAULT_EXEMPLARS, EXEMPLAR_CHOICES, ExemplarChoice
+from ..vocabulary.exemplar_choice import DEFAULT_EXEMPLARS, EXEMPLAR_CHOICES, ExemplarChoice
 from ..vocabulary.modes import SETTINGS, Mode, prompted_counterpart
 from ..vocabulary.protocols import (
     LEGACY_PROTOCOL,

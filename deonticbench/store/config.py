@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..vocabulary.exemplars import DEFAULT_EXEMPLARS, current_exemplar_choice
+from ..vocabulary.exemplar_choice import DEFAULT_EXEMPLARS, current_exemplar_choice
 from ..vocabulary.protocols import recorded_protocol
 
 CONFIG_NAME = "config.json"

@@ -30,7 +30,7 @@ from ..data.selection import CaseLimit
 from ..data.sources import HUB_REPO, SPLITS, DataSource
 from ..errors import ConfigError
 from ..solver.execution import Limits
-from ..vocabulary.exemplars import (
+from ..vocabulary.exemplar_choice import (
     DEFAULT_EXEMPLARS,
     EXEMPLAR_CHOICES,
     OLD_SEEDED_SPELLING,

@@ -1,7 +1,7 @@
 """The words every stage shares, in a leaf below them all.
 
 The modes a case is answered in (``modes``), the protocols a run follows and the reader
-named after each (``protocols``), how few-shot exemplars are chosen (``exemplars``), and
+named after each (``protocols``), how few-shot exemplars are chosen (``exemplar_choice``), and
 the chat types a prompt is made of and a backend receives (``chat``: ``Message``,
 ``ToolCall``, ``ToolSpec``).  It imports nothing of the package but ``errors``, so data,
 prompting, the backends, the solver, reading and the store can all name these words
@@ -11,7 +11,7 @@ without importing each other.
 from __future__ import annotations
 
 from .chat import Message, Role, ToolCall, ToolSpec
-from .exemplars import (
+from .exemplar_choice import (
     DEFAULT_EXEMPLARS,
     EXEMPLAR_CHOICES,
     OLD_SEEDED_SPELLING,

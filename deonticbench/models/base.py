@@ -57,28 +57,39 @@ MISSING_CHOICE = "missing_choice"
 """The finish reason of a sample the server's reply held no choice for (under
 ``GenerateConfig.refetch_missing`` off): an empty reply, read as an abstention."""
 
+NOT_SENT = "not_sent"
+"""The finish reason of a sample whose call was never sent (under ``refetch_missing``
+off, one sample per call): an earlier call of its request got a body at which upstream's
+script stops the case, so the sample is an empty reply, read as an abstention."""
+
 ChoiceFault = Literal[
     "missing",
     "drawn_alone",
+    "not_sent",
     "no_choices",
     "choices_not_list",
     "no_message",
     "content_not_text",
     "empty_output",
 ]
-"""How the server's reply shaped a sample (docs/prompts.md, "Server faults").  Two
+"""How the server's reply shaped a sample (docs/prompts.md, "Server faults").  Three
 kinds concern the count of choices: ``missing``, the reply held fewer choices than
 ``n`` and this sample, left empty, is read as an abstention (``refetch_missing`` off,
-the paper protocol's first attempts); ``drawn_alone``, drawn by a call of its own
-(``refetch_missing`` on), in the refetch or later in the run once the server was seen to
-ignore ``n``.  The others name a reply body that parsed but held no usable text for the
-sample, one kind per shape (``REPLY_FAULTS``)."""
+the paper protocol's first attempts); ``not_sent``, a sample drawn one call each whose
+call was not sent, because an earlier call's body ended the case as it ends upstream's
+(``NOT_SENT``); ``drawn_alone``, drawn by a call of its own (``refetch_missing`` on),
+in the refetch or later in the run once the server was seen to ignore ``n``.  The
+others name a reply body that parsed but held no usable text for the sample, one kind
+per shape (``REPLY_FAULTS``)."""
 
 REPLY_FAULTS: Mapping[str, str] = {
     "no_choices": "the reply's choices absent, null or empty",
     "choices_not_list": "the reply's choices neither a list nor empty (a string, say)",
     "no_message": "a choice without a message object (absent, null or not an object)",
-    "content_not_text": "a message whose content is not text (a number, an object)",
+    "content_not_text": (
+        "a message whose content is not text (a number, an object; under the paper "
+        "protocol any content but a string or null, a list of text parts too)"
+    ),
     "empty_output": "a message without text (content null, empty or blank) and no tool call",
 }
 """The reply bodies without usable text, by their ``ChoiceFault``: what the body held.
@@ -105,7 +116,10 @@ class GenerateConfig(GenerationParams):
     """When a server answers fewer choices than asked, or a 200 without any: True draws
     the rest with one call per sample (a reply without choices is retried like a 5xx);
     False takes the reply as it is, each missing sample an empty reply
-    (``MISSING_CHOICE``), as upstream's script records it (docs/prompts.md)."""
+    (``MISSING_CHOICE``), as upstream's script records it (docs/prompts.md).  False also
+    reads every body that parses as upstream's script reads it, never retried (a body
+    without usable text gives the answer upstream's script takes from it), and draws
+    one-sample-per-call requests one call after another, as upstream's script does."""
     verbatim: Mapping[str, Any] | None = None
     """Set on a paper-protocol first attempt: the sampling fields exactly as upstream's
     script names and sends them (``max_completion_tokens`` for gpt-4.1, its
@@ -215,6 +229,8 @@ class Completion:
         its answer)."""
         if self.finish_reason == MISSING_CHOICE:
             return "missing"
+        if self.finish_reason == NOT_SENT:
+            return "not_sent"
         if self.reply_fault is not None:
             return self.reply_fault
         return "drawn_alone" if self.drawn_alone else None

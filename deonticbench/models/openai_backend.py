@@ -36,6 +36,7 @@ from ._sdk import (
 )
 from .base import (
     MISSING_CHOICE,
+    NOT_SENT,
     ChoiceFault,
     Completion,
     GenerateConfig,
@@ -148,6 +149,9 @@ class _Reply:
     output_tokens: int
     logprobs: list[tuple[tuple[str, float], ...] | None]
     """Per choice, its tokens' log-probabilities when the server sent them."""
+    ends_case: bool = False
+    """Read as upstream's script reads it: the body stops the script's case there, so a
+    request drawn one call per sample sends no more calls (``_read_upstream_reply``)."""
 
     def completions(self, latency_s: float = 0.0) -> list[Completion]:
         """The reply as completions: texts, finish reasons, native tool calls, and the
@@ -182,20 +186,13 @@ def _choice_logprobs(choice: Any) -> tuple[tuple[str, float], ...] | None:
     return tuple(out)
 
 
-def _read_reply(
-    response: Any, n: int, *, no_choices_ok: bool = False, no_message_ok: bool = True
-) -> _Reply:
+def _read_reply(response: Any, n: int, *, no_message_ok: bool = True) -> _Reply:
     """The texts and token counts of a reply, or MalformedResponse saying what is wrong
     and naming the body's fault (``REPLY_FAULTS``).  A message without text is an empty
-    text with its fault beside it.  Two bodies are read as upstream's script reads them
-    where the caller says so (the paper protocol's first attempts, ``refetch_missing``
-    off), else they are malformed: a reply with an empty list of choices holds none
-    (``no_choices_ok``), and a choice without a message holds an empty text
-    (``no_message_ok``; a batch item's reply is read so too)."""
+    text with its fault beside it, and so is a choice without a message where the caller
+    says so (``no_message_ok``: a batch item's reply), else it is malformed.  The paper
+    protocol's first attempts read a body with ``_read_upstream_reply`` instead."""
     choices = field_of(response, "choices")
-    if no_choices_ok and isinstance(choices, list) and not choices:
-        usage = field_of(response, "usage")
-        return _Reply([], [], token_count(usage, "prompt_tokens"), 0, [], 0, [])
     if not isinstance(choices, list) or not choices:
         raise MalformedResponse(
             "the response has no choices"
@@ -244,6 +241,88 @@ def _read_reply(
         token_count(usage, "completion_tokens"),
         logprobs,
     )
+
+
+def _read_upstream_reply(response: Any, n: int) -> _Reply:
+    """A reply read as upstream's script reads the client's object (its ``run_inference``):
+    never malformed, so never retried, each sample the answer the script takes, with the
+    body's fault beside it (``REPLY_FAULTS``).  Falsy ``choices`` (absent, null, empty)
+    are ``n`` empty answers; ``choices`` that are not a list are ``n`` empty answers (a
+    string's characters or an object's keys, the script's choices, have no message, and
+    a number or ``true`` raises in its ``list()``, which ends the case); a list's first
+    ``n`` choices are taken in the order sent, each a choice's ``message.content``: ""
+    when there is no message object or the content is null, the string as sent, else
+    ``str()`` of the content.  Fewer choices than ``n``: the rest are missing.  Token
+    counts that are not numbers are 0 (they decide no answer)."""
+    raw = field_of(response, "choices")
+    usage = field_of(response, "usage")
+    ends = _ends_upstream_case(usage)
+    if not raw or not isinstance(raw, list):
+        fault: ChoiceFault = "no_choices" if not raw else "choices_not_list"
+        if raw and not isinstance(raw, str | dict):
+            ends = True  # list() of a number raises before the script reads usage
+        return _Reply(
+            [("", None)] * n,
+            [fault] * n,
+            _count(usage, "prompt_tokens"),
+            0,
+            [()] * n,
+            0,
+            [None] * n,
+            ends_case=ends,
+        )
+    texts: list[tuple[str, str | None]] = []
+    faults: list[ChoiceFault | None] = []
+    logprobs: list[tuple[tuple[str, float], ...] | None] = []
+    for choice in raw[:n]:
+        message = field_of(choice, "message")
+        content = None if _not_an_object(message) else field_of(message, "content")
+        text = "" if content is None else content if isinstance(content, str) else str(content)
+        if _not_an_object(message):
+            faults.append("no_message")
+        elif content is not None and not isinstance(content, str):
+            faults.append("content_not_text")
+        else:
+            faults.append(None if text.strip() else "empty_output")
+        texts.append((text, finish_reason_of(choice)))
+        logprobs.append(_choice_logprobs(choice))
+    details = field_of(usage, "prompt_tokens_details") if usage is not None else None
+    return _Reply(
+        texts,
+        faults,
+        _count(usage, "prompt_tokens"),
+        _count(details, "cached_tokens"),
+        [()] * len(texts),
+        _count(usage, "completion_tokens"),
+        logprobs,
+        ends_case=ends,
+    )
+
+
+def _not_an_object(value: Any) -> bool:
+    """A choice's or message's field that the client left as a JSON scalar or list (or
+    absent), whose attributes upstream's ``getattr`` reads as absent."""
+    return value is None or isinstance(value, str | int | float | list)
+
+
+def _ends_upstream_case(usage: Any) -> bool:
+    """Whether upstream's script stops its case at a body with this ``usage``: when
+    ``usage`` is there (truthy) it adds ``usage.completion_tokens`` and
+    ``usage.prompt_tokens`` to running sums, and a count that is not a number (null, as
+    the client sets an absent count, or a string) raises, which the script's case-level
+    handler catches: the case's later calls are not sent."""
+    if not usage or _not_an_object(usage):
+        return False  # a scalar's attributes are getattr's default, 0
+    counts = (field_of(usage, "completion_tokens"), field_of(usage, "prompt_tokens"))
+    return any(not isinstance(count, int | float) for count in counts)
+
+
+def _count(usage: Any, name: str) -> int:
+    """``token_count``, with 0 for a count that is not a whole number."""
+    try:
+        return token_count(usage, name)
+    except MalformedResponse:
+        return 0
 
 
 def _text_fault(message: Any, text: str, calls: tuple[ToolCall, ...]) -> ChoiceFault | None:
@@ -305,7 +384,9 @@ class OpenAIModel(RemoteModel):
         self._cache_routed = self.prompt_cache
 
     def calls_for(self, request: Request) -> int:
-        if self._server_ignores_n and request.n > 0:
+        # A server seen to ignore n splits later requests, but not upstream's: its script
+        # sends what it sends whatever an earlier reply held.
+        if self._server_ignores_n and request.n > 0 and config_of(self, request).refetch_missing:
             return request.n
         return super().calls_for(request)
 
@@ -459,9 +540,24 @@ class OpenAIModel(RemoteModel):
         group: str = "",
         turn: int = 0,
     ) -> list[Completion]:
-        """One logical call (retried); may return fewer than ``n`` items, and none only
-        where ``config`` takes a reply without choices as it is (``refetch_missing``
-        off).  ``turn`` numbers the calls read from a schema-constrained reply."""
+        """One logical call (retried, except that a body is never retried where ``config``
+        reads it as upstream's script does, ``refetch_missing`` off); fewer than ``n``
+        items when the reply held fewer choices.  ``turn`` numbers the calls read from a
+        schema-constrained reply."""
+        completions, _ = await self._send(messages, n, config, tools, group, turn)
+        return completions
+
+    async def _send(
+        self,
+        messages: list[dict[str, Any]],
+        n: int,
+        config: GenerateConfig,
+        tools: tuple[ToolSpec, ...] = (),
+        group: str = "",
+        turn: int = 0,
+    ) -> tuple[list[Completion], bool]:
+        """``_call``, and whether the body read ends upstream's case (``_Reply.ends_case``:
+        a request drawn one call per sample sends no more calls)."""
         client = self.client()
         fields = self.call_fields(config, n, tools, group)
         schema = self.schema_decoded(tools)
@@ -476,11 +572,13 @@ class OpenAIModel(RemoteModel):
                 response = await client.chat.completions.create(
                     model=self.model_name, messages=messages, **fields
                 )
+            if not config.refetch_missing:
+                # Upstream's script retries no body that parses: each is read as it reads it.
+                return _read_upstream_reply(response, n), time.monotonic() - start
             # Validated here, inside the retried call: a reply of the wrong shape is
             # retried like a 5xx and, if it stays malformed, is the sample's error.
             try:
-                upstream = not config.refetch_missing
-                reply = _read_reply(response, n, no_choices_ok=upstream, no_message_ok=upstream)
+                reply = _read_reply(response, n, no_message_ok=False)
             except MalformedResponse as exc:
                 last_fault[0] = exc.fault
                 raise
@@ -494,13 +592,31 @@ class OpenAIModel(RemoteModel):
         )
         if outcome.value is None:
             failed = Completion.failed(outcome.error or "request failed", reply_fault=last_fault[0])
-            return [failed] * n
+            return [failed] * n, False
         reply, latency = outcome.value
         completions = reply.completions(latency)
         if schema:
             # The reply text is the call the schema admitted; it stays the text as written.
-            return [replace(c, tool_calls=schema_calls(c.text, turn=turn)) for c in completions]
-        return completions
+            completions = [
+                replace(c, tool_calls=schema_calls(c.text, turn=turn)) for c in completions
+            ]
+        return completions, reply.ends_case
+
+    async def _upstream_singles(
+        self, messages: list[dict[str, Any]], n: int, config: GenerateConfig, group: str
+    ) -> list[Completion]:
+        """``n`` samples drawn as upstream's script draws them one call each: one call
+        after another, and none after a body that ends the script's case; the samples
+        left are empty replies (``NOT_SENT``).  The runner's bound on calls in flight is
+        what keeps the server busy, so drawing in turn costs no throughput."""
+        drawn: list[Completion] = []
+        while len(drawn) < n:
+            got, ends = await self._send(messages, 1, config, (), group)
+            drawn.extend(got[:1] or _filled([], 1))
+            if ends:
+                break
+        not_sent = Completion(text="", finish_reason=NOT_SENT)
+        return [*drawn, *[not_sent] * (n - len(drawn))]
 
     async def generate(self, request: Request) -> list[Completion]:
         messages = openai_messages(request.messages)
@@ -519,6 +635,8 @@ class OpenAIModel(RemoteModel):
             )
             return [c for reply in turns for c in reply][:n]
         if self.calls_for(request) > 1:
+            if not config.refetch_missing:
+                return await self._upstream_singles(messages, n, config, group)
             singles = await asyncio.gather(
                 *(self._call(messages, 1, config, (), group) for _ in range(n))
             )

@@ -134,6 +134,12 @@ _CHOICE_FAULT_SENTENCES = {
         "are empty replies read as abstentions: the server answered fewer choices than n, "
         "and the paper protocol records the missing samples as upstream's script does"
     ),
+    "not_sent": (
+        "are empty replies read as abstentions, their calls never sent: upstream's script "
+        "draws this model's samples one call each and stops a case at a body it cannot "
+        "read to the end (choices a number, a usage count null or not a number), and the "
+        "paper protocol stops there too"
+    ),
 }
 """What a run's figures say of the samples a server's short reply shaped, by
 ``Attempt.choice_fault`` (docs/prompts.md, "Server faults", decides the rule)."""
@@ -145,7 +151,9 @@ _REPLY_FAULT_SENTENCES = {
     ),
     "choices_not_list": (
         "came in a reply whose choices were not a list (a string, say)",
-        "an empty answer (a string's characters taken as choices without a message)",
+        "an empty answer (empty_output for a string's characters or an object's keys, "
+        "taken as choices without a message; response_parse_error past their count, or "
+        "for a number, which also ends the case)",
     ),
     "no_message": (
         "came in a choice without a message object",
@@ -190,16 +198,20 @@ def choice_fault_notes(records: Iterable[Record]) -> list[str]:
             said = _CHOICE_FAULT_SENTENCES[fault]
         else:
             body, upstream = _REPLY_FAULT_SENTENCES[fault]
-            decided = _decided(count, failed.get(fault, 0))
+            decided = _decided(fault, count, failed.get(fault, 0))
             said = f"{body}: {decided}; upstream's script records such a sample as {upstream}"
         notes.append(f'{count} sample(s) ({where}) {said} (docs/prompts.md, "Server faults").')
     return notes
 
 
-def _decided(count: int, failed: int) -> str:
-    """What the harness made of ``count`` samples of one reply fault, ``failed`` of
+def _decided(fault: str, count: int, failed: int) -> str:
+    """What the harness made of ``count`` samples of one reply ``fault``, ``failed`` of
     which ended as the request's error (the reply stayed so on every try)."""
-    read = "read as replies without text, so abstentions"
+    read = (
+        "read as str() of the content, as upstream's script reads it"
+        if fault == "content_not_text"
+        else "read as replies without text, so abstentions"
+    )
     error = "the reply stayed so on every try, so the request failed (abstentions)"
     if not failed:
         return read

@@ -1,13 +1,16 @@
 """Server faults, decided per protocol (docs/prompts.md, "Server faults"): a reply with
 fewer choices than ``n``, a 200 without choices, and bodies that parse but hold no
 usable text, from a loopback server that speaks OpenAI's wire format to the real
-``openai`` client.  Under ``paper`` the missing samples are abstentions and no call is
-added, as upstream's script records them; under ``harness`` the rest are fetched with
-``n`` = 1 (a reply without choices is retried).  Either way each sample a body without
-text shaped names the body's fault in its record, and the run's notes count them."""
+``openai`` client.  Under ``paper`` each body is read as upstream's script reads it,
+never retried: the same answer per sample and the same count of requests as upstream's
+own script sent the same body (run beside it); under ``harness`` the missing samples are
+fetched with ``n`` = 1 and a body without text is retried.  Either way each sample a body
+without text shaped names the body's fault in its record, and the run's notes count
+them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import upstream_scripts
 from click.testing import CliRunner
 from fakeproviders import FakeProvider, FakeRequest, Fault
 
@@ -44,10 +48,15 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
 
 
 def _run(
-    tmp_path: Path, protocol: str, *, folder: str | None = None, cache: Path | None = None
+    tmp_path: Path,
+    protocol: str,
+    *,
+    folder: str | None = None,
+    cache: Path | None = None,
+    model: str = "openai:gpt-4.1",
 ) -> list[Record]:
     spec = RunSpec(
-        model="openai:gpt-4.1",
+        model=model,
         params=(("backoff_base_s", "0.01"), ("backoff_cap_s", "0.05"), ("max_tries", "2")),
         domains=("airline",),
         split="smoke",
@@ -155,6 +164,7 @@ SHAPES: dict[str, tuple[Callable[[Any], Any], str]] = {
     "message-null": (_each_choice(lambda c: c.update(message=None)), "no_message"),
     "message-string": (_each_choice(lambda c: c.update(message="Answer: 0")), "no_message"),
     "choices-string": (_choices("Answer: 0"), "choices_not_list"),
+    "choices-number": (_choices(5), "choices_not_list"),
     "choices-null": (_choices(None), "no_choices"),
     "content-number": (_content(1166), "content_not_text"),
     "content-object": (_content({"text": "Answer: 0"}), "content_not_text"),
@@ -168,24 +178,28 @@ MALFORMED = "malformed response after 2 tries"
 PAPER = {
     "choice-without-message": "",
     "message-null": "",
-    "message-string": MALFORMED,
-    "choices-string": MALFORMED,
-    "choices-null": MALFORMED,
-    "content-number": MALFORMED,
-    "content-object": MALFORMED,
+    "message-string": "",
+    "choices-string": "",
+    "choices-number": "",
+    "choices-null": "",
+    "content-number": "1166",
+    "content-object": "{'text': 'Answer: 0'}",
     "content-null": "",
     "content-empty": "",
     "content-blank": " \n",
 }
-"""How the paper protocol decides each shape: the reply's text as upstream's script
-reads it, or (``MALFORMED``) retried like a 5xx and then the request's error."""
-HARNESS = {**PAPER, "choice-without-message": MALFORMED, "message-null": MALFORMED}
-"""The harness protocol retries a choice without a message like any malformed body."""
+"""How the paper protocol decides each shape: the answer upstream's script takes from
+the body (an empty answer where it finds no message, ``str()`` of content that is not
+text), in one request, never retried (checked against upstream's own script below)."""
+EMPTY_MESSAGES = ("content-null", "content-empty", "content-blank")
+HARNESS = {shape: MALFORMED for shape in PAPER} | {shape: PAPER[shape] for shape in EMPTY_MESSAGES}
+"""The harness protocol retries every body without text like a 5xx, then the request
+fails; a message without text is the model's own output, an abstention."""
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("protocol", ["paper", "harness"])
-def test_a_body_without_text_is_decided_as_before_and_names_its_fault(
+def test_a_body_without_text_is_decided_per_protocol_and_names_its_fault(
     fake: FakeProvider, tmp_path: Path, protocol: str, shape: str
 ) -> None:
     reshape, fault = SHAPES[shape]
@@ -193,13 +207,18 @@ def test_a_body_without_text_is_decided_as_before_and_names_its_fault(
     records = _run(tmp_path, protocol)
     assert len(records) == K
     decided = (PAPER if protocol == "paper" else HARNESS)[shape]
+    # The paper protocol sends one request, as upstream's script does; the harness's
+    # retries each malformed body (max_tries 2).
+    sent = 2 if decided == MALFORMED else 1
+    assert len(fake.generation_requests()) == sent
     for record in records:
         first = record.first
-        assert first.outcome == "abstain"
         if decided == MALFORMED:
             assert first.response is None and (first.error or "").startswith(MALFORMED)
         else:
             assert (first.response, first.error) == (decided, None)
+        if not decided.strip():
+            assert first.outcome == "abstain"
         assert first.choice_fault == fault
     # Said beside the figure: one note counts the samples by domain and mode.
     notes = [n.split(": ", 1)[1] for n in score(tmp_path / protocol, bootstrap=20).notes]
@@ -208,6 +227,8 @@ def test_a_body_without_text_is_decided_as_before_and_names_its_fault(
     assert "upstream's script records such a sample as" in note
     if decided == MALFORMED:
         assert "the reply stayed so on every try, so the request failed" in note
+    elif fault == "content_not_text":
+        assert "read as str() of the content, as upstream's script reads it" in note
     else:
         assert "read as replies without text, so abstentions" in note
 
@@ -247,3 +268,107 @@ def test_a_body_without_text_keeps_its_fault_when_read_back_from_the_cache(
             ("", "no_message")
         ] * K
     assert all(r.first.cached for r in again)
+
+
+# --- the paper protocol beside upstream's own script, body for body ---------------------
+
+
+def _usage(usage: object) -> Callable[[Any], Any]:
+    return lambda reply: {**reply, "usage": usage}
+
+
+def _without(field: str) -> Callable[[Any], Any]:
+    return lambda reply: {k: v for k, v in reply.items() if k != field}
+
+
+MORE_SHAPES: dict[str, tuple[Callable[[Any], Any], str | None]] = {
+    "choices-of-strings": (_choices(["Answer: 0"] * K), "no_message"),
+    "message-number": (_each_choice(lambda c: c.update(message=7)), "no_message"),
+    "choices-short-string": (_choices("ab"), "choices_not_list"),
+    "choices-object": (_choices({"text": "Answer: 0"}), "choices_not_list"),
+    "choices-true": (_choices(True), "choices_not_list"),
+    "choices-empty": (_choices([]), "no_choices"),
+    "choices-absent": (_without("choices"), "no_choices"),
+    "body-list": (lambda reply: [reply], "no_choices"),
+    "content-parts": (_content([{"type": "text", "text": "Answer: 0"}]), "content_not_text"),
+    "content-true": (_content(True), "content_not_text"),
+    "usage-without-counts": (_usage({}), None),
+    "usage-count-null": (_usage({"prompt_tokens": 10, "completion_tokens": None}), None),
+}  # fmt: skip
+"""More bodies for the comparison with upstream's script: its ``getattr`` and ``str()``
+reading, the choices it stops a case at, and usage counts it cannot add (a body with
+text, whose fault is None)."""
+EVERY_SHAPE = {**SHAPES, **MORE_SHAPES}
+ONE_PER_CALL = "deepseek-chat"
+"""A model of upstream's ``max_n_1_models``: its script draws K calls of ``n`` = 1, one
+after another, and stops a case at a body it cannot read to the end."""
+ENDS_CASE = ("choices-number", "choices-true", "usage-without-counts", "usage-count-null")
+COMPARED = [("gpt-4.1", shape) for shape in EVERY_SHAPE] + [
+    (ONE_PER_CALL, shape)
+    for shape in (*ENDS_CASE, "choices-string", "choice-without-message", "content-number")
+]
+"""(upstream's model name, body shape): each run by upstream's script and by ours."""
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Any]:
+    """(model, shape) -> (upstream's answers for the smoke split's first airline case,
+    the requests its loopback server received): upstream's generate_e2e.py as released,
+    one run per body shape against a server of its own that sends that body every time."""
+    root = tmp_path_factory.mktemp("upstream")
+    cases = root / "cases.json"
+    first = json.loads(upstream_scripts.cases_path("airline", "smoke").read_text())[:1]
+    cases.write_text(json.dumps(first))
+    with contextlib.ExitStack() as stack:
+        servers = {}
+        for model, shape in COMPARED:
+            server = stack.enter_context(FakeProvider(_answer))
+            server.fail_next(Fault(reshape=EVERY_SHAPE[shape][0]), times=100)
+            servers[model, shape] = server
+        runs = [
+            upstream_scripts.generate_args(
+                dataset="airline",
+                task="direct",
+                split="smoke",
+                model=model,
+                base_url=servers[model, shape].openai_url,
+                k=K,
+                output=root / model / shape,
+                cases=cases,
+            )
+            for model, shape in COMPARED
+        ]
+        upstream_scripts.run_generate_in_turn(runs)
+        sent = {key: len(server.generation_requests()) for key, server in servers.items()}
+    out = {}
+    for model, shape in COMPARED:
+        written = root / model / shape / upstream_scripts.OUTPUTS["direct"]
+        (case,) = json.loads(written.read_text())
+        out[model, shape] = (case["answers"], sent[model, shape])
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model", "shape"), COMPARED)
+def test_the_paper_protocol_decides_each_body_as_upstreams_script_does(
+    fake: FakeProvider,
+    tmp_path: Path,
+    upstream: dict[tuple[str, str], Any],
+    model: str,
+    shape: str,
+) -> None:
+    """The same body from the loopback server, every time: each sample's answer is the
+    one upstream's own script wrote for it, the server received as many requests from
+    us as from upstream's script (none retried; after a body that ends upstream's case,
+    no more calls of a one-sample-per-call model), and each record names the fault."""
+    reshape, fault = EVERY_SHAPE[shape]
+    fake.fail_next(Fault(reshape=reshape), times=100)
+    records = sorted(_run(tmp_path, "paper", model=f"openai:{model}"), key=lambda r: r.sample)
+    answers, sent = upstream[model, shape]
+    assert [r.first.response for r in records] == answers
+    assert len(fake.generation_requests()) == sent
+    assert all(r.first.error is None for r in records)
+    marks = [fault] * K
+    if model == ONE_PER_CALL and shape in ENDS_CASE:
+        marks = [fault] + ["not_sent"] * (K - 1)
+    assert [r.first.choice_fault for r in records] == marks

@@ -31,6 +31,8 @@ DATASET_DIRS = {
 STATUTE_DIRS = {"sara_numeric": "sara", "sara_binary": "sara", "airline": "airline"}
 TASKS = {"direct": "direct", "zero-shot": "standalone", "few-shot": "prolog"}
 """Our mode -> upstream's --task."""
+OUTPUTS = {"direct": "source.json", "standalone": "standalone_prolog.json", "prolog": "prolog.json"}
+"""Upstream's --task -> the file its run writes under --output-path (a folder)."""
 PAPER_K = {"sara_numeric": 4, "sara_binary": 4, "airline": 3, "housing": 3, "uscis": 4}
 
 _SORTED_LISTDIR = """
@@ -49,6 +51,17 @@ import runpy, sys
 script = sys.argv[1]
 sys.argv = sys.argv[1:]
 runpy.run_path(script, run_name="__main__")
+"""
+)
+
+_RUN_IN_TURN = (
+    _SORTED_LISTDIR
+    + """
+import json, runpy, sys
+script = sys.argv[1]
+for argv in json.loads(sys.argv[2]):
+    sys.argv = [script, *argv]
+    runpy.run_path(script, run_name="__main__")
 """
 )
 
@@ -154,7 +167,7 @@ def composer_prompts(split: str, datasets: list[str]) -> dict[str, Any]:
     return result
 
 
-def run_generate(
+def generate_args(
     *,
     dataset: str,
     task: str,
@@ -164,16 +177,14 @@ def run_generate(
     k: int,
     output: Path,
     flags: Sequence[str] = (),
-) -> subprocess.Popen[str]:
-    """Start upstream's generate_e2e.py as released (only os.listdir sorted, see above),
-    with its own ``flags`` added (``--reasoning-effort high``)."""
+    cases: Path | None = None,
+) -> list[str]:
+    """The command line of one run of upstream's generate_e2e.py, its own ``flags`` added
+    (``--reasoning-effort high``); ``cases``: a file of some of ``split``'s cases to run
+    instead of all of them."""
     args = [
-        sys.executable,
-        "-c",
-        _RUN_SCRIPT,
-        str(GENERATE),
         "--cases-path",
-        str(cases_path(dataset, split)),
+        str(cases or cases_path(dataset, split)),
         "--dataset",
         dataset,
         "--task",
@@ -195,8 +206,58 @@ def run_generate(
     statutes = statutes_path(dataset)
     if statutes is not None:
         args += ["--statutes-path", str(statutes)]
+    return args
+
+
+def _script_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HTTP"))}
     env["TQDM_DISABLE"] = "1"
-    return subprocess.Popen(
-        args, cwd=MIRROR, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    return env
+
+
+def run_generate(
+    *,
+    dataset: str,
+    task: str,
+    split: str,
+    model: str,
+    base_url: str,
+    k: int,
+    output: Path,
+    flags: Sequence[str] = (),
+) -> subprocess.Popen[str]:
+    """Start upstream's generate_e2e.py as released (only os.listdir sorted, see above),
+    with its own ``flags`` added (``--reasoning-effort high``)."""
+    args = generate_args(
+        dataset=dataset,
+        task=task,
+        split=split,
+        model=model,
+        base_url=base_url,
+        k=k,
+        output=output,
+        flags=flags,
     )
+    return subprocess.Popen(
+        [sys.executable, "-c", _RUN_SCRIPT, str(GENERATE), *args],
+        cwd=MIRROR,
+        env=_script_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def run_generate_in_turn(runs: Sequence[Sequence[str]], timeout_s: float = 300) -> None:
+    """Upstream's generate_e2e.py run as released (as ``run_generate`` runs it) once per
+    command line of ``runs`` (``generate_args``), one after another in one interpreter:
+    each run is the script's own ``__main__``, and the start-up is paid once."""
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_IN_TURN, str(GENERATE), json.dumps([list(r) for r in runs])],
+        cwd=MIRROR,
+        env=_script_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]

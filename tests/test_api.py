@@ -79,7 +79,7 @@ def test_every_reader_of_a_run_takes_the_run_or_its_folder(tmp_path: Path) -> No
     from deonticbench.analysis.run import analyse_run
     from deonticbench.export.examples import rejected_completions
     from deonticbench.reliability.api import reliability_reports
-    from deonticbench.report import build_report
+    from deonticbench.report._page import build_report
     from deonticbench.scoring import compare
 
     run = evaluate(spec(modes=("zero-shot",)), RunOptions(out=tmp_path / "run", cache=False))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -170,7 +171,6 @@ def test_the_agents_offer_the_loop_lazily_so_a_bare_interpreter_can_import_them(
     from deonticbench.agents import loop, tool_table, trial_record
 
     assert agents.run_trial is loop.run_trial
-    assert agents.TrialResult is loop.TrialResult
     assert agents.tools_of is tool_table.tools_of
     assert agents.trial_attempt is trial_record.trial_attempt
     probe = (
@@ -185,3 +185,147 @@ def test_the_agents_offer_the_loop_lazily_so_a_bare_interpreter_can_import_them(
         check=True,
     )
     assert done.stdout.strip() == "['deonticbench.agents.judge', 'deonticbench.agents.workspace']"
+
+
+# --- each face carries what is used outside its package, and nothing else ----------------
+
+FACE_USERS = ("benchmarks", "scripts")
+"""Folders of code outside the package whose imports count as uses of a face."""
+DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+STAGE_FACES = {
+    path.parent.name: _declared_all(path) or set() for path in sorted(PACKAGE.glob("*/__init__.py"))
+}
+"""Each first-level package's ``__all__``: its face."""
+CITED = re.compile(r"(?<![\w.])(?:deonticbench\.)?(\w+)[.:](\w+)")
+"""``stage.name``, ``deonticbench.stage.name`` or ``deonticbench.stage:name`` (an entry
+point): a name cited on its stage's face.  ``stage.module.name`` cites a module's name,
+not the face's."""
+IMPORTED = re.compile(r"from\s+deonticbench\.(\w+)\s+import\s+(\([^)]*\)|[^\n]*)")
+
+
+FROM_IMPORT = re.compile(
+    r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M
+)
+DOTTED = re.compile(r"(?<![\w.])deonticbench\.(\w+)[.:](\w+)")
+BINDS_A_PACKAGE = re.compile(
+    r"^[ \t]*(from[ \t]+(\.\.+|deonticbench)[ \t]+import|import[ \t]+deonticbench)\b", re.M
+)
+
+
+def _imported_names(names: str) -> list[str]:
+    """The names of ``from X import <names>``, as the module spells them."""
+    names = re.sub(r"#[^\n]*", "", names).strip("()")
+    return [part.split()[0] for part in names.split(",") if part.strip()]
+
+
+def _faces_taken(path: Path, module: str) -> Iterator[tuple[str, str]]:
+    """(stage, name) for each name a file takes from a stage: imported from the stage or
+    one of its modules (what another stage imports must be on the face), a string or
+    docstring citing ``deonticbench.stage.name``, an attribute of the stage's package
+    (``scoring.compare`` after ``from deonticbench import scoring``) and the root
+    package's lazily loaded names (its ``_PUBLIC``).  Imports are read from the text, and
+    only a file that binds a package to a name is parsed (reading every module with
+    ``ast`` takes seconds)."""
+    text = path.read_text(encoding="utf-8")
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    for found in FROM_IMPORT.finditer(text):
+        dots, named, names = found.groups()
+        if dots:
+            parts = package.split(".")
+            source = ".".join(parts[: len(parts) - len(dots) + 1] + ([named] if named else []))
+        else:
+            source = named
+        if source.split(".")[0] != "deonticbench" or "." not in source:
+            continue
+        stage = source.split(".")[1]
+        for name in _imported_names(names):
+            # A name on the face that shadows the module of the same name (the function
+            # ``render`` of ``render.py``) is the face's, imported from the package.
+            face_name = source.count(".") == 1 and name in STAGE_FACES.get(stage, ())
+            if f"{source}.{name}" not in MODULES or face_name:
+                yield stage, name
+    for cited in DOTTED.finditer(text):
+        yield cited.group(1), cited.group(2)
+    if module == "deonticbench" or BINDS_A_PACKAGE.search(text):
+        yield from _attributes_taken(ast.parse(text), package, module)
+
+
+def _attributes_taken(tree: ast.Module, package: str, module: str) -> Iterator[tuple[str, str]]:
+    """(stage, name) for ``stage.name`` where ``stage`` is bound to a stage's package,
+    and for the root package's ``_PUBLIC`` (name -> stage)."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in (None, "deonticbench"):
+            source = "deonticbench" if node.module else package.rsplit(".", node.level - 1)[0]
+            for alias in node.names:
+                if f"{source}.{alias.name}" in MODULES:
+                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in MODULES:
+                    bound[alias.asname] = alias.name
+        elif (
+            isinstance(node, ast.Assign) and module == "deonticbench" and _assigns(node, "_PUBLIC")
+        ):
+            yield from ((stage, name) for name, stage in ast.literal_eval(node.value).items())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            home = bound.get(node.value.id, "")
+            if home.count(".") == 1:
+                yield home.split(".")[1], node.attr
+
+
+def _assigns(node: ast.Assign, name: str) -> bool:
+    return any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+
+
+def _faces_cited(text: str) -> Iterator[tuple[str, str]]:
+    for cited in CITED.finditer(text):
+        yield cited.group(1), cited.group(2)
+    for imported in IMPORTED.finditer(text):
+        yield from ((imported.group(1), name) for name in re.findall(r"\w+", imported.group(2)))
+
+
+def _used_outside() -> dict[str, set[str]]:
+    """Each stage's names used outside it: by another stage or a root module, the
+    benchmarks and scripts, the README and docs, and the install's entry points."""
+    used: dict[str, set[str]] = {stage: set() for stage in STAGE_FACES}
+
+    def take(pairs: Iterator[tuple[str, str]], inside: str | None) -> None:
+        for stage, name in pairs:
+            if stage in used and stage != inside:
+                used[stage].add(name)
+
+    for module, path in MODULES.items():
+        take(_faces_taken(path, module), module.split(".")[1] if "." in module else None)
+    for folder in FACE_USERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            take(_faces_taken(path, f"{folder}.{path.stem}"), None)
+    for doc in (*DOCS, ROOT / "pyproject.toml"):
+        take(_faces_cited(doc.read_text(encoding="utf-8")), None)
+    return used
+
+
+def test_each_face_holds_only_names_used_outside_its_package() -> None:
+    """A name on a stage's ``__all__`` is there because something outside the stage takes
+    it: another stage or a root module, ``benchmarks/``, ``scripts/``, the README or a
+    doc (``stage.name``, ``deonticbench.stage.name`` or ``from deonticbench.stage import
+    name``).  The tests do not count: they import what they test from its module.  Code
+    inside a stage imports its own names from their modules too."""
+    used = _used_outside()
+    # The reader itself: a name another stage imports, an attribute of a stage's package,
+    # the root's lazily loaded names and a doc's citation each count.
+    assert {"Case", "load_cases"} <= used["data"]
+    assert "read_run" in used["store"]
+    assert "write_report" in used["report"]  # README: `report.write_report`
+    assert "analyse_static" in used["analysis"]  # docs/analysis.md imports it
+    unused = [
+        f"deonticbench.{stage}.{name}"
+        for stage, face in sorted(STAGE_FACES.items())
+        for name in sorted(face - used[stage])
+    ]
+    assert not unused, (
+        "names on a face that nothing outside its package uses (take them off __all__ and "
+        "the face's imports, and import them from their module inside the package):\n"
+        + "\n".join(unused)
+    )

@@ -38,37 +38,22 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .judge import MAX_JUDGED_BYTES, Judgement, ajudge_workspace, judge_workspace, read_left_file
-from .workspace import (
-    ANSWER_FILE,
-    CASE_FILE,
-    EXAMPLES_DIR,
-    OBSERVATION_CHARS,
-    OUTPUT_DIR,
-    SOLUTION_FILE,
-    STATUTE_FILE,
-    Workspace,
-    answer_line,
-    build_workspace,
-    case_text,
-    instruction_hash,
-    instruction_text,
-)
+from .judge import Judgement, ajudge_workspace, judge_workspace
+from .workspace import ANSWER_FILE, SOLUTION_FILE, build_workspace, instruction_text
 
 if TYPE_CHECKING:
     from .context import Elidable, context_length, fit
     from .conversation import conversation_hash, decode_turn, encode_turn, opening_messages
-    from .guards import TRUNCATED, RepeatGuard, refusal_rule, repeat_note, truncated
-    from .loop import TrialResult, TrialSetup, first_messages, offered_tools, run_trial
+    from .guards import TRUNCATED, RepeatGuard, refusal_rule, repeat_note
+    from .loop import TrialSetup, first_messages, offered_tools, run_trial
     from .scripted import as_agent
     from .stops import budget_stop, stop_reason
     from .tool_base import MAX_CALLS_PER_TURN, TOO_MANY_CALLS, Execute
     from .tool_table import SUBMIT, Tool, tool_specs, tools_of
-    from .tools import ToolBox, execute_calls
+    from .tools import ToolBox
     from .trial_record import (
         agent_info,
         count_tool_calls,
-        count_turn_kinds,
         finish_trial_trajectory,
         new_trial_trajectory,
         ran_written_program,
@@ -84,18 +69,15 @@ _HOME = {
     "TRUNCATED": "guards",
     "TOO_MANY_CALLS": "tool_base",
     "MAX_CALLS_PER_TURN": "tool_base",
-    "count_turn_kinds": "trial_record",
     "fit": "context",
     "ran_written_program": "trial_record",
     "refusal_rule": "guards",
     "repeat_note": "guards",
-    "truncated": "guards",
     "turn_kind": "trial_record",
     "Execute": "tool_base",
     "SUBMIT": "tool_table",
     "Tool": "tool_table",
     "ToolBox": "tools",
-    "TrialResult": "loop",
     "TrialSetup": "loop",
     "agent_info": "trial_record",
     "as_agent": "scripted",
@@ -104,7 +86,6 @@ _HOME = {
     "count_tool_calls": "trial_record",
     "decode_turn": "conversation",
     "encode_turn": "conversation",
-    "execute_calls": "tools",
     "finish_trial_trajectory": "trial_record",
     "first_messages": "loop",
     "offered_tools": "loop",
@@ -123,14 +104,8 @@ _HOME = {
 
 __all__ = [
     "ANSWER_FILE",
-    "CASE_FILE",
-    "EXAMPLES_DIR",
     "MAX_CALLS_PER_TURN",
-    "MAX_JUDGED_BYTES",
-    "OBSERVATION_CHARS",
-    "OUTPUT_DIR",
     "SOLUTION_FILE",
-    "STATUTE_FILE",
     "SUBMIT",
     "TOO_MANY_CALLS",
     "TRUNCATED",
@@ -140,34 +115,26 @@ __all__ = [
     "RepeatGuard",
     "Tool",
     "ToolBox",
-    "TrialResult",
     "TrialSetup",
-    "Workspace",
     "agent_info",
     "ajudge_workspace",
-    "answer_line",
     "as_agent",
     "budget_stop",
     "build_workspace",
-    "case_text",
     "context_length",
     "conversation_hash",
     "count_tool_calls",
-    "count_turn_kinds",
     "decode_turn",
     "encode_turn",
-    "execute_calls",
     "finish_trial_trajectory",
     "first_messages",
     "fit",
-    "instruction_hash",
     "instruction_text",
     "judge_workspace",
     "new_trial_trajectory",
     "offered_tools",
     "opening_messages",
     "ran_written_program",
-    "read_left_file",
     "refusal_rule",
     "repeat_note",
     "run_trial",
@@ -177,7 +144,6 @@ __all__ = [
     "tools_of",
     "trial_attempt",
     "trial_ended",
-    "truncated",
     "turn_kind",
 ]
 

@@ -15,17 +15,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .static import (
-    Defined,
-    LoadWarning,
-    Signature,
-    StaticReport,
-    SyntaxErrorAt,
-    Undefined,
-    analyse_static,
-    signature_jaccard,
-    static_from_json,
-)
+from .static import analyse_static, signature_jaccard, static_from_json
 
 if TYPE_CHECKING:
     from .compare import CaseVocabulary
@@ -58,14 +48,8 @@ __all__ = [
     "ANALYSIS_FILE",
     "AnalyserError",
     "CaseVocabulary",
-    "Defined",
     "Derivation",
-    "LoadWarning",
     "Proven",
-    "Signature",
-    "StaticReport",
-    "SyntaxErrorAt",
-    "Undefined",
     "all_tables",
     "analyse_many",
     "analyse_run",

@@ -14,7 +14,7 @@ import click
 
 from ..errors import DeonticBenchError
 
-__all__ = ["cli", "main"]
+__all__ = ["main"]
 
 # command name -> module under deonticbench.cli defining ``command``
 _COMMANDS = {

@@ -14,59 +14,27 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 # Imported now: the function shadows its module's name in this package, as before.
-from .validate import DomainReport, reference_program, validate
+from .validate import reference_program, validate
 
 if TYPE_CHECKING:
-    from .batch_admin import (
-        adopt,
-        ask_provider,
-        cancel_open,
-        parse_adoption,
-        refresh_states,
-        rows_text,
-    )
-    from .batching import BatchBroker, BatchStats
-    from .cache import (
-        CachedResponse,
-        ResponseCache,
-        cache_key,
-        default_cache_path,
-        prompted_key,
-        prompted_keys,
-    )
+    from .batch_admin import adopt, ask_provider, parse_adoption, rows_text
+    from .batching import BatchBroker
+    from .cache import ResponseCache
     from .catalog import build_catalog
     from .dryrun import DryRunEstimate, estimate
-    from .dryrun_text import dry_run_lines, dry_run_text
-    from .preflight import (
-        LOGPROB_CACHE_NOTE,
-        CacheChoice,
-        batch_preflight,
-        check_logprobs,
-        open_cache,
-        run_cache,
-    )
-    from .program_file import ProgramRun, find_case, run_program_file
-    from .progress import ConsoleProgress, LiveProgress, fit_block, summary_rows, summary_table
+    from .dryrun_text import dry_run_text
+    from .preflight import CacheChoice, batch_preflight, check_logprobs, open_cache, run_cache
+    from .program_file import find_case, run_program_file
+    from .progress import ConsoleProgress, summary_table
     from .provenance import build_config, imported_config
-    from .requests import prompt_request
     from .run_options import EvalOptions, RunOptions
-    from .runner import Observer, Runner, evaluate_attempt
-    from .stopping import STOP_SIGNALS, stopped_by_signals
-    from .trials import (
-        TrialDriver,
-        batch_interactive_note,
-        check_dar_tasks,
-        goes_by_batch,
-        trial_setup,
-        turn_key,
-        turn_request,
-    )
+    from .runner import Runner, evaluate_attempt
+    from .stopping import stopped_by_signals
+    from .trials import batch_interactive_note, check_dar_tasks
     from .validate_text import validate_json, validate_lines
 
 _HOME = {
-    "STOP_SIGNALS": "stopping",
     "stopped_by_signals": "stopping",
-    "LOGPROB_CACHE_NOTE": "preflight",
     "batch_interactive_note": "trials",
     "dry_run_text": "dryrun_text",
     "CacheChoice": "preflight",
@@ -75,42 +43,22 @@ _HOME = {
     "open_cache": "preflight",
     "run_cache": "preflight",
     "BatchBroker": "batching",
-    "BatchStats": "batching",
-    "CachedResponse": "cache",
     "DryRunEstimate": "dryrun",
     "ConsoleProgress": "progress",
-    "LiveProgress": "progress",
-    "Observer": "runner",
     "adopt": "batch_admin",
     "ask_provider": "batch_admin",
     "parse_adoption": "batch_admin",
     "rows_text": "batch_admin",
-    "cancel_open": "batch_admin",
-    "refresh_states": "batch_admin",
     "ResponseCache": "cache",
     "Runner": "runner",
     "build_catalog": "catalog",
     "build_config": "provenance",
     "imported_config": "provenance",
-    "cache_key": "cache",
-    "default_cache_path": "cache",
     "estimate": "dryrun",
-    "dry_run_lines": "dryrun_text",
     "evaluate_attempt": "runner",
-    "fit_block": "progress",
-    "summary_rows": "progress",
     "summary_table": "progress",
-    "prompted_key": "cache",
-    "prompted_keys": "cache",
-    "prompt_request": "requests",
-    "goes_by_batch": "trials",
-    "TrialDriver": "trials",
-    "trial_setup": "trials",
-    "turn_key": "trials",
-    "turn_request": "trials",
     "EvalOptions": "run_options",
     "RunOptions": "run_options",
-    "ProgramRun": "program_file",
     "run_program_file": "program_file",
     "find_case": "program_file",
     "check_dar_tasks": "trials",
@@ -122,58 +70,35 @@ none of the runner, the agents or the dry run, whose imports were most of its st
 (0.33 s of 0.55 s)."""
 
 __all__ = [
-    "LOGPROB_CACHE_NOTE",
-    "STOP_SIGNALS",
     "BatchBroker",
-    "BatchStats",
     "CacheChoice",
-    "CachedResponse",
     "ConsoleProgress",
-    "DomainReport",
     "DryRunEstimate",
     "EvalOptions",
-    "LiveProgress",
-    "Observer",
-    "ProgramRun",
     "ResponseCache",
     "RunOptions",
     "Runner",
-    "TrialDriver",
     "adopt",
     "ask_provider",
     "batch_interactive_note",
     "batch_preflight",
     "build_catalog",
     "build_config",
-    "cache_key",
-    "cancel_open",
     "check_dar_tasks",
     "check_logprobs",
-    "default_cache_path",
-    "dry_run_lines",
     "dry_run_text",
     "estimate",
     "evaluate_attempt",
     "find_case",
-    "fit_block",
-    "goes_by_batch",
     "imported_config",
     "open_cache",
     "parse_adoption",
-    "prompt_request",
-    "prompted_key",
-    "prompted_keys",
     "reference_program",
-    "refresh_states",
     "rows_text",
     "run_cache",
     "run_program_file",
     "stopped_by_signals",
-    "summary_rows",
     "summary_table",
-    "trial_setup",
-    "turn_key",
-    "turn_request",
     "validate",
     "validate_json",
     "validate_lines",

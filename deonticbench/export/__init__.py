@@ -13,14 +13,13 @@ file written.
 
 from __future__ import annotations
 
-from .dataset import ExportReport, export_dataset
+from .dataset import export_dataset
 from .examples import first_cases
 from .formats import FORMATS
 from .manifest import data_revision, harness_version
 
 __all__ = [
     "FORMATS",
-    "ExportReport",
     "data_revision",
     "export_dataset",
     "first_cases",

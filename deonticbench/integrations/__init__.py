@@ -19,17 +19,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .harbor.comparisons import render_scorer_table, scorer_rows
     from .harbor.dar_scoring import (
         against_dar_text,
         dar_rules_text,
         jobs_folders_report,
         require_dar_views,
     )
-    from .harbor.dar_tasks import export_dar_tasks
     from .harbor.exports import export_harbor_tasks
     from .harbor.importer import import_jobs
-    from .harbor.tasks import export_tasks
     from .inspect.importer import import_log
     from .upstream_outputs import import_upstream
 
@@ -38,14 +35,10 @@ _HOME = {
     "dar_rules_text": ".harbor.dar_scoring",
     "jobs_folders_report": ".harbor.dar_scoring",
     "require_dar_views": ".harbor.dar_scoring",
-    "export_dar_tasks": ".harbor.dar_tasks",
     "export_harbor_tasks": ".harbor.exports",
-    "export_tasks": ".harbor.tasks",
     "import_jobs": ".harbor.importer",
     "import_log": ".inspect.importer",
     "import_upstream": ".upstream_outputs",
-    "render_scorer_table": ".harbor.comparisons",
-    "scorer_rows": ".harbor.comparisons",
 }
 """Each name's module, imported on first use: ``import_log`` needs inspect_ai installed,
 and none of them is needed to start the command line."""
@@ -53,16 +46,12 @@ and none of them is needed to start the command line."""
 __all__ = [
     "against_dar_text",
     "dar_rules_text",
-    "export_dar_tasks",
     "export_harbor_tasks",
-    "export_tasks",
     "import_jobs",
     "import_log",
     "import_upstream",
     "jobs_folders_report",
-    "render_scorer_table",
     "require_dar_views",
-    "scorer_rows",
 ]
 
 

@@ -16,24 +16,18 @@ works without any optional extra.
 
 from __future__ import annotations
 
-from ..vocabulary.chat import Message
 from .anthropic_tokens import count_by_endpoint, counts_by_endpoint
 from .base import (
     Completion,
-    GenerateConfig,
-    GenerationParams,
     Model,
     Request,
     add_calls,
-    backend_notes,
     billed_extra_text,
     cache_breakpoints,
     cache_routed,
     cacheable,
     calls_sent,
-    config_of,
     constrained_turns,
-    end_of_life,
     ignored_params_note,
     limit_in_flight,
     model_notes,
@@ -46,7 +40,6 @@ from .constrained import (
     bound_note,
     bounded,
     decoded_under_schema,
-    path_chars,
     path_pattern,
 )
 from .loader import BACKENDS, check_spec, load_model
@@ -57,31 +50,23 @@ from .registry import (
     ModelSettings,
     Prices,
     load_registry,
-    match_entry,
     model_prices,
     price_tokens,
 )
 from .replay import ReplayModel
-from .retry import RetryPolicy
-from .sampling import FirstAttempt, RunSampling, fixed_params, run_sampling
+from .sampling import RunSampling, fixed_params, run_sampling
 from .tokens import count_prompt_tokens, token_count_method
 from .tool_calls import call_from_json
-from .tool_modes import TOOL_MODE_PARAM
 
 __all__ = [
     "BACKENDS",
     "PATH_CHARS",
-    "TOOL_MODE_PARAM",
     "ZERO_COST",
     "BatchAPI",
     "BatchItem",
     "Completion",
     "Cost",
-    "FirstAttempt",
-    "GenerateConfig",
-    "GenerationParams",
     "ItemResult",
-    "Message",
     "Model",
     "ModelSettings",
     "Prices",
@@ -89,12 +74,10 @@ __all__ = [
     "ReferenceModel",
     "ReplayModel",
     "Request",
-    "RetryPolicy",
     "RunSampling",
     "SubmitError",
     "add_calls",
     "at_bound",
-    "backend_notes",
     "batch_api",
     "billed_extra_text",
     "bound_note",
@@ -105,22 +88,18 @@ __all__ = [
     "call_from_json",
     "calls_sent",
     "check_spec",
-    "config_of",
     "constrained_turns",
     "count_by_endpoint",
     "count_prompt_tokens",
     "counts_by_endpoint",
     "decoded_under_schema",
-    "end_of_life",
     "fixed_params",
     "ignored_params_note",
     "limit_in_flight",
     "load_model",
     "load_registry",
-    "match_entry",
     "model_notes",
     "model_prices",
-    "path_chars",
     "path_pattern",
     "price_tokens",
     "run_sampling",

@@ -27,15 +27,13 @@ from .confidence import answer_probability, read_verbal_confidence, without_conf
 from .dar_verifier import DAR_MOUNT, RunsPrograms, ajudge_dar_app
 from .encoding import utf8_encodable
 from .feedback_retry import calls_for_retry
-from .harness import HARNESS_READER, HarnessReader
+from .harness import HARNESS_READER
 from .judging import (
-    NO_DOMAIN,
     NO_PROGRAM,
     JudgedAttempt,
     Program,
     ReadAttempt,
     Reply,
-    Source,
     ajudge_attempt,
     judge_attempt,
     read_attempt,
@@ -47,16 +45,10 @@ from .judging import (
 from .outcomes import OUTCOMES, Outcome, judge_answer, within_tolerance
 from .paper import is_pl_path, is_upstream_prefix
 from .programs import (
-    PreparedProgram,
     defines_main,
     ensure_entrypoint,
     extract_program,
-    find_label_directives,
-    has_fence,
-    may_hold_label_directives,
     prepare_program,
-    read_by_swipl,
-    start_label_reader,
     strip_label_directives,
     unwrap_fenced,
 )
@@ -65,20 +57,16 @@ from .reader import Reader, reader_for
 __all__ = [
     "DAR_MOUNT",
     "HARNESS_READER",
-    "NO_DOMAIN",
     "NO_PROGRAM",
     "OUTCOMES",
     "Answer",
-    "HarnessReader",
     "JudgedAttempt",
     "Outcome",
-    "PreparedProgram",
     "Program",
     "ReadAttempt",
     "Reader",
     "Reply",
     "RunsPrograms",
-    "Source",
     "ajudge_attempt",
     "ajudge_dar_app",
     "answer_from_execution",
@@ -87,17 +75,13 @@ __all__ = [
     "defines_main",
     "ensure_entrypoint",
     "extract_program",
-    "find_label_directives",
-    "has_fence",
     "is_pl_path",
     "is_upstream_prefix",
     "judge_answer",
     "judge_attempt",
-    "may_hold_label_directives",
     "parse_number",
     "prepare_program",
     "read_attempt",
-    "read_by_swipl",
     "read_direct_answer",
     "read_program_answer",
     "read_references",
@@ -105,7 +89,6 @@ __all__ = [
     "reader_for",
     "reference_as_run",
     "reference_code",
-    "start_label_reader",
     "start_preparing",
     "strip_label_directives",
     "unwrap_fenced",

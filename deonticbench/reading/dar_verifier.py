@@ -21,7 +21,7 @@ A program that outlives its SIGTERM (SWI-Prolog defers it while it loads its fil
 directive that loops never ends) keeps ``timeout`` waiting, so test.sh runs on until
 Harbor's verifier timeout (task.toml: 120 s): **no reward** (``VerifierTimeoutError``).
 The harness does not wait that long: the solver stops such a program a grace after its
-SIGTERM (``solver.UPSTREAM_KILL_AFTER_S``) and reads it as one that would have.
+SIGTERM (``solver.execution.UPSTREAM_KILL_AFTER_S``) and reads it as one that would have.
 
 Programs run in the solver's sandbox as text (they never see the label or any file of
 the workspace; a program that consults another file of ``/app`` by path reads nothing

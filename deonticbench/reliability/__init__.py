@@ -21,50 +21,31 @@ from .api import (
     ScoreExtras,
     cascade_folders,
     cascade_frame,
-    cascade_rows,
     cascade_text,
     cost_frame,
     reliability_frame,
-    reliability_reports,
     score_extras,
     write_cascade,
 )
-from .cascade import CascadeError, CascadeResult, cascade, load_prices
-from .costs import CostModel, load_costs
-from .evaluate import METRICS, SignalReport, evaluate_groups, evaluate_signal
-from .figures import draw_cascade
+from .cascade import cascade
+from .costs import load_costs
+from .evaluate import SignalReport
 from .page import reliability_html
-from .signal_tables import cascade_table, reliability_section, reliability_table
-from .signals import SIGNALS, GroupSignals, check_signal, run_signals
+from .signals import SIGNALS, check_signal
 
 __all__ = [
-    "METRICS",
     "SIGNALS",
-    "CascadeError",
-    "CascadeResult",
-    "CostModel",
-    "GroupSignals",
     "ScoreExtras",
     "SignalReport",
     "cascade",
     "cascade_folders",
     "cascade_frame",
-    "cascade_rows",
-    "cascade_table",
     "cascade_text",
     "check_signal",
     "cost_frame",
-    "draw_cascade",
-    "evaluate_groups",
-    "evaluate_signal",
     "load_costs",
-    "load_prices",
     "reliability_frame",
     "reliability_html",
-    "reliability_reports",
-    "reliability_section",
-    "reliability_table",
-    "run_signals",
     "score_extras",
     "write_cascade",
 ]

@@ -29,7 +29,7 @@ from ``analysis.jsonl``) and ``_json`` (JSON a browser accepts); ``score_files``
 
 from __future__ import annotations
 
-from ._page import REPORT_FILE, ReportWriteError, build_report, write_report
+from ._page import REPORT_FILE, write_report
 from .score_files import write_score_files
 
-__all__ = ["REPORT_FILE", "ReportWriteError", "build_report", "write_report", "write_score_files"]
+__all__ = ["REPORT_FILE", "write_report", "write_score_files"]

@@ -26,43 +26,31 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .core import (
-    PAPER_TIMEOUT_S,
-    PARTIAL_CREDIT,
-    REWARD_MODES,
-    RewardCache,
     RewardInputError,
-    RewardMode,
     RewardResult,
     RewardTarget,
     reward_cache,
     score_batch,
     score_completion,
 )
-from .process_pool import close_process_solver, process_solver
+from .process_pool import close_process_solver
 from .signatures import prefetch_signatures, signatures_to_rows
 
 if TYPE_CHECKING:
-    from .server import PortError, ServerSettings, bind, serve
+    from .server import ServerSettings, bind, serve
 
 _HOME = {"PortError": "server", "ServerSettings": "server", "bind": "server", "serve": "server"}
 """Loaded on first use: the server needs starlette and uvicorn (the ``train`` extra),
 which a trainer calling ``score_batch`` in-process does not."""
 
 __all__ = [
-    "PAPER_TIMEOUT_S",
-    "PARTIAL_CREDIT",
-    "REWARD_MODES",
-    "PortError",
-    "RewardCache",
     "RewardInputError",
-    "RewardMode",
     "RewardResult",
     "RewardTarget",
     "ServerSettings",
     "bind",
     "close_process_solver",
     "prefetch_signatures",
-    "process_solver",
     "reward_cache",
     "score_batch",
     "score_completion",

@@ -10,53 +10,26 @@ to analysis, the report and the command line.
 
 from __future__ import annotations
 
-from .agent_format import FormatRow, first_turn_stop, format_rows, format_table
-from .comparisons import (
-    Comparison,
-    compare,
-    compare_modes,
-    comparisons_note,
-    pair_modes,
-    requested_comparisons,
-)
-from .dar_published import DarFigures, against_dar, dar_runs
+from .agent_format import FormatRow, format_rows, format_table
+from .comparisons import Comparison, compare, comparisons_note, requested_comparisons
+from .dar_published import against_dar, dar_runs
 from .encoding import STAGES, Stage, encode, stage_attempt
-from .figures import build_figure, draw_figure, figure_modes, figure_png, figure_png_and_modes
+from .figures import draw_figure, figure_png_and_modes
 from .metrics import (
     DEFAULT_BOOTSTRAP,
     NEGATIVE,
     POSITIVE,
     Outcomes,
-    bootstrap,
     bootstrap_replicates,
     correct_matrix,
     effective_class,
     iter_draws,
     macro_f1_from_counts,
     numeric_correct,
-    paired_difference,
-    point_metric,
-    rates,
-    replicate_metric,
 )
-from .notes import (
-    against_paper_notes,
-    closing_notes,
-    cross_protocol_note,
-    protocol_notes,
-    run_notes,
-)
-from .paper import load_paper_results, match_model
-from .rereading import (
-    Reread,
-    SensitivityRow,
-    labelled_sensitivity,
-    reader_sensitivity,
-    reread_run,
-    reread_scores,
-    sensitivity_lines,
-    sensitivity_table,
-)
+from .notes import against_paper_notes, closing_notes, protocol_notes
+from .paper import match_model
+from .rereading import SensitivityRow, labelled_sensitivity, reread_scores, sensitivity_table
 from .results import (
     PRICE_IN,
     PRICE_OUT,
@@ -67,24 +40,20 @@ from .results import (
     run_totals,
     write_results,
 )
-from .rows import NothingToScoreError, ScoreRow, require_scorable, score_rows
+from .rows import ScoreRow, require_scorable, score_rows
 from .scores import RunScores, score_run, score_runs, scores_of
 from .seeds import domain_rng
 from .stdout import stdout_text
 from .tables import (
     COMPARISON_COLUMNS,
-    LONG_COLUMNS,
     MODE_TITLES,
-    TABLE_DOMAINS,
     TABLE_FORMATS,
-    TERMINAL_WIDTH,
     Table,
     against_paper,
     cases_csv,
     comparison_rows,
     comparison_table,
     long_csv,
-    long_csv_with_paper,
     render,
     render_csv,
     render_markdown,
@@ -99,7 +68,6 @@ from .usage import UsageRow, usage_rows, usage_table
 __all__ = [
     "COMPARISON_COLUMNS",
     "DEFAULT_BOOTSTRAP",
-    "LONG_COLUMNS",
     "MODE_TITLES",
     "NEGATIVE",
     "POSITIVE",
@@ -107,15 +75,10 @@ __all__ = [
     "PRICE_OUT",
     "RESULTS_FILE",
     "STAGES",
-    "TABLE_DOMAINS",
     "TABLE_FORMATS",
-    "TERMINAL_WIDTH",
     "Comparison",
-    "DarFigures",
     "FormatRow",
-    "NothingToScoreError",
     "Outcomes",
-    "Reread",
     "RunScores",
     "ScoreRow",
     "SensitivityRow",
@@ -126,61 +89,43 @@ __all__ = [
     "against_paper",
     "against_paper_notes",
     "attempts_cost",
-    "bootstrap",
     "bootstrap_replicates",
-    "build_figure",
     "cases_csv",
     "closing_notes",
     "compare",
-    "compare_modes",
     "comparison_rows",
     "comparison_table",
     "comparisons_note",
     "correct_matrix",
-    "cross_protocol_note",
     "dar_runs",
     "domain_rng",
     "draw_figure",
     "effective_class",
     "encode",
     "estimated_cost",
-    "figure_modes",
-    "figure_png",
     "figure_png_and_modes",
-    "first_turn_stop",
     "format_rows",
     "format_table",
     "iter_draws",
     "labelled_sensitivity",
-    "load_paper_results",
     "long_csv",
-    "long_csv_with_paper",
     "macro_f1_from_counts",
     "match_model",
     "model_prices",
     "numeric_correct",
-    "pair_modes",
-    "paired_difference",
-    "point_metric",
     "protocol_notes",
-    "rates",
-    "reader_sensitivity",
     "render",
     "render_csv",
     "render_markdown",
     "render_text",
-    "replicate_metric",
     "requested_comparisons",
     "require_scorable",
-    "reread_run",
     "reread_scores",
-    "run_notes",
     "run_totals",
     "score_rows",
     "score_run",
     "score_runs",
     "scores_of",
-    "sensitivity_lines",
     "sensitivity_table",
     "stage_attempt",
     "stdout_text",

@@ -14,26 +14,11 @@ from __future__ import annotations
 
 from .given import SettingParts
 from .perturb import perturb_split
-from .split import (
-    CaseSplit,
-    ProgramSplit,
-    SplitError,
-    StatedConstants,
-    join_parts,
-    read_clauses,
-    split_cases,
-    split_program,
-)
+from .split import join_parts, split_cases
 
 __all__ = [
-    "CaseSplit",
-    "ProgramSplit",
     "SettingParts",
-    "SplitError",
-    "StatedConstants",
     "join_parts",
     "perturb_split",
-    "read_clauses",
     "split_cases",
-    "split_program",
 ]

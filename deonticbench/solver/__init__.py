@@ -20,16 +20,11 @@ from .classify import classify
 from .execution import (
     DEFAULT_TIMEOUT_S,
     EXECUTORS,
-    KILLED,
-    STATUSES,
     TIMEOUT_TERM_IGNORED,
-    TOPLEVELS,
-    UPSTREAM_KILL_AFTER_S,
     Execution,
     ExecutorKind,
     Limits,
     SandboxKind,
-    Status,
     Toplevel,
 )
 from .pool import Solver, build_job, run_program
@@ -37,35 +32,27 @@ from .sandbox import (
     SANDBOX_PROLOG,
     SYSTEM_DIRS,
     Bind,
-    SandboxPolicy,
     claim_uid,
     drop_privileges,
     host_env,
     job_uid,
     task_policy,
 )
-from .shell import ShellLimits, ShellResult, run_shell
+from .shell import ShellLimits, run_shell
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "EXECUTORS",
-    "KILLED",
     "SANDBOX_PROLOG",
-    "STATUSES",
     "SYSTEM_DIRS",
     "TIMEOUT_TERM_IGNORED",
-    "TOPLEVELS",
-    "UPSTREAM_KILL_AFTER_S",
     "Bind",
     "Execution",
     "ExecutorKind",
     "Limits",
     "SandboxKind",
-    "SandboxPolicy",
     "ShellLimits",
-    "ShellResult",
     "Solver",
-    "Status",
     "Toplevel",
     "build_job",
     "claim_uid",

@@ -15,21 +15,11 @@ and config to scoring, analysis, the report, rewards and exports.
 from __future__ import annotations
 
 from .batches import BATCHES_NAME, BatchLog, Chunk
-from .config import (
-    AGENT_TOOL_MODE_KEY,
-    CASE_ORDER_KEY,
-    CONFIG_NAME,
-    check_existing,
-    check_resumable,
-    config_mismatch,
-    read_config,
-    read_config_forgiving,
-    recorded_model_spec,
-)
+from .config import AGENT_TOOL_MODE_KEY, CASE_ORDER_KEY, check_existing, recorded_model_spec
 from .environment import environment_facts
-from .folder import RunFolder, RunFolderError, is_run_folder, require_run_folder, set_aside
+from .folder import RunFolder, is_run_folder, require_run_folder, set_aside
 from .imported import refuse_existing, write_imported_run, written_line
-from .naming import find_resumable, model_slug, new_run_path, new_run_pattern
+from .naming import find_resumable, new_run_path, new_run_pattern
 from .record import (
     STOP_EXPLANATIONS,
     STOP_REASONS,
@@ -39,14 +29,13 @@ from .record import (
     Record,
     RecordKey,
 )
-from .records_file import RECORDS_NAME, read_records, write_replay_file
-from .run import READING_KEY, LoadReport, Run, RunLike, Session, read_run, reading_of
+from .records_file import RECORDS_NAME, read_records
+from .run import READING_KEY, LoadReport, Run, RunLike, Session, read_run
 from .spec import (
     AGENT_TOOL_SETS,
     CONFIDENCE_SIGNALS,
     DEFAULT_ATTEMPTS,
     LOGPROB_PARAM,
-    SPEC_SCHEMA,
     AgentOptions,
     RunSpec,
     parse_params,
@@ -67,12 +56,10 @@ __all__ = [
     "BATCHES_NAME",
     "CASE_ORDER_KEY",
     "CONFIDENCE_SIGNALS",
-    "CONFIG_NAME",
     "DEFAULT_ATTEMPTS",
     "LOGPROB_PARAM",
     "READING_KEY",
     "RECORDS_NAME",
-    "SPEC_SCHEMA",
     "STOP_EXPLANATIONS",
     "STOP_REASONS",
     "TURN_KINDS",
@@ -86,37 +73,29 @@ __all__ = [
     "RecordKey",
     "Run",
     "RunFolder",
-    "RunFolderError",
     "RunLike",
     "RunSpec",
     "Session",
     "add_agent_turn",
     "add_step",
     "check_existing",
-    "check_resumable",
-    "config_mismatch",
     "environment_facts",
     "find_resumable",
     "finish_trajectory",
     "is_run_folder",
-    "model_slug",
     "new_run_path",
     "new_run_pattern",
     "new_trajectory",
     "parse_params",
-    "read_config",
-    "read_config_forgiving",
     "read_records",
     "read_run",
     "read_trajectory",
-    "reading_of",
     "recorded_model_spec",
     "refuse_existing",
     "require_run_folder",
     "set_aside",
     "trajectory_path",
     "write_imported_run",
-    "write_replay_file",
     "write_trajectory",
     "written_line",
 ]

@@ -20,9 +20,11 @@ import pytest
 from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import get_domain
 from deonticbench.export.examples import DomainCounts, build_examples, training_pool
-from deonticbench.prompting import problem_key, render
+from deonticbench.prompting import problem_key
 from deonticbench.prompting.plan import plan_run
-from deonticbench.rewards import RewardCache, RewardTarget, score_completion
+from deonticbench.prompting.render import render
+from deonticbench.rewards import RewardTarget, score_completion
+from deonticbench.rewards.core import RewardCache
 from deonticbench.store.record import Attempt, Record
 
 pytestmark = pytest.mark.skipif(

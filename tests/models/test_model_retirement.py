@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from deonticbench.errors import ConfigError
-from deonticbench.models import end_of_life, model_notes
+from deonticbench.models import model_notes
 from deonticbench.models.anthropic_backend import AnthropicModel
-from deonticbench.models.base import Model
+from deonticbench.models.base import Model, end_of_life
 from deonticbench.models.loader import BACKENDS
 from deonticbench.models.openai_backend import OpenAIModel
 from deonticbench.models.registry import load_registry, resolve_settings

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from deonticbench.errors import ConfigError
-from deonticbench.models import GenerationParams, load_model
-from deonticbench.models.base import cacheable
+from deonticbench.models import load_model
+from deonticbench.models.base import GenerationParams, cacheable
 from deonticbench.models.registry import load_registry, match_entry, resolve_settings
 
 REGISTRY: dict[str, Any] = {

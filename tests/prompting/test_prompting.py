@@ -31,20 +31,17 @@ from deonticbench.data.domains import (
 )
 from deonticbench.errors import DataError, DeonticBenchError
 from deonticbench.prompting import (
-    FEEDBACK_OUTPUT_LIMIT,
     Prompt,
-    TemplateError,
     choose_exemplars,
     demonstration,
-    excluded_ids,
     exemplar_pool,
     fill,
-    placeholders,
-    render,
     render_feedback,
-    template_files,
     template_hashes,
 )
+from deonticbench.prompting.exemplars import excluded_ids
+from deonticbench.prompting.render import FEEDBACK_OUTPUT_LIMIT, render
+from deonticbench.prompting.templates import TemplateError, placeholders, template_files
 from deonticbench.reading.answers import read_direct_answer, read_program_answer
 from deonticbench.vocabulary.chat import Message
 from deonticbench.vocabulary.modes import MODES, VERBAL_MODE

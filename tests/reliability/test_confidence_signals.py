@@ -23,7 +23,7 @@ from deonticbench.reading.confidence import (
     read_verbal_confidence,
     without_confidence,
 )
-from deonticbench.reliability import run_signals
+from deonticbench.reliability.signals import run_signals
 from deonticbench.store.run import read_run
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
@@ -150,7 +150,8 @@ def test_without_the_reliability_extra_each_feature_says_so_in_one_sentence(
         "sys.modules['pandas'] = None\n"
         "sys.modules['sklearn'] = None\n"
         "from deonticbench.errors import MissingExtraError, missing_extra\n"
-        "from deonticbench.reliability import reliability_frame, run_signals\n"
+        "from deonticbench.reliability import reliability_frame\n"
+        "from deonticbench.reliability.signals import run_signals\n"
         "from deonticbench.store.run import read_run\n"
         f"(g,) = run_signals(read_run({str(run)!r}))\n"
         "assert g.signals['combined'] == str(missing_extra('the combined signal', "

@@ -31,7 +31,8 @@ from reliability_runs import Planted, cli, planted_run
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from deonticbench.reliability import confidence_metrics as m
-from deonticbench.reliability import evaluate_signal, run_signals
+from deonticbench.reliability.evaluate import evaluate_signal
+from deonticbench.reliability.signals import run_signals
 from deonticbench.scoring.metrics import iter_draws
 from deonticbench.scoring.seeds import domain_rng
 from deonticbench.store.run import read_run

@@ -363,7 +363,7 @@ def test_a_lone_surrogate_in_a_reply_does_not_break_the_report(
 ) -> None:
     import shutil
 
-    from deonticbench.report import build_report
+    from deonticbench.report._page import build_report
     from deonticbench.scoring.scores import score_runs
 
     odd = tmp_path / "odd"

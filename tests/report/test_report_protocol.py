@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from synthetic_runs import write_synthetic_run
 
-from deonticbench.report import build_report
+from deonticbench.report._page import build_report
 from deonticbench.scoring.comparisons import compare
 from deonticbench.scoring.scores import score_runs
 from deonticbench.vocabulary.protocols import LEAK_MARK

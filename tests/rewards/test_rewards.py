@@ -25,14 +25,9 @@ from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import get_domain
 from deonticbench.prompting import demonstration
 from deonticbench.reading.programs import extract_program
-from deonticbench.rewards import (
-    RewardCache,
-    RewardInputError,
-    RewardTarget,
-    process_solver,
-    score_batch,
-    score_completion,
-)
+from deonticbench.rewards import RewardInputError, RewardTarget, score_batch, score_completion
+from deonticbench.rewards.core import RewardCache
+from deonticbench.rewards.process_pool import process_solver
 from deonticbench.solver import Execution, Limits, Solver
 
 pytestmark = pytest.mark.skipif(

@@ -11,8 +11,8 @@ import pytest
 from deonticbench.data.cases import Case, load_cases, resolve_source
 from deonticbench.data.domains import get_domain
 from deonticbench.prompting import demonstration
-from deonticbench.rewards import RewardCache, RewardTarget, score_batch
-from deonticbench.rewards.core import RewardInputError
+from deonticbench.rewards import RewardTarget, score_batch
+from deonticbench.rewards.core import RewardCache, RewardInputError
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DEONTICBENCH_DATA"), reason="needs DEONTICBENCH_DATA (the data mirror)"

@@ -19,7 +19,8 @@ import pytest
 from deonticbench.data.cases import load_cases, resolve_source
 from deonticbench.data.domains import get_domain
 from deonticbench.prompting import demonstration
-from deonticbench.rewards import RewardCache, RewardTarget, score_batch
+from deonticbench.rewards import RewardTarget, score_batch
+from deonticbench.rewards.core import RewardCache
 from deonticbench.solver.pool import supervisor_command
 
 pytestmark = pytest.mark.skipif(
@@ -126,7 +127,7 @@ def worker_pid() -> int:
 
 @ray.remote
 def worker_sandbox() -> str:
-    from deonticbench.rewards import process_solver
+    from deonticbench.rewards.process_pool import process_solver
 
     return str(process_solver().sandbox)
 

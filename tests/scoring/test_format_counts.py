@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from deonticbench.cli import cli
-from deonticbench.scoring import FormatRow, first_turn_stop, format_rows, usage_rows
+from deonticbench.scoring import FormatRow, format_rows, usage_rows
+from deonticbench.scoring.agent_format import first_turn_stop
 from deonticbench.scoring.scores import score_runs
 from deonticbench.store.record import TURN_KINDS, AgentInfo, Attempt, Record
 

@@ -12,10 +12,11 @@ import pytest
 from deonticbench import RunOptions, RunSpec, evaluate
 from deonticbench.data import get_domain, load_cases
 from deonticbench.data.sources import resolve_source
-from deonticbench.prompting import render
+from deonticbench.prompting.render import render
 from deonticbench.reading import answer_from_execution
-from deonticbench.settings import read_clauses, split_cases
+from deonticbench.settings import split_cases
 from deonticbench.settings.given import asked_part, shown_part
+from deonticbench.settings.split import read_clauses
 from deonticbench.solver import Solver
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(

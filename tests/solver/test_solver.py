@@ -8,8 +8,9 @@ import threading
 
 import pytest
 
-from deonticbench.solver import STATUSES, Execution, Limits, Solver
+from deonticbench.solver import Execution, Limits, Solver
 from deonticbench.solver.classify import classify
+from deonticbench.solver.execution import STATUSES
 from deonticbench.solver.pool import bwrap_works
 
 

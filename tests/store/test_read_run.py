@@ -16,7 +16,8 @@ from synthetic_runs import write_synthetic_run
 import deonticbench
 from deonticbench.api import write_run_results
 from deonticbench.errors import DataError
-from deonticbench.store import Run, RunFolderError, read_run
+from deonticbench.store import Run, read_run
+from deonticbench.store.folder import RunFolderError
 from deonticbench.store.record import Attempt, Record
 
 

@@ -56,7 +56,7 @@ from ._messages import harness_call, native_conversation, observation_text
 
 CUT_OFF = "max_tokens"
 """inspect's stop reason for a reply cut off by the output-token limit: the harness's
-finish reason ``length`` (``agents.truncated``)."""
+finish reason ``length`` (``agents.guards.truncated``)."""
 REPEAT_STOPPED = "stopped: the same turn again"
 """What the loop records of the turn the repeat guard stops on."""
 

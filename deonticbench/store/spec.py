@@ -19,7 +19,6 @@ reads unchanged, and the same run writes the same bytes (``CONFIG_KEYS``).
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,6 @@ from ..solver.execution import Limits
 from ..vocabulary.exemplar_choice import (
     DEFAULT_EXEMPLARS,
     EXEMPLAR_CHOICES,
-    OLD_SEEDED_SPELLING,
     ExemplarChoice,
     current_exemplar_choice,
 )
@@ -169,7 +167,8 @@ class RunSpec:
     data: DataSource | None = None
     exemplars: ExemplarChoice = DEFAULT_EXEMPLARS
     """How few-shot exemplars are chosen: ``seeded`` (by ``exemplar_seed``) or ``retrieved``.
-    The old spelling ``paper`` is read as ``seeded`` for one release, with a warning."""
+    An older run's config.json or spec may say ``paper`` for ``seeded``; ``from_config``
+    and ``from_json`` read it so."""
     distractors: int | None = None
     """Unrelated statute sections shuffled into each case's statutes (docs/settings.md)."""
     agent: AgentOptions = field(default_factory=AgentOptions)
@@ -195,14 +194,6 @@ class RunSpec:
             put(self, "agent", AgentOptions.from_json(self.agent))
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigError("a run needs a model spec, e.g. openai:gpt-4.1 or reference.")
-        if self.exemplars == OLD_SEEDED_SPELLING:
-            warnings.warn(
-                'RunSpec(exemplars="paper") is now exemplars="seeded"; the old spelling goes in a '
-                "later release.",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-            put(self, "exemplars", DEFAULT_EXEMPLARS)
         if self.exemplars not in EXEMPLAR_CHOICES:
             raise ConfigError(
                 f"unknown exemplar choice {self.exemplars!r}; choose from "
@@ -317,6 +308,8 @@ class RunSpec:
             raise ConfigError(f"a run spec has no field {unknown[0]!r}.")
         renamed = {OLD_SPEC_KEYS.get(k, k): v for k, v in obj.items()}
         values = {k: v for k, v in renamed.items() if k in known}
+        if "exemplars" in values:  # an older spec may say "paper"
+            values["exemplars"] = current_exemplar_choice(values["exemplars"])
         try:
             if "limits" in values:
                 values["limits"] = Limits(**values["limits"])

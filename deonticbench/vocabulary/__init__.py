@@ -14,7 +14,6 @@ from .chat import Message, Role, ToolCall, ToolSpec
 from .exemplar_choice import (
     DEFAULT_EXEMPLARS,
     EXEMPLAR_CHOICES,
-    OLD_SEEDED_SPELLING,
     ExemplarChoice,
     current_exemplar_choice,
 )
@@ -72,7 +71,6 @@ __all__ = [
     "MODES",
     "MODE_ORDER",
     "MODE_TITLES",
-    "OLD_SEEDED_SPELLING",
     "PROTOCOLS",
     "PROTOCOL_MODES",
     "READERS",

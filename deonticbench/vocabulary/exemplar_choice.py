@@ -12,10 +12,12 @@ similar pool cases by BM25 over the case text (docs/settings.md)."""
 DEFAULT_EXEMPLARS: ExemplarChoice = "seeded"
 
 OLD_SEEDED_SPELLING = "paper"
-"""An older spelling of the seeded choice, read as ``seeded`` ("paper" names only the
-paper's protocol, its reader and its numbers); accepted for one release, then refused."""
+"""How an older run's config.json or spec spells the seeded choice ("paper" names only
+the paper's protocol, its reader and its numbers).  Read as ``seeded`` from that data
+(``current_exemplar_choice``); a spec or the command line made now refuses it."""
 
 
 def current_exemplar_choice(value: str | None) -> str | None:
-    """``value`` with the old spelling of the seeded choice read as ``seeded``."""
+    """``value`` as recorded by a run, with the older spelling of the seeded choice read
+    as ``seeded``."""
     return DEFAULT_EXEMPLARS if value == OLD_SEEDED_SPELLING else value

@@ -116,13 +116,15 @@ def test_config_json_is_built_from_the_spec_and_scoring_reads_it_back(tmp_path: 
     assert run.spec == spec and run.planned_k("airline") == 2 and run.model == "reference"
 
 
-def test_the_old_exemplars_spelling_warns_and_reads_as_seeded() -> None:
-    with pytest.warns(DeprecationWarning, match='exemplars="seeded"'):
-        old = RunSpec(model="reference", exemplars="paper")  # type: ignore[arg-type]
-    assert old == RunSpec(model="reference", exemplars="seeded")
-    assert old.exemplars == "seeded"
+def test_a_config_or_spec_that_says_exemplars_paper_reads_as_seeded() -> None:
+    """Older runs spell the seeded choice ``paper`` in config.json and in a spec's JSON;
+    both read as ``seeded``.  A spec made now takes only the current names."""
     config = {"model": {"spec": "reference"}, "exemplars": "paper"}
     assert RunSpec.from_config(config).exemplars == "seeded"
+    older = {**RunSpec(model="reference", exemplars="seeded").to_json(), "exemplars": "paper"}
+    assert RunSpec.from_json(older) == RunSpec(model="reference", exemplars="seeded")
+    with pytest.raises(ConfigError, match="unknown exemplar choice 'paper'"):
+        RunSpec(model="reference", exemplars="paper")  # type: ignore[arg-type]
 
 
 def test_the_exemplar_seed_and_the_case_range_have_one_name_each() -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import warnings
 from typing import TYPE_CHECKING, Any
 
 # The package's modules log to ``logging.getLogger(__name__)``; a library prints nothing
@@ -43,13 +42,9 @@ _PUBLIC = {
     # the data
     "Case": "data",
     "load_cases": "data",
-    "DataSource": "data",
     "resolve_source": "data",
     "Domain": "data",
-    "DOMAINS": "data",
     "get_domain": "data",
-    "Mode": "vocabulary",
-    "MODES": "vocabulary",
     # the pipeline's stages
     "Solver": "solver",
     "Limits": "solver",
@@ -58,32 +53,17 @@ _PUBLIC = {
     "JudgedAttempt": "reading",
     "Program": "reading",
     "Reply": "reading",
-    "Answer": "reading",
-    "answer_from_execution": "reading",
-    "Outcome": "reading",
-    "judge_answer": "reading",
     "Record": "store",
-    "Attempt": "store",
-    "load_model": "models",
-    "Model": "models",
     "DeonticBenchError": "errors",
 }
 
 __all__ = [
-    "DOMAINS",
-    "MODES",
-    "Answer",
-    "Attempt",
     "Case",
-    "DataSource",
     "DeonticBenchError",
     "Domain",
     "Execution",
     "JudgedAttempt",
     "Limits",
-    "Mode",
-    "Model",
-    "Outcome",
     "Program",
     "Record",
     "Reply",
@@ -94,33 +74,17 @@ __all__ = [
     "ScoreRow",
     "Solver",
     "__version__",
-    "answer_from_execution",
     "evaluate",
     "get_domain",
-    "judge_answer",
     "judge_attempt",
     "load_cases",
-    "load_model",
     "read_run",
     "resolve_source",
     "score",
 ]
 
 
-_RETIRED = {
-    "prepare_program": "deonticbench.judge_attempt(Program(text), domain, gold, run=...) "
-    "prepares, runs and judges a program",
-}
-"""Public names that still answer for a release, with a DeprecationWarning saying what
-replaces them (their value comes from the same stage)."""
-
-
 def __getattr__(name: str) -> Any:
-    if name in _RETIRED:
-        warnings.warn(
-            f"deonticbench.{name} is retired: {_RETIRED[name]}.", DeprecationWarning, stacklevel=2
-        )
-        return getattr(importlib.import_module(f"{__name__}.reading"), name)
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'deonticbench' has no attribute {name!r}")
@@ -136,16 +100,12 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # the type checker sees the names as plain imports
     from .api import ScoreResult, ScoreRow, evaluate, score
     from .data.cases import Case, load_cases
-    from .data.domains import DOMAINS, Domain, get_domain
-    from .data.sources import DataSource, resolve_source
+    from .data.domains import Domain, get_domain
+    from .data.sources import resolve_source
     from .errors import DeonticBenchError
     from .evaluation.run_options import RunOptions
-    from .models import Model, load_model
-    from .reading.answers import Answer, answer_from_execution
     from .reading.judging import JudgedAttempt, Program, Reply, judge_attempt
-    from .reading.outcomes import Outcome, judge_answer
     from .solver import Execution, Limits, Solver
-    from .store.record import Attempt, Record
+    from .store.record import Record
     from .store.run import Run, read_run
     from .store.spec import RunSpec
-    from .vocabulary.modes import MODES, Mode

@@ -329,3 +329,33 @@ def test_each_face_holds_only_names_used_outside_its_package() -> None:
         "the face's imports, and import them from their module inside the package):\n"
         + "\n".join(unused)
     )
+
+
+def _taught_at_the_top() -> set[str]:
+    """Names the README and docs teach from the top level: imported from ``deonticbench``
+    in an example, cited as ``deonticbench.name``, or shown in code in the README's
+    "Library use" section (which says what the top level holds)."""
+    taught: set[str] = set()
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for imported in re.finditer(r"from\s+deonticbench\s+import\s+(\([^)]*\)|[^\n]*)", text):
+            taught.update(_imported_names(imported.group(1)))
+        taught.update(re.findall(r"(?<![\w.])deonticbench\.(\w+)", text))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    library_use = readme.split("\n## Library use\n", 1)[1].split("\n## ", 1)[0]
+    for code in re.findall(r"```.*?```|`[^`\n]+`", library_use, re.DOTALL):
+        taught.update(re.findall(r"\w+", code))
+    return taught
+
+
+def test_the_top_level_holds_only_what_the_readme_and_docs_teach() -> None:
+    """``deonticbench.__all__`` is the library user's API: every name on it is one the
+    README or a doc teaches (``__version__`` aside); the rest is each stage's."""
+    top = (_declared_all(PACKAGE / "__init__.py") or set()) - {"__version__"}
+    taught = _taught_at_the_top()
+    assert {"RunSpec", "evaluate", "score", "read_run", "Run"} <= taught  # the reader itself
+    untaught = sorted(top - taught)
+    assert not untaught, (
+        "top-level names the README and docs do not teach (teach them, or leave them to "
+        "their stage's face):\n" + "\n".join(untaught)
+    )

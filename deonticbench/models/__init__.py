@@ -4,7 +4,7 @@ interface (``base``: a ``Request``, never gold, in; exactly ``n`` ``Completion``
 One module per backend (OpenAI and OpenAI-compatible servers, Anthropic, vLLM, a local
 GGUF; ``remote`` is what the HTTP backends share), chosen by ``loader``; per-model
 parameters from ``eval/models.yaml`` (``registry``: ``ModelSettings``), retries
-(``retry``), prompt token counts (``tokens``), tool calls in each provider's wire format
+(``backoff``), prompt token counts (``tokens``), tool calls in each provider's wire format
 (``tool_calls``), the constrained tool mode's schema and bounds (``constrained``),
 and two backends that pay for nothing: ``reference`` (the case's own
 gold material, the pipeline's self-check) and ``replay`` (saved responses, or an earlier

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import missing_extra
-from .retry import Failure, is_retryable_status, parse_retry_after, short
+from .backoff import Failure, is_retryable_status, parse_retry_after, short
 
 if TYPE_CHECKING:
     from .base import ChoiceFault

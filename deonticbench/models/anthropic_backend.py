@@ -33,6 +33,7 @@ from ._sdk import (
     reply_text,
     token_count,
 )
+from .backoff import call_with_retries
 from .base import Completion, Request, config_of, constrained_turns
 from .constrained import (
     CONSTRAINED,
@@ -45,7 +46,6 @@ from .constrained import (
 from .lifecycle import Retirement, sdk_day
 from .registry import DEFAULT_CACHE_TTL, ModelSettings
 from .remote import RemoteModel, env_key
-from .retry import call_with_retries
 from .tool_calls import (
     anthropic_messages,
     anthropic_tools,
@@ -288,7 +288,7 @@ class AnthropicModel(RemoteModel):
             self._client = anthropic.AsyncAnthropic(
                 api_key=env_key("ANTHROPIC_API_KEY", required=True, purpose="anthropic models"),
                 base_url=self.base_url,
-                max_retries=0,  # our policy (retry.py) is the only one
+                max_retries=0,  # our policy (backoff.py) is the only one
                 timeout=self.timeout_s,
             )
         return self._client

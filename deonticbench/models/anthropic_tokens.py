@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from ..vocabulary.chat import Message
 from ._sdk import classify_sdk_error, import_sdk, token_count
+from .backoff import call_with_retries
 from .base import Model
 from .remote import RemoteModel
-from .retry import call_with_retries
 from .tool_calls import anthropic_messages
 
 CONCURRENT_COUNTS = 8

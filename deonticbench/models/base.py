@@ -5,7 +5,7 @@ samples to draw) into exactly ``request.n`` ``Completion`` items.  Providers dif
 inside their own module; the runner sees nothing but this file.
 
 Failure contract: ``generate`` never raises for a request that fails.  Transient
-failures are retried inside the backend (``retry.py``); a request that finally fails
+failures are retried inside the backend (``backoff.py``); a request that finally fails
 comes back as ``Completion(text=None, error="HTTP 500 after 6 tries: ...")`` so that
 the runner records it instead of leaving a silent gap.  Problems a user must fix before
 any work starts (missing key, unreachable server, missing extra) are raised by

@@ -29,6 +29,7 @@ from typing import Any
 from .._paths import cache_root
 from ..errors import ConfigError, missing_extra
 from ..vocabulary.chat import Message, ToolSpec
+from .backoff import short
 from .base import Completion, GenerateConfig, Model, Request, config_of, constrained_turns
 from .constrained import (
     CONSTRAINED,
@@ -41,7 +42,6 @@ from .constrained import (
     tool_mode,
 )
 from .registry import ModelSettings
-from .retry import short
 
 DEFAULT_MAX_TOKENS = 512
 SEED_STRIDE = 100_003

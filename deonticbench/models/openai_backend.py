@@ -34,6 +34,7 @@ from ._sdk import (
     reply_text,
     token_count,
 )
+from .backoff import Failure, call_with_retries
 from .base import (
     MISSING_CHOICE,
     NOT_SENT,
@@ -57,7 +58,6 @@ from .constrained import (
 )
 from .registry import ModelSettings
 from .remote import RemoteModel, env_key, public_url, split_usage
-from .retry import Failure, call_with_retries
 from .tool_calls import openai_messages, openai_tools, read_openai_tool_calls
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
@@ -419,7 +419,7 @@ class OpenAIModel(RemoteModel):
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key(),
                 base_url=self.base_url,
-                max_retries=0,  # our policy (retry.py) is the only one
+                max_retries=0,  # our policy (backoff.py) is the only one
                 timeout=self.timeout_s,
             )
         return self._client

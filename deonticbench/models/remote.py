@@ -13,11 +13,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
 from ._sdk import provider_message
+from .backoff import RetryPolicy
 from .base import Completion, Model, constrained_turns
 from .constrained import CONSTRAINED_MAX_TOKENS_PARAM, constrained_max_tokens
 from .lifecycle import Retirement
 from .registry import ModelSettings
-from .retry import RetryPolicy
 
 
 def public_url(url: str | None) -> str | None:

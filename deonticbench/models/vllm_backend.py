@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import ConfigError, missing_extra
 from ..vocabulary.chat import ToolCall, ToolSpec
+from .backoff import short
 from .base import Completion, GenerateConfig, Model, Request, config_of, constrained_turns
 from .constrained import (
     CONSTRAINED,
@@ -37,7 +38,6 @@ from .constrained import (
     tool_mode,
 )
 from .registry import ModelSettings
-from .retry import short
 from .tool_calls import openai_messages, openai_tools, read_hermes_tool_calls
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._sdk import MalformedResponse, field_of
 from ..anthropic_backend import AnthropicModel, _read_message
-from ..retry import short
+from ..backoff import short
 from .base import BatchAPI, BatchItem, ItemResult, ProviderBatch
 
 MAX_REQUESTS = 100_000

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._sdk import classify_sdk_error, import_sdk
+from ..backoff import RetryPolicy, call_with_retries, short
 from ..base import Completion, Model, Request
-from ..retry import RetryPolicy, call_with_retries, short
 
 BATCH_PROVIDERS = ("openai", "anthropic")
 """Backends with a batch API; every other backend says it has none."""

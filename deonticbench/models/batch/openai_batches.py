@@ -19,9 +19,9 @@ from dataclasses import replace
 from typing import Any
 
 from .._sdk import MalformedResponse, field_of
+from ..backoff import is_retryable_status, short
 from ..base import Completion, config_of
 from ..openai_backend import OpenAIModel, reply_completions
-from ..retry import is_retryable_status, short
 from ..tool_calls import openai_messages
 from .base import BatchAPI, BatchItem, ItemResult, ProviderBatch, SubmitError
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from deonticbench.models.retry import (
+from deonticbench.models.backoff import (
     Failure,
     RetryPolicy,
     call_with_retries,
@@ -102,7 +102,7 @@ async def test_retries_are_logged_and_nothing_is_printed_by_default(
     def classify(exc: Exception) -> Failure:
         return Failure(label="HTTP 503", detail=str(exc), retry_after=0.0)
 
-    with caplog.at_level("INFO", logger="deonticbench.models.retry"):
+    with caplog.at_level("INFO", logger="deonticbench.models.backoff"):
         await call_with_retries(always_busy, classify, RetryPolicy(max_tries=3), sleep=no_wait)
     said = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert said[:2] == [
@@ -114,7 +114,7 @@ async def test_retries_are_logged_and_nothing_is_printed_by_default(
     # own handler would hide Python's last-resort printing, so a bare interpreter runs it).
     script = (
         "import asyncio\n"
-        "from deonticbench.models.retry import Failure, RetryPolicy, call_with_retries\n"
+        "from deonticbench.models.backoff import Failure, RetryPolicy, call_with_retries\n"
         "async def busy(): raise RuntimeError('busy')\n"
         "async def no_wait(s): pass\n"
         "asyncio.run(call_with_retries(busy, lambda e: Failure('HTTP 503', str(e)),\n"

@@ -40,6 +40,8 @@ class ScoreRow:
     n_samples: int
     bootstrap: int
     seed: int
+    """The bootstrap's seed (``score(bootstrap_seed=...)``), in the column ``seed`` of
+    long.csv and of results.json's rows."""
     model: str
     run: str
     protocol: str

@@ -406,8 +406,9 @@ def test_concurrency_bounds_http_requests_when_n_is_emulated(
 def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
     fake: FakeProvider, tmp_path: Path
 ) -> None:
-    """Choices as a string, every time: retried, then error records;
-    nothing of it reaches the response cache."""
+    """Under the harness protocol, choices as a string every time: retried, then error
+    records; nothing of it reaches the response cache.  (The paper protocol decides such a
+    body as upstream's script does: tests/evaluation/test_server_faults.py.)"""
     from fakeproviders import Fault
 
     def as_string(reply: dict[str, object]) -> dict[str, object]:
@@ -416,7 +417,10 @@ def test_a_reply_that_stays_malformed_is_an_error_record_not_a_crash(
 
     fake.fail_next(Fault(reshape=as_string), times=10_000)
     args = fake_args(
-        fake, tmp_path / "run", "-k", "1", "--param", "max_tries=2", "--param", "backoff_base_s=0"
+        fake,
+        tmp_path / "run",
+        *("-k", "1", "--protocol", "harness"),
+        *("--param", "max_tries=2", "--param", "backoff_base_s=0"),
     )
     done = eval_in(tmp_path, args)
     assert done.returncode == 0, done.stderr.decode()

@@ -95,6 +95,7 @@ def _facts(records: list[Record]) -> dict[str, tuple[Any, ...]]:
     }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_inspect_react_and_the_runner_give_the_same_records_and_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

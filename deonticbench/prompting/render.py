@@ -16,13 +16,13 @@ from pathlib import Path
 
 from ..data.cases import Case
 from ..data.domains import Domain, get_domain
-from ..reading.encoding import utf8_encodable
 from ..reading.programs import (
     defines_main,
     ensure_entrypoint,
     strip_label_directives,
     unwrap_fenced,
 )
+from ..reading.utf8 import utf8_encodable
 from ..vocabulary.chat import Message
 from ..vocabulary.modes import ALL_MODES, SETTINGS, Mode
 from .exemplars import problem_key

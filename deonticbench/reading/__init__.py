@@ -1,7 +1,7 @@
 """Reading, after the solver: from a model's response to a judged answer.
 
 Reasoning blocks are removed (``reasoning``), the program is found and prepared for
-SWI-Prolog (``programs``), text is made encodable (``encoding``); after the solver has run
+SWI-Prolog (``programs``), text is made encodable (``utf8``); after the solver has run
 the program, the answer is read from its output or from a direct response (``answers``)
 and judged against the gold label by the paper's rules (``outcomes.judge_answer``); the verbal
 ``Confidence: NN%`` line and the answer's token probability are read too
@@ -25,7 +25,6 @@ from .answers import (
 )
 from .confidence import answer_probability, read_verbal_confidence, without_confidence
 from .dar_verifier import DAR_MOUNT, RunsPrograms, ajudge_dar_app
-from .encoding import utf8_encodable
 from .feedback_retry import calls_for_retry
 from .harness import HARNESS_READER
 from .judging import (
@@ -53,6 +52,7 @@ from .programs import (
     unwrap_fenced,
 )
 from .reader import Reader, reader_for
+from .utf8 import utf8_encodable
 
 __all__ = [
     "DAR_MOUNT",

@@ -83,9 +83,9 @@ from ..data.domains import Domain
 from ..solver.execution import TIMEOUT_TERM_IGNORED, Execution, Toplevel
 from ..vocabulary.protocols import ReaderName
 from .answers import Answer
-from .encoding import utf8_encodable
 from .outcomes import Outcome, judge_answer
 from .programs import PreparedProgram, strip_label_directives
+from .utf8 import utf8_encodable
 
 # --- extraction and repair (process_generated_prolog.py) ------------------------------
 

@@ -45,8 +45,8 @@ from typing import IO
 
 from .._paths import PROLOG
 from ..data.domains import Domain
-from .encoding import utf8_encodable
 from .reasoning import strip_reasoning
+from .utf8 import utf8_encodable
 
 _FENCE_OPEN = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
 _PROLOG_LABELS = {"prolog", "pl", "swipl", "swi-prolog", "swiprolog", "pro"}

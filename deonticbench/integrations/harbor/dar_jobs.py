@@ -15,7 +15,7 @@
   strict behaviour.
 
 Both read only the verifier's ``Normalized expected:`` / ``Normalized got:`` lines
-(``dar_rules.read_verifier_output``) and score by DAR's rules (``dar_rules``).  See
+(``dar_scorer.read_verifier_output``) and score by DAR's rules (``scoring.dar_scorer``).  See
 docs/harbor.md.
 """
 
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ...scoring import dar_scorer
 from ...store.records_file import RECORDS_NAME
-from . import dar_rules
 
 ScorerName = Literal["adapters", "meta-harness"]
 SCORERS: tuple[ScorerName, ...] = ("adapters", "meta-harness")
@@ -57,7 +57,7 @@ _USAGE = ("n_input_tokens", "n_output_tokens", "n_cache_tokens")
 class JobsTrial:
     """One trial as DAR's scorers read it: the verifier's pair, the exception, usage."""
 
-    trial: dar_rules.DarTrial
+    trial: dar_scorer.DarTrial
     usage: dict[str, Any]
 
     @property
@@ -102,10 +102,10 @@ def _read_trial(folder: Path, result: dict[str, Any]) -> JobsTrial:
     usage["cost_usd"] = agent_result.get("cost_usd") or 0.0
     stdout = folder / "verifier" / "test-stdout.txt"
     missing = not stdout.exists()
-    expected, got = ("", "") if missing else dar_rules.read_verifier_output(stdout.read_text())
+    expected, got = ("", "") if missing else dar_scorer.read_verifier_output(stdout.read_text())
     usage["parse_failure"] = not missing and got == "" and not info
     exception = info.get("exception_type")
-    trial = dar_rules.DarTrial(expected, got, exception=exception, missing_stdout=missing)
+    trial = dar_scorer.DarTrial(expected, got, exception=exception, missing_stdout=missing)
     return JobsTrial(trial, usage)
 
 
@@ -280,11 +280,11 @@ class _Row:
 
 def _row(dataset: str, trials: Sequence[JobsTrial], strict: bool, scorer: ScorerName) -> _Row:
     plain = [t.trial for t in trials]
-    n, correct = len(plain), dar_rules.correct_count(plain, strict)
+    n, correct = len(plain), dar_scorer.correct_count(plain, strict)
     if dataset in ACCURACY_DATASETS:
         details = f"{correct}/{n}" + (" correct" if scorer == "adapters" else "")
         return _Row(dataset, "Accuracy", correct / n if n else 0.0, n, correct, details)
-    per_class = dar_rules.class_scores(dar_rules.scored_pairs(plain, strict))
+    per_class = dar_scorer.class_scores(dar_scorer.scored_pairs(plain, strict))
     f1 = sum(s.f1 for s in per_class.values()) / len(per_class) if per_class else 0.0
     details = "  ".join(
         f"{cls}: P={s.precision:.2f} R={s.recall:.2f} F1={s.f1:.2f}" for cls, s in per_class.items()

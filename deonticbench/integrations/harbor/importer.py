@@ -49,14 +49,13 @@ from ...data.sources import DataSource
 from ...errors import DataError
 from ...evaluation.provenance import imported_config
 from ...reading.answers import Answer, read_direct_answer
-from ...scoring import dar_readings
+from ...scoring import dar_readings, dar_scorer
 from ...solver import Limits, Solver
 from ...store.imported import refuse_existing, write_imported_run
 from ...store.record import Record
 from ...store.run import Run
 from ...store.spec import RunSpec
 from ...vocabulary.modes import Mode
-from . import dar_rules
 from .naming import TaskIndex
 from .verifier import TASK_WORKDIR
 
@@ -279,7 +278,7 @@ def _record(
 def _dar_view(record: Record, trial: HarborTrial) -> dict[str, Any]:
     """What DAR's scorer reads of a trial (a row of ``harbor.jsonl``)."""
     output = trial.verifier_output()
-    expected, got = dar_rules.read_verifier_output(output or "")
+    expected, got = dar_scorer.read_verifier_output(output or "")
     return {
         "key": list(record.key),
         "task_name": trial.task_name,

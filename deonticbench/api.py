@@ -371,6 +371,7 @@ def _wired(
         agent=spec.agent,
         batcher=batcher,
         sampling=sampling,
+        spend=prepared.options.spend,
     )
 
 

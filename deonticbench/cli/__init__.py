@@ -21,6 +21,7 @@ _COMMANDS = {
     "exec": "exec_cmd",
     "validate": "validate_cmd",
     "eval": "eval_cmd",
+    "eval-set": "eval_set_cmd",
     "score": "score_cmd",
     "analyze": "analyze_cmd",
     "cascade": "cascade_cmd",

@@ -23,6 +23,7 @@ from ..vocabulary.modes import parse_modes
 from ..vocabulary.protocols import DAR_PROTOCOL, check_protocol, default_modes
 from .preflight import LOGPROB_CACHE_NOTE, CacheChoice
 from .runner import DEFAULT_CONCURRENCY, Observer
+from .spending import SpendGate
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ class RunOptions:
     observer: Observer | None = None
     """Told about progress (``evaluation.progress.LiveProgress`` draws it); with
     ``note`` and ``opened`` (``api.FolderObserver``), about the run folder too."""
+    spend: SpendGate | None = None
+    """A spending cap every request asks for room (``spending``: ``Budget.for_run``;
+    ``eval-set --max-usd`` gives one shared by the set's runs); None: no cap."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.concurrency, int) or self.concurrency < 1:

@@ -65,6 +65,7 @@ from ..vocabulary.modes import DIRECT_MODES, VERBAL_MODE, Mode, is_agentic
 from .batching import BatchBroker
 from .cache import CachedResponse, ResponseCache, prompted_key
 from .requests import cache_group, prefix_group, prompt_request, split_requests
+from .spending import SpendGate, gated
 from .trials import TrialDriver, goes_by_batch
 
 T = TypeVar("T")
@@ -115,6 +116,7 @@ class Runner:
         agent: AgentOptions | None = None,
         batcher: BatchBroker | None = None,
         sampling: RunSampling | None = None,
+        spend: SpendGate | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -136,6 +138,8 @@ class Runner:
         self._result = Session()
         self.agent = agent or AgentOptions()
         self.agent_model = as_agent(model)
+        self.spend = spend
+        """The spending cap every request asks for room (``spending``); None: no cap."""
         self._prefix_groups: dict[str, asyncio.Event] = {}
         """With prompt caching: per shared prefix, set once its first request answered."""
         self.batcher = batcher
@@ -152,6 +156,7 @@ class Runner:
             run.path,
             self.sampling,
             programs=self,
+            spend=spend,
         )
 
     async def run(self, plan: RunPlan) -> Session:
@@ -283,12 +288,15 @@ class Runner:
         assert self._requests is not None
         if self.batcher is not None:
             # Waiting for a batch holds no HTTP slot: the bound is for interactive calls.
-            self._result.requests += 1
-            completions = await self.batcher.generate(request)
+            async with gated(self.spend, self.model, request, batch=True) as bill:
+                self._result.requests += 1
+                completions = await self.batcher.generate(request)
+                bill.paid(completions)
         else:
-            async with self._requests:
+            async with self._requests, gated(self.spend, self.model, request) as bill:
                 self._result.requests += 1
                 completions = await self.model.generate(request)
+                bill.paid(completions)
         if len(completions) != len(samples):
             # A backend bug must not shift answers between samples: fail the request.
             error = f"backend returned {len(completions)} completions for n={len(samples)}"

@@ -36,6 +36,7 @@ from ..vocabulary.chat import Message, ToolSpec
 from ..vocabulary.modes import is_agentic, prompted_counterpart
 from ..vocabulary.protocols import DAR_PROTOCOL, mode_protocol
 from .cache import CachedResponse, ResponseCache, cache_key
+from .spending import SpendGate, gated
 
 
 def trial_setup(
@@ -179,6 +180,8 @@ class TrialDriver:
     """The plan's data source, whence DAR's statute and exemplar texts are read."""
     programs: RunsPrograms | None = None
     """Runs DAR's verifier program of a dar-protocol trial (the runner, bounded)."""
+    spend: SpendGate | None = None
+    """The spending cap each turn asks for room (``spending``); None: no cap."""
 
     def __post_init__(self) -> None:
         self.identity = self.sampling.identity(self.model)
@@ -237,8 +240,10 @@ class TrialDriver:
             unit, sample, messages, tools, turn, self.options.tool_set, self.sampling
         )
         # No request slot taken here: the trial holds one for its whole course (trial).
-        self.counts.requests += 1
-        completions = await self.agent_model.generate(request)
+        async with gated(self.spend, self.agent_model, request) as bill:
+            self.counts.requests += 1
+            completions = await self.agent_model.generate(request)
+            bill.paid(completions)
         if len(completions) != 1:
             return Completion.failed(
                 f"backend returned {len(completions)} completions for n=1"

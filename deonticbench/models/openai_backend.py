@@ -365,7 +365,8 @@ class OpenAIModel(RemoteModel):
             spec, "openai-compatible" if compatible else "openai", model_name, settings, url
         )
         self.compatible = compatible
-        self.key_env = "OPENAI_COMPATIBLE_API_KEY" if compatible else "OPENAI_API_KEY"
+        default_env = "OPENAI_COMPATIBLE_API_KEY" if compatible else "OPENAI_API_KEY"
+        self.key_env = str(settings.option("api_key_env", default_env))
         self._server_ignores_n = False
         self.tool_mode = tool_mode(
             settings.options, offered=(NATIVE, TEXT, CONSTRAINED), backend=spec

@@ -41,6 +41,9 @@ OPTION_TYPES: dict[str, type] = {
     "n_threads": int,
     "gpu_memory_utilization": float,
     "tensor_parallel_size": int,
+    # the environment variable an OpenAI-compatible endpoint's key is read from (its
+    # name, never the key), for a set that reaches several such servers at once
+    "api_key_env": str,
     # agentic modes: "native" (the backend's own tool calling, the default where there is
     # one), "text" (the fenced-JSON protocol of docs/agents.md, for servers without a
     # tool parser) or "constrained" (one call per turn, decoded under a schema or forced:
@@ -410,6 +413,18 @@ def price_tokens(
     share = float(prices.batch_discount or 0.0)
     listed = cost.input + cost.cache_writes + cost.cache_reads + cost.output
     return Cost(cost.input, cost.cache_writes, cost.cache_reads, cost.output, listed * share)
+
+
+def billed_split(
+    tokens_in: int, cache_read: int, cache_write: int, cache_write_1h: int, tokens_out: int
+) -> tuple[int, int, int, int, int]:
+    """How a provider bills one reply's tokens: (uncached input, 5-minute cache writes,
+    1-hour cache writes, cache reads, output).  ``tokens_in`` counts every prompt token,
+    the cache's reads and writes among them (``models.base.Completion``).  The one rule
+    of the split: results.json prices records with it, and a set's budget its replies."""
+    hour = min(cache_write_1h, cache_write)
+    uncached = max(tokens_in - cache_read - cache_write, 0)
+    return uncached, cache_write - hour, hour, cache_read, tokens_out
 
 
 def prices_of(entry: Mapping[str, Any] | None, name: str | None = None) -> Prices | None:

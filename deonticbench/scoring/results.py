@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
+from ..models.registry import ZERO_COST, Cost, Prices, billed_split, model_prices, price_tokens
 from ..store.environment import environment_facts
 from ..store.record import Attempt
 from ..store.run import Run
@@ -107,13 +107,15 @@ def paid_use(attempts: Iterable[Attempt]) -> dict[bool, tuple[int, int, int, int
         if attempt.cached:
             continue
         parts = use.setdefault(attempt.batch, [0, 0, 0, 0, 0])
-        read, written = attempt.cache_read_tokens, attempt.cache_write_tokens
-        hour = min(attempt.cache_write_1h_tokens, written)
-        parts[0] += max(attempt.tokens_in - read - written, 0)
-        parts[1] += written - hour
-        parts[2] += hour
-        parts[3] += read
-        parts[4] += attempt.tokens_out
+        split = billed_split(
+            attempt.tokens_in,
+            attempt.cache_read_tokens,
+            attempt.cache_write_tokens,
+            attempt.cache_write_1h_tokens,
+            attempt.tokens_out,
+        )
+        for i, count in enumerate(split):
+            parts[i] += count
     return {batch: (p[0], p[1], p[2], p[3], p[4]) for batch, p in use.items()}
 
 

@@ -1,0 +1,148 @@
+"""Carrying a set out: its lanes side by side, each lane's runs one after another, all
+under one budget, every run into its ordinary folder under the set's.
+
+Before any request every model is asked whether its server is there and takes its key
+(free: ``Model.check``), so a missing key is one sentence before anything is paid.  The
+budget (``evaluation.spending.Budget``) starts from the set's ledger, so a resumed set
+counts what it paid before; when the cap is reached every run is stopped as Ctrl-C
+stops ``eval`` (the records are kept, results.json written) and the runs not started
+are left for the next invocation.  A run that fails (its server goes away, say) is
+reported and the other lanes go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..api import arun
+from ..errors import DeonticBenchError
+from ..evaluation.spending import Budget, run_prices
+from ..store.run import Run
+from ..store.sets import SpendLedger, write_set_manifest
+from .plan import PlannedRun, SetPlan
+from .progress import SetProgress
+
+__all__ = ["RunOutcome", "SetOutcome", "run_set"]
+
+RunState = Literal["done", "interrupted", "not started", "failed"]
+
+
+@dataclass
+class RunOutcome:
+    name: str
+    state: RunState = "not started"
+    run: Run | None = None
+    error: str | None = None
+    wall_s: float = 0.0
+
+
+@dataclass
+class SetOutcome:
+    runs: list[RunOutcome]
+    budget: Budget
+    stopped_by: Literal["budget", "signal"] | None = None
+    wall_s: float = 0.0
+    lanes: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return all(r.state == "done" and r.run is not None and _finished(r.run) for r in self.runs)
+
+
+def _finished(run: Run) -> bool:
+    session = run.session
+    return session is None or (not session.interrupted and session.missing == 0)
+
+
+async def run_set(
+    plan: SetPlan, *, max_usd: float | None, progress: SetProgress | None = None
+) -> SetOutcome:
+    """Run every run of ``plan`` that is not finished (each resumes from its folder)."""
+    for run in plan.runs:
+        try:
+            await run.prepared.model.check()
+        except DeonticBenchError as exc:
+            raise type(exc)(f"{run.entry.where}: {exc}") from None
+    write_set_manifest(plan.folder, plan.source, [r.manifest_row for r in plan.runs])
+    ledger = SpendLedger(plan.folder)
+    spent = ledger.by_run()
+    budget = Budget(
+        max_usd,
+        spent_usd=sum(spent.values()),
+        record=ledger.append,
+        spent_by_run=dict(spent),
+    )
+    if progress is not None:
+        progress.budget = budget
+        for run in plan.runs:
+            progress.observer(run.name)
+    outcomes = {run.name: RunOutcome(run.name) for run in plan.runs}
+    lanes = plan.lanes()
+    tasks: list[asyncio.Task[None]] = []
+    stopped: list[Literal["budget", "signal"]] = []
+
+    def stop_at_cap() -> None:
+        if not stopped:
+            stopped.append("budget")
+        for task in tasks:
+            task.cancel()
+
+    budget.on_exhausted = stop_at_cap
+    started = time.monotonic()
+
+    async def lane(runs: list[PlannedRun]) -> None:
+        for run in runs:
+            if stopped:
+                return
+            await _one(run, budget, outcomes[run.name], progress)
+
+    tasks.extend(asyncio.ensure_future(lane(runs)) for runs in lanes.values())
+    try:
+        await asyncio.gather(*tasks, return_exceptions=True)
+    except asyncio.CancelledError:
+        if not stopped:
+            stopped.append("signal")
+        await asyncio.gather(*tasks, return_exceptions=True)
+    if progress is not None:
+        progress.finish()
+    return SetOutcome(
+        [outcomes[r.name] for r in plan.runs],
+        budget,
+        stopped[0] if stopped else None,
+        time.monotonic() - started,
+        {lane: [r.name for r in runs] for lane, runs in lanes.items()},
+    )
+
+
+async def _one(
+    run: PlannedRun, budget: Budget, outcome: RunOutcome, progress: SetProgress | None
+) -> None:
+    """One run, resumed from its folder, its requests under the set's budget."""
+    prepared = run.prepared
+    options = dataclasses.replace(
+        prepared.options,
+        spend=budget.for_run(run.name, run_prices(prepared.model.spec)),
+        observer=progress.observer(run.name) if progress is not None else None,
+    )
+    started = time.monotonic()
+    try:
+        made = await arun(dataclasses.replace(prepared, options=options))
+    except asyncio.CancelledError:
+        outcome.state = "interrupted" if outcome.run is None else outcome.state
+        raise
+    except DeonticBenchError as exc:
+        outcome.state, outcome.error = "failed", str(exc)
+        if progress is not None:
+            progress.state(run.name, "failed")
+        return
+    finally:
+        outcome.wall_s = time.monotonic() - started
+    outcome.run = made
+    interrupted = made.session is not None and made.session.interrupted
+    outcome.state = "interrupted" if interrupted else "done"
+    if progress is not None:
+        progress.state(run.name, outcome.state)

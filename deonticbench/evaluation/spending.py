@@ -1,0 +1,253 @@
+"""A spending cap over one or more runs: no request is sent that could take what they
+have spent past the cap, counting the requests still in flight.
+
+Before each request the runner asks its ``SpendGate`` for room for the request's worst
+case: its prompt tokens (counted as the dry run counts them) on every call it becomes,
+at the dearest input rate the model bills (a cache write costs more than plain input),
+plus ``n`` times its output limit at the output rate; a provider batch at its own
+price.  When the reply arrives the worst case is released and what the reply was
+billed is counted instead (``models.registry.billed_split``, the rule results.json
+prices records with).  Reserving the worst case is what lets requests go at once and
+still keep the promise: the sum of what is spent and what is reserved never passes
+the cap.
+
+A request that does not fit waits while others are in flight (each that settles
+frees the rest of its reservation); when nothing is in flight and it still does not
+fit, the cap is reached: the budget says so (``exhausted``) and the request is never
+sent.  Whoever runs the requests then stops them (``eval-set`` cancels its runs, whose
+records are on disk).  A model without prices costs nothing here, and the budget counts
+the requests it let through unpriced, so that a set can say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..models.base import (
+    Completion,
+    Model,
+    Request,
+    billed_extra_text,
+    cacheable,
+    config_of,
+)
+from ..models.registry import Prices, billed_split, model_prices, price_tokens
+from ..models.tokens import count_prompt_tokens
+from ..vocabulary.chat import Message
+
+UNSTATED_OUTPUT_LIMIT = 32_768
+"""The output a request is assumed to be able to take when its config states no limit
+(the registry's largest ``max_tokens``): the worst case must be a bound."""
+
+__all__ = [
+    "Bill",
+    "Budget",
+    "RunSpend",
+    "SpendGate",
+    "gated",
+    "paid_usd",
+    "run_prices",
+    "worst_case_usd",
+]
+
+
+class Bill(Protocol):
+    """What a request's reply was billed, told to the gate that let it through."""
+
+    def paid(self, completions: Sequence[Completion]) -> None: ...
+
+
+class SpendGate(Protocol):
+    """Room for one request (``RunOptions.spend``): held around the request; the bill it
+    yields is told what came back."""
+
+    def request(
+        self, model: Model, request: Request, *, batch: bool = False
+    ) -> contextlib.AbstractAsyncContextManager[Bill]: ...
+
+
+def worst_case_usd(prices: Prices, model: Model, request: Request, *, batch: bool) -> float:
+    """The most ``request`` can be billed: every call's prompt at the dearest input rate
+    the model bills, and every sample's output limit at the output rate."""
+    tokens = count_prompt_tokens(model, request.messages)
+    extra = billed_extra_text(model, request)
+    if extra:
+        tokens += count_prompt_tokens(model, (Message("user", extra),)) - count_prompt_tokens(
+            model, ()
+        )
+    calls = model.calls_for(request)
+    limit = config_of(model, request).max_tokens or UNSTATED_OUTPUT_LIMIT
+    input_rates = [
+        rate
+        for rate in (prices.input, prices.cache_write_5m, prices.cache_write_1h)
+        if rate is not None
+    ]
+    dearest = max(input_rates)
+    listed = (calls * tokens * dearest + request.n * limit * prices.output) / 1_000_000
+    if batch and prices.batch_discount is not None:
+        listed *= 1.0 - prices.batch_discount
+    return listed
+
+
+def paid_usd(prices: Prices, completions: Sequence[Completion]) -> float:
+    """What some replies were billed at ``prices`` (a token without a price: nothing)."""
+    total = 0.0
+    for c in completions:
+        uncached, w5m, w1h, read, out = billed_split(
+            c.tokens_in, c.cache_read_tokens, c.cache_write_tokens, c.cache_write_1h_tokens,
+            c.tokens_out,
+        )  # fmt: skip
+        cost = price_tokens(
+            prices,
+            uncached=uncached,
+            cache_write_5m=w5m,
+            cache_write_1h=w1h,
+            cache_read=read,
+            output=out,
+            batch=c.batch,
+        )
+        total += 0.0 if cost is None else cost.usd
+    return total
+
+
+@dataclass
+class Budget:
+    """The cap and what has been spent against it, shared by every run it covers
+    (one asyncio loop).  ``cap_usd`` None: no cap, spending is only counted."""
+
+    cap_usd: float | None
+    spent_usd: float = 0.0
+    """Spent so far, earlier sessions included (a set's ledger)."""
+    record: Callable[[str, float], None] | None = None
+    """Told (run name, dollars) of every priced reply as it settles (the ledger)."""
+    reserved_usd: float = 0.0
+    """The worst cases of the priced requests in flight."""
+    spent_by_run: dict[str, float] = field(default_factory=dict)
+    """Spent per run (the ledger's sums, and what this session added)."""
+    unpriced: dict[str, int] = field(default_factory=dict)
+    """Per run, the requests let through with no price known (counted as free)."""
+    refused_usd: float | None = None
+    """The worst case of the request that did not fit, once the cap is reached."""
+    on_exhausted: Callable[[], None] | None = None
+    """Called once when the cap is reached (``eval-set``: cancel the runs)."""
+    _changed: asyncio.Condition | None = field(default=None, repr=False)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.refused_usd is not None
+
+    @property
+    def left_usd(self) -> float | None:
+        return None if self.cap_usd is None else max(self.cap_usd - self.spent_usd, 0.0)
+
+    def for_run(self, name: str, prices: Prices | None) -> RunSpend:
+        """The gate one run's requests go through."""
+        return RunSpend(self, name, prices)
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    async def reserve(self, usd: float, *, wait: bool = True) -> None:
+        """Hold ``usd`` of the cap for a request, waiting for requests in flight to settle
+        while it does not fit; when nothing is in flight and it still does not fit, the
+        cap is reached and this never returns (``on_exhausted`` stops the caller).
+        ``wait`` False (a batch item: the round it waits for needs it, so waiting for the
+        round to settle would wait for itself): no room now is the cap reached."""
+        changed = self._condition()
+        async with changed:
+            while self.cap_usd is not None and self._over(usd):
+                if not wait or self.reserved_usd <= 0.0 or self.exhausted:
+                    self._exhaust(usd)
+                    await asyncio.Event().wait()  # cancelled by whoever stops the runs
+                await changed.wait()
+            self.reserved_usd += usd
+
+    def _over(self, usd: float) -> bool:
+        assert self.cap_usd is not None
+        # A hair of slack for float sums: the cap is in dollars, the sums in nano-dollars.
+        return self.spent_usd + self.reserved_usd + usd > self.cap_usd + 1e-9
+
+    def _exhaust(self, usd: float) -> None:
+        if self.refused_usd is None:
+            self.refused_usd = usd
+            if self.on_exhausted is not None:
+                self.on_exhausted()
+
+    async def settle(self, run: str, reserved: float, paid: float) -> None:
+        """A priced request came back (or failed): its reservation is released and what
+        it was billed is spent."""
+        changed = self._condition()
+        async with changed:
+            self.reserved_usd = max(self.reserved_usd - reserved, 0.0)
+            self.spent_usd += paid
+            self.spent_by_run[run] = self.spent_by_run.get(run, 0.0) + paid
+            if paid > 0.0 and self.record is not None:
+                self.record(run, paid)
+            changed.notify_all()
+
+
+@dataclass
+class _RunBill:
+    prices: Prices | None
+    completions: Sequence[Completion] = ()
+
+    def paid(self, completions: Sequence[Completion]) -> None:
+        self.completions = completions
+
+
+@dataclass
+class RunSpend:
+    """One run's gate onto a shared ``Budget`` (``SpendGate``)."""
+
+    budget: Budget
+    name: str
+    prices: Prices | None
+
+    @contextlib.asynccontextmanager
+    async def request(
+        self, model: Model, request: Request, *, batch: bool = False
+    ) -> AsyncIterator[Bill]:
+        bill = _RunBill(self.prices)
+        if self.prices is None:
+            if cacheable(model):  # not reference or replay, whose answers cost nothing
+                self.budget.unpriced[self.name] = self.budget.unpriced.get(self.name, 0) + 1
+            yield bill
+            return
+        worst = worst_case_usd(self.prices, model, request, batch=batch)
+        await self.budget.reserve(worst, wait=not batch)
+        try:
+            yield bill
+        finally:
+            # A request cut off in flight (cancelled) may still be billed; its worst case
+            # is not released as spent, because nothing says what it cost: the ledger
+            # counts only replies that arrived.
+            paid = paid_usd(self.prices, bill.completions)
+            await _settle_shielded(self.budget, self.name, worst, paid)
+
+
+async def _settle_shielded(budget: Budget, run: str, reserved: float, paid: float) -> None:
+    """Settle even while the caller is being cancelled (the ledger must hear of a reply
+    that arrived before the cancellation)."""
+    task = asyncio.ensure_future(budget.settle(run, reserved, paid))
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.shield(task)
+
+
+def run_prices(spec: str) -> Prices | None:
+    """The prices a run's requests are gated at (eval/models.yaml; None: unknown)."""
+    return model_prices(spec)
+
+
+def gated(
+    gate: SpendGate | None, model: Model, request: Request, *, batch: bool = False
+) -> contextlib.AbstractAsyncContextManager[Bill]:
+    """``gate.request(...)``, or no gate at all: a bill nobody reads."""
+    if gate is None:
+        return contextlib.nullcontext(_RunBill(None))
+    return gate.request(model, request, batch=batch)

@@ -1,0 +1,235 @@
+"""``deonticbench eval-set`` as a user runs it, against the loopback fakes of OpenAI,
+Anthropic and an OpenAI-compatible server (``fakeproviders``: the real clients, the
+providers' billing of prompt caching), each set written into a temporary folder and run
+in a subprocess with placeholder keys and a response cache of its own.
+
+What a set promises, each checked on the fakes' own logs and bills:
+
+* a set's run records what the same run records alone, and sends the same requests;
+* the set's dry run is the sum of its runs' ``eval --dry-run`` and is the bill's input
+  within 2 %;
+* under ``--max-usd`` the bill stays under the cap, the set stops with exit 3 saying
+  what is left, and the same command with a higher cap completes having paid, over both
+  invocations, exactly what one uncapped set pays: no request answered twice;
+* killed mid-set, the same command completes and pays again at most the requests that
+  were in flight at the kill;
+* a bad set file is refused in one sentence naming the entry, before any request;
+* a finished set's spend (per run, the set's, the ledger's) adds up, and is the bill.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cost_runs import DATA, KEY, claude_stand_in, o200k, price_bill
+from fakeproviders import Billed, FakeProvider
+from set_runs import (
+    answered,
+    eval_set,
+    json_of,
+    ledger_usd,
+    records_of,
+    run_cli,
+    scripted_answer,
+    urls_of,
+    write_set,
+)
+
+pytestmark = pytest.mark.skipif(
+    not Path(DATA, "data").is_dir(), reason="the shared data mirror is not available"
+)
+
+GPT = "openai:gpt-4.1"
+CLAUDE = "anthropic:claude-sonnet-4-5"
+API_OF = {GPT: "openai", CLAUDE: "anthropic"}
+
+
+def billing_fake(**kwargs: Any) -> FakeProvider:
+    """A fake that bills as the providers do: gpt-4.1's own encoding, the denser Claude
+    stand-in, and scripted answers that differ from case to case."""
+    return FakeProvider(
+        scripted_answer,
+        api_key=KEY,
+        tokenizer=o200k(),
+        claude_tokenizer=claude_stand_in(),
+        **kwargs,
+    )
+
+
+def bill_of(fake: FakeProvider, spec: str) -> list[Billed]:
+    return [b for b in fake.bill if b.api == API_OF[spec]]
+
+
+def usd_of(fake: FakeProvider) -> float:
+    """The fake's whole bill at the published prices (both providers)."""
+    return sum(price_bill(bill_of(fake, spec), spec).usd for spec in (GPT, CLAUDE))
+
+
+# --- one set of three providers, run once for the tests that read it -----------------
+
+SELECTION = {"split": "smoke", "domains": "airline", "modes": "direct,zero-shot", "k": 2,
+             "attempts": 1}  # fmt: skip
+COMPATIBLE_MODEL = "open-weights-7b"
+
+
+@dataclass
+class FinishedSet:
+    home: Path
+    set_file: Path
+    folder: Path
+    runs: list[dict[str, Any]]
+    """The set file's entries, each with its spec (``model``) and its folder ``name``."""
+    dry: dict[str, Any]
+    done: dict[str, Any]
+    fake: FakeProvider
+    server: FakeProvider
+    """The OpenAI-compatible server."""
+    sent_by_set: Counter[str]
+    sent_to_server_by_set: Counter[str]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FinishedSet]:
+    """A set of gpt-4.1, claude-sonnet-4-5 and a model behind an OpenAI-compatible
+    server (a second fake), priced by a dry run and then run to the end."""
+    home = tmp_path_factory.mktemp("set")
+    with billing_fake() as fake, FakeProvider(scripted_answer) as server:
+        compatible = f"openai-compatible:{COMPATIBLE_MODEL}@{server.openai_url}"
+        runs = [
+            {"model": GPT},
+            {"model": CLAUDE, "name": "sonnet"},
+            {"model": compatible, "name": "open", "k": 1},
+        ]
+        set_file = write_set(home / "three.yaml", runs, **SELECTION)
+        folder = home / "three"
+        dry = eval_set(urls_of(fake), home, set_file, "--out", str(folder), "--dry-run", "--json")
+        assert dry.returncode == 0, dry.stderr
+        # A dry run generates nothing (Anthropic's free count_tokens aside).
+        assert fake.generation_requests() == [] and server.log == []
+        assert not (folder / "spend.jsonl").exists()
+        done = eval_set(urls_of(fake), home, set_file, "--out", str(folder), "--json")
+        assert done.returncode == 0, done.stderr
+        named = [{**r, "name": r.get("name", "gpt-4.1")} for r in runs]
+        yield FinishedSet(
+            home, set_file, folder, named, json_of(dry), json_of(done), fake, server,
+            answered(fake), answered(server),
+        )  # fmt: skip
+
+
+def entry_args(entry: dict[str, Any]) -> list[str]:
+    """A set entry (with the defaults) as eval's command line."""
+    merged = {**SELECTION, **{k: v for k, v in entry.items() if k != "name"}}
+    args: list[str] = []
+    for key, value in merged.items():
+        args += [f"-{key}" if key == "k" else f"--{key}", str(value)]
+    return args
+
+
+@pytest.mark.slow
+def test_each_run_of_a_set_records_and_sends_what_it_does_alone(
+    finished: FinishedSet, tmp_path: Path
+) -> None:
+    for entry in finished.runs:
+        home = tmp_path / entry["name"]
+        home.mkdir()
+        # The same run alone: a fresh fake, a response cache of its own.
+        with billing_fake() as fake, FakeProvider(scripted_answer) as server:
+            args = entry_args(entry)
+            if entry["name"] == "open":
+                model = f"openai-compatible:{COMPATIBLE_MODEL}@{server.openai_url}"
+                args[args.index("--model") + 1] = model
+            alone = home / "alone"
+            done = run_cli(urls_of(fake), home, "eval", *args, "--out", str(alone))
+            assert done.returncode == 0, done.stderr
+            in_set = records_of(finished.folder / entry["name"])
+            assert len(in_set) == 5 * 2 * int(entry.get("k", 2))  # cases x modes x K
+            assert records_of(alone) == in_set, entry["name"]
+            # The same requests went out, each as often (the set's run is not sent twice,
+            # the server's run not sent to the providers' fake, nor theirs to it).
+            if entry["name"] == "open":
+                assert answered(server) == finished.sent_to_server_by_set
+                assert fake.log == []
+            else:
+                api = API_OF[entry["model"]]
+                mine = Counter(
+                    {k: n for k, n in finished.sent_by_set.items() if k.startswith(api + " ")}
+                )
+                assert answered(fake) == mine and sum(mine.values()) > 0
+                assert server.log == []
+    # The set's runs are distinct answers, not copies of one another.
+    answers = {e["name"]: [r["answer"] for r in records_of(finished.folder / e["name"])]
+               for e in finished.runs}  # fmt: skip
+    assert answers["gpt-4.1"] != answers["sonnet"]
+
+
+@pytest.mark.slow
+def test_the_set_dry_run_is_its_runs_dry_runs_summed_and_the_bill_within_2_percent(
+    finished: FinishedSet, tmp_path: Path
+) -> None:
+    # Each run's own eval --dry-run, against the same fake (Anthropic's count_tokens).
+    alone = []
+    for entry in finished.runs:
+        args = entry_args(entry)
+        out = tmp_path / entry["name"]
+        done = run_cli(
+            urls_of(finished.fake), tmp_path, "eval", *args, "--out", str(out), "--dry-run",
+            "--json",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        alone.append(json_of(done))
+    total = finished.dry["total"]
+    for key in ("calls", "prompt_tokens", "samples_left"):
+        assert total[key] == sum(int(doc[key]) for doc in alone), key
+    assert total["usd_input"] == pytest.approx(sum(d["usd_input"] or 0 for d in alone), abs=2e-6)
+    by_run = {r["name"]: r for r in finished.dry["runs"]}
+    for entry, doc in zip(finished.runs, alone, strict=True):
+        assert by_run[entry["name"]]["calls"] == doc["calls"]
+        assert by_run[entry["name"]]["usd_input"] == doc["usd_input"]
+    # Calls: n = K on OpenAI (one call a case and mode), K calls on Anthropic.
+    assert [by_run[e["name"]]["calls"] for e in finished.runs] == [10, 20, 10]
+    # The server's model has no price: counted as $0, and named.
+    assert finished.dry["unpriced_runs"] == ["open"]
+    assert by_run["open"]["usd"] is None
+    # The priced runs' input against what the fakes billed for it.
+    bills = {spec: price_bill(bill_of(finished.fake, spec), spec) for spec in (GPT, CLAUDE)}
+    assert by_run["gpt-4.1"]["calls"] == bills[GPT].calls
+    assert by_run["sonnet"]["calls"] == bills[CLAUDE].calls
+    assert by_run["gpt-4.1"]["usd_input"] == pytest.approx(bills[GPT].input_usd, rel=0.02)
+    assert by_run["sonnet"]["usd_input"] == pytest.approx(bills[CLAUDE].input_usd, rel=0.02)
+    billed_input = sum(b.input_usd for b in bills.values())
+    assert total["usd_input"] == pytest.approx(billed_input, rel=0.02)
+    assert total["prompt_tokens"] - by_run["open"]["prompt_tokens"] == pytest.approx(
+        sum(b.input_tokens for b in bills.values()), rel=0.02
+    )
+
+
+@pytest.mark.slow
+def test_a_finished_sets_spend_adds_up_per_run_in_the_ledger_and_on_the_bill(
+    finished: FinishedSet,
+) -> None:
+    done = finished.done
+    assert done["complete"] is True and done["stopped_by"] is None
+    runs = {r["name"]: r for r in done["runs"]}
+    assert [r["state"] for r in done["runs"]] == ["done"] * 3
+    assert sum(r["spent_usd"] for r in done["runs"]) == pytest.approx(done["spent_usd"], abs=3e-6)
+    assert ledger_usd(finished.folder) == pytest.approx(done["spent_usd"], abs=1e-6)
+    # What the set says it spent is what the fake billed, at the registry's prices.
+    assert runs["gpt-4.1"]["spent_usd"] == pytest.approx(
+        price_bill(bill_of(finished.fake, GPT), GPT).usd, rel=1e-4
+    )
+    assert runs["sonnet"]["spent_usd"] == pytest.approx(
+        price_bill(bill_of(finished.fake, CLAUDE), CLAUDE).usd, rel=1e-4
+    )
+    assert done["spent_usd"] == pytest.approx(usd_of(finished.fake), rel=1e-4)
+    assert done["spent_usd"] > 0.05
+    # The unpriced run spent nothing against the budget, and the set says so.
+    assert runs["open"]["priced"] is False and runs["open"]["spent_usd"] == 0
+    assert done["unpriced_runs"] == ["open"]
+    assert runs["open"]["calls"] == len(finished.server.generation_requests()) == 10
+    # Every provider a lane of its own: the two fakes' endpoints and the server.
+    assert len(done["lanes"]) == 3

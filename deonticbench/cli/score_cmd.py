@@ -13,7 +13,7 @@ from ..scoring.comparisons import requested_comparisons
 from ..scoring.notes import against_paper_notes
 from ..scoring.rereading import SensitivityRow, labelled_sensitivity
 from ..scoring.rows import require_scorable
-from ..scoring.scores import RunScores, score_runs
+from ..scoring.scores import RunScores, run_folders, score_runs
 from ..scoring.stdout import stdout_text
 from ..scoring.tables import TABLE_FORMATS, terminal_width
 from ..vocabulary.protocols import DAR_PROTOCOL, READERS
@@ -128,7 +128,10 @@ def command(
     errors_as_incorrect: bool,
     dar_scorer: str,
 ) -> None:
-    """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3)."""
+    """Score RUN_DIR(s): accuracy / macro-F1 with bootstrap 95% intervals (paper B.3).
+
+    An eval set's folder stands for its run folders, in the set's order."""
+    run_dirs = tuple(run_folders(run_dirs))
     if dar_rules:
         from ..integrations.harbor.dar_scoring import jobs_folders_report  # start-up
 

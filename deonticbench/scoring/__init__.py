@@ -41,7 +41,7 @@ from .results import (
     write_results,
 )
 from .rows import ScoreRow, require_scorable, score_rows
-from .scores import RunScores, score_run, score_runs, scores_of
+from .scores import RunScores, run_folders, score_run, score_runs, scores_of
 from .seeds import domain_rng
 from .stdout import stdout_text
 from .tables import (
@@ -121,6 +121,7 @@ __all__ = [
     "requested_comparisons",
     "require_scorable",
     "reread_scores",
+    "run_folders",
     "run_totals",
     "score_rows",
     "score_run",

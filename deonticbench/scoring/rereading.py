@@ -43,7 +43,7 @@ from ..vocabulary.protocols import (
     protocol_reader,
 )
 from .metrics import DEFAULT_BOOTSTRAP
-from .scores import RunScores, score_run
+from .scores import RunScores, run_folders, score_run
 from .tables import Table, pct, run_labels, signed_points
 
 
@@ -320,7 +320,7 @@ def reread_scores(
 ) -> list[tuple[RunScores, str]]:
     """``score --reading``: each run read again in memory, then scored, with one line
     saying what was read again."""
-    runs = [read_run(p) for p in run_dirs]  # every path is checked before any is read
+    runs = [read_run(p) for p in run_folders(run_dirs)]  # every path checked before any is read
     scored = []
     for run in runs:
         reread = reread_run(run, reading)

@@ -7,15 +7,20 @@ gathered (``notes``).  The long table's rows are in ``rows``, paired comparisons
 ``comparisons``.
 
 The public entry point is ``score_runs(runs, bootstrap=1000, seed=0)``, over runs or
-their folders.
+their folders; an eval set's folder stands for its run folders, in the set's order.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
 
 from ..data.domains import DISPLAY_ORDER, DOMAINS
+from ..errors import DataError
+from ..store import sets
 from ..store.records_file import RECORDS_NAME
 from ..store.run import Run, RunLike, read_run
 from ..vocabulary.modes import ALL_MODES, Mode
@@ -150,10 +155,24 @@ def scores_of(
     return run if isinstance(run, RunScores) else score_run(read_run(run), bootstrap, seed)
 
 
+_RunItem = TypeVar("_RunItem", bound=RunLike)
+
+
+def run_folders(runs: Sequence[_RunItem]) -> list[_RunItem | Path]:
+    """``runs`` with each eval set's folder replaced by its run folders, in the set's order
+    (``store.sets.expand_run_folders``); a set with no run started yet is refused, named."""
+    for item in runs:
+        empty = isinstance(item, str | os.PathLike) and not sets.expand_run_folders([item])
+        if empty:  # a run folder expands to itself: only a set can expand to nothing
+            raise DataError(f"{item} is an eval set with no run started yet: nothing to score.")
+    return sets.expand_run_folders(runs)
+
+
 def score_runs(
     runs: Sequence[RunLike], bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> list[RunScores]:
-    """Score runs, or the run folders given by path; the library form of ``deonticbench
-    score``."""
-    read = [read_run(r) for r in runs]  # every path is checked before any is scored
+    """Score runs, or the run folders given by path (an eval set's folder: its runs, in
+    the set's order); the library form of ``deonticbench score``."""
+    # every path is checked before any is scored
+    read = [read_run(r) for r in run_folders(runs)]
     return [score_run(run, bootstrap, seed) for run in read]

@@ -19,6 +19,7 @@ What a set promises, each checked on the fakes' own logs and bills:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -233,3 +234,51 @@ def test_a_finished_sets_spend_adds_up_per_run_in_the_ledger_and_on_the_bill(
     assert runs["open"]["calls"] == len(finished.server.generation_requests()) == 10
     # Every provider a lane of its own: the two fakes' endpoints and the server.
     assert len(done["lanes"]) == 3
+
+
+# --- refusals: one sentence naming the entry, before any request --------------------
+
+REFUSED = {
+    "an unknown key": (
+        {"model": CLAUDE, "temprature": 0},
+        r"run 2 \(anthropic:claude-sonnet-4-5\): unknown key 'temprature'",
+    ),
+    "the same run twice": (
+        {"model": GPT, "name": "again"},
+        r"run 2 \(openai:gpt-4.1\) is the same run as .*run 1 \(openai:gpt-4.1\)",
+    ),
+    "two runs into one folder": (
+        {"model": GPT, "k": 2},
+        r"run 2 \(openai:gpt-4.1\) would write the folder 'gpt-4.1', as .*run 1",
+    ),
+    "a bad value": (
+        {"model": CLAUDE, "split": "nope"},
+        r"run 2 \(anthropic:claude-sonnet-4-5\): .*'nope' is not one of",
+    ),
+    "a key of the whole set": (
+        {"model": CLAUDE, "out": "elsewhere"},
+        r"run 2 \(anthropic:claude-sonnet-4-5\): out is for the whole set",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_a_bad_set_is_refused_in_one_sentence_naming_the_entry_before_any_request(
+    case: str, tmp_path: Path
+) -> None:
+    second, said = REFUSED[case]
+    runs = [{"model": GPT}, second]
+    set_file = write_set(tmp_path / "bad.yaml", runs, split="smoke", domains="airline",
+                         modes="direct", k=1, attempts=1)  # fmt: skip
+    with FakeProvider(scripted_answer, api_key=KEY) as fake:
+        done = eval_set(urls_of(fake), tmp_path, set_file, "--out", str(tmp_path / "set"))
+        sent = fake.log
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ") and lines[0].endswith("."), lines[0]
+    assert re.search(said, lines[0]), lines[0]
+    # One sentence: no full stop inside it but in the names of the models.
+    assert ". " not in lines[0].removeprefix("error: ").rstrip("."), lines[0]
+    assert done.stdout == ""
+    assert sent == [] and not (tmp_path / "set").exists()

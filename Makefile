@@ -100,6 +100,10 @@ eval: install $(if $(filter local:%,$(MODEL)),local-model)
 	  --modes $(MODES) $(if $(K),-k $(K)) $(if $(PROTOCOL),--protocol $(PROTOCOL)) \
 	  $(if $(OUT),--out $(OUT)) --score $(EVAL_ARGS)
 
+SET ?= eval/sets/smoke.yaml
+eval-set: install $(if $(findstring smoke,$(SET)),local-model)
+	$(VENV)/bin/deonticbench eval-set '$(SET)' $(if $(OUT),--out $(OUT)) $(EVAL_ARGS)
+
 bench: install
 	$(PY) benchmarks/executor.py
 	$(PY) benchmarks/runner.py

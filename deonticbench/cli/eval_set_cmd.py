@@ -16,14 +16,14 @@ from ..evaluation.stopping import stopped_by_signals
 from ..store.naming import RUNS_DIR
 from ..store.sets import SpendLedger
 from ._options import bootstrap_options, json_option
-from .set_file import read_set_file
+from .set_file import find_set_file, read_set_file
 
 EXIT_AT_CAP = 3
 """The exit code of a set stopped by its budget (130: by a signal; 1: a run failed)."""
 
 
 @click.command("eval-set")
-@click.argument("set_file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("set_name", metavar="SET_FILE")
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -52,7 +52,7 @@ EXIT_AT_CAP = 3
 @json_option
 @bootstrap_options
 def command(
-    set_file: Path,
+    set_name: str,
     out: Path | None,
     dry_run: bool,
     max_usd: float | None,
@@ -61,12 +61,14 @@ def command(
     replicates: int,
     bootstrap_seed: int,
 ) -> None:
-    """Run the eval set SET_FILE (YAML: runs of eval's options): every run into its own
-    folder under the set's, provider by provider side by side, under one budget."""
+    """Run the eval set SET_FILE (YAML: runs of eval's options; or a shipped set's name:
+    smoke, table2, dar): every run into its own folder under the set's, provider by
+    provider side by side, under one budget."""
     from . import eval_cmd  # the set's entries are parsed by eval's own options
 
     if assume_output_tokens is not None and not dry_run:
         raise click.UsageError("--assume-output-tokens goes with --dry-run.")
+    set_file = find_set_file(set_name)
     entries = read_set_file(set_file, eval_cmd.command)
     folder = out if out is not None else RUNS_DIR / "sets" / set_file.stem
     plan = plan_set(entries, folder, str(set_file))

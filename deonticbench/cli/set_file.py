@@ -20,6 +20,7 @@ from typing import Any
 import click
 import yaml
 
+from .._paths import EVAL
 from ..errors import ConfigError, DeonticBenchError
 from ..eval_sets import SetEntry
 from ..evaluation.run_options import EvalOptions
@@ -38,7 +39,23 @@ SET_LEVEL = {
 ALIASES = {"params": "param", "sample-ids": "sample-id", "program-timeout": "timeout"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
-__all__ = ["read_set_file"]
+__all__ = ["SHIPPED_SETS", "find_set_file", "read_set_file"]
+
+SHIPPED_SETS = EVAL / "sets"
+"""The sets that ship with the package (``eval/sets``): a shipped set is named by its
+file's stem (``smoke``, ``table2``, ``dar``) or its path under the repository."""
+
+
+def find_set_file(given: str) -> Path:
+    """The set file ``given`` names: a file at that path, else a shipped set by name or
+    by its repository path (``eval/sets/smoke.yaml`` from any folder)."""
+    path = Path(given)
+    candidates = [path, SHIPPED_SETS / f"{given}.yaml", EVAL.parent / given]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        shipped = ", ".join(sorted(p.stem for p in SHIPPED_SETS.glob("*.yaml")))
+        raise ConfigError(f"no set file {given}; the shipped sets are {shipped}.")
+    return found
 
 
 def read_set_file(path: Path, eval_command: click.Command) -> list[SetEntry]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..api import PreparedRun, prepare
-from ..errors import ConfigError
+from ..errors import ConfigError, DeonticBenchError
 from ..evaluation.run_options import RunOptions
 from ..models.base import cacheable
 from ..store.config import check_existing, fingerprint
@@ -113,8 +113,8 @@ def plan_set(entries: Sequence[SetEntry], folder: Path, source: str) -> SetPlan:
         options = dataclasses.replace(entry.options, out=folder / name)
         try:
             prepared = prepare(entry.spec, options)
-        except ConfigError as exc:
-            raise ConfigError(f"{entry.where}: {exc}") from None
+        except DeonticBenchError as exc:
+            raise type(exc)(f"{entry.where}: {exc}") from None
         key = json.dumps(fingerprint(prepared.config), sort_keys=True, default=str)
         if key in prints:
             raise ConfigError(

@@ -31,22 +31,32 @@ def command(
 ) -> None:
     """Write an HTML report of RUN_DIR(s): scores, figures, and every sample.
 
-    Several runs are shown side by side, with paired differences against the first.
+    Several runs are shown side by side, with paired differences against the first.  An
+    eval set's folder stands for its runs, in the set's order: given alone, its report
+    goes into the set folder, with each run's difference from the set's first run of the
+    same protocol.
     """
     # start-up: ``deonticbench --help`` imports every command's module
     from ..api import score
     from ..report import REPORT_FILE, write_report
     from ..scoring.comparisons import compare
     from ..scoring.rows import require_scorable
+    from ..scoring.set_table import set_comparisons
+    from ..store import sets
 
     result = score(list(run_dirs), bootstrap=replicates, bootstrap_seed=bootstrap_seed)
     for note in result.notes:
         click.echo(note, err=True)
     scores = result.runs
     require_scorable(scores)
-    comparisons = [
-        c for other in scores[1:] for c in compare(scores[0], other, replicates, bootstrap_seed)
-    ]
+    if len(run_dirs) == 1 and sets.is_set_folder(run_dirs[0]):
+        comparisons, shared = set_comparisons(scores, replicates, bootstrap_seed)
+        for note in shared:
+            click.echo(note, err=True)
+    else:
+        comparisons = [
+            c for other in scores[1:] for c in compare(scores[0], other, replicates, bootstrap_seed)
+        ]
     target = out or (run_dirs[0] / REPORT_FILE if len(run_dirs) == 1 else Path(REPORT_FILE))
     sensitivity = []
     if reader_sensitivity:

@@ -24,12 +24,15 @@ Where each part lives: ``_page`` (the page's order, the template, writing the fi
 ``_sections`` (the tables and figures), ``_samples`` (the sample browser's data),
 ``_prompt_book`` (prompts rebuilt for each attempt), ``_analysis_section`` (rows read
 from ``analysis.jsonl``) and ``_json`` (JSON a browser accepts); ``score_files`` writes
-``score --out``'s table files and figures.
+``score --out``'s table files and figures; ``set_outputs`` writes what an eval set
+leaves in its folder when it ends (``finish_set``: set-results.json, report.html and the
+set's one table).
 """
 
 from __future__ import annotations
 
 from ._page import REPORT_FILE, write_report
 from .score_files import write_score_files
+from .set_outputs import SetOutputs, finish_set
 
-__all__ = ["REPORT_FILE", "write_report", "write_score_files"]
+__all__ = ["REPORT_FILE", "SetOutputs", "finish_set", "write_report", "write_score_files"]

@@ -4,7 +4,8 @@ Metrics and the bootstrap of paper B.3 (``metrics``), scoring run folders and co
 them (``scores``), the Table 2 layout and other tables (``tables``), results.json
 (``results``), token usage and its estimated cost (``usage``), the format of agentic
 trials (``agent_format``), the caveats of a run's numbers (``notes``), Figure 2
-(``figures``) and the paper's published scores (``paper``).  Hands score rows and tables
+(``figures``), the paper's published scores (``paper``) and an eval set's one table and
+set-results.json (``set_table``).  Hands score rows and tables
 to analysis, the report and the command line.
 """
 
@@ -43,6 +44,7 @@ from .results import (
 from .rows import ScoreRow, require_scorable, score_rows
 from .scores import RunScores, run_folders, score_run, score_runs, scores_of
 from .seeds import domain_rng
+from .set_table import SetComparison, set_comparison, set_comparisons, write_set_results
 from .stdout import stdout_text
 from .tables import (
     COMPARISON_COLUMNS,
@@ -82,6 +84,7 @@ __all__ = [
     "RunScores",
     "ScoreRow",
     "SensitivityRow",
+    "SetComparison",
     "Stage",
     "Table",
     "UsageRow",
@@ -128,6 +131,8 @@ __all__ = [
     "score_runs",
     "scores_of",
     "sensitivity_table",
+    "set_comparison",
+    "set_comparisons",
     "stage_attempt",
     "stdout_text",
     "table2",
@@ -137,4 +142,5 @@ __all__ = [
     "usage_rows",
     "usage_table",
     "write_results",
+    "write_set_results",
 ]

@@ -1,0 +1,71 @@
+"""What an eval set leaves in its folder when it ends: the set's comparison
+(``scoring.set_table``), ``set-results.json`` and one ``report.html`` of every run.
+
+``finish_set`` scores the set's started runs once and hands the same scores to the
+comparison, to set-results.json and to the report, so the three show the same numbers as
+``score SETDIR`` and ``report SETDIR``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..scoring.metrics import DEFAULT_BOOTSTRAP
+from ..scoring.scores import score_runs
+from ..scoring.set_table import SetComparison, set_comparison, write_set_results
+from ..store import sets
+from ._page import REPORT_FILE, write_report
+
+
+@dataclass(frozen=True)
+class SetOutputs:
+    """The end of an eval set: the comparison's table as text and its JSON document, and
+    the two files written into the set folder."""
+
+    text: str
+    """The one table (``SetComparison.render``, in the format asked for)."""
+    json_doc: dict[str, Any]
+    """``SetComparison.to_json``: what ``set-results.json`` holds under ``comparison``."""
+    results_path: Path
+    report_path: Path
+    notes: list[str]
+    """What the table's numbers need said beside them (runs not started, protocols,
+    splits, cases only one side scored), one sentence each."""
+    comparison: SetComparison
+
+
+def finish_set(
+    folder: str | os.PathLike[str],
+    *,
+    replicates: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    fmt: str = "table",
+    data_dir: Path | None = None,
+) -> SetOutputs:
+    """Score the eval set in ``folder`` (its started runs, in the set's order, with
+    ``replicates`` bootstrap replicates drawn with ``seed``), write its
+    ``set-results.json`` and ``report.html`` there, and return the comparison (``fmt``:
+    table, markdown, csv, latex or json) with both paths.  ``data_dir``: where the report
+    rebuilds the prompts from (default: each run's data)."""
+    manifest = sets.read_set_manifest(Path(folder))
+    scores = score_runs([manifest.folder], bootstrap=replicates, seed=seed)
+    comparison = set_comparison(manifest, bootstrap=replicates, seed=seed, scores=scores)
+    doc = comparison.to_json()
+    results = write_set_results(comparison, doc)
+    report = write_report(
+        scores, manifest.folder / REPORT_FILE, comparison.comparisons, data_dir=data_dir
+    )
+    return SetOutputs(
+        text=comparison.render(fmt),
+        json_doc=doc,
+        results_path=results,
+        report_path=report,
+        notes=comparison.notes,
+        comparison=comparison,
+    )
+
+
+__all__ = ["SetOutputs", "finish_set"]

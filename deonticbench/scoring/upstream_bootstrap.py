@@ -25,6 +25,8 @@ the first attempt's.
 
 from __future__ import annotations
 
+import copy
+import weakref
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -100,12 +102,28 @@ def ordered_cases(records: Iterable[Record], order: Sequence[str] | None) -> lis
     return [[r.first.outcome for r in sorted(by_case[c], key=lambda r: r.sample)] for c in ids]
 
 
-def upstream_bootstrap(
-    run: Run,
-) -> tuple[dict[str, dict[str, dict[str, float | int]]], list[str]]:
+UpstreamBlock = tuple[dict[str, dict[str, dict[str, float | int]]], list[str]]
+_MADE: weakref.WeakKeyDictionary[Run, tuple[list[Record], int, UpstreamBlock]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each run's figures while it lives, with the record list (and its length) they were
+drawn from: results.json, ``score --json`` and the report of one scored run (an eval
+set's end writes all three) draw its 1,000 replicates per group once."""
+
+
+def upstream_bootstrap(run: Run) -> UpstreamBlock:
     """``upstream_bootstrap[domain][mode]`` over a loaded run's prompted modes' records,
     and the notes to show with it (a domain whose case order config.json does not record:
     its cases are drawn in id order, ``Run.case_order``)."""
+    records = run.records.load()
+    made = _MADE.get(run)
+    if made is None or made[0] is not records or made[1] != len(records):
+        made = (records, len(records), _upstream_bootstrap(run))
+        _MADE[run] = made
+    return copy.deepcopy(made[2])  # each caller's own, to change as it likes
+
+
+def _upstream_bootstrap(run: Run) -> UpstreamBlock:
     order = run.case_order
     grouped: dict[str, dict[str, list[Record]]] = {}
     for record in run.records:

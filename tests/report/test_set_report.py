@@ -8,6 +8,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -79,3 +80,29 @@ def test_finish_set_writes_the_sets_report_and_results_and_returns_its_table(
     assert doc["bootstrap"] == 20 and doc["bootstrap_seed"] == 3
     page = outputs.report_path.read_text()
     assert [r["name"] for r in _meta(page)["runs"]] == ["gpt41", "reference", "o3"]  # type: ignore[index]
+
+
+def test_finish_set_draws_upstreams_statistics_once_per_group(
+    set_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """results.json's figures, the comparison's JSON and the report each show upstream's
+    statistics of every run: 1,000 replicates per domain x mode, drawn once for the three."""
+    from deonticbench.scoring import upstream_bootstrap
+
+    drawn = upstream_bootstrap.upstream_bootstrap_stats
+    calls: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> dict[str, float | int]:
+        calls.append(1)
+        return drawn(*args, **kwargs)
+
+    monkeypatch.setattr(upstream_bootstrap, "upstream_bootstrap_stats", counted)
+    outputs = finish_set(set_dir, replicates=20)
+    groups = sum(
+        len(modes) for r in outputs.json_doc["runs"] for modes in r["upstream_bootstrap"].values()
+    )
+    assert groups == 5 and len(calls) == groups  # gpt41 and o3: 2 each; reference: 1
+    doc = json.loads(outputs.results_path.read_text())
+    assert [r["results"]["upstream_bootstrap"] for r in doc["runs"]] == [
+        r["upstream_bootstrap"] for r in outputs.json_doc["runs"]
+    ]

@@ -369,7 +369,7 @@ def set_results(
             **totals,
             "estimated_usd": round(usd, 4),
             "unpriced_runs": unpriced,
-            "spent_usd": round(sum(spent.values()), 6),
+            "spent_usd": round(float(sum(spent.values())), 6),
         },
         "runs": runs,
         "comparison": comparison.to_json() if comparison_json is None else comparison_json,

@@ -24,6 +24,7 @@ from deonticbench.scoring.results import write_results
 from deonticbench.scoring.scores import score_runs
 from deonticbench.scoring.set_table import SetComparison, set_comparison, write_set_results
 from deonticbench.solver.pool import bwrap_works
+from deonticbench.store.sets import SpendLedger
 
 B, SEED = 30, 7
 DOMAIN_HEADERS = [d.display_name for d in DOMAINS.values()]
@@ -173,6 +174,7 @@ def test_the_comparison_renders_in_scores_formats_and_as_one_json_document(
 def test_set_results_holds_each_runs_results_json_figures(
     set_dir: Path, compared: SetComparison, tmp_path: Path
 ) -> None:
+    SpendLedger(set_dir).append("o3", 0.25)  # what the set paid for o3's requests
     path = write_set_results(compared)
     assert path == set_dir / "set-results.json"
     doc = json.loads(path.read_text())
@@ -185,6 +187,8 @@ def test_set_results_holds_each_runs_results_json_figures(
             assert entry["results"][key] == own[key], (entry["name"], key)
     assert doc["comparison"]["table"]["rows"] == _rows(compared)
     assert doc["totals"]["samples"] == sum(r["results"]["totals"]["samples"] for r in doc["runs"])
+    assert [r["spent_usd"] for r in doc["runs"]] == [0.0, 0.25, 0.0, 0.0]
+    assert doc["totals"]["spent_usd"] == 0.25
 
 
 def test_a_set_of_dar_runs_is_set_beside_dars_table(

@@ -278,30 +278,45 @@ class Runner:
         for run, completions in zip(requests, drawn, strict=True):
             for s, completion in zip(run, completions, strict=True):
                 out[s] = _Response(completion, cached=False)
-                self._store(prompt, s, attempt, completion)
         return out
 
     async def _request(
         self, unit: Unit, prompt: Prompt, samples: list[int], attempt: int
     ) -> list[Completion]:
+        """One request for ``samples`` of ``prompt``; its replies are in the response
+        cache before its room under a spending cap is given back (``spending``), so a
+        set stopped at its cap, which waits until nothing is in flight, has every paid
+        reply stored and pays for none of them again when it resumes."""
         request = prompt_request(unit, prompt, samples, attempt, self.sampling)
         assert self._requests is not None
         if self.batcher is not None:
             # Waiting for a batch holds no HTTP slot: the bound is for interactive calls.
             async with gated(self.spend, self.model, request, batch=True) as bill:
                 self._result.requests += 1
-                completions = await self.batcher.generate(request)
+                completions = self._checked(await self.batcher.generate(request), samples)
+                self._store_all(prompt, samples, attempt, completions)
                 bill.paid(completions)
         else:
             async with self._requests, gated(self.spend, self.model, request) as bill:
                 self._result.requests += 1
-                completions = await self.model.generate(request)
+                completions = self._checked(await self.model.generate(request), samples)
+                self._store_all(prompt, samples, attempt, completions)
                 bill.paid(completions)
+        return completions
+
+    @staticmethod
+    def _checked(completions: list[Completion], samples: list[int]) -> list[Completion]:
         if len(completions) != len(samples):
             # A backend bug must not shift answers between samples: fail the request.
             error = f"backend returned {len(completions)} completions for n={len(samples)}"
             return [Completion.failed(error) for _ in samples]
         return completions
+
+    def _store_all(
+        self, prompt: Prompt, samples: list[int], attempt: int, completions: list[Completion]
+    ) -> None:
+        for s, completion in zip(samples, completions, strict=True):
+            self._store(prompt, s, attempt, completion)
 
     def _cached(self, prompt: Prompt, sample: int, attempt: int) -> Completion | None:
         if self.cache is None:

@@ -240,17 +240,19 @@ class TrialDriver:
             unit, sample, messages, tools, turn, self.options.tool_set, self.sampling
         )
         # No request slot taken here: the trial holds one for its whole course (trial).
+        # The reply is in the cache before its room under a spending cap is given back
+        # (as ``Runner._request``): a set stopped at its cap pays for no stored turn again.
         async with gated(self.spend, self.agent_model, request) as bill:
             self.counts.requests += 1
             completions = await self.agent_model.generate(request)
             bill.paid(completions)
-        if len(completions) != 1:
-            return Completion.failed(
-                f"backend returned {len(completions)} completions for n=1"
-            ), False
-        completion = completions[0]
-        if self.cache is not None and completion.error is None and completion.text is not None:
-            self.cache.put(key, CachedResponse.of(completion, encode_turn(completion)))
+            if len(completions) != 1:
+                return Completion.failed(
+                    f"backend returned {len(completions)} completions for n=1"
+                ), False
+            completion = completions[0]
+            if self.cache is not None and completion.error is None and completion.text is not None:
+                self.cache.put(key, CachedResponse.of(completion, encode_turn(completion)))
         return completion, False
 
 

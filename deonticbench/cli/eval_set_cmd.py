@@ -85,7 +85,7 @@ def command(
     comparison = None
     if outcome.complete:
         comparison = _compare(plan, replicates, bootstrap_seed)
-        doc["comparison"] = comparison[1] if comparison else None
+        doc["comparison"] = comparison[1]
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:
@@ -178,12 +178,12 @@ def _say_outcome(outcome: SetOutcome, doc: dict[str, Any], max_usd: float | None
         )
 
 
-def _compare(plan: SetPlan, replicates: int, seed: int) -> tuple[str, dict[str, Any]] | None:
-    """The set's table, results and report (``report.finish_set``)."""
-    try:
-        from ..report.set_outputs import finish_set  # start-up: only at the set's end
-    except ImportError:
-        return None
+def _compare(plan: SetPlan, replicates: int, seed: int) -> tuple[str, dict[str, Any]]:
+    """The set's one table, its set-results.json and report.html (``report.finish_set``),
+    with the sentences its numbers need beside them."""
+    from ..report.set_outputs import finish_set  # start-up: only at the set's end
+
     made = finish_set(plan.folder, replicates=replicates, seed=seed)
     click.echo(f"report: {made.report_path}; results: {made.results_path}", err=True)
-    return made.text, made.json_doc
+    text = "\n".join([made.text, *(f"note: {n}" for n in made.notes)])
+    return text, made.json_doc

@@ -13,8 +13,7 @@ import click
 
 from ..eval_sets import SetOutcome, SetPlan, SetProgress, plan_set, run_set, set_dry_run
 from ..evaluation.stopping import stopped_by_signals
-from ..store.naming import RUNS_DIR
-from ..store.sets import SpendLedger
+from ..store import naming, sets
 from ._options import bootstrap_options, json_option
 from .set_file import find_set_file, read_set_file
 
@@ -70,9 +69,9 @@ def command(
         raise click.UsageError("--assume-output-tokens goes with --dry-run.")
     set_file = find_set_file(set_name)
     entries = read_set_file(set_file, eval_cmd.command)
-    folder = out if out is not None else RUNS_DIR / "sets" / set_file.stem
+    folder = out if out is not None else naming.RUNS_DIR / "sets" / set_file.stem
     plan = plan_set(entries, folder, str(set_file))
-    spent = SpendLedger(folder).total()
+    spent = sets.SpendLedger(folder).total()
     if dry_run:
         est = set_dry_run(
             plan, assume_output_tokens=assume_output_tokens, max_usd=max_usd, spent_usd=spent

@@ -12,19 +12,16 @@ prepares and checks them (``plan``); ``set_dry_run`` prices them (``dry``);
 
 from __future__ import annotations
 
-from .dry import SetDryRun, set_dry_run
-from .execute import RunOutcome, SetOutcome, run_set
-from .plan import SetEntry, SetPlan, default_run_name, plan_set
+from .dry import set_dry_run
+from .execute import SetOutcome, run_set
+from .plan import SetEntry, SetPlan, plan_set
 from .progress import SetProgress
 
 __all__ = [
-    "RunOutcome",
-    "SetDryRun",
     "SetEntry",
     "SetOutcome",
     "SetPlan",
     "SetProgress",
-    "default_run_name",
     "plan_set",
     "run_set",
     "set_dry_run",

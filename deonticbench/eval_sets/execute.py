@@ -20,9 +20,9 @@ from typing import Literal
 
 from ..api import arun
 from ..errors import DeonticBenchError
-from ..evaluation.spending import Budget, run_prices
+from ..evaluation import Budget, run_prices
 from ..store.run import Run
-from ..store.sets import SpendLedger, write_set_manifest
+from ..store import sets
 from .plan import PlannedRun, SetPlan
 from .progress import SetProgress
 
@@ -67,8 +67,8 @@ async def run_set(
             await run.prepared.model.check()
         except DeonticBenchError as exc:
             raise type(exc)(f"{run.entry.where}: {exc}") from None
-    write_set_manifest(plan.folder, plan.source, [r.manifest_row for r in plan.runs])
-    ledger = SpendLedger(plan.folder)
+    sets.write_set_manifest(plan.folder, plan.source, [r.manifest_row for r in plan.runs])
+    ledger = sets.SpendLedger(plan.folder)
     spent = ledger.by_run()
     budget = Budget(
         max_usd,

@@ -21,9 +21,9 @@ from ..api import PreparedRun, prepare
 from ..errors import ConfigError, DeonticBenchError
 from ..evaluation.run_options import RunOptions
 from ..models.base import cacheable
-from ..store.config import check_existing, fingerprint
+from ..store import check_existing, sets
+from ..store import config as run_config
 from ..store.folder import is_run_folder
-from ..store.sets import SetRun
 from ..store.spec import RunSpec
 
 __all__ = ["SetEntry", "SetPlan", "default_run_name", "lane_of", "plan_set"]
@@ -54,8 +54,10 @@ class PlannedRun:
     prepared: PreparedRun
 
     @property
-    def manifest_row(self) -> SetRun:
-        return SetRun(self.name, self.prepared.model.spec, self.prepared.spec.protocol, self.lane)
+    def manifest_row(self) -> sets.SetRun:
+        return sets.SetRun(
+            self.name, self.prepared.model.spec, self.prepared.spec.protocol, self.lane
+        )
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def plan_set(entries: Sequence[SetEntry], folder: Path, source: str) -> SetPlan:
             prepared = prepare(entry.spec, options)
         except DeonticBenchError as exc:
             raise type(exc)(f"{entry.where}: {exc}") from None
-        key = json.dumps(fingerprint(prepared.config), sort_keys=True, default=str)
+        key = json.dumps(run_config.fingerprint(prepared.config), sort_keys=True, default=str)
         if key in prints:
             raise ConfigError(
                 f"{entry.where} is the same run as {prints[key]} (same model, data, modes "

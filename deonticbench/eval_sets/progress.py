@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from ..evaluation.progress import LiveProgress, fit_block
+from ..evaluation import progress as run_progress
 from ..store.record import Record
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class SetProgress:
         self.budget: Budget | None = None
         self._drawn = 0
         self._last_draw = 0.0
-        self._sizer = LiveProgress(self.stream, tty=self.tty)
+        self._sizer = run_progress.LiveProgress(self.stream, tty=self.tty)
 
     def observer(self, name: str) -> _RunObserver:
         line = self.lines.setdefault(name, _RunLine(name))
@@ -142,7 +142,7 @@ class SetProgress:
             return
         self._last_draw = now
         columns, rows = self._sizer._terminal_size()
-        block = fit_block(
+        block = run_progress.fit_block(
             [self._line(line) for line in self.lines.values()], self._total_line(), columns, rows
         )
         out = [f"\x1b[{self._drawn}F"] if self._drawn else []

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .provenance import build_config, imported_config
     from .run_options import EvalOptions, RunOptions
     from .runner import Runner, evaluate_attempt
+    from .spending import Budget, run_prices
     from .stopping import stopped_by_signals
     from .trials import batch_interactive_note, check_dar_tasks
     from .validate_text import validate_json, validate_lines
@@ -43,6 +44,8 @@ _HOME = {
     "open_cache": "preflight",
     "run_cache": "preflight",
     "BatchBroker": "batching",
+    "Budget": "spending",
+    "run_prices": "spending",
     "DryRunEstimate": "dryrun",
     "ConsoleProgress": "progress",
     "adopt": "batch_admin",
@@ -71,6 +74,7 @@ none of the runner, the agents or the dry run, whose imports were most of its st
 
 __all__ = [
     "BatchBroker",
+    "Budget",
     "CacheChoice",
     "ConsoleProgress",
     "DryRunEstimate",
@@ -96,6 +100,7 @@ __all__ = [
     "reference_program",
     "rows_text",
     "run_cache",
+    "run_prices",
     "run_program_file",
     "stopped_by_signals",
     "summary_table",

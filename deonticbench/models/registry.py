@@ -12,7 +12,9 @@ size: how we ask, not what comes back; kept out of the key).
 
 from __future__ import annotations
 
+import copy
 import fnmatch
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -110,12 +112,22 @@ class ModelSettings:
 
 
 def load_registry(path: Path | None = None) -> dict[str, Any]:
-    """Read the registry file; a missing file is an empty registry."""
+    """Read the registry file; a missing file is an empty registry.  The parse is kept
+    while the file is unchanged (its size and modification time): a report prices every
+    row, and each look-up parsed the YAML again (0.1 s each)."""
+    chosen = path or REGISTRY_FILE
+    try:
+        stat = chosen.stat()
+    except FileNotFoundError:
+        return {}
+    return copy.deepcopy(_parsed(str(chosen), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
     import yaml  # start-up: only when the registry file is read
 
-    chosen = path or REGISTRY_FILE
-    if not chosen.exists():
-        return {}
+    chosen = Path(path)
     try:
         data = yaml.safe_load(chosen.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:

@@ -178,7 +178,7 @@ def _say_outcome(outcome: SetOutcome, doc: dict[str, Any], max_usd: float | None
 
 
 def _compare(plan: SetPlan, replicates: int, seed: int) -> tuple[str, dict[str, Any]]:
-    """The set's one table, its set-results.json and report.html (``report.finish_set``),
+    """The set's one table, its results.json and report.html (``report.finish_set``),
     with the sentences its numbers need beside them."""
     from ..report.set_outputs import finish_set  # start-up: only at the set's end
 

@@ -25,7 +25,7 @@ Where each part lives: ``_page`` (the page's order, the template, writing the fi
 ``_prompt_book`` (prompts rebuilt for each attempt), ``_analysis_section`` (rows read
 from ``analysis.jsonl``) and ``_json`` (JSON a browser accepts); ``score_files`` writes
 ``score --out``'s table files and figures; ``set_outputs`` writes what an eval set
-leaves in its folder when it ends (``finish_set``: set-results.json, report.html and the
+leaves in its folder when it ends (``finish_set``: results.json, report.html and the
 set's one table).
 """
 

@@ -1,8 +1,8 @@
 """What an eval set leaves in its folder when it ends: the set's comparison
-(``scoring.set_table``), ``set-results.json`` and one ``report.html`` of every run.
+(``scoring.set_table``), the set's ``results.json`` and one ``report.html`` of every run.
 
 ``finish_set`` scores the set's started runs once and hands the same scores to the
-comparison, to set-results.json and to the report, so the three show the same numbers as
+comparison, to results.json and to the report, so the three show the same numbers as
 ``score SETDIR`` and ``report SETDIR``.
 """
 
@@ -28,7 +28,7 @@ class SetOutputs:
     text: str
     """The one table (``SetComparison.render``, in the format asked for)."""
     json_doc: dict[str, Any]
-    """``SetComparison.to_json``: what ``set-results.json`` holds under ``comparison``."""
+    """``SetComparison.to_json``: what the set's ``results.json`` holds under ``comparison``."""
     results_path: Path
     report_path: Path
     notes: list[str]
@@ -47,7 +47,7 @@ def finish_set(
 ) -> SetOutputs:
     """Score the eval set in ``folder`` (its started runs, in the set's order, with
     ``replicates`` bootstrap replicates drawn with ``seed``), write its
-    ``set-results.json`` and ``report.html`` there, and return the comparison (``fmt``:
+    the set's ``results.json`` and ``report.html`` there, and return the comparison (``fmt``:
     table, markdown, csv, latex or json) with both paths.  ``data_dir``: where the report
     rebuilds the prompts from (default: each run's data)."""
     manifest = sets.read_set_manifest(Path(folder))

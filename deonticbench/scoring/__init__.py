@@ -5,7 +5,7 @@ them (``scores``), the Table 2 layout and other tables (``tables``), results.jso
 (``results``), token usage and its estimated cost (``usage``), the format of agentic
 trials (``agent_format``), the caveats of a run's numbers (``notes``), Figure 2
 (``figures``), the paper's published scores (``paper``) and an eval set's one table and
-set-results.json (``set_table``).  Hands score rows and tables
+results.json (``set_table``).  Hands score rows and tables
 to analysis, the report and the command line.
 """
 

@@ -13,7 +13,7 @@ set's order.  Under each run's setting come
   bootstrap interval (``tables.comparison_table``'s cell).
 
 Every cell is one of those functions' own, moved into place, never computed again: a run's
-cells equal ``score`` of that run folder alone.  ``set-results.json`` (``write_set_results``)
+cells equal ``score`` of that run folder alone.  the set's ``results.json`` (``write_set_results``)
 holds every run's results.json document beside the comparison's JSON.
 """
 
@@ -314,13 +314,13 @@ def _differences(
     return out
 
 
-# -- set-results.json --------------------------------------------------------------------
+# -- results.json --------------------------------------------------------------------
 
 
 def set_results(
     comparison: SetComparison, comparison_json: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """``set-results.json``: each started run's results.json document (``build_results``,
+    """the set's ``results.json``: each started run's results.json document (``build_results``,
     its wall time carried from the run's own results.json), the set's totals, what the
     set's spend ledger holds, and the comparison's JSON (``comparison_json`` when it is
     made already)."""
@@ -379,7 +379,7 @@ def set_results(
 def write_set_results(
     comparison: SetComparison, comparison_json: dict[str, Any] | None = None
 ) -> Path:
-    """Write ``set_results`` to the set folder's ``set-results.json`` (atomically)."""
+    """Write ``set_results`` to the set folder's the set's ``results.json`` (atomically)."""
     target = comparison.manifest.folder / sets.SET_RESULTS
     tmp = target.with_name(target.name + ".tmp")
     doc = set_results(comparison, comparison_json)

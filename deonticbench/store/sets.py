@@ -22,8 +22,8 @@ from ..errors import DataError
 SET_MANIFEST = "set.json"
 SPEND_LEDGER = "spend.jsonl"
 SET_KIND = "deonticbench-eval-set"
-SET_RESULTS = "set-results.json"
-"""The set's own results (every run's figures and the set's comparison), beside the
+SET_RESULTS = "results.json"
+"""The set's own results.json (every run's figures and the set's comparison), beside the
 runs' own results.json files."""
 
 __all__ = [

@@ -1,6 +1,6 @@
 """An eval set's report and results: ``report SETDIR`` writes one report.html into the set
 folder with every run, and ``finish_set`` (what ``eval-set`` calls when a set ends)
-writes that report and set-results.json and returns the set's one table."""
+writes that report and results.json and returns the set's one table."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_finish_set_writes_the_sets_report_and_results_and_returns_its_table(
     set_dir: Path,
 ) -> None:
     outputs = finish_set(set_dir, replicates=20, seed=3)
-    assert outputs.results_path == set_dir / "set-results.json"
+    assert outputs.results_path == set_dir / "results.json"
     assert outputs.report_path == set_dir / "report.html"
     compared = set_comparison(set_dir, bootstrap=20, seed=3)
     assert outputs.text == compared.render("table")

@@ -1,7 +1,7 @@
 """An eval set's one table (``scoring.set_table``): every run's cells are ``score``'s of
 that run folder alone, the published cells beside are ``score --against paper``'s (or
 ``--against dar``'s for runs of the dar protocol), the paired differences are ``score
---compare``'s, and set-results.json holds each run's results.json figures.
+--compare``'s, and results.json holds each run's results.json figures.
 
 The set: two synthetic runs of paper models under the paper protocol (their figures
 differ; the second is compared with the first on the same cases), a real run of the
@@ -176,7 +176,7 @@ def test_set_results_holds_each_runs_results_json_figures(
 ) -> None:
     SpendLedger(set_dir).append("o3", 0.25)  # what the set paid for o3's requests
     path = write_set_results(compared)
-    assert path == set_dir / "set-results.json"
+    assert path == set_dir / "results.json"
     doc = json.loads(path.read_text())
     assert [r["name"] for r in doc["runs"]] == ["gpt41", "o3", "reference", "o3-harness"]
     for entry in doc["runs"]:

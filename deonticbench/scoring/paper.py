@@ -64,14 +64,29 @@ def normalise_model(name: str) -> str:
     """A model name reduced for matching: ``openai:gpt-4.1``, ``GPT-4.1`` and a dated pin
     such as ``openai/gpt-4.1-2025-04-14`` (the folder upstream's scripts write, which
     ``import-upstream`` takes as the model) agree."""
-    base = name.rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+    # A spec's server (``openai-compatible:<model>@<url>``) is no part of the model's name.
+    base = name.split("@", 1)[0].rsplit(":", 1)[-1].rsplit("/", 1)[-1]
     base = re.sub(r"-(\d{4}-\d{2}-\d{2}|\d{8})$", "", base)
     return re.sub(r"[^a-z0-9]", "", base.lower())
 
 
+SERVED_NAMES = {
+    "moonshotai/Kimi-K2-Instruct-0905": "Kimi K2 Instruct",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507-tput": "Qwen3-235B",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507": "Qwen3-235B",
+}
+"""The names the open models of Table 2 are served under (the paper's section 4 names
+"Kimi K2 Instruct 0905"; upstream's model_config.yaml names Qwen3-235B's Together id) and
+the row each is published as: no normalising reduces the one to the other."""
+
+
 def match_model(spec: str) -> str | None:
-    """The paper's model a run's model spec names, if any (exact after normalising)."""
+    """The paper's model a run's model spec names, if any (exact after normalising, or
+    a served name of ``SERVED_NAMES``)."""
     wanted = normalise_model(spec)
+    served = {normalise_model(name): row for name, row in SERVED_NAMES.items()}
+    if wanted in served:
+        return served[wanted]
     for model in paper_models():
         if normalise_model(model) == wanted:
             return model

@@ -235,6 +235,21 @@ def test_model_specs_match_paper_names() -> None:
     assert match_model("openai:gpt-4.1-mini") is None
 
 
+def test_table2_sets_models_behind_a_server_match_their_published_rows() -> None:
+    """eval/sets/table2.yaml reaches Gemini and the open models through
+    ``openai-compatible:<model>@<url>``: the server is no part of the name, and the open
+    models' served names are the paper's rows."""
+    assert match_model("openai-compatible:gemini-2.5-flash@http://h:8000/v1") == (
+        "Gemini 2.5 Flash"
+    )
+    kimi = "openai-compatible:moonshotai/Kimi-K2-Instruct-0905@https://api.together.xyz/v1"
+    assert match_model(kimi) == "Kimi K2 Instruct"
+    qwen = "openai-compatible:Qwen/Qwen3-235B-A22B-Instruct-2507-tput@http://h/v1"
+    assert match_model(qwen) == "Qwen3-235B"
+    assert match_model("openai-compatible:Qwen/Qwen3-8B@http://h/v1") is None
+    assert match_model("openai:o3-mini") is None
+
+
 @pytest.mark.slow
 def test_an_unwritable_out_folder_is_one_sentence(
     runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -184,5 +184,6 @@ def _compare(plan: SetPlan, replicates: int, seed: int) -> tuple[str, dict[str, 
 
     made = finish_set(plan.folder, replicates=replicates, seed=seed)
     click.echo(f"report: {made.report_path}; results: {made.results_path}", err=True)
-    text = "\n".join([made.text, *(f"note: {n}" for n in made.notes)])
+    notes = [n if n.startswith("note:") else f"note: {n}" for n in made.notes]
+    text = "\n".join([made.text, *notes])
     return text, made.json_doc

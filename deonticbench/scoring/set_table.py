@@ -34,6 +34,7 @@ from .comparisons import Comparison, compare, comparisons_note
 from .dar_published import against_dar
 from .metrics import DEFAULT_BOOTSTRAP
 from .notes import against_paper_notes
+from .paper import match_model
 from .results import RESULTS_FILE, _previous_wall_time, build_results, estimated_cost, run_totals
 from .scores import RunScores, score_runs
 from .tables import (
@@ -172,6 +173,12 @@ def set_comparison(
     across = comparisons_note(comparisons)
     notes += protocols + splits + shared + ([f"note: {across}"] if across else [])
     notes += _dropped_cases(comparisons)
+    untested = [s.run.name for s in paper if match_model(s.run.model) is None]
+    if untested:
+        notes.append(
+            f"{', '.join(untested)}: not a model of the paper, so no published row stands "
+            "beside it (score --against paper shows them all)."
+        )
     table = _table(scores, comparisons)
     return SetComparison(manifest, scores, comparisons, table, notes, bootstrap, seed)
 
@@ -276,6 +283,10 @@ def _published(s: RunScores, with_stage: bool) -> _Published:
                 out.readings.setdefault(title, []).append(
                     [who, row[2], *_in_columns(cells, with_stage)]
                 )
+        return out
+    if match_model(s.run.model) is None:
+        # A model the paper did not test: every published row would stand beside it, 16
+        # rows a run that say nothing of it; the set names such runs once (``notes``).
         return out
     table = against_paper([s])
     names = {DOMAINS[d].display_name: d for d in TABLE_DOMAINS}

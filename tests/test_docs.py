@@ -19,10 +19,12 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -55,6 +57,7 @@ class Block:
     marked: bool = False
     skip_reason: str | None = None
     skipped: dict[int, str] = field(default_factory=dict)
+    together: list[set[int]] = field(default_factory=list)
     setup: list[str] = field(default_factory=list)
     then: list[str] = field(default_factory=list)
     replace: list[tuple[str, str]] = field(default_factory=list)
@@ -64,7 +67,8 @@ class Block:
     problems: list[str] = field(default_factory=list)
 
     def where(self) -> str:
-        return f"{self.doc.relative_to(REPO)}:{self.line}"
+        shown = self.doc.relative_to(REPO) if self.doc.is_relative_to(REPO) else self.doc
+        return f"{shown}:{self.line}"
 
     def prepared(self, number: int) -> str:
         command = self.commands[number - 1]
@@ -120,6 +124,8 @@ def _read_marker(text: str, block: Block) -> None:
         elif words[0] == "skip" and len(words) == 2:
             for number in words[1].split(","):
                 block.skipped[int(number)] = value
+        elif words[0] == "together" and len(words) == 2:
+            block.together.append({int(number) for number in words[1].split(",")})
         elif name == "setup":
             block.setup.append(value)
         elif name == "then":
@@ -213,24 +219,63 @@ def _doc_ids() -> list[str]:
 # --- every shell block is marked, and every marker is well formed --------------------------
 
 
+def marking_problems(block: Block) -> list[str]:
+    """What is wrong with a block's marking: none, or a missing or ill-formed directive."""
+    problems: list[str] = []
+    if not block.marked:
+        problems.append(
+            f"{block.where()}: a shell block without a <!-- doctest ... --> comment "
+            "(run it, or say why it cannot run offline)"
+        )
+    if block.skip_reason is not None and not block.skip_reason:
+        problems.append(f"{block.where()}: 'skip' needs a reason")
+    for number, reason in block.skipped.items():
+        if not reason:
+            problems.append(f"{block.where()}: 'skip {number}' needs a reason")
+        if not 1 <= number <= len(block.commands):
+            problems.append(f"{block.where()}: no command {number} to skip")
+    for group in block.together:
+        if len(group) < 2 or not all(1 <= n <= len(block.commands) for n in group):
+            problems.append(f"{block.where()}: 'together' names two or more of commands 1 to "
+                            f"{len(block.commands)}, not {sorted(group)}")  # fmt: skip
+        elif any(block.commands[n - 1].startswith("export ") for n in group):
+            problems.append(f"{block.where()}: an export cannot run 'together'")
+        if group & set(block.skipped):
+            problems.append(f"{block.where()}: a skipped command cannot run 'together'")
+    problems.extend(f"{block.where()}: {p}" for p in block.problems)
+    return problems
+
+
 @pytest.mark.parametrize("name", _doc_ids())
 def test_every_shell_block_runs_or_says_why_not(name: str) -> None:
-    problems: list[str] = []
-    for block in shell_blocks(REPO / name):
-        if not block.marked:
-            problems.append(
-                f"{block.where()}: a shell block without a <!-- doctest ... --> comment "
-                "(run it, or say why it cannot run offline)"
-            )
-        if block.skip_reason is not None and not block.skip_reason:
-            problems.append(f"{block.where()}: 'skip' needs a reason")
-        for number, reason in block.skipped.items():
-            if not reason:
-                problems.append(f"{block.where()}: 'skip {number}' needs a reason")
-            if not 1 <= number <= len(block.commands):
-                problems.append(f"{block.where()}: no command {number} to skip")
-        problems.extend(f"{block.where()}: {p}" for p in block.problems)
+    problems = [p for block in shell_blocks(REPO / name) for p in marking_problems(block)]
     assert not problems, "\n".join(problems)
+
+
+def test_together_names_independent_commands_of_its_block(tmp_path: Path) -> None:
+    """``together 2,3`` starts commands 2 and 3 at once; a number the block lacks, a lone
+    command, an ``export`` or a skipped command is reported."""
+    doc = tmp_path / "doc.md"
+    fence = "```"
+    doc.write_text(
+        "<!-- doctest\ntogether 2,3: both wait\n-->\n"
+        f"{fence}sh\nls\nls a\nls b\n{fence}\n\n"
+        "<!-- doctest\ntogether 2,4: no command 4\ntogether 1: alone\n-->\n"
+        f"{fence}sh\nls\nls a\n{fence}\n\n"
+        "<!-- doctest\nskip 2: no\ntogether 1,2: an export, a skipped one\n-->\n"
+        f"{fence}sh\nexport A=1\nls\n{fence}\n",
+        encoding="utf-8",
+    )
+    good, bad, worse = shell_blocks(doc)
+    assert good.together == [{2, 3}] and not marking_problems(good)
+    assert [p.split(": ", 1)[1] for p in marking_problems(bad)] == [
+        "'together' names two or more of commands 1 to 2, not [2, 4]",
+        "'together' names two or more of commands 1 to 2, not [1]",
+    ]
+    assert [p.split(": ", 1)[1] for p in marking_problems(worse)] == [
+        "an export cannot run 'together'",
+        "a skipped command cannot run 'together'",
+    ]
 
 
 # --- every cited repository path exists -------------------------------------------------
@@ -366,31 +411,66 @@ def _environment(home: Path) -> dict[str, str]:
     return env
 
 
-def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
-    """One command through bash, in its own process group, which is killed afterwards so
-    that nothing a command started in the background (``&``) outlives it."""
-    start = time.monotonic()
+@dataclass
+class _Running:
+    """A command started in its own process group, its output (stdout and stderr, in
+    order) going to a file: commands run ``together`` never wait on each other's pipe."""
+
+    process: subprocess.Popen[bytes]
+    output: IO[bytes]
+    started: float
+
+
+def _start(command: str, cwd: Path, env: dict[str, str]) -> _Running:
+    output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _finish)
+    started = time.monotonic()
     process = subprocess.Popen(
         ["bash", "-o", "pipefail", "-c", command],
         cwd=cwd,
         env=env,
-        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stdout=output,
         stderr=subprocess.STDOUT,
-        text=True,
         start_new_session=True,
     )
+    return _Running(process, output, started)
+
+
+def _finish(running: _Running) -> tuple[int, str, float]:
+    """Wait for a started command (at most ``COMMAND_TIMEOUT_S`` from its start), then
+    kill its process group, so that nothing it started in the background (``&``)
+    outlives it; its exit code, output and seconds."""
+    process, late = running.process, ""
     try:
-        output, _ = process.communicate(timeout=COMMAND_TIMEOUT_S)
+        process.wait(timeout=max(0.0, running.started + COMMAND_TIMEOUT_S - time.monotonic()))
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        output += f"\n[timed out after {COMMAND_TIMEOUT_S} s]"
+        process.wait()
+        late = f"\n[timed out after {COMMAND_TIMEOUT_S} s]"
     finally:
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    return process.returncode, output, time.monotonic() - start
+    seconds = time.monotonic() - running.started
+    with running.output:
+        running.output.seek(0)
+        output = running.output.read().decode("utf-8", errors="replace")
+    return process.returncode, output + late, seconds
+
+
+def _finish_now(running: _Running) -> None:
+    """Kill a started command that is no longer waited for."""
+    try:
+        os.killpg(running.process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _finish(running)
+
+
+def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
+    """One command through bash (``_start``, ``_finish``)."""
+    return _finish(_start(command, cwd, env))
 
 
 def _exported(command: str, env: dict[str, str]) -> None:
@@ -431,21 +511,33 @@ def test_documented_commands_run(name: str, tmp_path: Path) -> None:
             code, output, _ = _run(command, tmp_path, local)
             if code != 0:
                 _fail(block, command, f"the hidden setup exited {code}", output)
-        for number in range(1, len(block.commands) + 1):
-            if number in block.skipped:
-                continue
-            command = block.prepared(number)
-            if command.startswith("export "):
-                _exported(command, env)
-                local.update(env)
-                continue
-            code, output, seconds = _run(command, tmp_path, local)
-            timings.append(f"{seconds:6.1f} s  {block.where()} {command[:90]}")
-            outputs[number] = output
-            if code != 0:
-                _fail(block, command, f"exited {code}", output)
-            if "Traceback (most recent call last)" in output:
-                _fail(block, command, "printed a traceback", output)
+        started: dict[int, _Running] = {}
+        try:
+            for number in range(1, len(block.commands) + 1):
+                if number in block.skipped:
+                    continue
+                command = block.prepared(number)
+                if command.startswith("export "):
+                    _exported(command, env)
+                    local.update(env)
+                    continue
+                for group in block.together:
+                    if number in group and number not in started:
+                        # Independent commands (the doc's directive says so): all started now.
+                        for other in sorted(group):
+                            started[other] = _start(block.prepared(other), tmp_path, local)
+                running = started.get(number) or _start(command, tmp_path, local)
+                code, output, seconds = _finish(running)
+                timings.append(f"{seconds:6.1f} s  {block.where()} {command[:90]}")
+                outputs[number] = output
+                if code != 0:
+                    _fail(block, command, f"exited {code}", output)
+                if "Traceback (most recent call last)" in output:
+                    _fail(block, command, "printed a traceback", output)
+        finally:  # a failed command leaves none of its group running
+            for running in started.values():
+                if not running.output.closed:
+                    _finish_now(running)
         for command in block.then:
             code, output, _ = _run(command, tmp_path, local)
             if code != 0:

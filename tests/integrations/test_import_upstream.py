@@ -12,11 +12,13 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from shared_work import shared_folder
 
 from deonticbench.cli import main
 from deonticbench.data.cases import Case, load_cases
@@ -128,38 +130,84 @@ def build_outputs(root: Path, upstream: ModuleType) -> None:
             target.write_text(json.dumps(rows, indent=2))
 
 
-def upstream_swipl_output(path: Path, domain: str, folder: str, work: Path) -> str:
-    """What upstream's process_generated_prolog.py then run_swipl.sh print for the
-    program-mode output file ``path``."""
-    pl_dir = work / domain / folder
-    subprocess.run(
-        [sys.executable, str(SCRIPTS / "process_generated_prolog.py"), "--llm-output",
-         str(path), "--save-dir", str(pl_dir), "--dataset", domain],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    run = subprocess.run(
-        ["bash", str(SCRIPTS / "run_swipl.sh"), str(pl_dir)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TIMEOUT_DURATION": "10"},
-    )
-    return run.stdout
-
-
-def upstream_figures(root: Path, work: Path, upstream: ModuleType) -> dict[tuple[str, str], Any]:
-    """What upstream's scripts give for every file of ``root``."""
+def upstream_swipl_outputs(root: Path, work: Path) -> dict[tuple[str, str], str]:
+    """What upstream's process_generated_prolog.py then run_swipl.sh print for each
+    program-mode output file of ``root``, by (domain, folder): the ten pipelines run at
+    once, each as released."""
+    running = {}
+    for dom in DOMAINS.values():
+        for folder in ("few_shot", "zero_shot"):
+            pl_dir = work / dom.name / folder
+            script = (
+                '"$PYTHON" "$SCRIPTS/process_generated_prolog.py" --llm-output "$SOURCE"'
+                ' --save-dir "$PROGRAMS" --dataset "$DATASET" > /dev/null'
+                ' && bash "$SCRIPTS/run_swipl.sh" "$PROGRAMS"'
+            )
+            env = {**os.environ, "TIMEOUT_DURATION": "10", "PYTHON": sys.executable,
+                   "SCRIPTS": str(SCRIPTS), "PROGRAMS": str(pl_dir), "DATASET": dom.name,
+                   "SOURCE": str(root / dom.name / folder / MODEL / FILES[folder])}  # fmt: skip
+            running[(dom.name, folder)] = subprocess.Popen(
+                ["bash", "-c", script],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
     out = {}
+    for key, process in running.items():
+        stdout, stderr = process.communicate(timeout=600)
+        assert process.returncode == 0, f"{key}: upstream's scripts failed: {stderr[-2000:]}"
+        out[key] = stdout
+    return out
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """The outputs folder ``build_outputs`` writes (read only: a test that adds to it
+    copies it) and what upstream's scripts print for its programs, made once per session
+    for both tests that read them (``shared_work``)."""
+
+    outputs: Path
+    swipl: dict[tuple[str, str], str]
+
+    def copy(self, to: Path) -> Path:
+        shutil.copytree(self.outputs, to)
+        return to
+
+
+def _made(folder: Path) -> None:
+    build_outputs(folder / "outputs", upstream_script())
+    printed = upstream_swipl_outputs(folder / "outputs", folder / "pl")
+    for (domain, mode), text in printed.items():
+        (folder / f"{domain}-{mode}.txt").write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def made_upstream(tmp_path_factory: pytest.TempPathFactory) -> Upstream:
+    folder = shared_folder(tmp_path_factory, "import-upstream-outputs", _made)
+    swipl = {
+        (dom, mode): (folder / f"{dom}-{mode}.txt").read_text(encoding="utf-8")
+        for dom in DOMAINS
+        for mode in ("few_shot", "zero_shot")
+    }
+    return Upstream(folder / "outputs", swipl)
+
+
+def upstream_figures(
+    made: Upstream, work: Path, upstream: ModuleType
+) -> dict[tuple[str, str], Any]:
+    """What upstream's scripts give for every file of the outputs folder."""
+    out = {}
+    work.mkdir(parents=True, exist_ok=True)
     for dom in DOMAINS.values():
         labels = upstream.load_labels(dom.name)
         for folder, file_name in FILES.items():
-            path = root / dom.name / folder / MODEL / file_name
+            path = made.outputs / dom.name / folder / MODEL / file_name
             if folder == "direct":
                 combined = upstream.parse_source_json(str(path), dom.name)
             else:
                 txt = work / f"{dom.name}-{folder}.txt"
-                txt.write_text(upstream_swipl_output(path, dom.name, folder, work))
+                txt.write_text(made.swipl[(dom.name, folder)])
                 combined = upstream.parse_swipl_txt(str(txt), dom.name, labels)
             out[(dom.name, OUR_MODE[folder])] = upstream.bootstrap_accuracy(combined, dom.name)
     return out
@@ -191,11 +239,10 @@ def first_outcomes(run: Path) -> dict[tuple[str, str, str, int], tuple[Any, Any]
 
 @pytest.mark.slow
 def test_imported_outputs_score_as_upstreams_scripts_score_them(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], made_upstream: Upstream
 ) -> None:
     upstream = upstream_script()
-    outputs = tmp_path / "outputs"
-    build_outputs(outputs, upstream)
+    outputs = made_upstream.copy(tmp_path / "outputs")
     run = tmp_path / "run"
     argv = [
         "import-upstream",
@@ -212,7 +259,7 @@ def test_imported_outputs_score_as_upstreams_scripts_score_them(
     assert config["protocol"] == "paper" and config["model"]["spec"] == MODEL
     assert config["k"] == {d.name: d.default_k for d in DOMAINS.values()}
 
-    expected = upstream_figures(outputs, tmp_path / "upstream", upstream)
+    expected = upstream_figures(made_upstream, tmp_path / "upstream", upstream)
     assert main(["score", str(run), "--out", str(tmp_path / "scored")]) in (None, 0)
     results = json.loads((tmp_path / "scored" / "results.json").read_text())
     got = results["upstream_bootstrap"]
@@ -314,21 +361,19 @@ def _other_machine(txt: str, domain: str, labels: list[Any]) -> str:
 
 @pytest.mark.slow
 def test_upstreams_own_program_outputs_are_read_not_run_again(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], made_upstream: Upstream
 ) -> None:
     """With ``<domain>/swipl/<mode>/<model>-<mode>.txt`` in the outputs
     folder, an imported run equals bootstrap_outputs.py's figures for those very files,
     here outputs that differ from what this sandbox prints for the same programs; a
     mode without such a file is run again here, and config.json and the command say so."""
     upstream = upstream_script()
-    outputs = tmp_path / "outputs"
-    build_outputs(outputs, upstream)
+    outputs = made_upstream.copy(tmp_path / "outputs")
     plain: dict[tuple[str, str], Any] = {}
     for dom in DOMAINS.values():
         labels = upstream.load_labels(dom.name)
         for folder in ("few_shot", "zero_shot"):
-            path = outputs / dom.name / folder / MODEL / FILES[folder]
-            txt = upstream_swipl_output(path, dom.name, folder, tmp_path / "pl")
+            txt = made_upstream.swipl[(dom.name, folder)]
             suffix = folder.replace("_", "")
             target = outputs / dom.name / "swipl" / folder / f"gpt-test-{suffix}.txt"
             target.parent.mkdir(parents=True)

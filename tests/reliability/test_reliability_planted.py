@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from reliability_runs import Planted, cli, planted_run
+from shared_work import shared_folder
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from deonticbench.reliability import confidence_metrics as m
@@ -61,15 +63,29 @@ def _scored(root: Path, name: Planted, seed: int, k: int, split: str) -> dict[st
     return verbal
 
 
-@pytest.fixture(scope="module")
+PLANTS: tuple[tuple[Planted, int, int], ...] = (
+    ("calibrated", 11, 4),
+    ("miscalibrated", 12, 2),
+    ("noise", 13, 2),
+)
+"""(name, seed, K) of the three whole-split runs the first three tests read."""
+
+
+def _plant(root: Path) -> None:
+    """The three runs, made and scored at once (each an ``eval`` then a ``score``), their
+    verbal groups written as planted.json."""
+    with ThreadPoolExecutor(len(PLANTS)) as pool:
+        groups = pool.map(lambda p: (p[0], _scored(root, p[0], p[1], p[2], "whole")), PLANTS)
+        found = dict(groups)
+    (root / "planted.json").write_text(json.dumps(found), encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    root = tmp_path_factory.mktemp("planted")
-    plants: tuple[tuple[Planted, int, int], ...] = (
-        ("calibrated", 11, 4),
-        ("miscalibrated", 12, 2),
-        ("noise", 13, 2),
-    )
-    return {name: _scored(root, name, seed, k, "whole") for name, seed, k in plants}
+    """Made once per session, for every xdist worker (``shared_work``)."""
+    folder = shared_folder(tmp_path_factory, "reliability-planted", _plant)
+    found: dict[str, dict[str, Any]] = json.loads((folder / "planted.json").read_text())
+    return found
 
 
 @pytest.mark.slow

@@ -126,6 +126,9 @@ class Budget:
     """Told (run name, dollars) of every priced reply as it settles (the ledger)."""
     reserved_usd: float = 0.0
     """The worst cases of the priced requests in flight."""
+    in_flight: int = 0
+    """The priced requests in flight (counted: their reservations, summed and released
+    in another order, may leave a float's residue above zero with none in flight)."""
     spent_by_run: dict[str, float] = field(default_factory=dict)
     """Spent per run (the ledger's sums, and what this session added)."""
     unpriced: dict[str, int] = field(default_factory=dict)
@@ -162,11 +165,12 @@ class Budget:
         changed = self._condition()
         async with changed:
             while self.cap_usd is not None and self._over(usd):
-                if not wait or self.reserved_usd <= 0.0 or self.exhausted:
+                if not wait or self.in_flight == 0 or self.exhausted:
                     self._exhaust(usd)
                     await asyncio.Event().wait()  # cancelled by whoever stops the runs
                 await changed.wait()
             self.reserved_usd += usd
+            self.in_flight += 1
 
     def _over(self, usd: float) -> bool:
         assert self.cap_usd is not None
@@ -184,7 +188,8 @@ class Budget:
         it was billed is spent."""
         changed = self._condition()
         async with changed:
-            self.reserved_usd = max(self.reserved_usd - reserved, 0.0)
+            self.in_flight -= 1
+            self.reserved_usd = max(self.reserved_usd - reserved, 0.0) if self.in_flight else 0.0
             self.spent_usd += paid
             self.spent_by_run[run] = self.spent_by_run.get(run, 0.0) + paid
             if paid > 0.0 and self.record is not None:

@@ -85,11 +85,13 @@ async def run_set(
     tasks: list[asyncio.Task[None]] = []
     stopped: list[Literal["budget", "signal"]] = []
 
+    stopper: list[asyncio.Task[None]] = []
+
     def stop_at_cap() -> None:
         if not stopped:
             stopped.append("budget")
-        for task in tasks:
-            task.cancel()
+        if not stopper:  # called inside the refused request's reserve: stop a little later
+            stopper.append(asyncio.ensure_future(_stop_after_stores(tasks)))
 
     budget.on_exhausted = stop_at_cap
     started = time.monotonic()
@@ -107,6 +109,8 @@ async def run_set(
         if not stopped:
             stopped.append("signal")
         await asyncio.gather(*tasks, return_exceptions=True)
+    for task in stopper:
+        task.cancel()
     if progress is not None:
         progress.finish()
     return SetOutcome(
@@ -116,6 +120,21 @@ async def run_set(
         time.monotonic() - started,
         {lane: [r.name for r in runs] for lane, runs in lanes.items()},
     )
+
+
+STORE_TURNS = 50
+"""Turns of the event loop the runs are given, once the cap is reached, before they are
+stopped.  The reply whose settling left the refused request alone is stored (response
+cache) by its run a few turns later (its request returns, its gather ends); cancelled
+before that, it is lost though paid, and the resumed set pays for it again.  No request
+can start meanwhile: every request after the cap waits for ever."""
+
+
+async def _stop_after_stores(tasks: list[asyncio.Task[None]]) -> None:
+    for _ in range(STORE_TURNS):
+        await asyncio.sleep(0)
+    for task in tasks:
+        task.cancel()
 
 
 async def _one(

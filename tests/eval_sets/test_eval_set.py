@@ -19,6 +19,7 @@ What a set promises, each checked on the fakes' own logs and bills:
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -282,3 +283,106 @@ def test_a_bad_set_is_refused_in_one_sentence_naming_the_entry_before_any_reques
     assert ". " not in lines[0].removeprefix("error: ").rstrip("."), lines[0]
     assert done.stdout == ""
     assert sent == [] and not (tmp_path / "set").exists()
+
+
+# --- one budget across invocations ---------------------------------------------------
+
+
+async def test_the_cap_is_reached_when_nothing_is_in_flight_whatever_the_float_residue() -> None:
+    """Reservations of 0.1 and 0.2 released leave 2.8e-17 of 0.3 - 0.1 - 0.2: a request
+    that does not fit with none in flight reaches the cap; it does not wait for ever."""
+    from deonticbench.evaluation.spending import Budget
+
+    reached = asyncio.Event()
+    budget = Budget(0.35, on_exhausted=reached.set)
+    await budget.reserve(0.1)
+    await budget.reserve(0.2)
+    await budget.settle("run", 0.1, 0.1)
+    await budget.settle("run", 0.2, 0.2)
+    refused = asyncio.ensure_future(budget.reserve(0.1))
+    await asyncio.wait_for(reached.wait(), timeout=2)
+    refused.cancel()
+    assert budget.refused_usd == 0.1 and budget.spent_usd == pytest.approx(0.3)
+    assert budget.reserved_usd == 0.0
+
+
+# Housing's prompts (about 720 tokens) are under both providers' prompt-cache minimum
+# (1,024): every call is billed the same whatever the order of sending, so two
+# invocations and one can be compared to the nano-dollar.
+HOUSING = {"protocol": "harness", "split": "hard", "domains": "housing", "limit": 10,
+           "modes": "direct", "k": 2, "attempts": 1, "params": {"max_tokens": 64}}  # fmt: skip
+LEFT = re.compile(
+    r"stopped at the cap: \$([\d.]+) spent of \$([\d.]+); \$([\d.]+) left, less than the "
+    r"next request could cost \(\$([\d.]+) at most\)"
+)
+
+
+def samples_answered(fake: FakeProvider) -> int:
+    """The samples the fake answered: n each OpenAI call, one each Anthropic call."""
+    return sum(
+        int(r.body.get("n") or 1) if r.api == "openai" else 1
+        for r in fake.generation_requests()
+        if r.billed
+    )
+
+
+def housing_set(home: Path) -> Path:
+    return write_set(home / "budget.yaml", [{"model": GPT}, {"model": CLAUDE}], **HOUSING)
+
+
+@pytest.mark.slow
+def test_a_capped_set_stays_under_its_cap_and_a_higher_cap_completes_paying_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    # The whole set, uncapped, on a fake of its own: what it costs and what it sends.
+    full_home, capped_home = tmp_path / "full", tmp_path / "capped"
+    full_home.mkdir(), capped_home.mkdir()
+    with billing_fake() as fake:
+        done = eval_set(urls_of(fake), full_home, housing_set(full_home), "--out", "set")
+        assert done.returncode == 0, done.stderr
+        full_usd, full_sent, full_bill = usd_of(fake), answered(fake), fake.bill
+    assert len(full_bill) == 10 + 20  # OpenAI: n = K, a call a case; Anthropic: K calls
+    dearest = max(price_bill([b], GPT if b.api == "openai" else CLAUDE).usd for b in full_bill)
+    full_records = {n: records_of(full_home / "set" / n) for n in ("gpt-4.1", "claude-sonnet-4-5")}
+
+    cap = round(full_usd / 2, 4)
+    with billing_fake() as fake:
+        set_file = housing_set(capped_home)
+        done = eval_set(urls_of(fake), capped_home, set_file, "--out", "set", "--max-usd", str(cap))
+        assert done.returncode == 3, done.stderr
+        capped_usd, capped_calls = usd_of(fake), len(fake.bill)
+        # Never past the cap: every request went only if its worst case fitted.
+        assert 0 < capped_usd <= cap + 1e-9 and capped_usd <= cap + dearest
+        assert 0 < capped_calls < len(full_bill)
+        # It says what is spent and what is left, and the figures are the bill's.
+        said = LEFT.search(done.stderr)
+        assert said, done.stderr
+        spent, of, left, refused = map(float, said.groups())
+        # (The cap is said in cents.)
+        assert spent == pytest.approx(capped_usd, abs=5e-5) and of == pytest.approx(cap, abs=5e-3)
+        assert left == pytest.approx(cap - capped_usd, abs=5e-5) and left < refused
+        assert ledger_usd(capped_home / "set") == pytest.approx(capped_usd, abs=1e-6)
+        kept = sum(
+            len(records_of(capped_home / "set" / n)) for n in ("gpt-4.1", "claude-sonnet-4-5")
+            if (capped_home / "set" / n / "records.jsonl").is_file()
+        )  # fmt: skip
+        assert 0 < kept < 2 * 10 * 2
+        # Every sample paid for is a record: the cap stopped no run between a reply
+        # and its record (the reply would be paid again).
+        assert kept == samples_answered(fake)
+
+        # The same command with a higher cap: it completes, and over both invocations the
+        # fake answered each request as often as the uncapped set sent it.
+        done = eval_set(
+            urls_of(fake), capped_home, set_file, "--out", "set", "--max-usd", str(2 * full_usd),
+            "--json",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        doc = json_of(done)
+        assert answered(fake) == full_sent
+        assert usd_of(fake) == pytest.approx(full_usd, abs=1e-9)
+    assert doc["complete"] is True and doc["spent_usd"] == pytest.approx(full_usd, abs=5e-6)
+    assert ledger_usd(capped_home / "set") == pytest.approx(full_usd, abs=1e-6)
+    assert {r["name"]: r["kept"] for r in doc["runs"]} != {"gpt-4.1": 0, "claude-sonnet-4-5": 0}
+    for name, records in full_records.items():
+        assert records_of(capped_home / "set" / name) == records

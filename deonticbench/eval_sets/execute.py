@@ -1,8 +1,9 @@
 """Carrying a set out: its lanes side by side, each lane's runs one after another, all
 under one budget, every run into its ordinary folder under the set's.
 
-Before any request every model is asked whether its server is there and takes its key
-(free: ``Model.check``), so a missing key is one sentence before anything is paid.  The
+At the start every model is asked, all at once, whether its server is there and takes
+its key (free: ``Model.check``): a run that cannot run is said at once and never sends
+a request, while the other lanes go on.  The
 budget (``evaluation.spending.Budget``) starts from the set's ledger, so a resumed set
 counts what it paid before; when the cap is reached every run is stopped as Ctrl-C
 stops ``eval`` (the records are kept, results.json written) and the runs not started
@@ -13,7 +14,10 @@ reported and the other lanes go on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import importlib
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -21,12 +25,15 @@ from typing import Literal
 from ..api import arun
 from ..errors import DeonticBenchError
 from ..evaluation import Budget, run_prices
-from ..store.run import Run
+from ..scoring import figures
 from ..store import sets
+from ..store.run import Run
 from .plan import PlannedRun, SetPlan
 from .progress import SetProgress
 
 __all__ = ["RunOutcome", "SetOutcome", "run_set"]
+
+logger = logging.getLogger(__name__)
 
 RunState = Literal["done", "interrupted", "not started", "failed"]
 
@@ -62,11 +69,6 @@ async def run_set(
     plan: SetPlan, *, max_usd: float | None, progress: SetProgress | None = None
 ) -> SetOutcome:
     """Run every run of ``plan`` that is not finished (each resumes from its folder)."""
-    for run in plan.runs:
-        try:
-            await run.prepared.model.check()
-        except DeonticBenchError as exc:
-            raise type(exc)(f"{run.entry.where}: {exc}") from None
     sets.write_set_manifest(plan.folder, plan.source, [r.manifest_row for r in plan.runs])
     ledger = sets.SpendLedger(plan.folder)
     spent = ledger.by_run()
@@ -96,11 +98,27 @@ async def run_set(
     budget.on_exhausted = stop_at_cap
     started = time.monotonic()
 
+    # Every model is asked at once, at the start, whether its server is there and takes
+    # its key: a run late in its lane that cannot run is said now, not hours later.
+    checks = {run.name: asyncio.ensure_future(_check(run, progress)) for run in plan.runs}
+    closing: list[asyncio.Future[None]] = []
+
     async def lane(runs: list[PlannedRun]) -> None:
         for run in runs:
             if stopped:
                 return
-            await _one(run, budget, outcomes[run.name], progress)
+            outcome = outcomes[run.name]
+            failure = await checks[run.name]
+            if failure is not None:
+                outcome.state, outcome.error = "failed", failure
+                continue
+            try:
+                await _one(run, budget, outcome, progress)
+            except Exception as exc:  # a bug must not end its lane unsaid
+                outcome.state, outcome.error = "failed", f"{type(exc).__name__}: {exc}"
+                logger.exception("run %s failed", run.name)
+            if not closing:  # the set's closing modules load while the other lanes run
+                closing.append(asyncio.ensure_future(asyncio.to_thread(_load_closing)))
 
     tasks.extend(asyncio.ensure_future(lane(runs)) for runs in lanes.values())
     try:
@@ -111,6 +129,9 @@ async def run_set(
         await asyncio.gather(*tasks, return_exceptions=True)
     for task in stopper:
         task.cancel()
+    for check in checks.values():
+        check.cancel()
+    await asyncio.gather(*closing, *checks.values(), return_exceptions=True)
     if progress is not None:
         progress.finish()
     return SetOutcome(
@@ -135,6 +156,36 @@ async def _stop_after_stores(tasks: list[asyncio.Task[None]]) -> None:
         await asyncio.sleep(0)
     for task in tasks:
         task.cancel()
+
+
+async def _check(run: PlannedRun, progress: SetProgress | None) -> str | None:
+    """Whether ``run``'s model can be used: None, or the sentence saying why not (said at
+    once).  Its client, the provider's SDK imported, is made on a thread: the import (up
+    to 1.6 s) would otherwise hold every lane's event loop."""
+    model = run.prepared.model
+    try:
+        await asyncio.to_thread(_made_client, model)
+        await model.check()
+    except DeonticBenchError as exc:
+        sentence = f"{run.entry.where}: {exc}"
+        if progress is not None:
+            progress.say(f"error: {sentence}")
+        return sentence
+    return None
+
+
+def _made_client(model: object) -> None:
+    client = getattr(model, "client", None)
+    if callable(client):
+        client()
+
+
+def _load_closing() -> None:
+    """Import what the set's closing comparison draws with (the report, pyplot: about
+    1 s), on a thread while the slowest lane still runs."""
+    importlib.import_module("deonticbench.report.set_outputs")
+    with contextlib.suppress(DeonticBenchError):  # no matplotlib: the report says so
+        figures.pyplot()
 
 
 async def _one(

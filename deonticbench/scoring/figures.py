@@ -75,15 +75,9 @@ def _render(scores: Sequence[RunScores], target: IO[bytes], stage: Stage) -> dic
     return modes
 
 
-def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
-    """The metric with its interval beside the outcome decomposition, several runs at once.
-
-    One column per domain.  The top row is the table's metric (accuracy or macro-F1) with
-    the bootstrap interval as error bars; the bottom row is the paper's Figures 2 and 4:
-    correct (solid), wrong (pink) and abstained (hatched) shares of the samples.  Within a
-    domain there is one group per mode that some run ran, and one bar per run in it; a
-    mode no run ran is left out rather than drawn as an empty slot.
-    """
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (files, no screen), imported on first use:
+    drawing is the only user, and the import takes about 0.6 s."""
     try:
         # start-up: matplotlib only when a figure is drawn
         import matplotlib
@@ -94,6 +88,19 @@ def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
     # start-up: matplotlib only when a figure is drawn
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def build_figure(scores: Sequence[RunScores], stage: Stage = "first") -> Any:
+    """The metric with its interval beside the outcome decomposition, several runs at once.
+
+    One column per domain.  The top row is the table's metric (accuracy or macro-F1) with
+    the bootstrap interval as error bars; the bottom row is the paper's Figures 2 and 4:
+    correct (solid), wrong (pink) and abstained (hatched) shares of the samples.  Within a
+    domain there is one group per mode that some run ran, and one bar per run in it; a
+    mode no run ran is left out rather than drawn as an empty slot.
+    """
+    plt = pyplot()
     present = {g.domain for s in scores for g in s.groups if g.stage == stage}
     domains = [DOMAINS[name] for name in TABLE_DOMAINS if name in present]
     columns = max(len(domains), 1)

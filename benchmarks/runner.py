@@ -1,6 +1,6 @@
 """Runner benchmark: concurrent requests through the runner versus one-after-another calls.
 
-Every side talks to the loopback server (``tests/fakeproviders.py``, run in its own
+Every side talks to the loopback server (``tests/support/fakeproviders.py``, run in its own
 process as a real provider runs on its own machine) through the real openai client,
 with a fixed latency per request, measured in one run:
 
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from fakeproviders import FakeProvider, FakeRequest  # noqa: E402
 

@@ -111,6 +111,7 @@ bench: install
 	$(PY) benchmarks/analysis.py
 	$(PY) benchmarks/rewards.py
 	$(PY) benchmarks/report.py
+	$(PY) benchmarks/eval_set.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info

@@ -20,7 +20,9 @@ What a set promises, each checked on the fakes' own logs and bills:
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,10 +36,12 @@ from set_runs import (
     answered,
     eval_set,
     json_of,
+    kill_group,
     ledger_usd,
     records_of,
     run_cli,
     scripted_answer,
+    start_eval_set,
     urls_of,
     write_set,
 )
@@ -386,3 +390,79 @@ def test_a_capped_set_stays_under_its_cap_and_a_higher_cap_completes_paying_noth
     assert {r["name"]: r["kept"] for r in doc["runs"]} != {"gpt-4.1": 0, "claude-sonnet-4-5": 0}
     for name, records in full_records.items():
         assert records_of(capped_home / "set" / name) == records
+
+
+# --- a kill, then the same command -----------------------------------------------------
+
+KILLED = {**HOUSING, "k": 1, "concurrency": 2}
+LATENCY_S = 0.3
+
+
+def records_on_disk(folder: Path) -> int:
+    """The whole records in a set's run folders (a line a kill cut short is none)."""
+
+    def whole(line: str) -> bool:
+        try:
+            return isinstance(json.loads(line), dict)
+        except ValueError:
+            return False
+
+    return sum(
+        sum(1 for line in path.read_text().splitlines() if whole(line))
+        for path in folder.glob("*/records.jsonl")
+    )
+
+
+@pytest.mark.slow
+def test_a_set_killed_mid_way_resumes_paying_again_only_what_was_in_flight(
+    tmp_path: Path,
+) -> None:
+    set_file = write_set(tmp_path / "killed.yaml", [{"model": GPT}, {"model": CLAUDE}], **KILLED)
+    folder = tmp_path / "set"
+    with billing_fake(latency_s=LATENCY_S) as fake:
+        process = start_eval_set(urls_of(fake), tmp_path, set_file, "--out", str(folder))
+        try:
+            deadline = time.monotonic() + 300
+            while records_on_disk(folder) < 4:
+                assert process.poll() is None, (tmp_path / "started.stderr").read_text()
+                assert time.monotonic() < deadline, "no records in 300 s"
+                time.sleep(0.05)
+        finally:
+            kill_group(process)
+        kept = records_on_disk(folder)
+        before = answered(fake)
+        # The fake bills a request as it arrives: those it billed that are no record yet
+        # were in flight at the kill (K = 1, direct: a request is one record).
+        in_flight = sum(before.values()) - kept
+        # Mid-way: some records kept, some requests never sent.
+        assert 4 <= kept < 20 and sum(before.values()) < 20, (kept, before)
+        paid_before = usd_of(fake)
+        ledger_before = ledger_usd(folder)
+        time.sleep(LATENCY_S + 0.2)  # the fake answers what was in flight to nobody
+
+        done = eval_set(urls_of(fake), tmp_path, set_file, "--out", str(folder), "--json")
+        assert done.returncode == 0, done.stderr
+        doc = json_of(done)
+        after = answered(fake)
+        total_usd = usd_of(fake)
+    assert doc["complete"] is True
+    # Every request of the set answered (housing, K = 1: twenty distinct requests) ...
+    assert len(after) == 20
+    # ... and the ones answered twice are at most those in flight at the kill: never
+    # more than the runs' concurrency (2 + 2).
+    twice = sum(after.values()) - len(after)
+    assert twice <= in_flight <= 2 + 2, (twice, in_flight)
+    # The records on disk at the kill were kept, the others made now.
+    assert sum(r["kept"] for r in doc["runs"]) == kept
+    assert [r["kept"] + r["new"] for r in doc["runs"]] == [10, 10]
+    for name in ("gpt-4.1", "claude-sonnet-4-5"):
+        records = records_of(folder / name)
+        assert len(records) == 10 == len({(r["case_id"], r["sample"]) for r in records})
+    # The ledger heard of every reply that arrived, and of nothing else: what it says is
+    # the bill less at most the replies in flight at the kill.
+    assert ledger_before <= paid_before + 1e-9
+    assert ledger_usd(folder) <= total_usd + 1e-9
+    assert ledger_usd(folder) == pytest.approx(doc["spent_usd"], abs=1e-6)
+    assert total_usd - ledger_usd(folder) <= 4 * max(
+        price_bill([b], GPT if b.api == "openai" else CLAUDE).usd for b in fake.bill
+    )

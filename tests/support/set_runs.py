@@ -7,6 +7,7 @@ answered, each as one hashable key.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -73,15 +74,16 @@ def start_eval_set(
 ) -> subprocess.Popen[str]:
     """``eval-set`` started and left running, in a process group of its own (so that a
     kill reaches its Prolog workers too); its output goes to files under ``home``."""
-    return subprocess.Popen(
-        command("eval-set", str(set_file), *args),
-        env=set_env(home, urls),
-        cwd=home,
-        stdout=(home / "killed.stdout").open("w"),
-        stderr=(home / "killed.stderr").open("w"),
-        text=True,
-        start_new_session=True,
-    )
+    with (home / "started.stdout").open("w") as out, (home / "started.stderr").open("w") as err:
+        return subprocess.Popen(
+            command("eval-set", str(set_file), *args),
+            env=set_env(home, urls),
+            cwd=home,
+            stdout=out,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        )
 
 
 def json_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -145,5 +147,6 @@ def kill_group(process: subprocess.Popen[str]) -> None:
     """SIGKILL the process group ``start_eval_set`` started (this test's own)."""
     import signal
 
-    os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):  # it may have ended already
+        os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)

@@ -212,6 +212,27 @@ def test_the_set_dry_run_is_its_runs_dry_runs_summed_and_the_bill_within_2_perce
     assert total["prompt_tokens"] - by_run["open"]["prompt_tokens"] == pytest.approx(
         sum(b.input_tokens for b in bills.values()), rel=0.02
     )
+    # With output assumed: every sample's N tokens at each model's output price.
+    done = eval_set(
+        urls_of(finished.fake), tmp_path, finished.set_file, "--out", str(tmp_path / "fresh"),
+        "--dry-run", "--json", "--assume-output-tokens", "100",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assumed = json_of(done)["total"]
+    output = 20 * 100 * 8.00 / 1e6 + 20 * 100 * 15.00 / 1e6  # gpt-4.1, claude-sonnet-4-5
+    assert assumed["usd_output"] == pytest.approx(output, abs=2e-6)
+    assert assumed["usd"] == pytest.approx(total["usd"] + output, abs=2e-6)
+    # The finished set's dry run: nothing left to pay, and what it spent.
+    done = eval_set(
+        urls_of(finished.fake), tmp_path, finished.set_file, "--out", str(finished.folder),
+        "--dry-run", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    left = json_of(done)
+    assert left["total"]["calls"] == 0 and left["total"]["usd"] == 0
+    assert left["spent_usd"] == finished.done["spent_usd"]
+    # No dry run sent a generation.
+    assert len(finished.fake.bill) == bills[GPT].calls + bills[CLAUDE].calls
 
 
 @pytest.mark.slow

@@ -9,8 +9,10 @@ What a set promises, each checked on the fakes' own logs and bills:
 * the set's dry run is the sum of its runs' ``eval --dry-run`` and is the bill's input
   within 2 %;
 * under ``--max-usd`` the bill stays under the cap, the set stops with exit 3 saying
-  what is left, and the same command with a higher cap completes having paid, over both
-  invocations, exactly what one uncapped set pays: no request answered twice;
+  what is left and keeping a record of every sample it paid for, and the same command
+  with a higher cap completes having paid, over both invocations, exactly what one
+  uncapped set pays: no request answered twice (and the budget reaches its cap when
+  nothing is in flight, whatever the float residue of its reservations);
 * killed mid-set, the same command completes and pays again at most the requests that
   were in flight at the kill;
 * a bad set file is refused in one sentence naming the entry, before any request;

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +80,19 @@ def command(
         click.echo(est.render(as_json=as_json))
         return
     progress = SetProgress()
-    outcome = asyncio.run(_run(plan, max_usd, progress))
+    scored: dict[str, Any] = {}
+
+    def score_early(name: str, run_folder: Path) -> None:
+        """Each finished run scored while the other lanes run (``report.prescore``)."""
+        from ..report import prescore  # start-up: only once a run ends
+
+        scored[name] = prescore(run_folder, replicates=replicates, seed=bootstrap_seed)
+
+    outcome = asyncio.run(_run(plan, max_usd, progress, score_early))
     doc = _outcome_json(plan, outcome, max_usd)
     comparison = None
     if outcome.complete:
-        comparison = _compare(plan, replicates, bootstrap_seed)
+        comparison = _compare(plan, replicates, bootstrap_seed, scored)
         doc["comparison"] = comparison[1]
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -94,9 +103,14 @@ def command(
     sys.exit(_exit_code(outcome))
 
 
-async def _run(plan: SetPlan, max_usd: float | None, progress: SetProgress) -> SetOutcome:
+async def _run(
+    plan: SetPlan,
+    max_usd: float | None,
+    progress: SetProgress,
+    after_run: Callable[[str, Path], object],
+) -> SetOutcome:
     with stopped_by_signals(lambda text: click.echo(text, err=True)):
-        return await run_set(plan, max_usd=max_usd, progress=progress)
+        return await run_set(plan, max_usd=max_usd, progress=progress, after_run=after_run)
 
 
 def _exit_code(outcome: SetOutcome) -> int:
@@ -177,12 +191,14 @@ def _say_outcome(outcome: SetOutcome, doc: dict[str, Any], max_usd: float | None
         )
 
 
-def _compare(plan: SetPlan, replicates: int, seed: int) -> tuple[str, dict[str, Any]]:
+def _compare(
+    plan: SetPlan, replicates: int, seed: int, scored: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
     """The set's one table, its results.json and report.html (``report.finish_set``),
     with the sentences its numbers need beside them."""
-    from ..report.set_outputs import finish_set  # start-up: only at the set's end
+    from ..report import finish_set  # start-up: only at the set's end
 
-    made = finish_set(plan.folder, replicates=replicates, seed=seed)
+    made = finish_set(plan.folder, replicates=replicates, seed=seed, scored=scored)
     click.echo(f"report: {made.report_path}; results: {made.results_path}", err=True)
     notes = [n if n.startswith("note:") else f"note: {n}" for n in made.notes]
     text = "\n".join([made.text, *notes])

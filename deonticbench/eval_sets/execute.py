@@ -19,7 +19,9 @@ import dataclasses
 import importlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from ..api import arun
@@ -66,9 +68,15 @@ def _finished(run: Run) -> bool:
 
 
 async def run_set(
-    plan: SetPlan, *, max_usd: float | None, progress: SetProgress | None = None
+    plan: SetPlan,
+    *,
+    max_usd: float | None,
+    progress: SetProgress | None = None,
+    after_run: Callable[[str, Path], object] | None = None,
 ) -> SetOutcome:
-    """Run every run of ``plan`` that is not finished (each resumes from its folder)."""
+    """Run every run of ``plan`` that is not finished (each resumes from its folder).
+    ``after_run(name, folder)`` is called on a thread for each run its lane finishes
+    (``eval-set`` scores it there, while the other lanes run)."""
     sets.write_set_manifest(plan.folder, plan.source, [r.manifest_row for r in plan.runs])
     ledger = sets.SpendLedger(plan.folder)
     spent = ledger.by_run()
@@ -114,6 +122,8 @@ async def run_set(
                 continue
             try:
                 await _one(run, budget, outcome, progress)
+                if after_run is not None and outcome.state == "done":
+                    await asyncio.to_thread(after_run, run.name, run.prepared.out)
             except Exception as exc:  # a bug must not end its lane unsaid
                 outcome.state, outcome.error = "failed", f"{type(exc).__name__}: {exc}"
                 logger.exception("run %s failed", run.name)
@@ -183,7 +193,7 @@ def _made_client(model: object) -> None:
 def _load_closing() -> None:
     """Import what the set's closing comparison draws with (the report, pyplot: about
     1 s), on a thread while the slowest lane still runs."""
-    importlib.import_module("deonticbench.report.set_outputs")
+    importlib.import_module("deonticbench.report")
     with contextlib.suppress(DeonticBenchError):  # no matplotlib: the report says so
         figures.pyplot()
 

@@ -33,6 +33,13 @@ from __future__ import annotations
 
 from ._page import REPORT_FILE, write_report
 from .score_files import write_score_files
-from .set_outputs import SetOutputs, finish_set
+from .set_outputs import SetOutputs, finish_set, prescore
 
-__all__ = ["REPORT_FILE", "SetOutputs", "finish_set", "write_report", "write_score_files"]
+__all__ = [
+    "REPORT_FILE",
+    "SetOutputs",
+    "finish_set",
+    "prescore",
+    "write_report",
+    "write_score_files",
+]

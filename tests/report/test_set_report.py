@@ -106,3 +106,20 @@ def test_finish_set_draws_upstreams_statistics_once_per_group(
     assert [r["results"]["upstream_bootstrap"] for r in doc["runs"]] == [
         r["upstream_bootstrap"] for r in outputs.json_doc["runs"]
     ]
+
+
+def test_runs_scored_as_their_lanes_end_give_the_set_what_scoring_at_its_end_gives(
+    set_dir: Path,
+) -> None:
+    """``eval-set`` scores each run as its lane finishes it (``prescore``) and hands the
+    scores to ``finish_set``: the table and results.json are those of scoring them all at
+    the set's end, and a run missing from the handed scores is scored there."""
+    from deonticbench.report import prescore
+
+    at_end = finish_set(set_dir, replicates=20, seed=3)
+    early = {name: prescore(set_dir / name, replicates=20, seed=3) for name in ("gpt41", "o3")}
+    handed = finish_set(set_dir, replicates=20, seed=3, scored=early)
+    assert handed.text == at_end.text
+    assert handed.json_doc == at_end.json_doc
+    assert [s.run.name for s in handed.comparison.scores] == ["gpt41", "reference", "o3"]
+    assert all(handed.comparison.scores[i] is early[name] for i, name in ((0, "gpt41"), (2, "o3")))

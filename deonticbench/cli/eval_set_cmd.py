@@ -96,6 +96,7 @@ def command(
         doc["comparison"] = comparison[1]
     if as_json:
         click.echo(json.dumps(doc, indent=2))
+        _say_stop(outcome, doc, max_usd)  # on stderr: the JSON stays one document
     else:
         _say_outcome(outcome, doc, max_usd)
         if comparison is not None:
@@ -170,16 +171,9 @@ def _say_outcome(outcome: SetOutcome, doc: dict[str, Any], max_usd: float | None
             + (f"${run['spent_usd']:,.4f} spent" if run["priced"] else "unpriced (counted $0)")
         )
         click.echo(line + (f": {run['error']}" if run["error"] else ""), err=True)
+    _say_stop(outcome, doc, max_usd)
     spent = f"${doc['spent_usd']:,.4f}"
-    if outcome.stopped_by == "budget":
-        click.echo(
-            f"stopped at the cap: {spent} spent of ${max_usd:,.2f}; ${doc['left_usd']:,.4f} "
-            f"left, less than the next request could cost (${doc['refused_request_usd']:,.4f} "
-            "at most). Records are kept: the same command with a higher --max-usd continues, "
-            "and nothing is paid twice.",
-            err=True,
-        )
-    elif outcome.stopped_by == "signal":
+    if outcome.stopped_by == "signal":
         click.echo(f"stopped: {spent} spent; run the same command to resume.", err=True)
     else:
         click.echo(f"set {doc['set']}: {spent} spent in all.", err=True)
@@ -189,6 +183,20 @@ def _say_outcome(outcome: SetOutcome, doc: dict[str, Any], max_usd: float | None
             "$0 against the budget.",
             err=True,
         )
+
+
+def _say_stop(outcome: SetOutcome, doc: dict[str, Any], max_usd: float | None) -> None:
+    """The sentence of a set stopped at its cap: what it spent, what is left, and how to
+    go on."""
+    if outcome.stopped_by != "budget":
+        return
+    click.echo(
+        f"stopped at the cap: ${doc['spent_usd']:,.4f} spent of ${max_usd:,.4f}; "
+        f"${doc['left_usd']:,.4f} left, less than the next request is expected to cost "
+        f"(${doc['refused_request_usd']:,.4f}). Records are kept: the same command with a "
+        "higher --max-usd continues, and nothing is paid twice.",
+        err=True,
+    )
 
 
 def _compare(

@@ -1,22 +1,24 @@
-"""A spending cap over one or more runs: no request is sent that could take what they
-have spent past the cap, counting the requests still in flight.
+"""A spending cap over one or more runs: requests go at once while their worst cases
+fit under the cap; near it they go one at a time, each only when what it is expected to
+cost fits, so the spend passes the cap by at most what the last request cost beyond its
+expectation.
 
-Before each request the runner asks its ``SpendGate`` for room for the request's worst
-case: its prompt tokens (counted as the dry run counts them) on every call it becomes,
-at the dearest input rate the model bills (a cache write costs more than plain input),
-plus ``n`` times its output limit at the output rate; a provider batch at its own
-price.  When the reply arrives the worst case is released and what the reply was
-billed is counted instead (``models.registry.billed_split``, the rule results.json
-prices records with).  Reserving the worst case is what lets requests go at once and
-still keep the promise: the sum of what is spent and what is reserved never passes
-the cap.
+Before each request the runner asks its ``SpendGate`` for room.  The request's worst
+case is its prompt tokens (counted as the dry run counts them) on every call it becomes,
+at the dearest input rate it can be billed (a cache write costs more than plain input),
+plus ``n`` times its output limit at the output rate; a provider batch at its own price.
+Its expected cost is the same with its run's mean output per sample so far in place of
+the limit.  A request goes at once when its worst case fits beside what is spent and
+the worst cases in flight: then the cap cannot be passed.  Otherwise it waits for the
+requests in flight to settle; with none in flight it goes alone if its expected cost
+fits (the last stretch).  When the reply arrives its worst case is released and what it
+was billed is spent (``models.registry.billed_split``, the rule results.json prices
+records with).  When not even the expected cost fits, the cap is reached: the budget
+says so (``exhausted``) and the request is never sent; whoever runs the requests then
+stops them (``eval-set`` cancels its runs, whose records are on disk).
 
-A request that does not fit waits while others are in flight (each that settles
-frees the rest of its reservation); when nothing is in flight and it still does not
-fit, the cap is reached: the budget says so (``exhausted``) and the request is never
-sent.  Whoever runs the requests then stops them (``eval-set`` cancels its runs, whose
-records are on disk).  A model without prices costs nothing here, and the budget counts
-the requests it let through unpriced, so that a set can say so.
+A model without prices costs nothing here, and the budget counts the requests it let
+through unpriced, so that a set can say so.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "SpendGate",
     "gated",
     "paid_usd",
+    "request_usd",
     "run_prices",
     "worst_case_usd",
 ]
@@ -70,9 +73,13 @@ class SpendGate(Protocol):
     ) -> contextlib.AbstractAsyncContextManager[Bill]: ...
 
 
-def worst_case_usd(prices: Prices, model: Model, request: Request, *, batch: bool) -> float:
-    """The most ``request`` can be billed: every call's prompt at the dearest input rate
-    the model bills, and every sample's output limit at the output rate."""
+def request_usd(
+    prices: Prices, model: Model, request: Request, *, batch: bool, output_tokens: float | None
+) -> float:
+    """What ``request`` costs when each of its samples writes ``output_tokens`` (None:
+    its output limit, the most it can): every call's prompt at the dearest input rate it
+    can be billed (a cache write at the backend's lifetime costs more than plain input),
+    and the output at the output rate; a provider batch at its price."""
     tokens = count_prompt_tokens(model, request.messages)
     extra = billed_extra_text(model, request)
     if extra:
@@ -80,17 +87,26 @@ def worst_case_usd(prices: Prices, model: Model, request: Request, *, batch: boo
             model, ()
         )
     calls = model.calls_for(request)
-    limit = config_of(model, request).max_tokens or UNSTATED_OUTPUT_LIMIT
-    input_rates = [
-        rate
-        for rate in (prices.input, prices.cache_write_5m, prices.cache_write_1h)
-        if rate is not None
-    ]
-    dearest = max(input_rates)
-    listed = (calls * tokens * dearest + request.n * limit * prices.output) / 1_000_000
+    if output_tokens is None:
+        output_tokens = config_of(model, request).max_tokens or UNSTATED_OUTPUT_LIMIT
+    write = prices.cache_write_1h if _cache_ttl(model) == "1h" else prices.cache_write_5m
+    dearest = max(prices.input, write or 0.0)
+    listed = (calls * tokens * dearest + request.n * output_tokens * prices.output) / 1_000_000
     if batch and prices.batch_discount is not None:
         listed *= 1.0 - prices.batch_discount
     return listed
+
+
+def _cache_ttl(model: Model) -> str:
+    """The lifetime of the cache entries the backend writes (Anthropic's ``cache_ttl``;
+    others write none or at the 5-minute rate)."""
+    return str(getattr(model, "cache_ttl", "5m"))
+
+
+def worst_case_usd(prices: Prices, model: Model, request: Request, *, batch: bool) -> float:
+    """The most ``request`` can be billed: ``request_usd`` at every sample's output
+    limit."""
+    return request_usd(prices, model, request, batch=batch, output_tokens=None)
 
 
 def paid_usd(prices: Prices, completions: Sequence[Completion]) -> float:
@@ -134,7 +150,7 @@ class Budget:
     unpriced: dict[str, int] = field(default_factory=dict)
     """Per run, the requests let through with no price known (counted as free)."""
     refused_usd: float | None = None
-    """The worst case of the request that did not fit, once the cap is reached."""
+    """What the request that did not fit was expected to cost, once the cap is reached."""
     on_exhausted: Callable[[], None] | None = None
     """Called once when the cap is reached (``eval-set``: cancel the runs)."""
     _changed: asyncio.Condition | None = field(default=None, repr=False)
@@ -156,26 +172,35 @@ class Budget:
             self._changed = asyncio.Condition()
         return self._changed
 
-    async def reserve(self, usd: float, *, wait: bool = True) -> None:
-        """Hold ``usd`` of the cap for a request, waiting for requests in flight to settle
-        while it does not fit; when nothing is in flight and it still does not fit, the
-        cap is reached and this never returns (``on_exhausted`` stops the caller).
-        ``wait`` False (a batch item: the round it waits for needs it, so waiting for the
-        round to settle would wait for itself): no room now is the cap reached."""
+    async def reserve(self, worst: float, expected: float, *, wait: bool = True) -> None:
+        """Hold ``worst`` of the cap for a request while it is in flight.
+
+        A request goes at once when its worst case fits beside what is spent and what
+        the requests in flight may still cost.  Otherwise it waits for them to settle;
+        with none in flight, the last stretch: it goes alone when its ``expected`` cost
+        (its run's mean output so far) fits beside what is spent, so requests near the
+        cap go one at a time and only the last can pass the cap, by what it cost beyond
+        its expectation.  When even that does not fit, the cap is reached and this never
+        returns (``on_exhausted`` stops the caller).  ``wait`` False (a batch item: the
+        round it waits for needs it, so waiting for the round would wait for itself): no
+        room now is the cap reached."""
         changed = self._condition()
         async with changed:
-            while self.cap_usd is not None and self._over(usd):
+            while self.cap_usd is not None and self._over(self.reserved_usd + worst):
+                if self.in_flight == 0 and not self._over(expected):
+                    break  # the last stretch: this request alone
                 if not wait or self.in_flight == 0 or self.exhausted:
-                    self._exhaust(usd)
+                    self._exhaust(expected)
                     await asyncio.Event().wait()  # cancelled by whoever stops the runs
                 await changed.wait()
-            self.reserved_usd += usd
+            self.reserved_usd += worst
             self.in_flight += 1
 
     def _over(self, usd: float) -> bool:
+        """``usd`` more than what is spent would pass the cap."""
         assert self.cap_usd is not None
         # A hair of slack for float sums: the cap is in dollars, the sums in nano-dollars.
-        return self.spent_usd + self.reserved_usd + usd > self.cap_usd + 1e-9
+        return self.spent_usd + usd > self.cap_usd + 1e-9
 
     def _exhaust(self, usd: float) -> None:
         if self.refused_usd is None:
@@ -213,6 +238,8 @@ class RunSpend:
     budget: Budget
     name: str
     prices: Prices | None
+    _output_tokens: int = 0
+    _samples: int = 0
 
     @contextlib.asynccontextmanager
     async def request(
@@ -225,7 +252,13 @@ class RunSpend:
             yield bill
             return
         worst = worst_case_usd(self.prices, model, request, batch=batch)
-        await self.budget.reserve(worst, wait=not batch)
+        seen = self.mean_output_tokens
+        expected = (
+            worst
+            if seen is None
+            else request_usd(self.prices, model, request, batch=batch, output_tokens=seen)
+        )
+        await self.budget.reserve(worst, expected, wait=not batch)
         try:
             yield bill
         finally:
@@ -233,7 +266,19 @@ class RunSpend:
             # is not released as spent, because nothing says what it cost: the ledger
             # counts only replies that arrived.
             paid = paid_usd(self.prices, bill.completions)
+            self._saw(bill.completions)
             await _settle_shielded(self.budget, self.name, worst, paid)
+
+    @property
+    def mean_output_tokens(self) -> float | None:
+        """Output tokens per sample of this run's replies so far (None: none yet)."""
+        return self._output_tokens / self._samples if self._samples else None
+
+    def _saw(self, completions: Sequence[Completion]) -> None:
+        for c in completions:
+            if c.error is None:
+                self._output_tokens += c.tokens_out
+                self._samples += 1
 
 
 async def _settle_shielded(budget: Budget, run: str, reserved: float, paid: float) -> None:

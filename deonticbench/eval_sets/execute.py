@@ -155,10 +155,11 @@ async def run_set(
 
 STORE_TURNS = 50
 """Turns of the event loop the runs are given, once the cap is reached, before they are
-stopped.  The reply whose settling left the refused request alone is stored (response
-cache) by its run a few turns later (its request returns, its gather ends); cancelled
-before that, it is lost though paid, and the resumed set pays for it again.  No request
-can start meanwhile: every request after the cap waits for ever."""
+stopped.  Every paid reply is in the response cache by then (the runner stores it before
+its room under the cap is given back), so nothing is paid twice either way; these turns
+let the last replies (a direct answer needs no program) become records too, so a capped
+set keeps what it paid for as records.  No request can start meanwhile: every request
+after the cap waits for ever."""
 
 
 async def _stop_after_stores(tasks: list[asyncio.Task[None]]) -> None:

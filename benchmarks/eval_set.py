@@ -21,7 +21,7 @@ process each, start-up included):
 * each run alone, ``deonticbench eval``, one after another: the slowest is the
   reference, and their sum is what running the set's runs in turn costs;
 * the set, ``deonticbench eval-set``: its lanes side by side, then its closing
-  comparison (the set's table, set-results.json and report.html, which ``eval`` alone
+  comparison (the set's table, results.json and report.html, which ``eval`` alone
   does not make).  The moment its last run ends is read off its progress display (the
   run's "done" line), so the set is also shown up to that point.
 

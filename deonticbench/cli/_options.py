@@ -29,6 +29,22 @@ PER_COMMAND_OPTIONS: dict[str, str] = {
 command's output"), whose details differ by command.  Every other shared name has one
 type and one help."""
 
+dry_run_option = click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Count the calls and prompt tokens the first attempts will be billed for, and "
+    "price their input with and without prompt caching and batches (eval-set: every run "
+    "and the set's total); send nothing.",
+)
+
+assume_output_tokens_option = click.option(
+    "--assume-output-tokens",
+    type=int,
+    default=None,
+    help="With --dry-run: price this many output tokens per sample too, for a full "
+    "estimate (output cannot be known beforehand).",
+)
+
 executor_option = click.option(
     "--executor",
     type=click.Choice(EXECUTORS),

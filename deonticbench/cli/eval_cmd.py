@@ -27,8 +27,10 @@ from ..vocabulary.exemplar_choice import DEFAULT_EXEMPLARS, EXEMPLAR_CHOICES
 from ..vocabulary.modes import AGENT_MODES, MODES
 from ..vocabulary.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from ._options import (
+    assume_output_tokens_option,
     data_dir_option,
     domains_option,
+    dry_run_option,
     executor_option,
     exemplar_seed_option,
     hub_option,
@@ -169,20 +171,9 @@ from ._options import (
 )
 @workers_option
 @executor_option
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Count the calls and prompt tokens the first attempts will be billed for, and "
-    "price their input with and without prompt caching and batches; then exit.",
-)
+@dry_run_option
 @json_option
-@click.option(
-    "--assume-output-tokens",
-    type=int,
-    default=None,
-    help="With --dry-run: price this many output tokens per sample too, for a full "
-    "estimate (output cannot be known beforehand).",
-)
+@assume_output_tokens_option
 @click.option(
     "--no-prompt-cache",
     is_flag=True,

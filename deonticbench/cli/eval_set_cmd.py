@@ -15,7 +15,12 @@ import click
 from ..eval_sets import SetOutcome, SetPlan, SetProgress, plan_set, run_set, set_dry_run
 from ..evaluation.stopping import stopped_by_signals
 from ..store import naming, sets
-from ._options import bootstrap_options, json_option
+from ._options import (
+    assume_output_tokens_option,
+    bootstrap_options,
+    dry_run_option,
+    json_option,
+)
 from .set_file import find_set_file, read_set_file
 
 EXIT_AT_CAP = 3
@@ -31,11 +36,7 @@ EXIT_AT_CAP = 3
     help="The set's folder [default: runs/sets/<file name>]; run the same command again "
     "to resume it.",
 )
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Price the whole set (each run as eval --dry-run counts it, and the total); send nothing.",
-)
+@dry_run_option
 @click.option(
     "--max-usd",
     type=click.FloatRange(min=0.0),
@@ -43,12 +44,7 @@ EXIT_AT_CAP = 3
     help="Never send a request that could take the set's spend (this and earlier "
     "invocations) past this many dollars; stop there, keeping every record.",
 )
-@click.option(
-    "--assume-output-tokens",
-    type=click.IntRange(min=0),
-    default=None,
-    help="With --dry-run: price this many output tokens per sample too.",
-)
+@assume_output_tokens_option
 @json_option
 @bootstrap_options
 def command(
@@ -68,6 +64,8 @@ def command(
 
     if assume_output_tokens is not None and not dry_run:
         raise click.UsageError("--assume-output-tokens goes with --dry-run.")
+    if assume_output_tokens is not None and assume_output_tokens < 0:
+        raise click.UsageError("--assume-output-tokens should be 0 or more.")
     set_file = find_set_file(set_name)
     entries = read_set_file(set_file, eval_cmd.command)
     folder = out if out is not None else naming.RUNS_DIR / "sets" / set_file.stem

@@ -106,6 +106,12 @@ CASES: list[tuple[str, str, list[str], str]] = [
     ("list", "missing path", ["DEONTICBENCH_DATA={w}/nowhere"], "nowhere"),
     ("list", "truncated JSON", ["DEONTICBENCH_DATA={w}/data_truncated"], "not valid JSON"),
     ("list", "out of range", ["unexpected"], "unexpected"),
+    ("eval-set", "missing path", ["{w}/nowhere.yaml", "--out", "{w}/out"], "nowhere"),
+    ("eval-set", "truncated YAML", ["{w}/truncated.yaml", "--out", "{w}/out"],
+     "truncated.yaml"),
+    ("eval-set", "empty file", ["{w}/empty.yaml", "--out", "{w}/out"], "empty.yaml"),
+    ("eval-set", "out of range", ["{w}/empty.yaml", "--max-usd", "-1", "--out", "{w}/out"],
+     "--max-usd"),
     ("batches", "missing path", ["{w}/nowhere"], "nowhere"),
     ("batches", "truncated JSON", ["{w}/run_truncated_config"], "config.json"),
     ("batches", "out of range", ["{w}/run", "--adopt", "no-equals-sign"], "--adopt"),
@@ -156,6 +162,7 @@ def work(tmp_path: Path) -> Path:
     (w / "empty.jsonl").write_text("")
     (w / "empty.eval").write_bytes(b"")
     (w / "empty.pl").write_text("")
+    (w / "empty.yaml").write_text("")
     (w / "program.pl").write_text(":- initialization(main).\nmain :- writeln('Answer: 1').\n")
     record = (w / "run" / "records.jsonl").read_text().splitlines()[0]
     (w / "truncated.jsonl").write_text(_truncated(record) + "\n")

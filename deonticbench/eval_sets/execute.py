@@ -26,7 +26,8 @@ from typing import Literal
 
 from ..api import arun
 from ..errors import DeonticBenchError
-from ..evaluation import Budget, run_prices
+from ..evaluation import Budget
+from ..models import model_prices
 from ..scoring import figures
 from ..store import sets
 from ..store.run import Run
@@ -206,7 +207,7 @@ async def _one(
     prepared = run.prepared
     options = dataclasses.replace(
         prepared.options,
-        spend=budget.for_run(run.name, run_prices(prepared.model.spec)),
+        spend=budget.for_run(run.name, model_prices(prepared.model.spec)),
         observer=progress.observer(run.name) if progress is not None else None,
     )
     started = time.monotonic()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .provenance import build_config, imported_config
     from .run_options import EvalOptions, RunOptions
     from .runner import Runner, evaluate_attempt
-    from .spending import Budget, run_prices
+    from .spending import Budget
     from .stopping import stopped_by_signals
     from .trials import batch_interactive_note, check_dar_tasks
     from .validate_text import validate_json, validate_lines
@@ -45,7 +45,6 @@ _HOME = {
     "run_cache": "preflight",
     "BatchBroker": "batching",
     "Budget": "spending",
-    "run_prices": "spending",
     "DryRunEstimate": "dryrun",
     "ConsoleProgress": "progress",
     "adopt": "batch_admin",
@@ -100,7 +99,6 @@ __all__ = [
     "reference_program",
     "rows_text",
     "run_cache",
-    "run_prices",
     "run_program_file",
     "stopped_by_signals",
     "summary_table",

@@ -46,7 +46,6 @@ from ..errors import ConfigError
 from ..models.base import (
     Model,
     Request,
-    billed_extra_text,
     cache_breakpoints,
     cache_routed,
     cacheable,
@@ -54,6 +53,7 @@ from ..models.base import (
 from ..models.batch import BatchAPI, batch_api
 from ..models.registry import ZERO_COST, Cost, Prices, model_prices, price_tokens
 from ..models.sampling import RunSampling, run_sampling
+from ..models.tokens import request_prompt_tokens
 from ..prompting import Prompt
 from ..prompting.dar_task import DarTask
 from ..prompting.plan import RunPlan, Unit
@@ -416,11 +416,7 @@ class _Counting:
             messages = first_messages(setup)
             tools = offered_tools(setup, tool_specs(options.tool_set), Path(empty))
         request = turn_request(unit, 0, messages, tools, 0, options.tool_set, self.rule)
-        tokens = count_tokens(model, messages)
-        extra = billed_extra_text(model, request)
-        if extra:
-            # Only the text's own tokens: the message wrapper is not sent.
-            tokens += count_tokens(model, (Message("user", extra),)) - count_tokens(model, ())
+        tokens = request_prompt_tokens(model, request, count_tokens)
         # Trials start together: every first turn writes its opening (none reads another's).
         marks = self.caching.marks(model, request, tokens, 0)
         for sample in pending:

@@ -33,13 +33,11 @@ from ..models.base import (
     Completion,
     Model,
     Request,
-    billed_extra_text,
     cacheable,
     config_of,
 )
-from ..models.registry import Prices, billed_split, model_prices, price_tokens
-from ..models.tokens import count_prompt_tokens
-from ..vocabulary.chat import Message
+from ..models.registry import Prices, billed_split, price_split
+from ..models.tokens import request_prompt_tokens
 
 UNSTATED_OUTPUT_LIMIT = 32_768
 """The output a request is assumed to be able to take when its config states no limit
@@ -52,9 +50,7 @@ __all__ = [
     "SpendGate",
     "gated",
     "paid_usd",
-    "request_usd",
-    "run_prices",
-    "worst_case_usd",
+    "request_costs",
 ]
 
 
@@ -73,28 +69,26 @@ class SpendGate(Protocol):
     ) -> contextlib.AbstractAsyncContextManager[Bill]: ...
 
 
-def request_usd(
-    prices: Prices, model: Model, request: Request, *, batch: bool, output_tokens: float | None
-) -> float:
-    """What ``request`` costs when each of its samples writes ``output_tokens`` (None:
-    its output limit, the most it can): every call's prompt at the dearest input rate it
-    can be billed (a cache write at the backend's lifetime costs more than plain input),
-    and the output at the output rate; a provider batch at its price."""
-    tokens = count_prompt_tokens(model, request.messages)
-    extra = billed_extra_text(model, request)
-    if extra:
-        tokens += count_prompt_tokens(model, (Message("user", extra),)) - count_prompt_tokens(
-            model, ()
-        )
+def request_costs(
+    prices: Prices, model: Model, request: Request, *, batch: bool, mean_output: float | None
+) -> tuple[float, float]:
+    """What ``request`` may cost at most (each sample writing its output limit) and what
+    it is expected to cost (each writing ``mean_output`` tokens; None: the limit too):
+    every call's prompt at the dearest input rate it can be billed (a cache write at the
+    backend's lifetime costs more than plain input), the output at the output rate, a
+    provider batch at its price."""
+    tokens = request_prompt_tokens(model, request)
     calls = model.calls_for(request)
-    if output_tokens is None:
-        output_tokens = config_of(model, request).max_tokens or UNSTATED_OUTPUT_LIMIT
+    limit = config_of(model, request).max_tokens or UNSTATED_OUTPUT_LIMIT
     write = prices.cache_write_1h if _cache_ttl(model) == "1h" else prices.cache_write_5m
     dearest = max(prices.input, write or 0.0)
-    listed = (calls * tokens * dearest + request.n * output_tokens * prices.output) / 1_000_000
-    if batch and prices.batch_discount is not None:
-        listed *= 1.0 - prices.batch_discount
-    return listed
+    share = 1.0 - (prices.batch_discount or 0.0) if batch else 1.0
+
+    def usd(output_tokens: float) -> float:
+        listed = calls * tokens * dearest + request.n * output_tokens * prices.output
+        return listed / 1_000_000 * share
+
+    return usd(limit), usd(limit if mean_output is None else mean_output)
 
 
 def _cache_ttl(model: Model) -> str:
@@ -103,29 +97,15 @@ def _cache_ttl(model: Model) -> str:
     return str(getattr(model, "cache_ttl", "5m"))
 
 
-def worst_case_usd(prices: Prices, model: Model, request: Request, *, batch: bool) -> float:
-    """The most ``request`` can be billed: ``request_usd`` at every sample's output
-    limit."""
-    return request_usd(prices, model, request, batch=batch, output_tokens=None)
-
-
 def paid_usd(prices: Prices, completions: Sequence[Completion]) -> float:
     """What some replies were billed at ``prices`` (a token without a price: nothing)."""
     total = 0.0
     for c in completions:
-        uncached, w5m, w1h, read, out = billed_split(
+        split = billed_split(
             c.tokens_in, c.cache_read_tokens, c.cache_write_tokens, c.cache_write_1h_tokens,
             c.tokens_out,
         )  # fmt: skip
-        cost = price_tokens(
-            prices,
-            uncached=uncached,
-            cache_write_5m=w5m,
-            cache_write_1h=w1h,
-            cache_read=read,
-            output=out,
-            batch=c.batch,
-        )
+        cost = price_split(prices, split, batch=c.batch)
         total += 0.0 if cost is None else cost.usd
     return total
 
@@ -251,12 +231,8 @@ class RunSpend:
                 self.budget.unpriced[self.name] = self.budget.unpriced.get(self.name, 0) + 1
             yield bill
             return
-        worst = worst_case_usd(self.prices, model, request, batch=batch)
-        seen = self.mean_output_tokens
-        expected = (
-            worst
-            if seen is None
-            else request_usd(self.prices, model, request, batch=batch, output_tokens=seen)
+        worst, expected = request_costs(
+            self.prices, model, request, batch=batch, mean_output=self.mean_output_tokens
         )
         await self.budget.reserve(worst, expected, wait=not batch)
         try:
@@ -287,11 +263,6 @@ async def _settle_shielded(budget: Budget, run: str, reserved: float, paid: floa
     task = asyncio.ensure_future(budget.settle(run, reserved, paid))
     with contextlib.suppress(asyncio.CancelledError):
         await asyncio.shield(task)
-
-
-def run_prices(spec: str) -> Prices | None:
-    """The prices a run's requests are gated at (eval/models.yaml; None: unknown)."""
-    return model_prices(spec)
 
 
 def gated(

@@ -22,7 +22,6 @@ from .base import (
     Model,
     Request,
     add_calls,
-    billed_extra_text,
     cache_breakpoints,
     cache_routed,
     cacheable,
@@ -53,11 +52,12 @@ from .registry import (
     billed_split,
     load_registry,
     model_prices,
+    price_split,
     price_tokens,
 )
 from .replay import ReplayModel
 from .sampling import RunSampling, fixed_params, run_sampling
-from .tokens import count_prompt_tokens, token_count_method
+from .tokens import count_prompt_tokens, request_prompt_tokens, token_count_method
 from .tool_calls import call_from_json
 
 __all__ = [
@@ -81,7 +81,6 @@ __all__ = [
     "add_calls",
     "at_bound",
     "batch_api",
-    "billed_extra_text",
     "billed_split",
     "bound_note",
     "bounded",
@@ -105,7 +104,9 @@ __all__ = [
     "model_notes",
     "model_prices",
     "path_pattern",
+    "price_split",
     "price_tokens",
+    "request_prompt_tokens",
     "run_sampling",
     "token_count_method",
     "turn_argument_chars",

@@ -439,6 +439,23 @@ def billed_split(
     return uncached, cache_write - hour, hour, cache_read, tokens_out
 
 
+def price_split(
+    prices: Prices, split: tuple[int, int, int, int, int], *, batch: bool = False
+) -> Cost | None:
+    """``price_tokens`` of billed parts in ``billed_split``'s order (uncached input,
+    5-minute and 1-hour cache writes, cache reads, output)."""
+    uncached, w5m, w1h, read, out = split
+    return price_tokens(
+        prices,
+        uncached=uncached,
+        cache_write_5m=w5m,
+        cache_write_1h=w1h,
+        cache_read=read,
+        output=out,
+        batch=batch,
+    )
+
+
 def prices_of(entry: Mapping[str, Any] | None, name: str | None = None) -> Prices | None:
     """The prices of one registry entry: None without both the input and output price."""
     if not isinstance(entry, Mapping):

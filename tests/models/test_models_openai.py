@@ -228,6 +228,28 @@ async def test_check_passes_against_a_live_server(fake: FakeProvider) -> None:
     assert [r.api for r in fake.log] == ["models"]
 
 
+async def test_a_model_checked_once_is_not_asked_again(fake: FakeProvider) -> None:
+    """eval-set checks every model at its start and each run's pre-flight checks it
+    again: the server hears one models call, not two."""
+    model = load_model("openai:gpt-4.1")
+    await model.check()
+    await model.check()
+    await model.aclose()
+    assert [r.api for r in fake.log] == ["models"]
+
+
+async def test_a_failed_check_is_asked_again(
+    fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    model = load_model("openai:gpt-4.1")
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="rejected the key"):
+            await model.check()
+    await model.aclose()
+    assert [r.api for r in fake.log] == ["models", "models"]
+
+
 async def test_check_missing_key(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     model = load_model("openai:gpt-4.1")

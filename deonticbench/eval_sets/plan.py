@@ -2,10 +2,11 @@
 put in a provider lane, checked as a whole before any request.
 
 A set is refused in one sentence naming the entry when two entries would share a
-folder, when two are the same run (the same config.json fingerprint: their records
-could only repeat each other), or when a run folder already holds another run.  Runs
-of one lane (one provider's endpoint: the same provider and server) share that
-provider's limits, so they go one after another; lanes go side by side.
+folder, when two are the same run (the same config.json fingerprint on the same
+samples: their records could only repeat each other), or when a run folder already
+holds another run.  Runs of one lane (one provider's endpoint: the same provider and
+server) share that provider's limits, so they go one after another; lanes go side by
+side.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..models.base import cacheable
 from ..store import check_existing, sets
 from ..store import config as run_config
 from ..store.folder import is_run_folder
+from ..store.record import RecordKey
 from ..store.spec import RunSpec
 
 __all__ = ["SetEntry", "SetPlan", "default_run_name", "lane_of", "plan_set"]
@@ -102,7 +104,7 @@ def plan_set(entries: Sequence[SetEntry], folder: Path, source: str) -> SetPlan:
     if not entries:
         raise ConfigError(f"{source}: the set has no runs.")
     names: dict[str, str] = {}
-    prints: dict[str, str] = {}
+    prints: dict[str, list[tuple[str, set[RecordKey]]]] = {}
     runs: list[PlannedRun] = []
     for index, entry in enumerate(entries):
         name = entry.name or default_run_name(entry.spec)
@@ -117,13 +119,18 @@ def plan_set(entries: Sequence[SetEntry], folder: Path, source: str) -> SetPlan:
             prepared = prepare(entry.spec, options)
         except DeonticBenchError as exc:
             raise type(exc)(f"{entry.where}: {exc}") from None
+        # The same run: records that could stand in each other's folder (one fingerprint)
+        # for the same samples (domain, case, mode, sample index).  Another mode or case
+        # of the same model and settings is a run of its own.
         key = json.dumps(run_config.fingerprint(prepared.config), sort_keys=True, default=str)
-        if key in prints:
-            raise ConfigError(
-                f"{entry.where} is the same run as {prints[key]} (same model, data, modes "
-                "and settings): drop one of them."
-            )
-        prints[key] = entry.where
+        samples = prepared.sample_keys()
+        for where, earlier in prints.get(key, []):
+            if samples & earlier:
+                raise ConfigError(
+                    f"{entry.where} is the same run as {where} (the same model and settings "
+                    "on the same samples): drop one of them."
+                )
+        prints.setdefault(key, []).append((entry.where, samples))
         if is_run_folder(prepared.out) and not prepared.fresh:
             try:
                 check_existing(prepared.out, prepared.config)

@@ -41,8 +41,9 @@ EXIT_AT_CAP = 3
     "--max-usd",
     type=click.FloatRange(min=0.0),
     default=None,
-    help="Never send a request that could take the set's spend (this and earlier "
-    "invocations) past this many dollars; stop there, keeping every record.",
+    help="Spend at most about this many dollars on the set (this and earlier "
+    "invocations): requests go while their worst cases fit, then one at a time while "
+    "each is expected to fit; stop there, keeping every record (docs/running.md).",
 )
 @assume_output_tokens_option
 @json_option

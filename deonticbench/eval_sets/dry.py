@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api import dry_run
+from ..errors import DeonticBenchError
 from ..models.base import cacheable
 from .plan import PlannedRun, SetPlan
 
@@ -28,10 +29,17 @@ class RunEstimate:
     @property
     def usd(self) -> float | None:
         """The run's dollars: input and, when assumed, output; None when unpriced."""
+        return self._dollars(self.doc.get("usd_total", self.doc.get("usd_input")))
+
+    @property
+    def usd_input(self) -> float | None:
+        """The first attempts' input in dollars; None when unpriced."""
+        return self._dollars(self.doc.get("usd_input"))
+
+    def _dollars(self, figure: Any) -> float | None:
         if not cacheable(self.run.prepared.model):  # reference, replay: nothing is billed
             return 0.0
-        total = self.doc.get("usd_total", self.doc.get("usd_input"))
-        return None if total is None else float(total)
+        return None if figure is None else float(figure)
 
 
 @dataclass(frozen=True)
@@ -92,7 +100,7 @@ class SetDryRun:
             f"{'usd input':>10}  {'usd':>10}  model"
         ]
         for r in self.runs:
-            usd_in = r.doc.get("usd_input")
+            usd_in = r.usd_input
             lines.append(
                 f"{r.run.name:<{wide}}  {r.doc['calls']:>7,}  {r.doc['prompt_tokens']:>13,}  "
                 f"{r.doc['samples_left']:>7,}  {_usd(usd_in):>10}  {_usd(r.usd):>10}  "
@@ -142,7 +150,10 @@ def set_dry_run(
     """Every run's dry run, as ``eval --dry-run`` makes it, and the set's sums."""
     estimates = []
     for run in plan.runs:
-        est = dry_run(run.prepared)
+        try:
+            est = dry_run(run.prepared)
+        except DeonticBenchError as exc:  # a backend's extra, say: name the entry
+            raise type(exc)(f"{run.entry.where}: {exc}") from None
         doc = est.to_json(
             batch=run.prepared.options.batch, assume_output_tokens=assume_output_tokens
         )

@@ -168,7 +168,8 @@ def set_comparison(
     ]
     notes += [f"{s.run.name}: {note}" for s in scores for note in s.notes]
     paper, _ = _by_table(scores)
-    protocols, splits = against_paper_notes([s.run for s in paper])
+    # Said only of runs that have published rows beside them (models of the paper).
+    protocols, splits = against_paper_notes([s.run for s in paper if match_model(s.run.model)])
     comparisons, shared = set_comparisons(scores, bootstrap, seed)
     across = comparisons_note(comparisons)
     notes += protocols + splits + shared + ([f"note: {across}"] if across else [])

@@ -8,8 +8,9 @@ What a set promises, each checked on the fakes' own logs and bills:
 * a set's run records what the same run records alone, and sends the same requests;
 * the set's dry run is the sum of its runs' ``eval --dry-run`` and is the bill's input
   within 2 %;
-* under ``--max-usd`` the bill stays under the cap, the set stops with exit 3 saying
-  what is left and keeping a record of every sample it paid for, and the same command
+* under ``--max-usd`` the bill ends within one request of the cap (past it by at most
+  one), the set stops with exit 3 saying what is left and keeping a record of every
+  sample it paid for, and the same command
   with a higher cap completes having paid, over both invocations, exactly what one
   uncapped set pays: no request answered twice (and the budget reaches its cap when
   nothing is in flight, whatever the float residue of its reservations);
@@ -387,7 +388,7 @@ def housing_set(home: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_capped_set_stays_under_its_cap_and_a_higher_cap_completes_paying_nothing_twice(
+def test_a_capped_set_ends_within_a_request_of_its_cap_and_a_higher_cap_pays_nothing_twice(
     tmp_path: Path,
 ) -> None:
     # The whole set, uncapped, on a fake of its own: what it costs and what it sends.

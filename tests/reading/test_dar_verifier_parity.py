@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -324,19 +325,37 @@ def test_the_program_cannot_read_the_label(solver: Solver, tmp_path: Path) -> No
     assert verdict.reward is None and verdict.exception == dar_verifier.NO_REWARD_FILE
 
 
+@dataclass
+class _Spinner:
+    """The busy core's spinner: its CPU seconds and lifetime, known once it is reaped."""
+
+    cpu_s: float = 0.0
+    lived_s: float = 0.0
+
+
 @contextlib.contextmanager
-def _cores_busy(seconds: float) -> Iterator[None]:
-    """Every core of the machine spinning (bounded in time) while the block runs."""
+def _one_busy_core(seconds: float) -> Iterator[_Spinner]:
+    """This thread, and every thread and process started from it while the block runs,
+    confined to one core that a spinner (bounded in time) keeps busy: every core a program
+    started here may use is busy, while the machine's other cores stay free for the rest
+    of the suite."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(before)})
     spin = f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
-    spinners = [
-        subprocess.Popen(["python3", "-c", spin]) for _ in range(max(1, os.cpu_count() or 1))
-    ]
+    found = _Spinner()
     try:
-        yield
+        started = time.monotonic()
+        spinner = subprocess.Popen(["python3", "-c", spin])
+        try:
+            yield found
+        finally:
+            spinner.kill()
+            _, _, usage = os.wait4(spinner.pid, 0)
+            spinner.returncode = -signal.SIGKILL  # reaped here, for its usage
+            found.cpu_s = usage.ru_utime + usage.ru_stime
+            found.lived_s = time.monotonic() - started
     finally:
-        for proc in spinners:
-            proc.kill()
-            proc.wait()
+        os.sched_setaffinity(0, before)
 
 
 @pytest.mark.slow
@@ -346,7 +365,9 @@ def test_a_directive_loop_gives_no_reward_at_dars_own_timeout_whatever_the_load(
 ) -> None:
     """DAR's real 30 s: a directive that prints its answer and then loops outlives test.sh's
     SIGTERM, so Harbor stops the verifier and no reward is written, on an idle machine
-    (where a CPU limit of 30 s would end the loop first) as on one whose cores are busy."""
+    (where a CPU limit of 30 s would end the loop first) as on a busy one (the program
+    shares its only core with a spinner, so it has had far less CPU time than 30 s when
+    the wall clock ends it)."""
     entry = Entry(
         "directive loop",
         "program",
@@ -354,11 +375,20 @@ def test_a_directive_loop_gives_no_reward_at_dars_own_timeout_whatever_the_load(
         ":- write('Answer: 1166'), nl, flush_output, repeat, fail.\n",
     )
     app = _final_state(tmp_path, entry)
-    judging = dar_verifier.ajudge_dar_app(app, "1166\n", direct=False, solver=solver)
     if load == "busy":
-        with _cores_busy(dar_verifier.DAR_TIMEOUT_S + 10):
-            verdict = asyncio.run(judging)
+        # A pool of its own, started on the busy core: its workers and their programs
+        # inherit the confinement.
+        with (
+            _one_busy_core(dar_verifier.DAR_TIMEOUT_S + 10) as spinner,
+            Solver(workers=1) as confined,
+        ):
+            verdict = asyncio.run(
+                dar_verifier.ajudge_dar_app(app, "1166\n", direct=False, solver=confined)
+            )
+        # The core was shared: the spinner had well under the whole of it.
+        assert spinner.cpu_s < 0.8 * spinner.lived_s, spinner
     else:
+        judging = dar_verifier.ajudge_dar_app(app, "1166\n", direct=False, solver=solver)
         verdict = asyncio.run(judging)
     assert (verdict.reward, verdict.exception) == (None, dar_verifier.VERIFIER_TIMEOUT)
     assert verdict.execution is not None

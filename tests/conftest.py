@@ -21,6 +21,14 @@ if str(SUPPORT) not in sys.path:
 
 pytest_plugins = ["fast_loop"]
 
+# The suite starts hundreds of Python processes (the CLI, upstream's scripts, the fakes'
+# servers).  Where the environment turns bytecode caching off (PYTHONDONTWRITEBYTECODE, as
+# on the project's machines), each of them compiles every module of the package it
+# imports again: about a third of a CLI command's start-up.  The tests cache bytecode as
+# Python does by default; nothing is written that git does not ignore.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 _WORKER_TMP = pytest.StashKey[str]()
 
 

@@ -26,11 +26,12 @@ from deonticbench.reading.answers import answer_from_execution
 from deonticbench.solver import Execution, Limits, Solver
 
 HOSTILE_TIMEOUT = 3.0
-REFERENCE_LIMITS = Limits(timeout_s=8)
+REFERENCE_LIMITS = Limits(timeout_s=12)
 """The default limits but for the clock: the non-terminating reference programs
 (docs/data-audit.md) loop on the CPU until it ends them, and at the default 20 s they would
-be most of the comparison's cost; every other program ends within a few seconds, which
-the test checks."""
+be most of the comparison's cost.  Every other program ends within a few seconds (the
+test checks it); the one that fills its 512 MB stack took up to 6.8 s on a machine
+loaded three times over, so 12 s leaves it on the same side of the clock either way."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def _run_both(
     jobs: list[Job], limits: Limits, with_stderr: bool = False, walls: list[float] | None = None
 ) -> Iterator[tuple[Job, dict, dict]]:
     """Each job's observations, fresh and forked; ``walls`` collects the wall time of
-    every run that ended before the clock."""
+    every run that ended by itself (no limit stopped it)."""
     programs = [job.program for job in jobs]
     with (
         Solver(workers=2, limits=limits, executor="fresh") as fresh,
@@ -84,7 +85,7 @@ def _run_both(
         assert {w.last_report.get("executor") for w in fork._all} == {"fork"}
     for job, one, other in zip(jobs, fresh_runs, fork_runs, strict=True):
         if walls is not None:
-            walls += [run.wall_s for run in (one, other) if run.limit != "timeout"]
+            walls += [run.wall_s for run in (one, other) if run.limit is None]
         yield job, _observed(job, one, with_stderr), _observed(job, other, with_stderr)
 
 
@@ -111,6 +112,7 @@ def test_reference_programs_run_the_same_forked_and_fresh() -> None:
     assert differences == []
     # The clock cut no program short: every one that ended by itself did so well before
     # it, so only the non-terminating ones met it (on both sides, as compared above).
+    # Those a limit stopped are compared above like the others.
     assert max(walls) < REFERENCE_LIMITS.timeout_s / 2, max(walls)
 
 

@@ -20,6 +20,7 @@ from deonticbench.data.domains import DOMAINS
 from deonticbench.data.sources import resolve_source
 from deonticbench.scoring import score_runs
 from deonticbench.scoring.results import build_results
+from deonticbench.scoring.upstream_bootstrap import upstream_bootstrap_stats
 from deonticbench.store.record import Attempt, Record
 from deonticbench.vocabulary.modes import MODES
 
@@ -122,3 +123,28 @@ def test_a_run_without_a_recorded_case_order_says_its_figures_may_differ(
     doc = build_results(scores, command=["test"])
     assert doc["upstream_bootstrap"]["airline"]["direct"]["mean_wrong_rate"] == 1.0
     assert any("records no case order for airline" in note for note in doc["notes"])
+
+
+@pytest.mark.parametrize("sizes", ["mixed", "ones", "with_empty"])
+def test_the_draws_equal_upstreams_whatever_each_case_holds(sizes: str) -> None:
+    """The picks are drawn one call per replicate with an array of bounds, where the
+    script makes one call per pick: cases of different sample counts, of one sample (a
+    bound of 1 draws nothing) and of none (no draw, yet in the denominator) must still
+    consume the generator exactly as the script does."""
+    upstream = upstream_script()
+    rng = random.Random(sizes)
+    counts = {
+        "mixed": [rng.choice((1, 2, 3, 5)) for _ in range(40)],
+        "ones": [1] * 40,
+        "with_empty": [rng.choice((0, 0, 1, 2, 4)) for _ in range(40)],
+    }[sizes]
+    cases = [[rng.choice(("correct", "wrong", "abstain")) for _ in range(k)] for k in counts]
+    combined = {
+        pos: {"label": 7.0, "outcomes": [upstream_value(o, 7.0, True, 1, -1) for o in outcomes]}
+        for pos, outcomes in enumerate(cases)
+    }
+    expected = upstream.bootstrap_accuracy(combined, "airline")
+    mine = upstream_bootstrap_stats(cases)  # type: ignore[arg-type]
+    assert mine.keys() == expected.keys()
+    for key, value in expected.items():
+        assert round(mine[key], 4) == round(value, 4), key

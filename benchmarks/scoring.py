@@ -13,6 +13,14 @@ rounds so machine noise hits all alike:
   strongest loop one would write by hand).
 
 Goal: vectorised >= 20x faster than the python loop.
+
+Then upstream's bootstrap (results.json's ``upstream_bootstrap``, drawn in every scored
+run, 1,000 replicates per domain and mode) on a hard-split cell (80 cases x K=3): the
+script's way, one ``rng.integers`` call per pick, against
+``deonticbench.scoring.upstream_bootstrap.upstream_bootstrap_stats`` (one call per
+replicate with an array of bounds); both must give the same figures.  No goal: the row
+says what every scored run saves.
+
 Usage: python benchmarks/scoring.py [--rounds N] [--bootstrap B]
 """
 
@@ -27,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from deonticbench.scoring.metrics import NEGATIVE, POSITIVE, Outcomes, bootstrap_replicates
+from deonticbench.scoring.upstream_bootstrap import upstream_bootstrap_stats
 
 N_CASES, K = 5314, 3
 
@@ -146,6 +155,40 @@ def main() -> None:
         v = best["vectorised"]
         print(f"  ratio python loop / vectorised: {best['python loop'] / v:6.1f}x  (goal >= 20x)")
         print(f"  ratio numpy loop  / vectorised: {best['numpy loop'] / v:6.1f}x")
+    upstream_cell(args.rounds)
+
+
+def per_pick_accuracies(cases: list[list[str]], seed: int = 42) -> list[float]:
+    """Upstream's draw as its script makes it: one generator call per pick."""
+    rng, n, accuracy = np.random.default_rng(seed), len(cases), []
+    for _ in range(1000):
+        correct = 0
+        for i in rng.integers(0, n, size=n):
+            if cases[i]:
+                correct += cases[i][int(rng.integers(0, len(cases[i])))] == "correct"
+        accuracy.append(correct / n)
+    return accuracy
+
+
+def upstream_cell(rounds: int) -> None:
+    draw = np.random.default_rng(7)
+    outcomes = ["correct", "wrong", "abstain"]
+    cases = [[str(draw.choice(outcomes)) for _ in range(3)] for _ in range(80)]
+    times: dict[str, list[float]] = {"per pick": [], "one call per replicate": []}
+    for _ in range(rounds):
+        start = time.perf_counter()
+        accuracy = per_pick_accuracies(cases)
+        times["per pick"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        stats = upstream_bootstrap_stats(cases)  # type: ignore[arg-type]
+        times["one call per replicate"].append(time.perf_counter() - start)
+    assert stats["mean_accuracy"] == round(float(np.mean(accuracy)), 4), "the draws differ"
+    assert stats["acc_ci_low_95"] == round(float(np.percentile(accuracy, 2.5)), 4)
+    best = {name: min(t) for name, t in times.items()}
+    print("\nupstream's bootstrap, one cell of 80 cases x K=3 (the same figures):")
+    for name, b in best.items():
+        print(f"  {name:<24} best {b:8.4f} s")
+    print(f"  ratio: {best['per pick'] / best['one call per replicate']:6.1f}x")
 
 
 if __name__ == "__main__":

@@ -204,7 +204,12 @@ def _verdict_lines(domain: str, gold: Any, *, right: bool) -> str:
 ProgramVariant = Callable[[str, dict[str, Any]], str]
 
 _SKETCH = "% outline first\nanswer(X) :- compute(X).\n"
-_LOOP = "loop :- loop.\n"
+_LOOP = "loop :- sleep(0.05), loop.\n"
+"""A loop that never ends and waits rather than spins: under the 2 s clock the looping
+programs run at (``LOOP_TIMEOUT_S``), no CPU limit can end one first on either side
+(upstream's ``timeout`` has none; ours is far above 2 s), so spinning would only take
+CPU from the rest of the suite (40 runs of 2 s).  Spinning loops against CPU limits are
+the sandbox's tests' (``tests/solver``) and DAR's (``test_dar_verifier_parity``)."""
 
 
 def _common_programs() -> dict[str, ProgramVariant]:

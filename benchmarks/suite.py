@@ -1,8 +1,9 @@
 """The two test loops on this machine: ``make check`` and the full suite, side by side.
 
 Runs ``make check`` (the lint, the import contracts, mypy and the tests not marked
-``slow``) and then the whole suite as ``make test`` runs it (its lint and mypy are the
-same as check's, so only pytest is timed again), each with a JUnit report, and prints:
+``slow``) and then ``make suite``, the whole suite's tests as ``make test`` runs them (its
+lint and mypy are the same as check's, so only the tests are timed again), each with a
+JUnit report and with make's own worker counts, and prints:
 
 * each loop's wall time and how many tests it ran (the fast loop's share of all tests);
 * the 15 slowest tests of the full suite, with each test's share of the suite's summed
@@ -12,7 +13,7 @@ Goals: ``make check`` at most 120 s with at least three quarters of the tests; t
 suite at most 720 s.  The wall times are measured, not asserted: a timed test would fail
 on a busy machine for no fault of the code.
 
-Usage: python benchmarks/suite.py [--workers N] [--skip-check] [--skip-full]
+Usage: python benchmarks/suite.py [--check-workers N] [--workers N] [--skip-check] [--skip-full]
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTEST = ROOT / ".venv" / "bin" / "pytest"
 SLOWEST = 15
 CHECK_GOAL_S = 120.0
 FULL_GOAL_S = 720.0
@@ -56,7 +56,10 @@ def _cases(junit: Path) -> list[tuple[str, float, bool]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--workers", default="auto", help="pytest-xdist workers (make's TEST_WORKERS)"
+        "--check-workers", help="make check's pytest-xdist workers (CHECK_WORKERS; make's own)"
+    )
+    parser.add_argument(
+        "--workers", help="the full suite's pytest-xdist workers (TEST_WORKERS; make's own)"
     )
     parser.add_argument("--skip-check", action="store_true")
     parser.add_argument("--skip-full", action="store_true")
@@ -68,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         check_cases: list[tuple[str, float, bool]] = []
         if not args.skip_check:
             junit = folder / "check.xml"
-            wall, code = _timed(["make", "check", f"TEST_WORKERS={args.workers}"], junit)
+            workers = [f"CHECK_WORKERS={args.check_workers}"] if args.check_workers else []
+            wall, code = _timed(["make", "check", *workers], junit)
             check_cases = _cases(junit)
             ran = sum(1 for _, _, r in check_cases if r)
             rows.append(
@@ -77,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         if not args.skip_full:
             junit = folder / "full.xml"
-            wall, code = _timed([str(PYTEST), "-q", "-n", args.workers, "tests"], junit)
+            workers = [f"TEST_WORKERS={args.workers}"] if args.workers else []
+            wall, code = _timed(["make", "--no-print-directory", "suite", *workers], junit)
             cases = _cases(junit)
             ran = sum(1 for _, _, r in cases if r)
             rows.append(

@@ -39,7 +39,7 @@ def dry(home: Path, *args: str, as_json: bool = True) -> subprocess.CompletedPro
     run = ("--out", str(home / "run"))
     with FakeProvider(api_key=KEY, tokenizer=o200k(), claude_tokenizer=claude_stand_in()) as fake:
         urls = {"ANTHROPIC_BASE_URL": fake.url, "OPENAI_BASE_URL": fake.openai_url}
-        return eval_at(urls, home, *args, *SELECTION, "--dry-run", *extra, *run, timeout=300)
+        return eval_at(urls, home, *args, *SELECTION, "--dry-run", *extra, *run)
 
 
 def doc(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:

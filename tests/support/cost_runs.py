@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import in_process
 from fakeproviders import Billed, FakeProvider, FakeRequest, ToolTurn
 
 DATA = os.environ.get("DEONTICBENCH_DATA") or str(
@@ -160,26 +160,16 @@ def env_for(fake: FakeProvider, home: Path) -> dict[str, str]:
     return env_with(home, {"ANTHROPIC_BASE_URL": fake.url, "OPENAI_BASE_URL": fake.openai_url})
 
 
-def eval_at(
-    urls: dict[str, str], home: Path, *args: str, timeout: float = 600
-) -> subprocess.CompletedProcess[str]:
-    """``deonticbench eval ARGS`` in a subprocess, as a user runs it, against ``urls``."""
-    return subprocess.run(
-        [sys.executable, "-m", "deonticbench", "eval", *args],
-        env=env_with(home, urls),
-        cwd=home,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def eval_at(urls: dict[str, str], home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``deonticbench eval ARGS`` as a user runs it, against ``urls``, in this process
+    (``in_process``: its start-up paid once per worker)."""
+    return in_process.run(["eval", *args], env=env_with(home, urls), cwd=home)
 
 
-def eval_cli(
-    fake: FakeProvider, home: Path, *args: str, timeout: float = 600
-) -> subprocess.CompletedProcess[str]:
+def eval_cli(fake: FakeProvider, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``deonticbench eval ARGS`` against the fake."""
     urls = {"ANTHROPIC_BASE_URL": fake.url, "OPENAI_BASE_URL": fake.openai_url}
-    return eval_at(urls, home, *args, timeout=timeout)
+    return eval_at(urls, home, *args)
 
 
 def dry_run_json(fake: FakeProvider, home: Path, *args: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import in_process
 import yaml
 from cost_runs import KEY, env_with
 from fakeproviders import FakeProvider, FakeRequest
@@ -50,23 +51,17 @@ def command(subcommand: str, *args: str) -> list[str]:
 
 
 def run_cli(
-    urls: Mapping[str, str], home: Path, subcommand: str, *args: str, timeout: float = 600
+    urls: Mapping[str, str], home: Path, subcommand: str, *args: str
 ) -> subprocess.CompletedProcess[str]:
-    """``deonticbench SUBCOMMAND ARGS`` in a subprocess against ``urls``."""
-    return subprocess.run(
-        command(subcommand, *args),
-        env=set_env(home, urls),
-        cwd=home,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    """``deonticbench SUBCOMMAND ARGS`` against ``urls``, in this process (``in_process``:
+    its start-up paid once per worker); ``start_eval_set`` runs one in a subprocess."""
+    return in_process.run([subcommand, *args], env=set_env(home, urls), cwd=home)
 
 
 def eval_set(
-    urls: Mapping[str, str], home: Path, set_file: Path, *args: str, timeout: float = 600
+    urls: Mapping[str, str], home: Path, set_file: Path, *args: str
 ) -> subprocess.CompletedProcess[str]:
-    return run_cli(urls, home, "eval-set", str(set_file), *args, timeout=timeout)
+    return run_cli(urls, home, "eval-set", str(set_file), *args)
 
 
 def start_eval_set(

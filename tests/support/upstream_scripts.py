@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import in_process
+
 MIRROR = Path(os.environ.get("DEONTICBENCH_DATA", "/work/shared/deonticbench-data"))
 GENERATE = MIRROR / "scripts" / "generate_e2e.py"
 DATASET_DIRS = {
@@ -131,10 +133,11 @@ def loopback_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def run_eval(spec: str, split: str, out: Path, env: dict[str, str], *extra: str) -> str:
-    """``deonticbench eval`` (first attempts only, no response cache); its stdout."""
-    command = [sys.executable, "-m", "deonticbench", "eval", "--model", spec, "--split", split]
+    """``deonticbench eval`` (first attempts only, no response cache), in this process
+    (``in_process``: its start-up paid once per worker); its stdout."""
+    command = ["eval", "--model", spec, "--split", split]
     command += ["--attempts", "1", "--no-cache", "--out", str(out), *extra]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    done = in_process.run(command, env=env, cwd=Path.cwd())
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 

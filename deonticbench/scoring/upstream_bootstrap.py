@@ -13,7 +13,7 @@ for the same replies, to its 4 decimals:
   makes those picks one call at a time; here they are one call per replicate with an
   array of bounds, which numpy draws element by element exactly as the scalar calls
   (the same bounded draw per element, none for a bound of 1), so the generator is
-  consumed identically and the figures are the same, in an eighth of the time (every
+  consumed identically and the figures are the same, in a tenth of the time (every
   ``score`` of a run pays this: 1,000 replicates per domain and mode);
 * the cases in the split's file order (upstream enumerates its output files, which
   follow the split), a case's samples in sample order (0..K-1);

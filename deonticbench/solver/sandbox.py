@@ -21,10 +21,11 @@ was started with, and ``--clearenv`` alone would leave the harness's secrets the
 
 Privileges: when the harness runs as root, every job runs under an unprivileged uid of
 its own, claimed here (``claim_uid``: one per worker, shell trial or Harbor environment,
-never shared on the machine), with no capability: bwrap keeps only the few capabilities
-the sandbox's first process needs to drop to that uid (``keep_caps``), and the drop
-(``drop_privileges``: ``setpriv``, or the supervisor for a worker) clears the effective,
-permitted, inheritable and bounding sets.  Not root: the sandbox is an unprivileged user
+never shared on the machine, and handed out only once nothing runs as it: ``clear_uid``),
+with no capability: bwrap keeps only the few capabilities the sandbox's first process
+needs to drop to that uid (``keep_caps``), and the drop (``drop_privileges``:
+``setpriv``, or the supervisor for a worker) clears the effective, permitted,
+inheritable and bounding sets.  Not root: the sandbox is an unprivileged user
 namespace of the caller's own uid, with no capability.
 """
 
@@ -33,7 +34,9 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import signal
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +68,8 @@ _UID_RANGE = range(61000, 62000)
 # The machine's /tmp, not this process's TMPDIR: two harness processes with different
 # temporary folders must still share one allocation.
 _UID_LOCKS = Path("/tmp/deonticbench-uids")
+CLEAR_UID_S = 10.0
+"""How long ``clear_uid`` waits for a uid's last processes to go."""
 
 # What setpriv needs to drop to the job uid with an empty bounding set.
 _SETPRIV_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
@@ -253,15 +258,77 @@ def drop_privileges(uid: int | None) -> list[str]:
     ]
 
 
+def _pids_of(uid: int) -> list[int]:
+    """Every process whose real uid is ``uid``, zombies included.  The real uid is read
+    from ``status``: the owner of ``/proc/<pid>`` is root for a process that is not
+    dumpable, and RLIMIT_NPROC counts by real uid."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _real_uid(entry) == uid:
+            found.append(int(entry))
+    return found
+
+
+def _real_uid(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _kill(pid: int, uid: int) -> None:
+    """SIGKILL ``pid`` if it still runs as ``uid``: the pidfd pins the process before its
+    uid is read again, so a pid reused in the meantime is never signalled."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        if _real_uid(str(pid)) == uid:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(pidfd)
+
+
+def clear_uid(uid: int, timeout_s: float = CLEAR_UID_S) -> bool:
+    """Kill whatever still runs as ``uid`` and wait until the kernel has let go of every
+    such process; False if some are still there after ``timeout_s``.
+
+    A sandbox's processes outlive the bwrap we wait for by a few milliseconds, more on a
+    loaded machine: its PID namespace is torn down after bwrap exits, and a fork bomb
+    keeps forking until then.  Until they are reaped they count against the uid's process
+    limit, so the uid's next command, or next holder, could not fork at all."""
+    deadline = time.monotonic() + timeout_s
+    while pids := _pids_of(uid):
+        if time.monotonic() > deadline:
+            logger.warning("uid %d still has %d processes after %.0f s", uid, len(pids), timeout_s)
+            return False
+        for pid in pids:
+            _kill(pid, uid)
+        time.sleep(0.002)
+    return True
+
+
 def claim_uid() -> tuple[int, IO[bytes]]:
-    """Lock and return a uid no other live sandbox on this machine is using; the uid is
-    free again when the returned handle is closed."""
+    """Lock and return a uid no other live sandbox on this machine is using, with no
+    process left running as it (``clear_uid``); the uid is free again when the returned
+    handle is closed."""
     _UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
     for uid in _UID_RANGE:
         handle = open(_UID_LOCKS / str(uid), "wb")  # noqa: SIM115 - held for the sandbox's life
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
+            handle.close()
+            continue
+        # What an earlier holder's sandbox left is still being torn down: ours to clear.
+        if not clear_uid(uid):
             handle.close()
             continue
         logger.debug("claimed sandbox uid %d", uid)
@@ -285,6 +352,7 @@ __all__ = [
     "Bind",
     "SandboxPolicy",
     "claim_uid",
+    "clear_uid",
     "drop_privileges",
     "host_env",
     "job_uid",

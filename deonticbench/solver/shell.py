@@ -7,7 +7,9 @@ unprivileged uid of its own (``sandbox.claim_uid``) with no capability
 (``sandbox.drop_privileges``), so the process limit applies;
 output goes to a file capped by the file-size limit, so a flood cannot fill memory.
 When the command ends or its time is up, the sandbox's PID namespace is torn down with
-everything in it: background processes and fork bombs do not survive the call.
+everything in it: background processes and fork bombs do not survive the call, which
+returns only once the last of them is gone (``sandbox.clear_uid``), so the uid's next
+command starts with its whole process limit.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from ..errors import SandboxError
 from .pool import bwrap_works
-from .sandbox import drop_privileges, host_env, shell_policy
+from .sandbox import clear_uid, drop_privileges, host_env, shell_policy
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +132,8 @@ def run_shell(
             # whatever was left running in it go too.
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        if uid is not None:
+            clear_uid(uid)
         wall = time.monotonic() - start
         sink.seek(0)
         data = sink.read(limits.output_bytes + 1)

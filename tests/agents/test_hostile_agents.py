@@ -6,10 +6,11 @@ real swipl; the agent is scripted."""
 from __future__ import annotations
 
 import os
-import subprocess
 import time
+import uuid
 from pathlib import Path
 
+import hostile_programs as hostile
 import pytest
 from agent_runs import DATA, SANDBOXED, ScriptedAgent, observations, run_agents
 
@@ -99,20 +100,16 @@ def test_shell_sees_only_its_workspace_and_no_secret(solver: Solver, tmp_path: P
     assert (canary / "keep.txt").read_text() == "keep\n"
 
 
-def _uid_processes() -> list[str]:
-    table = subprocess.run(["ps", "-eo", "uid=,cmd="], capture_output=True, text=True).stdout
-    return [line for line in table.splitlines() if 61000 <= int(line.split()[0]) < 62000
-            and "sleep" in line]  # fmt: skip
-
-
 @pytest.mark.slow
 def test_floods_bombs_and_background_processes_are_contained(
     solver: Solver, tmp_path: Path
 ) -> None:
+    marker = f"3{uuid.uuid4().int % 10**6}"  # the background sleeps' seconds, ours alone
+    background = f"sleep {marker} & setsid nohup sleep {marker}1 > /dev/null 2>&1 & echo bg"
     script = [
         [("bash", {"command": "yes"})],
-        [("bash", {"command": ":(){ :|:& };: ; echo bombed"})],
-        [("bash", {"command": "sleep 300 & setsid nohup sleep 301 > /dev/null 2>&1 & echo bg"})],
+        [("bash", {"command": hostile.SHELL_FORK_BOMB})],
+        [("bash", {"command": background})],
         [("bash", {"command": "head -c 40000000 /dev/zero > big; ls -l big"})],
         [("bash", {"command": "for i in 1 2 3; do head -c 15000000 /dev/zero > f$i; done; ls"})],
         [("bash", {"command": "sleep 100"})],
@@ -123,12 +120,13 @@ def test_floods_bombs_and_background_processes_are_contained(
     seen = observations(record, run_dir)
     assert all(len(text) <= OBSERVATION_CHARS + 200 for text in seen)
     assert "characters cut" in seen[0] and "exit status 153" in seen[0]  # SIGXFSZ
-    assert "bombed" in seen[1] and "bg" in seen[2]
+    assert "bombed" in seen[1] and "Resource temporarily unavailable" in seen[1]  # the limit
+    assert "bg" in seen[2] and "fork: retry" not in seen[2]  # the bomb left no process behind
     assert "File size limit exceeded" in seen[3] and "16777216" in seen[3]
     assert f"quota of {WORKSPACE_QUOTA_BYTES}" in seen[4]
     assert record.agent is not None and record.agent.stop_reason == "timeout"
     assert took < 10.0 + 8.0  # the trial's own budget, plus judging
-    assert _uid_processes() == []
+    assert hostile.processes_with(marker) == []
 
 
 def test_a_thousand_tool_calls_and_endless_turns_end_within_budget(

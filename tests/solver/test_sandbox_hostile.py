@@ -38,19 +38,6 @@ def _still_works(solver: Solver) -> None:
     assert execution.status == "ok" and execution.stdout == "still_alive\n"
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmdline:
-                found.append(int(entry))
-    return found
-
-
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """A directory outside any program's temp dir, with a file in it."""
@@ -180,7 +167,7 @@ def test_fork_bomb_is_contained(solver: Solver) -> None:
     execution = solver.run(hostile.fork_bomb(marker))
     assert execution.wall_s <= TIMEOUT + 2
     time.sleep(0.2)
-    assert _processes_with(marker) == []
+    assert hostile.processes_with(marker) == []
     _still_works(solver)
 
 
@@ -189,7 +176,7 @@ def test_background_process_does_not_outlive_the_program(solver: Solver) -> None
     execution = solver.run(hostile.leaves_background_processes(marker))
     assert execution.stdout.startswith("done")
     time.sleep(0.2)
-    assert _processes_with(marker) == []
+    assert hostile.processes_with(marker) == []
 
 
 @pytest.mark.parametrize("code", hostile.HALT_CODES)
@@ -215,7 +202,7 @@ def test_consecutive_programs_are_isolated(outside: Path) -> None:
         one = solver.run(hostile.leaves_traces(marker))
         first_dir = one.stdout.strip().splitlines()[-1]
         time.sleep(0.1)
-        assert _processes_with(marker) == []
+        assert hostile.processes_with(marker) == []
         two = solver.run(hostile.looks_for_traces(first_dir))
     assert "no_file" in two.stdout
     assert "no_tmp" in two.stdout

@@ -9,6 +9,7 @@ processes a program starts carry in their command line (so a test can look for t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 HALT_CODES = (1, 2, 3, 127, 255)
@@ -106,6 +107,29 @@ def looks_for_traces(first_dir: str) -> str:
         ":- ( exists_file('/dev/shm/left.txt') -> writeln(saw_shm) ; writeln(no_shm) ).\n"
         ":- directory_files('.', Fs), length(Fs, N), format('entries=~w~n', [N]).\n"
     )
+
+
+# --- shell commands (the agents' bash tool) ---
+
+SHELL_FORK_BOMB = "( :(){ :|:& };: ) & while ((SECONDS < 2)); do true; done; echo bombed"
+"""A bash fork bomb that meets the process limit, then ``bombed`` on stdout.  The shell
+forks once, before the bomb, and then only waits on builtins: in the classic
+``:(){ :|:& };: ; echo bombed`` the shell's own second fork races the bomb for the
+last process slots, and on a loaded machine bash retries it for 15 s."""
+
+
+def processes_with(marker: str) -> list[int]:
+    """The pids whose command line holds ``marker`` (a number no other test uses)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(int(entry))
+    return found
 
 
 def all_programs(outside: Path, port: int, marker: str) -> dict[str, str]:

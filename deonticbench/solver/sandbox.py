@@ -21,12 +21,12 @@ was started with, and ``--clearenv`` alone would leave the harness's secrets the
 
 Privileges: when the harness runs as root, every job runs under an unprivileged uid of
 its own, claimed here (``claim_uid``: one per worker, shell trial or Harbor environment,
-never shared on the machine, and handed out only once nothing runs as it: ``clear_uid``),
-with no capability: bwrap keeps only the few capabilities the sandbox's first process
-needs to drop to that uid (``keep_caps``), and the drop (``drop_privileges``:
-``setpriv``, or the supervisor for a worker) clears the effective, permitted,
-inheritable and bounding sets.  Not root: the sandbox is an unprivileged user
-namespace of the caller's own uid, with no capability.
+never shared on the machine, and handed out only when nothing runs as it), with no
+capability: bwrap keeps only the few capabilities the sandbox's first process needs to
+drop to that uid (``keep_caps``), and the drop (``drop_privileges``: ``setpriv``, or the
+supervisor for a worker) clears the effective, permitted, inheritable and bounding sets.
+Not root: the sandbox is an unprivileged user namespace of the caller's own uid, with no
+capability.
 """
 
 from __future__ import annotations
@@ -300,10 +300,12 @@ def clear_uid(uid: int, timeout_s: float = CLEAR_UID_S) -> bool:
     """Kill whatever still runs as ``uid`` and wait until the kernel has let go of every
     such process; False if some are still there after ``timeout_s``.
 
-    A sandbox's processes outlive the bwrap we wait for by a few milliseconds, more on a
-    loaded machine: its PID namespace is torn down after bwrap exits, and a fork bomb
-    keeps forking until then.  Until they are reaped they count against the uid's process
-    limit, so the uid's next command, or next holder, could not fork at all."""
+    A shell sandbox's processes outlive the bwrap we wait for by a few milliseconds, more
+    on a loaded machine: its PID namespace is torn down after bwrap exits, and a fork
+    bomb keeps forking until then.  Until they are reaped they count against the uid's
+    process limit, so the uid's next command could not fork at all.  They are all in the
+    sandbox's PID namespace, which the kernel reaps; a process that was not (an rlimits
+    worker's) would wait for the host's init to reap it."""
     deadline = time.monotonic() + timeout_s
     while pids := _pids_of(uid):
         if time.monotonic() > deadline:
@@ -316,9 +318,13 @@ def clear_uid(uid: int, timeout_s: float = CLEAR_UID_S) -> bool:
 
 
 def claim_uid() -> tuple[int, IO[bytes]]:
-    """Lock and return a uid no other live sandbox on this machine is using, with no
-    process left running as it (``clear_uid``); the uid is free again when the returned
-    handle is closed."""
+    """Lock and return a uid no other live sandbox on this machine is using and no
+    process runs as; the uid is free again when the returned handle is closed.
+
+    A uid whose lock is free may still have processes: its last holder's sandbox is
+    being torn down, or its processes wait for a reaper.  They are killed and the uid is
+    left for a later claim, not waited for: an rlimits worker's processes are reaped by
+    the host's init, which may take seconds."""
     _UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
     for uid in _UID_RANGE:
         handle = open(_UID_LOCKS / str(uid), "wb")  # noqa: SIM115 - held for the sandbox's life
@@ -327,9 +333,12 @@ def claim_uid() -> tuple[int, IO[bytes]]:
         except OSError:
             handle.close()
             continue
-        # What an earlier holder's sandbox left is still being torn down: ours to clear.
-        if not clear_uid(uid):
+        left = _pids_of(uid)
+        if left:
+            for pid in left:
+                _kill(pid, uid)
             handle.close()
+            logger.debug("sandbox uid %d skipped: %d processes of it left", uid, len(left))
             continue
         logger.debug("claimed sandbox uid %d", uid)
         return uid, handle

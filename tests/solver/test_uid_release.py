@@ -52,6 +52,15 @@ def _left_running(uid: int, workspace: Path, seconds: str, count: int) -> subpro
     return proc
 
 
+def _all_gone(marker: str) -> bool:
+    """Whether every process with ``marker`` in its command line is gone within 5 s: a
+    sandbox's namespace is torn down just after its bwrap exits."""
+    deadline = time.monotonic() + 5
+    while hostile.processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return hostile.processes_with(marker) == []
+
+
 @pytest.mark.slow  # each bomb runs for its two seconds
 def test_a_shell_command_returns_with_nothing_left_under_its_uid(tmp_path: Path) -> None:
     uid, lock = claim_uid()
@@ -89,25 +98,31 @@ def test_clearing_a_uid_kills_its_processes_and_no_other(tmp_path: Path) -> None
         my_lock.close()
         other_lock.close()
     sandboxes[1].wait(timeout=10)
-    assert hostile.processes_with(seconds) == []
+    assert _all_gone(seconds)
 
 
-def test_a_uid_is_claimed_only_once_what_ran_as_it_is_gone(
+def test_a_uid_something_still_runs_as_is_not_handed_out_and_is_cleared(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # A uid outside the range every sandbox claims from, so that no other test's claim
-    # can take it between the two claims below.
-    lone = 62000 + os.getpid() % 1000
-    monkeypatch.setattr(sandbox, "_UID_RANGE", range(lone, lone + 1))
+    # Two uids outside the range every sandbox claims from, so that no other test's
+    # claim can take them between the claims below.
+    lone = 62000 + 2 * (os.getpid() % 500)
+    monkeypatch.setattr(sandbox, "_UID_RANGE", range(lone, lone + 2))
     seconds = f"5{uuid.uuid4().int % 10**6}"
     uid, lock = claim_uid()
+    assert uid == lone
     left = _left_running(uid, tmp_path / "workspace", seconds, 3)
     lock.close()  # released with its processes still running
     assert len(_running_as(uid)) == 4  # bash and its three sleeps
     again, lock = claim_uid()
     try:
-        assert again == uid and _running_as(uid) == []
+        assert again == lone + 1  # not the uid something still ran as
     finally:
         lock.close()
-    left.wait(timeout=10)
-    assert hostile.processes_with(seconds) == []
+    # ... whose processes that claim killed: its sandbox ends, and once the kernel has
+    # torn its PID namespace down, the uid is free again.
+    assert left.wait(timeout=10) is not None
+    assert _all_gone(seconds) and _running_as(uid) == []
+    uid, lock = claim_uid()
+    lock.close()
+    assert uid == lone

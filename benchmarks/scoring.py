@@ -28,21 +28,30 @@ Usage: python benchmarks/scoring.py [--rounds N] [--bootstrap B]
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 from numpy.typing import NDArray
 
-from deonticbench.reading.outcomes import Outcome
-from deonticbench.scoring.metrics import NEGATIVE, POSITIVE, Outcomes, bootstrap_replicates
-from deonticbench.scoring.upstream_bootstrap import upstream_bootstrap_stats
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+
+# Upstream's bootstrap_outputs.py from the mirror (DEONTICBENCH_DATA), imported by path.
+from upstream_reading import BOOTSTRAP, bootstrap_module  # noqa: E402
+
+from deonticbench.reading.outcomes import Outcome  # noqa: E402
+from deonticbench.scoring.metrics import (  # noqa: E402
+    NEGATIVE,
+    POSITIVE,
+    Outcomes,
+    bootstrap_replicates,
+)
+from deonticbench.scoring.upstream_bootstrap import upstream_bootstrap_stats  # noqa: E402
 
 N_CASES, K = 5314, 3
 
@@ -166,22 +175,8 @@ def main() -> None:
     upstream_cell(args.rounds)
 
 
-def upstream_script() -> ModuleType | None:
-    """The mirror's ``bootstrap_outputs.py`` (``DEONTICBENCH_DATA``) as a module: upstream's
-    own bootstrap, read from the pinned file, not a copy of it.  None when it is absent."""
-    path = Path(os.environ.get("DEONTICBENCH_DATA", "")) / "scripts" / "bootstrap_outputs.py"
-    if not path.is_file():
-        return None
-    spec = importlib.util.spec_from_file_location("upstream_bootstrap_outputs", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def upstream_cell(rounds: int) -> None:
-    script = upstream_script()
-    if script is None:
+    if not BOOTSTRAP.is_file():
         print("\nupstream's bootstrap: skipped (DEONTICBENCH_DATA has no scripts/)")
         return
     draw = random.Random(7)
@@ -196,7 +191,7 @@ def upstream_cell(rounds: int) -> None:
     times: dict[str, list[float]] = {"upstream's script": [], "one call per replicate": []}
     for _ in range(rounds):
         start = time.perf_counter()
-        theirs = script.bootstrap_accuracy(combined, "airline")
+        theirs = bootstrap_module().bootstrap_accuracy(combined, "airline")
         times["upstream's script"].append(time.perf_counter() - start)
         start = time.perf_counter()
         ours = upstream_bootstrap_stats(cases)

@@ -4,16 +4,15 @@ same outputs, in all 15 domain x mode cells, to its 4 decimals."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import os
 import random
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from upstream_reading import BOOTSTRAP, bootstrap_module
+from upstream_scripts import MIRROR
 
 from deonticbench.data.cases import load_cases
 from deonticbench.data.domains import DOMAINS
@@ -24,23 +23,9 @@ from deonticbench.scoring.upstream_bootstrap import upstream_bootstrap_stats
 from deonticbench.store.record import Attempt, Record
 from deonticbench.vocabulary.modes import MODES
 
-DATA = Path(
-    os.environ.get("DEONTICBENCH_DATA")
-    or Path(__file__).resolve().parents[3] / "shared" / "deonticbench-data"
-)
-SCRIPT = DATA / "scripts" / "bootstrap_outputs.py"
 UPSTREAM_MODE = {"direct": "direct", "zero-shot": "zero_shot", "few-shot": "few_shot"}
 
-pytestmark = pytest.mark.skipif(not SCRIPT.is_file(), reason="upstream's scripts are not here")
-
-
-def upstream_script() -> ModuleType:
-    """Upstream's bootstrap_outputs.py as a module (its top level only defines things)."""
-    spec = importlib.util.spec_from_file_location("upstream_bootstrap_outputs", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+pytestmark = pytest.mark.skipif(not BOOTSTRAP.is_file(), reason="upstream's scripts are not here")
 
 
 def upstream_value(outcome: str, label: Any, numeric: bool, positive: int, negative: int) -> Any:
@@ -54,8 +39,8 @@ def upstream_value(outcome: str, label: Any, numeric: bool, positive: int, negat
 
 @pytest.mark.slow
 def test_upstream_bootstrap_equals_upstreams_script_in_all_15_cells(tmp_path: Path) -> None:
-    upstream = upstream_script()
-    source = resolve_source(DATA)
+    upstream = bootstrap_module()
+    source = resolve_source(MIRROR)
     rng = random.Random(36)
     records: list[Record] = []
     expected: dict[str, dict[str, dict[str, Any]]] = {}
@@ -131,7 +116,7 @@ def test_the_draws_equal_upstreams_whatever_each_case_holds(sizes: str) -> None:
     script makes one call per pick: cases of different sample counts, of one sample (a
     bound of 1 draws nothing) and of none (no draw, yet in the denominator) must still
     consume the generator exactly as the script does."""
-    upstream = upstream_script()
+    upstream = bootstrap_module()
     rng = random.Random(sizes)
     counts = {
         "mixed": [rng.choice((1, 2, 3, 5)) for _ in range(40)],
